@@ -1,0 +1,179 @@
+//! GPUs: finding the driver, choosing a device, and the context each device runs in.
+//!
+//! Everything is lazy: nothing touches the driver until the first call that needs a GPU, and
+//! a machine without one gets an [`Error`], never a panic.
+
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+
+use cudarc::driver::sys::CUdevice_attribute;
+use cudarc::driver::{CudaContext, CudaStream};
+
+use crate::error::{Error, Result};
+
+/// A CUDA device with its context. Cheap to clone; all clones share the context.
+#[derive(Clone)]
+pub struct Device {
+    inner: Arc<DeviceInner>,
+}
+
+pub(crate) struct DeviceInner {
+    pub(crate) ordinal: usize,
+    pub(crate) ctx: Arc<CudaContext>,
+    /// The per-thread default stream: calls from different host threads do not
+    /// serialise behind each other.
+    pub(crate) stream: Arc<CudaStream>,
+    pub(crate) sm_count: u32,
+    name: String,
+    compute_capability: (u32, u32),
+}
+
+impl std::fmt::Debug for Device {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Device")
+            .field("ordinal", &self.inner.ordinal)
+            .field("name", &self.inner.name)
+            .field("compute_capability", &self.inner.compute_capability)
+            .finish()
+    }
+}
+
+impl PartialEq for Device {
+    fn eq(&self, other: &Self) -> bool {
+        self.inner.ordinal == other.inner.ordinal
+    }
+}
+impl Eq for Device {}
+
+/// Loads the driver and initialises it, once per process.
+fn driver() -> Result<()> {
+    static INIT: OnceLock<Result<()>> = OnceLock::new();
+    INIT.get_or_init(|| {
+        // cudarc panics when it cannot load libcuda: look first.
+        // SAFETY: only tries to open the library.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Err(Error::NoDriver);
+        }
+        cudarc::driver::result::init().map_err(|e| Error::driver("initialising the CUDA driver", e))
+    })
+    .clone()
+}
+
+/// The number of CUDA devices the driver reports (after `CUDA_VISIBLE_DEVICES`).
+pub fn device_count() -> Result<usize> {
+    driver()?;
+    let n = cudarc::driver::result::device::get_count().map_err(|e| Error::driver("counting CUDA devices", e))?;
+    Ok(n.max(0) as usize)
+}
+
+/// Whether a CUDA driver and at least one device are present. Never panics.
+pub fn is_available() -> bool {
+    matches!(device_count(), Ok(n) if n > 0)
+}
+
+fn registry() -> &'static Mutex<Vec<Option<Device>>> {
+    static DEVICES: OnceLock<Mutex<Vec<Option<Device>>>> = OnceLock::new();
+    DEVICES.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+impl Device {
+    /// CUDA device `ordinal` (0 is the first). Its context is created on first use and
+    /// shared by every later `Device::cuda(ordinal)`.
+    pub fn cuda(ordinal: usize) -> Result<Device> {
+        let count = device_count()?;
+        if count == 0 {
+            return Err(Error::NoDevice);
+        }
+        if ordinal >= count {
+            return Err(Error::DeviceNotFound { ordinal, count });
+        }
+        let mut devices = registry().lock().unwrap_or_else(|p| p.into_inner());
+        if devices.len() <= ordinal {
+            devices.resize(ordinal + 1, None);
+        }
+        if let Some(d) = &devices[ordinal] {
+            return Ok(d.clone());
+        }
+        let device = Device::open(ordinal)?;
+        devices[ordinal] = Some(device.clone());
+        Ok(device)
+    }
+
+    fn open(ordinal: usize) -> Result<Device> {
+        let ctx = CudaContext::new(ordinal).map_err(|e| Error::driver("creating a CUDA context", e))?;
+        // SAFETY: the runtime orders all its work on one stream per host thread and
+        // synchronises before it frees or reads back memory, so cudarc's per-allocation
+        // event tracking is not needed (and would cost two events per allocation).
+        unsafe { ctx.disable_event_tracking() };
+        let attr = |a| ctx.attribute(a).map_err(|e| Error::driver("reading device attributes", e));
+        let sm_count = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?.max(1) as u32;
+        let major = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)? as u32;
+        let minor = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)? as u32;
+        let name = ctx.name().map_err(|e| Error::driver("reading the device name", e))?;
+        let stream = ctx.per_thread_stream();
+        Ok(Device {
+            inner: Arc::new(DeviceInner { ordinal, ctx, stream, sm_count, name, compute_capability: (major, minor) }),
+        })
+    }
+
+    pub fn ordinal(&self) -> usize {
+        self.inner.ordinal
+    }
+
+    /// The device's name, e.g. "NVIDIA H200".
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// (major, minor), e.g. (9, 0) for Hopper.
+    pub fn compute_capability(&self) -> (u32, u32) {
+        self.inner.compute_capability
+    }
+
+    /// The number of streaming multiprocessors.
+    pub fn sm_count(&self) -> u32 {
+        self.inner.sm_count
+    }
+
+    /// `(free, total)` device memory in bytes.
+    pub fn memory_info(&self) -> Result<(usize, usize)> {
+        self.bind()?;
+        cudarc::driver::result::mem_get_info().map_err(|e| Error::driver("reading device memory", e))
+    }
+
+    /// Waits until all work this thread queued on the device has finished.
+    pub fn synchronize(&self) -> Result<()> {
+        self.inner.stream.synchronize().map_err(|e| Error::driver("synchronising the device", e))
+    }
+
+    pub(crate) fn inner(&self) -> &DeviceInner {
+        &self.inner
+    }
+
+    /// Makes the device's context current on this thread.
+    pub(crate) fn bind(&self) -> Result<()> {
+        self.inner.ctx.bind_to_thread().map_err(|e| Error::driver("binding the CUDA context", e))
+    }
+}
+
+fn default_slot() -> &'static RwLock<Option<Device>> {
+    static DEFAULT: OnceLock<RwLock<Option<Device>>> = OnceLock::new();
+    DEFAULT.get_or_init(|| RwLock::new(None))
+}
+
+/// The device that vectorized calls use unless told otherwise: device 0 until
+/// [`set_default_device`] chooses another.
+pub fn default_device() -> Result<Device> {
+    if let Some(d) = default_slot().read().unwrap_or_else(|p| p.into_inner()).as_ref() {
+        return Ok(d.clone());
+    }
+    let d = Device::cuda(0)?;
+    let mut slot = default_slot().write().unwrap_or_else(|p| p.into_inner());
+    Ok(slot.get_or_insert(d).clone())
+}
+
+/// Makes CUDA device `ordinal` the default for every later call in this process.
+pub fn set_default_device(ordinal: usize) -> Result<Device> {
+    let d = Device::cuda(ordinal)?;
+    *default_slot().write().unwrap_or_else(|p| p.into_inner()) = Some(d.clone());
+    Ok(d)
+}

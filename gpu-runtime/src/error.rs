@@ -1,0 +1,94 @@
+//! The one error type of the runtime. Nothing here panics on a machine without a GPU: every
+//! failure to find, use or fill a GPU is one of these values.
+
+use cudarc::driver::sys::CUresult;
+use cudarc::driver::DriverError;
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Clone, Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The NVIDIA driver library (`libcuda.so`) could not be loaded.
+    #[error(
+        "no NVIDIA driver: libcuda.so could not be loaded, so nothing can run on a GPU \
+         (install the NVIDIA driver, or run the function on the CPU)"
+    )]
+    NoDriver,
+
+    /// The driver is there but sees no CUDA device (none installed, or all hidden by
+    /// `CUDA_VISIBLE_DEVICES`).
+    #[error(
+        "no CUDA device: the NVIDIA driver is installed but reports no GPU \
+         (check `nvidia-smi` and CUDA_VISIBLE_DEVICES, or run the function on the CPU)"
+    )]
+    NoDevice,
+
+    /// A device ordinal beyond the devices the driver reports.
+    #[error("CUDA device {ordinal} does not exist: the driver reports {count} device(s), numbered from 0")]
+    DeviceNotFound { ordinal: usize, count: usize },
+
+    /// Slice arguments of one call with different lengths.
+    #[error("`{function}`: the slice arguments must have the same length, but {}", describe_lengths(.lengths))]
+    LengthMismatch {
+        function: &'static str,
+        /// `(parameter name, length)` of every slice argument, in order.
+        lengths: Vec<(&'static str, usize)>,
+    },
+
+    /// A device allocation that does not fit.
+    #[error("out of GPU memory: asked for {requested} bytes with {free} bytes free")]
+    OutOfMemory { requested: usize, free: usize },
+
+    /// The function failed on the GPU where Rust would have panicked (integer division by
+    /// zero and the like). `message` is Rust's panic message for the same operation.
+    #[error("`{function}` failed on the GPU: {message}")]
+    KernelFault { function: &'static str, message: &'static str },
+
+    /// Any other error reported by the CUDA driver.
+    #[error("CUDA driver error while {action}: {name} ({description})")]
+    Driver {
+        action: &'static str,
+        code: u32,
+        name: String,
+        description: String,
+    },
+}
+
+fn describe_lengths(lengths: &[(&'static str, usize)]) -> String {
+    let parts: Vec<String> = lengths.iter().map(|(name, len)| format!("`{name}` has {len}")).collect();
+    match parts.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last} elements", rest.join(", ")),
+        Some((only, _)) => format!("{only} elements"),
+        None => "no slice was given".to_string(),
+    }
+}
+
+impl Error {
+    /// A driver error, seen while doing `action` ("loading the kernel", …).
+    pub(crate) fn driver(action: &'static str, e: DriverError) -> Error {
+        let name = e.error_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|_| format!("{:?}", e.0));
+        let description =
+            e.error_string().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|_| "no description".into());
+        match e.0 {
+            CUresult::CUDA_ERROR_NO_DEVICE => Error::NoDevice,
+            _ => Error::Driver { action, code: e.0 as u32, name, description },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn length_mismatch_names_every_slice() {
+        let e = Error::LengthMismatch { function: "add_gpu", lengths: vec![("a", 3), ("b", 4)] };
+        assert_eq!(
+            e.to_string(),
+            "`add_gpu`: the slice arguments must have the same length, but `a` has 3 and `b` has 4 elements"
+        );
+        let e = Error::LengthMismatch { function: "f", lengths: vec![("x", 1), ("y", 2), ("z", 2)] };
+        assert_eq!(e.to_string(), "`f`: the slice arguments must have the same length, but `x` has 1, `y` has 2 and `z` has 2 elements");
+    }
+}

@@ -1,0 +1,45 @@
+//! Run plain scalar Rust functions on NVIDIA GPUs.
+//!
+//! ```ignore
+//! use gpu_runtime::vectorize;
+//!
+//! #[vectorize(target = "cuda")]
+//! fn add_gpu(a: f32, b: f32) -> f32 {
+//!     a + b
+//! }
+//!
+//! let result = add_gpu(&[1.0f32, 2.0, 3.0], &[4.0f32, 5.0, 6.0])?; // on the GPU
+//! assert_eq!(result, [5.0, 7.0, 9.0]);
+//! ```
+//!
+//! `#[vectorize]` compiles the function to PTX when the crate is compiled; at run time this
+//! crate loads the PTX into the driver (once per device) and launches it. A program built
+//! with it needs only the NVIDIA driver, and without one every call returns
+//! [`Error::NoDriver`] or [`Error::NoDevice`].
+//!
+//! For a function `f`, the macro generates:
+//! - `f(args…) -> Result<Vec<R>>`: runs on the default device; each argument is a slice
+//!   (`&[T]`, `&Vec<T>`, `&[T; N]`) or a scalar `T` broadcast to every element;
+//! - `f::on(&device, args…)`: the same on a chosen [`Device`];
+//! - `f::cpu(args…)`: the same computation on the CPU;
+//! - `f::scalar(x…) -> R`: the original function;
+//! - `f::PTX` and `f::LLVM_IR`: the generated code.
+
+mod arg;
+mod device;
+mod error;
+mod kernel;
+mod scalar;
+
+pub use arg::{Arg, ArgRef};
+pub use device::{default_device, device_count, is_available, set_default_device, Device};
+pub use error::{Error, Result};
+pub use gpu_macros::vectorize;
+pub use scalar::Scalar;
+
+/// Used by the code `#[vectorize]` generates; not a stable API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::arg::{broadcast_len, ErasedArg};
+    pub use crate::kernel::{fault_message, Kernel, KernelSpec};
+}

@@ -1,0 +1,61 @@
+//! The contract between a generated kernel and the runtime that launches it: the entry's
+//! name, its parameter layout, and the fault codes it can report.
+//!
+//! Entry parameters, in order:
+//! 1. `n: u64`, the number of elements;
+//! 2. one `out: *mut R` (global memory) for the result;
+//! 3. for each input `i`: `ptr_i: *const T_i` and `val_i: T_i`. A null `ptr_i` means the
+//!    input is a scalar broadcast to every element, passed by value in `val_i` (no device
+//!    copy); otherwise element `k` is `ptr_i[k]` and `val_i` is ignored. `bool` travels as
+//!    one byte, as Rust stores it;
+//! 4. `err: *mut u32`, only when [`KernelAbi::error_flag`] is set: the kernel raises it to a
+//!    nonzero [`Fault`] code when an operation fails (the largest code wins).
+
+use crate::ty::ScalarType;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelAbi {
+    /// The PTX `.entry` symbol.
+    pub entry: String,
+    pub inputs: Vec<ScalarType>,
+    pub output: ScalarType,
+    /// Whether the entry takes the trailing `err` parameter.
+    pub error_flag: bool,
+}
+
+/// What a kernel reports through its error flag; the runtime turns the code into an error
+/// carrying Rust's panic message for the same operation.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+#[repr(u32)]
+pub enum Fault {
+    DivideByZero = 1,
+    RemainderByZero = 2,
+    DivideOverflow = 3,
+    RemainderOverflow = 4,
+    StepByZero = 5,
+}
+
+impl Fault {
+    pub const ALL: [Fault; 5] = [
+        Fault::DivideByZero,
+        Fault::RemainderByZero,
+        Fault::DivideOverflow,
+        Fault::RemainderOverflow,
+        Fault::StepByZero,
+    ];
+
+    pub fn code(self) -> u32 {
+        self as u32
+    }
+
+    /// The message Rust panics with for the same operation on the CPU.
+    pub fn message(self) -> &'static str {
+        match self {
+            Fault::DivideByZero => "attempt to divide by zero",
+            Fault::RemainderByZero => "attempt to calculate the remainder with a divisor of zero",
+            Fault::DivideOverflow => "attempt to divide with overflow",
+            Fault::RemainderOverflow => "attempt to calculate the remainder with overflow",
+            Fault::StepByZero => "assertion failed: step != 0",
+        }
+    }
+}

@@ -1,0 +1,51 @@
+//! LLVM module → optimised LLVM IR and PTX text, through the NVPTX backend.
+
+use std::sync::Once;
+
+use inkwell::module::Module;
+use inkwell::passes::PassBuilderOptions;
+use inkwell::targets::{CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine, TargetTriple};
+use inkwell::OptimizationLevel;
+
+pub const NVPTX_TRIPLE: &str = "nvptx64-nvidia-cuda";
+
+/// The GPU architectures LLVM 19's NVPTX backend can target, oldest first.
+pub const SUPPORTED_ARCHS: &[&str] = &[
+    "sm_70", "sm_72", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a",
+];
+
+pub fn nvptx_target_machine(arch: &str) -> Result<TargetMachine, String> {
+    static INIT: Once = Once::new();
+    INIT.call_once(|| Target::initialize_nvptx(&InitializationConfig::default()));
+    let triple = TargetTriple::create(NVPTX_TRIPLE);
+    let target = Target::from_triple(&triple).map_err(|e| format!("LLVM has no NVPTX target: {e}"))?;
+    // No FMA contraction and no fast-math options: `a * b + c` rounds twice, as on the CPU.
+    target
+        .create_target_machine(&triple, arch, "", OptimizationLevel::Aggressive, RelocMode::Default, CodeModel::Default)
+        .ok_or_else(|| format!("LLVM cannot create an NVPTX target machine for `{arch}`"))
+}
+
+/// Text of a module before and after optimisation, and its PTX.
+pub struct Emitted {
+    pub llvm_ir_unoptimized: String,
+    pub llvm_ir: String,
+    pub ptx: String,
+}
+
+/// Verifies, optimises (`default<O3>`) and emits `module` as PTX for `arch`.
+pub fn emit_ptx(module: &Module<'_>, arch: &str) -> Result<Emitted, String> {
+    let tm = nvptx_target_machine(arch)?;
+    module.set_triple(&tm.get_triple());
+    module.set_data_layout(&tm.get_target_data().get_data_layout());
+    module.verify().map_err(|e| format!("the generated LLVM IR is invalid (a compiler bug): {e}"))?;
+    let llvm_ir_unoptimized = module.print_to_string().to_string();
+    module
+        .run_passes("default<O3>", &tm, PassBuilderOptions::create())
+        .map_err(|e| format!("LLVM optimisation failed: {e}"))?;
+    let llvm_ir = module.print_to_string().to_string();
+    let buf = tm
+        .write_to_memory_buffer(module, FileType::Assembly)
+        .map_err(|e| format!("LLVM could not emit PTX: {e}"))?;
+    let ptx = String::from_utf8_lossy(buf.as_slice()).trim_end_matches('\0').to_string();
+    Ok(Emitted { llvm_ir_unoptimized, llvm_ir, ptx })
+}

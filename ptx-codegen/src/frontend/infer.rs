@@ -1,0 +1,169 @@
+//! Type inference for literals and `let` bindings, by unification, as rustc does it for
+//! the scalar subset: an unsuffixed integer literal is an integer variable, an unsuffixed
+//! float literal a float variable; unresolved variables fall back to `i32` and `f64`.
+
+use crate::ir::{InferVar, Type};
+use crate::ty::ScalarType;
+
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum VarKind {
+    /// Any type (a `let` without annotation whose value is not known yet).
+    Any,
+    /// `{integer}`: an unsuffixed integer literal.
+    Int,
+    /// `{float}`: an unsuffixed float literal.
+    Float,
+}
+
+impl VarKind {
+    fn accepts(self, t: Type) -> bool {
+        match (self, t) {
+            (VarKind::Any, _) => true,
+            (VarKind::Int, Type::Scalar(s)) => s.is_int(),
+            (VarKind::Float, Type::Scalar(s)) => s.is_float(),
+            _ => false,
+        }
+    }
+
+    fn merge(self, other: VarKind) -> Option<VarKind> {
+        match (self, other) {
+            (VarKind::Any, k) | (k, VarKind::Any) => Some(k),
+            (a, b) if a == b => Some(a),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Copy, Clone, Debug)]
+enum VarState {
+    Unbound(VarKind),
+    Bound(Type),
+    Link(InferVar),
+}
+
+#[derive(Default)]
+pub struct InferTable {
+    vars: Vec<VarState>,
+}
+
+impl InferTable {
+    pub fn fresh(&mut self, kind: VarKind) -> Type {
+        self.vars.push(VarState::Unbound(kind));
+        Type::Infer(InferVar(self.vars.len() as u32 - 1))
+    }
+
+    /// Follows links and bindings until a concrete type or an unbound variable.
+    pub fn shallow(&self, t: Type) -> Type {
+        let mut t = t;
+        while let Type::Infer(v) = t {
+            match self.vars[v.0 as usize] {
+                VarState::Unbound(_) => return t,
+                VarState::Bound(b) => t = b,
+                VarState::Link(w) => t = Type::Infer(w),
+            }
+        }
+        t
+    }
+
+    /// The kind of an unbound variable (after [`Self::shallow`]).
+    pub fn kind(&self, t: Type) -> Option<VarKind> {
+        match self.shallow(t) {
+            Type::Infer(v) => match self.vars[v.0 as usize] {
+                VarState::Unbound(k) => Some(k),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Makes `a` and `b` the same type, or says they cannot be. `Never` and `Error`
+    /// unify with anything (a diverging branch fits any type; an error is reported once).
+    pub fn unify(&mut self, a: Type, b: Type) -> Result<Type, ()> {
+        let (a, b) = (self.shallow(a), self.shallow(b));
+        match (a, b) {
+            (Type::Error, _) | (_, Type::Error) => Ok(Type::Error),
+            (Type::Never, x) | (x, Type::Never) => Ok(x),
+            (Type::Unit, Type::Unit) => Ok(Type::Unit),
+            (Type::Scalar(x), Type::Scalar(y)) if x == y => Ok(a),
+            (Type::Infer(v), Type::Infer(w)) => {
+                if v == w {
+                    return Ok(a);
+                }
+                let (kv, kw) = (self.kind(a).ok_or(())?, self.kind(b).ok_or(())?);
+                let k = kv.merge(kw).ok_or(())?;
+                self.vars[v.0 as usize] = VarState::Link(w);
+                self.vars[w.0 as usize] = VarState::Unbound(k);
+                Ok(b)
+            }
+            (Type::Infer(v), t) | (t, Type::Infer(v)) => {
+                let k = self.kind(Type::Infer(v)).ok_or(())?;
+                if !k.accepts(t) {
+                    return Err(());
+                }
+                self.vars[v.0 as usize] = VarState::Bound(t);
+                Ok(t)
+            }
+            _ => Err(()),
+        }
+    }
+
+    /// The final type: unresolved integer variables become `i32`, float variables `f64`
+    /// (rustc's fallback); a variable of unknown kind stays `Infer`.
+    pub fn resolve(&self, t: Type) -> Type {
+        let t = self.shallow(t);
+        match self.kind(t) {
+            Some(VarKind::Int) => Type::Scalar(ScalarType::I32),
+            Some(VarKind::Float) => Type::Scalar(ScalarType::F64),
+            Some(VarKind::Any) | None => t,
+        }
+    }
+
+    /// A readable name for diagnostics: `f32`, `{integer}`, `{float}`, `()`.
+    pub fn describe(&self, t: Type) -> String {
+        let t = self.shallow(t);
+        match (t, self.kind(t)) {
+            (Type::Scalar(s), _) => s.rust_name().to_string(),
+            (_, Some(VarKind::Int)) => "{integer}".into(),
+            (_, Some(VarKind::Float)) => "{float}".into(),
+            (Type::Unit, _) => "()".into(),
+            (Type::Never, _) => "!".into(),
+            _ => "_".into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literal_variables_take_the_other_side() {
+        let mut t = InferTable::default();
+        let i = t.fresh(VarKind::Int);
+        assert!(t.unify(i, Type::Scalar(ScalarType::U8)).is_ok());
+        assert_eq!(t.resolve(i), Type::Scalar(ScalarType::U8));
+        let f = t.fresh(VarKind::Float);
+        assert!(t.unify(f, Type::Scalar(ScalarType::I32)).is_err());
+        assert_eq!(t.resolve(f), Type::Scalar(ScalarType::F64));
+    }
+
+    #[test]
+    fn variables_merge_kinds() {
+        let mut t = InferTable::default();
+        let any = t.fresh(VarKind::Any);
+        let int = t.fresh(VarKind::Int);
+        assert!(t.unify(any, int).is_ok());
+        assert_eq!(t.kind(any), Some(VarKind::Int));
+        let float = t.fresh(VarKind::Float);
+        assert!(t.unify(any, float).is_err());
+        assert!(t.unify(any, Type::Scalar(ScalarType::I64)).is_ok());
+        assert_eq!(t.resolve(int), Type::Scalar(ScalarType::I64));
+    }
+
+    #[test]
+    fn never_fits_anything() {
+        let mut t = InferTable::default();
+        assert_eq!(t.unify(Type::Never, Type::Scalar(ScalarType::F32)), Ok(Type::Scalar(ScalarType::F32)));
+        assert!(t.unify(Type::Unit, Type::Scalar(ScalarType::F32)).is_err());
+    }
+}

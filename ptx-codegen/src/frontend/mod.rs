@@ -1,0 +1,1178 @@
+//! The frontend: a `syn::ItemFn` in, a typed [`ir::Function`] out, or every diagnostic the
+//! function deserves, each at its own span.
+//!
+//! The checker follows rustc's rules for the scalar subset of Rust (literal inference,
+//! operator typing, `as` casts), so a function it accepts means on the GPU what it means
+//! on the CPU. Whatever the GPU cannot run gets an error that says what is supported.
+
+mod infer;
+mod syntax;
+
+use proc_macro2::Span;
+use quote::ToTokens;
+use syn::spanned::Spanned;
+
+use crate::ir::{
+    BinaryOp, Block, Expr, ExprKind, ForRange, Function, Literal, Local, LocalId,
+    LoopId, Param, Stmt, Type, UnaryOp,
+};
+use crate::ty::ScalarType;
+use infer::{InferTable, VarKind};
+
+/// Checks a function and produces its kernel IR, or all its errors combined.
+pub fn check_function(item: &syn::ItemFn) -> Result<Function, syn::Error> {
+    let mut cx = Checker::default();
+    let f = cx.function(item);
+    let mut f = cx.finish(f)?;
+    f.name = item.sig.ident.to_string();
+    f.span = item.sig.ident.span();
+    Ok(f)
+}
+
+/// What the scalar types of a signature are, without checking the body: the macro needs
+/// them to generate the call wrapper even when the body has errors.
+pub fn signature_types(
+    sig: &syn::Signature,
+) -> Result<(Vec<ScalarType>, ScalarType), syn::Error> {
+    let mut cx = Checker::default();
+    let (params, ret) = cx.signature(sig);
+    match (cx.errors.is_empty(), ret) {
+        (true, Some(ret)) => Ok((params.iter().map(|p| p.ty).collect(), ret)),
+        _ => Err(cx.combined_errors().unwrap_or_else(|| {
+            syn::Error::new_spanned(&sig.ident, "invalid signature")
+        })),
+    }
+}
+
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum LoopKind {
+    Loop,
+    While,
+    For,
+}
+
+struct LoopFrame {
+    id: LoopId,
+    label: Option<String>,
+    kind: LoopKind,
+    /// The type of the `loop`'s value, given by its `break`s.
+    value_ty: Type,
+    has_break: bool,
+}
+
+/// A requirement on a type that may not be known until inference ends.
+#[derive(Clone)]
+enum Require {
+    /// `+ - * / %`: an integer or float type.
+    Numeric(&'static str),
+    /// Unary `-`: a signed integer or a float.
+    Negatable,
+    /// `& | ^ !`: an integer or `bool`.
+    IntOrBool(&'static str),
+    /// Shift operands: an integer.
+    Int(&'static str),
+    /// An integer literal's value fits its type.
+    Fits(i128),
+    /// `as` between these types is allowed.
+    CastTo(ScalarType),
+    /// A comparison's operands: a scalar, not `()`.
+    Comparable,
+}
+
+struct Obligation {
+    ty: Type,
+    req: Require,
+    span: Span,
+}
+
+struct LocalInfo {
+    name: String,
+    ty: Type,
+    mutable: bool,
+    is_param: bool,
+    span: Span,
+}
+
+#[derive(Default)]
+struct Checker {
+    errors: Vec<syn::Error>,
+    infer: InferTable,
+    locals: Vec<LocalInfo>,
+    scopes: Vec<Vec<(String, LocalId)>>,
+    loops: Vec<LoopFrame>,
+    next_loop: u32,
+    ret: Option<ScalarType>,
+    obligations: Vec<Obligation>,
+}
+
+const SCALAR_TYPES_HINT: &str =
+    "a vectorized function computes with f32, f64, i8, i16, i32, i64, isize, u8, u16, u32, u64, usize and bool";
+
+impl Checker {
+    fn error(&mut self, tokens: impl ToTokens, msg: impl std::fmt::Display) {
+        self.errors.push(syn::Error::new_spanned(tokens, msg));
+    }
+
+    fn error_at(&mut self, span: Span, msg: impl std::fmt::Display) {
+        self.errors.push(syn::Error::new(span, msg));
+    }
+
+    fn combined_errors(&mut self) -> Option<syn::Error> {
+        let mut it = std::mem::take(&mut self.errors).into_iter();
+        let mut first = it.next()?;
+        for e in it {
+            first.combine(e);
+        }
+        Some(first)
+    }
+
+    // ----- signature ---------------------------------------------------------------
+
+    fn function(&mut self, item: &syn::ItemFn) -> Option<(Vec<Param>, ScalarType, Block)> {
+        let (params, ret) = self.signature(&item.sig);
+        self.ret = ret;
+        self.scopes.push(Vec::new());
+        for p in &params {
+            if p.name != "_" {
+                self.scopes.last_mut().unwrap().push((p.name.clone(), p.local));
+            }
+        }
+        let (body, body_ty) = self.block(&item.block);
+        self.scopes.pop();
+        let ret = ret?;
+        if self.infer.unify(body_ty, Type::Scalar(ret)).is_err() {
+            let found = self.infer.describe(body_ty);
+            let at = match &body.tail {
+                Some(t) => t.span,
+                None => item.block.brace_token.span.close(),
+            };
+            let msg = if body_ty == Type::Unit {
+                format!(
+                    "this function returns `{ret}` but its body ends without a value: end it with an expression of type `{ret}` (no `;`) or `return` one"
+                )
+            } else {
+                format!("mismatched types: this function returns `{ret}` but its body evaluates to `{found}`")
+            };
+            self.error_at(at, msg);
+        }
+        Some((params, ret, body))
+    }
+
+    fn signature(&mut self, sig: &syn::Signature) -> (Vec<Param>, Option<ScalarType>) {
+        if let Some(a) = &sig.asyncness {
+            self.error(a, "`async fn` cannot be vectorized: a vectorized function is a plain scalar function that runs once per element");
+        }
+        if let Some(u) = &sig.unsafety {
+            self.error(u, "`unsafe fn` cannot be vectorized: the kernel language has no unsafe operations, so drop `unsafe`");
+        }
+        if let Some(abi) = &sig.abi {
+            self.error(abi, "a vectorized function cannot declare an ABI (`extern`): remove it");
+        }
+        if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+            self.error(
+                &sig.generics,
+                "a vectorized function cannot be generic: write it for concrete scalar types, such as `fn f(x: f32) -> f32`",
+            );
+        }
+        if let Some(v) = &sig.variadic {
+            self.error(v, "a vectorized function cannot be variadic");
+        }
+        let mut params = Vec::new();
+        for input in &sig.inputs {
+            match input {
+                syn::FnArg::Receiver(r) => self.error(
+                    r,
+                    "a vectorized function cannot take `self`: write a free function whose parameters are scalars",
+                ),
+                syn::FnArg::Typed(pt) => {
+                    let ty = self.scalar_type(&pt.ty, TypeUse::Param);
+                    let binding = self.binding(&pt.pat, "parameter");
+                    if let (Some(ty), Some((name, mutable, span))) = (ty, binding) {
+                        let local = self.new_local(name.clone(), Type::Scalar(ty), mutable, true, span);
+                        params.push(Param { name, ty, local });
+                    }
+                }
+            }
+        }
+        let ret = match &sig.output {
+            syn::ReturnType::Default => {
+                self.error_at(
+                    sig.paren_token.span.close(),
+                    "a vectorized function must return a value: add a return type such as `-> f32`",
+                );
+                None
+            }
+            syn::ReturnType::Type(_, ty) => self.scalar_type(ty, TypeUse::Return),
+        };
+        (params, ret)
+    }
+
+    /// A binding pattern: `x`, `mut x` or `_`. Returns (name, mutable, span).
+    fn binding(&mut self, pat: &syn::Pat, what: &str) -> Option<(String, bool, Span)> {
+        match pat {
+            syn::Pat::Ident(pi) => {
+                if let Some(r) = &pi.by_ref {
+                    self.error(r, format!("a {what} cannot be bound by reference: write `{}`", pi.ident));
+                    return None;
+                }
+                if let Some((at, _)) = &pi.subpat {
+                    self.error(at, format!("`@` patterns are not supported in a {what}"));
+                    return None;
+                }
+                Some((pi.ident.to_string(), pi.mutability.is_some(), pi.ident.span()))
+            }
+            syn::Pat::Wild(w) => Some(("_".to_string(), false, w.span())),
+            syn::Pat::Paren(p) => self.binding(&p.pat, what),
+            syn::Pat::Tuple(_) | syn::Pat::TupleStruct(_) | syn::Pat::Struct(_) | syn::Pat::Slice(_) => {
+                self.error(
+                    pat,
+                    format!("destructuring is not supported in a {what}: a vectorized function works on scalars, so bind a single name (`x`)"),
+                );
+                None
+            }
+            _ => {
+                self.error(pat, format!("this pattern is not supported in a {what}: bind a single name (`x` or `mut x`)"));
+                None
+            }
+        }
+    }
+
+    fn new_local(&mut self, name: String, ty: Type, mutable: bool, is_param: bool, span: Span) -> LocalId {
+        self.locals.push(LocalInfo { name, ty, mutable, is_param, span });
+        LocalId(self.locals.len() as u32 - 1)
+    }
+
+    fn declare(&mut self, name: String, ty: Type, mutable: bool, span: Span) -> LocalId {
+        let id = self.new_local(name.clone(), ty, mutable, false, span);
+        if name != "_" {
+            self.scopes.last_mut().expect("a scope is open").push((name, id));
+        }
+        id
+    }
+
+    fn lookup(&self, name: &str) -> Option<LocalId> {
+        self.scopes
+            .iter()
+            .rev()
+            .flat_map(|s| s.iter().rev())
+            .find(|(n, _)| n == name)
+            .map(|(_, id)| *id)
+    }
+
+    fn scalar_type(&mut self, ty: &syn::Type, usage: TypeUse) -> Option<ScalarType> {
+        match syntax::scalar_type(ty) {
+            Ok(t) => Some(t),
+            Err(problem) => {
+                let msg = usage.message(ty, problem);
+                self.error(ty, msg);
+                None
+            }
+        }
+    }
+
+    // ----- blocks and statements ----------------------------------------------------
+
+    fn block(&mut self, b: &syn::Block) -> (Block, Type) {
+        self.scopes.push(Vec::new());
+        let mut out = Block::default();
+        let mut diverges = false;
+        let n = b.stmts.len();
+        for (i, stmt) in b.stmts.iter().enumerate() {
+            match stmt {
+                syn::Stmt::Local(l) => {
+                    if let Some(s) = self.let_stmt(l) {
+                        if let Stmt::Let { init: Some(e), .. } = &s {
+                            diverges |= self.infer.shallow(e.ty) == Type::Never;
+                        }
+                        out.stmts.push(s);
+                    }
+                }
+                syn::Stmt::Item(item) => self.item_stmt(item),
+                syn::Stmt::Expr(e, None) if i + 1 == n => {
+                    out.tail = Some(Box::new(self.expr(e)));
+                }
+                syn::Stmt::Expr(e, semi) => {
+                    let x = self.expr(e);
+                    let t = self.infer.shallow(x.ty);
+                    diverges |= t == Type::Never;
+                    if semi.is_none() && self.infer.unify(t, Type::Unit).is_err() {
+                        let found = self.infer.describe(t);
+                        self.error(e, format!("expected `()`, found `{found}`: a value in the middle of a block is discarded; end the statement with `;` or use the value"));
+                    }
+                    out.stmts.push(Stmt::Expr(x));
+                }
+                syn::Stmt::Macro(m) => self.macro_error(&m.mac),
+            }
+        }
+        self.scopes.pop();
+        let ty = match &out.tail {
+            Some(t) => t.ty,
+            None if diverges => Type::Never,
+            None => Type::Unit,
+        };
+        (out, ty)
+    }
+
+    fn let_stmt(&mut self, l: &syn::Local) -> Option<Stmt> {
+        let (pat, annotation) = match &l.pat {
+            syn::Pat::Type(pt) => (&*pt.pat, Some(&*pt.ty)),
+            p => (p, None),
+        };
+        let declared = match annotation {
+            Some(syn::Type::Infer(_)) | None => None,
+            Some(t) => Some(Type::Scalar(self.scalar_type(t, TypeUse::Let)?)),
+        };
+        let ty = declared.unwrap_or_else(|| self.infer.fresh(VarKind::Any));
+        let mut init = None;
+        if let Some(li) = &l.init {
+            if let Some((else_tok, _)) = &li.diverge {
+                self.error(else_tok, "`let … else` is not supported in a vectorized function: patterns here cannot fail, so drop the `else`");
+            }
+            let e = self.expr(&li.expr);
+            if self.infer.unify(ty, e.ty).is_err() {
+                let (want, found) = (self.infer.describe(ty), self.infer.describe(e.ty));
+                let hint = conversion_hint(&li.expr, &found, &want);
+                self.error(&li.expr, format!("mismatched types: expected `{want}`, found `{found}`{hint}"));
+            }
+            init = Some(e);
+        }
+        let (name, mutable, span) = self.binding(pat, "`let` binding")?;
+        let local = self.declare(name, ty, mutable, span);
+        Some(Stmt::Let { local, init })
+    }
+
+    fn item_stmt(&mut self, item: &syn::Item) {
+        let what = match item {
+            syn::Item::Fn(_) => "nested functions are not supported yet: write the helper's body inline",
+            syn::Item::Const(_) | syn::Item::Static(_) => {
+                "`const` and `static` items inside a vectorized function are not supported yet: write the value inline"
+            }
+            syn::Item::Use(_) => "`use` inside a vectorized function is not supported: refer to the scalar types and methods directly",
+            _ => "items cannot be declared inside a vectorized function",
+        };
+        self.error(item, what);
+    }
+
+    fn macro_error(&mut self, mac: &syn::Macro) {
+        let name = mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+        self.error(
+            mac,
+            format!("macros such as `{name}!` cannot run on the GPU: a vectorized function computes one value from scalars, with no I/O, allocation or formatting"),
+        );
+    }
+
+    // ----- expressions --------------------------------------------------------------
+
+    fn mk(&self, kind: ExprKind, ty: Type, span: Span) -> Expr {
+        Expr { kind, ty, span }
+    }
+
+    fn error_expr(&self, span: Span) -> Expr {
+        self.mk(ExprKind::Block(Block::default()), Type::Error, span)
+    }
+
+    fn unsupported(&mut self, e: &syn::Expr, msg: &str) -> Expr {
+        self.error(e, msg);
+        self.error_expr(e.span())
+    }
+
+    fn expr(&mut self, e: &syn::Expr) -> Expr {
+        let span = e.span();
+        match e {
+            syn::Expr::Lit(l) => self.lit(&l.lit, false, span),
+            syn::Expr::Path(p) => self.path_expr(p),
+            syn::Expr::Paren(p) => {
+                let mut inner = self.expr(&p.expr);
+                inner.span = span;
+                inner
+            }
+            syn::Expr::Group(g) => self.expr(&g.expr),
+            syn::Expr::Binary(b) => self.binary(b),
+            syn::Expr::Unary(u) => self.unary(u),
+            syn::Expr::Cast(c) => self.cast(c),
+            syn::Expr::Assign(a) => self.assign(a),
+            syn::Expr::Block(b) => {
+                if let Some(l) = &b.label {
+                    self.error(l, "labeled blocks are not supported: use a labeled `loop` with `break 'label value`");
+                }
+                let (block, ty) = self.block(&b.block);
+                self.mk(ExprKind::Block(block), ty, span)
+            }
+            syn::Expr::If(i) => self.if_expr(i),
+            syn::Expr::While(w) => self.while_expr(w),
+            syn::Expr::Loop(l) => self.loop_expr(l),
+            syn::Expr::ForLoop(f) => self.for_expr(f),
+            syn::Expr::Break(b) => self.break_expr(b),
+            syn::Expr::Continue(c) => self.continue_expr(c),
+            syn::Expr::Return(r) => self.return_expr(r),
+            syn::Expr::Tuple(t) if t.elems.is_empty() => {
+                self.mk(ExprKind::Block(Block::default()), Type::Unit, span)
+            }
+            syn::Expr::Macro(m) => {
+                self.macro_error(&m.mac);
+                self.error_expr(span)
+            }
+            syn::Expr::MethodCall(m) => {
+                let msg = format!(
+                    "unknown method `{}`: method calls are not supported in a vectorized function yet",
+                    m.method
+                );
+                self.error(&m.method, msg);
+                self.error_expr(span)
+            }
+            syn::Expr::Call(c) => {
+                let callee = c.func.to_token_stream().to_string().replace(' ', "");
+                let msg = format!(
+                    "cannot call `{callee}` from a vectorized function: function calls are not supported yet"
+                );
+                self.error(&c.func, msg);
+                self.error_expr(span)
+            }
+            syn::Expr::Unsafe(_) => self.unsupported(e, "`unsafe` blocks cannot appear in a vectorized function: the kernel language has no unsafe operations"),
+            syn::Expr::Async(_) | syn::Expr::Await(_) => self.unsupported(e, "`async`/`.await` cannot run in a vectorized function: it computes synchronously, one element per call"),
+            syn::Expr::Closure(_) => self.unsupported(e, "closures are not supported in a vectorized function: write the computation inline"),
+            syn::Expr::Index(_) => self.unsupported(e, "indexing is not supported: a vectorized function sees one element of each argument at a time, as a scalar"),
+            syn::Expr::Field(_) => self.unsupported(e, "field access is not supported: a vectorized function works on scalars (f32, f64, integers, bool), not structs or tuples"),
+            syn::Expr::Tuple(_) => self.unsupported(e, "tuples are not supported in a vectorized function: it computes with scalars"),
+            syn::Expr::Array(_) | syn::Expr::Repeat(_) => self.unsupported(e, "arrays are not supported in a vectorized function: it computes with scalars; the call broadcasts it over slices"),
+            syn::Expr::Reference(_) => self.unsupported(e, "references are not supported in a vectorized function: it computes with scalar values"),
+            syn::Expr::Struct(_) => self.unsupported(e, "structs are not supported in a vectorized function: it computes with scalars (f32, f64, integers, bool)"),
+            syn::Expr::Range(_) => self.unsupported(e, "a range is only supported as the iterator of a `for` loop (`for i in 0..n`)"),
+            syn::Expr::Try(_) => self.unsupported(e, "the `?` operator is not supported: a vectorized function has no `Result` or `Option`"),
+            syn::Expr::Let(_) => self.unsupported(e, "`let` patterns in conditions are not supported: a vectorized function has no enums to match on"),
+            syn::Expr::Match(_) => self.unsupported(e, "`match` is not supported yet: use `if`/`else if`/`else`"),
+            _ => self.unsupported(e, "this expression is not supported in a vectorized function"),
+        }
+    }
+
+    /// A literal; `negated` folds a leading `-` into it (so `-128i8` fits), `span` covers both.
+    fn lit(&mut self, lit: &syn::Lit, negated: bool, span: Span) -> Expr {
+        match lit {
+            syn::Lit::Bool(b) => self.mk(ExprKind::Lit(Literal::Bool(b.value)), Type::Scalar(ScalarType::Bool), span),
+            syn::Lit::Int(i) => {
+                if matches!(i.suffix(), "f32" | "f64") {
+                    return self.float_lit(i.base10_digits(), i.suffix(), negated, span);
+                }
+                let ty = match i.suffix() {
+                    "" => self.infer.fresh(VarKind::Int),
+                    s => match ScalarType::from_name(s) {
+                        Some(t) if t.is_int() => Type::Scalar(t),
+                        _ => {
+                            self.error(i, format!("invalid suffix `{s}` for an integer literal"));
+                            return self.error_expr(span);
+                        }
+                    },
+                };
+                let Ok(v) = i.base10_parse::<u128>() else {
+                    self.error(i, "integer literal is too large for any integer type");
+                    return self.error_expr(span);
+                };
+                let v = if negated { -(v as i128) } else { v as i128 };
+                self.obligations.push(Obligation { ty, req: Require::Fits(v), span });
+                self.mk(ExprKind::Lit(Literal::Int(v)), ty, span)
+            }
+            syn::Lit::Float(f) => self.float_lit(f.base10_digits(), f.suffix(), negated, span),
+            _ => {
+                self.error(lit, "only numeric and `bool` literals are supported in a vectorized function");
+                self.error_expr(span)
+            }
+        }
+    }
+
+    fn float_lit(&mut self, digits: &str, suffix: &str, negated: bool, span: Span) -> Expr {
+        let ty = match suffix {
+            "" => self.infer.fresh(VarKind::Float),
+            "f32" => Type::Scalar(ScalarType::F32),
+            "f64" => Type::Scalar(ScalarType::F64),
+            s => {
+                self.error_at(span, format!("invalid suffix `{s}` for a float literal"));
+                return self.error_expr(span);
+            }
+        };
+        // Parse once per width: rounding the f64 value to f32 could round twice.
+        let (Ok(as_f64), Ok(as_f32)) = (digits.parse::<f64>(), digits.parse::<f32>()) else {
+            self.error_at(span, "invalid float literal");
+            return self.error_expr(span);
+        };
+        let (as_f64, as_f32) = if negated { (-as_f64, -as_f32) } else { (as_f64, as_f32) };
+        self.mk(ExprKind::Lit(Literal::Float { as_f64, as_f32 }), ty, span)
+    }
+
+    fn path_expr(&mut self, p: &syn::ExprPath) -> Expr {
+        let span = p.span();
+        if p.qself.is_none() {
+            if let Some(ident) = p.path.get_ident() {
+                let name = ident.to_string();
+                if let Some(id) = self.lookup(&name) {
+                    let ty = self.locals[id.0 as usize].ty;
+                    return self.mk(ExprKind::Local(id), ty, span);
+                }
+                self.error(
+                    ident,
+                    format!("cannot find `{name}` in this vectorized function: it can use its parameters and the variables it declares"),
+                );
+                return self.error_expr(span);
+            }
+        }
+        let text = p.to_token_stream().to_string().replace(' ', "");
+        self.error(p, format!("unknown path `{text}`: a vectorized function can use its parameters and the variables it declares"));
+        self.error_expr(span)
+    }
+
+    /// `a op b` where `a` and `b` must have the same type (arithmetic, bitwise, comparison).
+    fn same_type_operands(&mut self, op: BinaryOp, lhs: &Expr, rhs: &Expr, l: &syn::Expr, r: &syn::Expr, span: Span) -> Type {
+        match self.infer.unify(lhs.ty, rhs.ty) {
+            Ok(t) => t,
+            Err(()) => {
+                let (lt, rt) = (self.infer.describe(lhs.ty), self.infer.describe(rhs.ty));
+                let hint = operand_mismatch_hint(l, r, &lt, &rt, op);
+                self.error_at(span, format!("mismatched types: cannot apply `{}` to `{lt}` and `{rt}`{hint}", op.symbol()));
+                Type::Error
+            }
+        }
+    }
+
+    fn require(&mut self, ty: Type, req: Require, span: Span) {
+        self.obligations.push(Obligation { ty, req, span });
+    }
+
+    fn binary(&mut self, b: &syn::ExprBinary) -> Expr {
+        let span = b.span();
+        let Some(op) = syntax::binary_op(&b.op) else {
+            self.error(b.op, "this operator is not supported");
+            return self.error_expr(span);
+        };
+        match op {
+            syntax::BinOp::Logical(lop) => {
+                let lhs = self.expr(&b.left);
+                let rhs = self.expr(&b.right);
+                for (e, src) in [(&lhs, &b.left), (&rhs, &b.right)] {
+                    self.expect_bool(e, src, "an operand of `&&`/`||`");
+                }
+                self.mk(ExprKind::Logical(lop, Box::new(lhs), Box::new(rhs)), Type::Scalar(ScalarType::Bool), span)
+            }
+            syntax::BinOp::Compound(bop) => {
+                let rhs = self.expr(&b.right);
+                let Some(local) = self.place(&b.left) else {
+                    return self.error_expr(span);
+                };
+                let target = self.mk(ExprKind::Local(local), self.locals[local.0 as usize].ty, b.left.span());
+                self.check_operands(bop, &target, &rhs, &b.left, &b.right, span);
+                self.mk(ExprKind::CompoundAssign(bop, local, Box::new(rhs)), Type::Unit, span)
+            }
+            syntax::BinOp::Plain(bop) => {
+                let lhs = self.expr(&b.left);
+                let rhs = self.expr(&b.right);
+                let ty = self.check_operands(bop, &lhs, &rhs, &b.left, &b.right, span);
+                self.mk(ExprKind::Binary(bop, Box::new(lhs), Box::new(rhs)), ty, span)
+            }
+        }
+    }
+
+    /// Types `lhs op rhs` and returns the result type.
+    fn check_operands(&mut self, op: BinaryOp, lhs: &Expr, rhs: &Expr, l: &syn::Expr, r: &syn::Expr, span: Span) -> Type {
+        let sym = op.symbol();
+        match op {
+            BinaryOp::Shl | BinaryOp::Shr => {
+                self.require(lhs.ty, Require::Int(sym), l.span());
+                self.require(rhs.ty, Require::Int(sym), r.span());
+                lhs.ty
+            }
+            BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor => {
+                let t = self.same_type_operands(op, lhs, rhs, l, r, span);
+                self.require(t, Require::IntOrBool(sym), span);
+                t
+            }
+            _ if op.is_comparison() => {
+                let t = self.same_type_operands(op, lhs, rhs, l, r, span);
+                self.require(t, Require::Comparable, span);
+                Type::Scalar(ScalarType::Bool)
+            }
+            _ => {
+                let t = self.same_type_operands(op, lhs, rhs, l, r, span);
+                self.require(t, Require::Numeric(sym), span);
+                t
+            }
+        }
+    }
+
+    fn expect_bool(&mut self, e: &Expr, src: &syn::Expr, what: &str) {
+        if self.infer.unify(e.ty, Type::Scalar(ScalarType::Bool)).is_err() {
+            let found = self.infer.describe(e.ty);
+            let hint = if found == "()" {
+                String::new()
+            } else {
+                format!(": Rust does not treat numbers as conditions, so compare explicitly, e.g. `{} != 0`", render(src))
+            };
+            self.error(src, format!("mismatched types: {what} must be `bool`, found `{found}`{hint}"));
+        }
+    }
+
+    fn unary(&mut self, u: &syn::ExprUnary) -> Expr {
+        let span = u.span();
+        match u.op {
+            syn::UnOp::Neg(_) => {
+                // `-5` and `-1.5` are literals of their own (so `-128i8` fits).
+                if let syn::Expr::Lit(syn::ExprLit { lit: lit @ (syn::Lit::Int(_) | syn::Lit::Float(_)), .. }) = &*u.expr {
+                    let e = self.lit(lit, true, span);
+                    self.require(e.ty, Require::Negatable, span);
+                    return e;
+                }
+                let inner = self.expr(&u.expr);
+                let ty = inner.ty;
+                self.require(ty, Require::Negatable, span);
+                self.mk(ExprKind::Unary(UnaryOp::Neg, Box::new(inner)), ty, span)
+            }
+            syn::UnOp::Not(_) => {
+                let inner = self.expr(&u.expr);
+                let ty = inner.ty;
+                self.require(ty, Require::IntOrBool("!"), span);
+                self.mk(ExprKind::Unary(UnaryOp::Not, Box::new(inner)), ty, span)
+            }
+            syn::UnOp::Deref(_) => {
+                self.error(u, "dereferencing (`*`) is not supported: a vectorized function has no references");
+                self.error_expr(span)
+            }
+            _ => {
+                self.error(u, "this unary operator is not supported");
+                self.error_expr(span)
+            }
+        }
+    }
+
+    fn cast(&mut self, c: &syn::ExprCast) -> Expr {
+        let span = c.span();
+        let inner = self.expr(&c.expr);
+        let Some(target) = self.scalar_type(&c.ty, TypeUse::Cast) else {
+            return self.error_expr(span);
+        };
+        // rustc first tries the cast as a coercion: `300 as u8` types the literal as `u8`.
+        if let Some(kind) = self.infer.kind(inner.ty) {
+            let fits = match kind {
+                VarKind::Int => target.is_int(),
+                VarKind::Float => target.is_float(),
+                VarKind::Any => true,
+            };
+            if fits {
+                let _ = self.infer.unify(inner.ty, Type::Scalar(target));
+            }
+        }
+        self.require(inner.ty, Require::CastTo(target), span);
+        self.mk(ExprKind::Cast(Box::new(inner)), Type::Scalar(target), span)
+    }
+
+    /// The local variable an assignment writes, checked to be mutable.
+    fn place(&mut self, e: &syn::Expr) -> Option<LocalId> {
+        match e {
+            syn::Expr::Paren(p) => self.place(&p.expr),
+            syn::Expr::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => {
+                let ident = p.path.get_ident().unwrap();
+                let name = ident.to_string();
+                let Some(id) = self.lookup(&name) else {
+                    self.error(ident, format!("cannot find `{name}` in this vectorized function"));
+                    return None;
+                };
+                let info = &self.locals[id.0 as usize];
+                if !info.mutable {
+                    let hint = if info.is_param {
+                        format!("make the parameter mutable: `mut {name}`")
+                    } else {
+                        format!("declare it with `let mut {name}`")
+                    };
+                    self.error(ident, format!("cannot assign to `{name}`, which is not mutable: {hint}"));
+                }
+                Some(id)
+            }
+            _ => {
+                self.error(e, "only local variables can be assigned in a vectorized function");
+                None
+            }
+        }
+    }
+
+    fn assign(&mut self, a: &syn::ExprAssign) -> Expr {
+        let span = a.span();
+        let value = self.expr(&a.right);
+        let Some(local) = self.place(&a.left) else {
+            return self.error_expr(span);
+        };
+        let lty = self.locals[local.0 as usize].ty;
+        if self.infer.unify(lty, value.ty).is_err() {
+            let (want, found) = (self.infer.describe(lty), self.infer.describe(value.ty));
+            let hint = conversion_hint(&a.right, &found, &want);
+            self.error(&a.right, format!("mismatched types: expected `{want}`, found `{found}`{hint}"));
+        }
+        self.mk(ExprKind::Assign(local, Box::new(value)), Type::Unit, span)
+    }
+
+    fn if_expr(&mut self, i: &syn::ExprIf) -> Expr {
+        let span = i.span();
+        let cond = match &*i.cond {
+            syn::Expr::Let(l) => {
+                self.error(l, "`if let` is not supported in a vectorized function: it has no enums or `Option`s to match; use a plain `if`");
+                self.error_expr(l.span())
+            }
+            c => {
+                let e = self.expr(c);
+                self.expect_bool(&e, c, "the condition of `if`");
+                e
+            }
+        };
+        let (then, then_ty) = self.block(&i.then_branch);
+        let (els, ty) = match &i.else_branch {
+            None => {
+                if self.infer.unify(then_ty, Type::Unit).is_err() {
+                    let found = self.infer.describe(then_ty);
+                    self.error(&i.then_branch, format!("`if` without `else` cannot produce a value (found `{found}`): add an `else` branch, or end the statement with `;`"));
+                }
+                (None, Type::Unit)
+            }
+            Some((_, e)) => {
+                let els = self.expr(e);
+                let ty = match self.infer.unify(then_ty, els.ty) {
+                    Ok(t) => t,
+                    Err(()) => {
+                        let (a, b) = (self.infer.describe(then_ty), self.infer.describe(els.ty));
+                        self.error(e, format!("`if` and `else` have different types: `{a}` and `{b}`; both branches must produce the same type (convert one with `as`)"));
+                        Type::Error
+                    }
+                };
+                (Some(Box::new(els)), ty)
+            }
+        };
+        self.mk(ExprKind::If { cond: Box::new(cond), then, els }, ty, span)
+    }
+
+    fn push_loop(&mut self, label: Option<&syn::Label>, kind: LoopKind) -> LoopId {
+        let id = LoopId(self.next_loop);
+        self.next_loop += 1;
+        let value_ty = if kind == LoopKind::Loop { self.infer.fresh(VarKind::Any) } else { Type::Unit };
+        self.loops.push(LoopFrame {
+            id,
+            label: label.map(|l| l.name.ident.to_string()),
+            kind,
+            value_ty,
+            has_break: false,
+        });
+        id
+    }
+
+    fn loop_body(&mut self, body: &syn::Block) -> Block {
+        let (b, ty) = self.block(body);
+        if self.infer.unify(ty, Type::Unit).is_err() {
+            let found = self.infer.describe(ty);
+            self.error(body, format!("a loop body cannot produce a value (found `{found}`): end it with `;`, or use `break value` in a `loop`"));
+        }
+        b
+    }
+
+    fn while_expr(&mut self, w: &syn::ExprWhile) -> Expr {
+        let span = w.span();
+        let cond = match &*w.cond {
+            syn::Expr::Let(l) => {
+                self.error(l, "`while let` is not supported in a vectorized function: use `while` with a `bool` condition");
+                self.error_expr(l.span())
+            }
+            c => {
+                let e = self.expr(c);
+                self.expect_bool(&e, c, "the condition of `while`");
+                e
+            }
+        };
+        let id = self.push_loop(w.label.as_ref(), LoopKind::While);
+        let body = self.loop_body(&w.body);
+        self.loops.pop();
+        self.mk(ExprKind::While { id, cond: Box::new(cond), body }, Type::Unit, span)
+    }
+
+    fn loop_expr(&mut self, l: &syn::ExprLoop) -> Expr {
+        let span = l.span();
+        let id = self.push_loop(l.label.as_ref(), LoopKind::Loop);
+        let body = self.loop_body(&l.body);
+        let frame = self.loops.pop().expect("pushed above");
+        let ty = if frame.has_break { frame.value_ty } else { Type::Never };
+        self.mk(ExprKind::Loop { id, body }, ty, span)
+    }
+
+    fn for_expr(&mut self, f: &syn::ExprForLoop) -> Expr {
+        let span = f.span();
+        let Some(iter) = self.range_iter(&f.expr) else {
+            return self.error_expr(span);
+        };
+        let (start, end, inclusive, reverse, step) = iter;
+        let elem_ty = match self.infer.unify(start.ty, end.ty) {
+            Ok(t) => t,
+            Err(()) => {
+                let (a, b) = (self.infer.describe(start.ty), self.infer.describe(end.ty));
+                self.error(&f.expr, format!("mismatched types: the range runs from `{a}` to `{b}`; both ends must have the same integer type"));
+                Type::Error
+            }
+        };
+        self.require(elem_ty, Require::Int("a `for` range"), f.expr.span());
+        self.scopes.push(Vec::new());
+        let var = match self.binding(&f.pat, "`for` loop variable") {
+            Some((name, mutable, vspan)) => self.declare(name, elem_ty, mutable, vspan),
+            None => self.declare("_".into(), elem_ty, false, f.pat.span()),
+        };
+        let id = self.push_loop(f.label.as_ref(), LoopKind::For);
+        let body = self.loop_body(&f.body);
+        self.loops.pop();
+        self.scopes.pop();
+        let range = ForRange { var, start: Box::new(start), end: Box::new(end), inclusive, reverse, step: step.map(Box::new) };
+        self.mk(ExprKind::For { id, range, body }, Type::Unit, span)
+    }
+
+    /// `a..b`, `a..=b`, optionally followed by `.rev()` and then `.step_by(k)`.
+    #[allow(clippy::type_complexity)]
+    fn range_iter(&mut self, e: &syn::Expr) -> Option<(Expr, Expr, bool, bool, Option<Expr>)> {
+        const SUPPORTED: &str = "a `for` loop in a vectorized function iterates over an integer range: `a..b`, `a..=b`, optionally with `.rev()` and then `.step_by(k)`";
+        match e {
+            syn::Expr::Paren(p) => self.range_iter(&p.expr),
+            syn::Expr::Group(g) => self.range_iter(&g.expr),
+            syn::Expr::Range(r) => {
+                let (Some(a), Some(b)) = (&r.start, &r.end) else {
+                    self.error(r, format!("an open range cannot be iterated here: {SUPPORTED}"));
+                    return None;
+                };
+                let inclusive = matches!(r.limits, syn::RangeLimits::Closed(_));
+                let (start, end) = (self.expr(a), self.expr(b));
+                Some((start, end, inclusive, false, None))
+            }
+            syn::Expr::MethodCall(m) if m.method == "rev" && m.args.is_empty() => {
+                let (s, e2, inc, rev, step) = self.range_iter(&m.receiver)?;
+                if step.is_some() || rev {
+                    self.error(&m.method, format!("`.rev()` must come right after the range: {SUPPORTED}"));
+                    return None;
+                }
+                Some((s, e2, inc, true, None))
+            }
+            syn::Expr::MethodCall(m) if m.method == "step_by" && m.args.len() == 1 => {
+                let (s, e2, inc, rev, step) = self.range_iter(&m.receiver)?;
+                if step.is_some() {
+                    self.error(&m.method, format!("`.step_by` can be applied once: {SUPPORTED}"));
+                    return None;
+                }
+                let k = self.expr(&m.args[0]);
+                if self.infer.unify(k.ty, Type::Scalar(ScalarType::Usize)).is_err() {
+                    let found = self.infer.describe(k.ty);
+                    self.error(&m.args[0], format!("mismatched types: `step_by` takes a `usize`, found `{found}` (write `k as usize`)"));
+                }
+                Some((s, e2, inc, rev, Some(k)))
+            }
+            _ => {
+                self.error(e, SUPPORTED);
+                None
+            }
+        }
+    }
+
+    fn loop_target(&mut self, label: Option<&syn::Lifetime>, what: &str, at: &dyn ToTokens) -> Option<usize> {
+        let idx = match label {
+            Some(l) => {
+                let name = l.ident.to_string();
+                let found = self.loops.iter().rposition(|f| f.label.as_deref() == Some(&name));
+                if found.is_none() {
+                    self.error(l, format!("use of undeclared label `'{name}`"));
+                }
+                found
+            }
+            None => {
+                if self.loops.is_empty() {
+                    self.error(at, format!("`{what}` outside of a loop"));
+                }
+                self.loops.len().checked_sub(1)
+            }
+        };
+        idx
+    }
+
+    fn break_expr(&mut self, b: &syn::ExprBreak) -> Expr {
+        let span = b.span();
+        let value = b.expr.as_ref().map(|v| self.expr(v));
+        let Some(idx) = self.loop_target(b.label.as_ref(), "break", b) else {
+            return self.mk(ExprKind::Block(Block::default()), Type::Never, span);
+        };
+        let (id, kind, vt) = {
+            let f = &mut self.loops[idx];
+            f.has_break = true;
+            (f.id, f.kind, f.value_ty)
+        };
+        match (&value, kind) {
+            (Some(v), LoopKind::Loop) => {
+                if self.infer.unify(vt, v.ty).is_err() {
+                    let (want, found) = (self.infer.describe(vt), self.infer.describe(v.ty));
+                    self.error(b.expr.as_ref().unwrap(), format!("mismatched types: this `loop` breaks with `{want}` elsewhere, found `{found}`"));
+                }
+            }
+            (Some(_), _) => {
+                self.error(b, "`break` with a value is only allowed in a `loop`, not in `while` or `for`");
+            }
+            (None, LoopKind::Loop) => {
+                if self.infer.unify(vt, Type::Unit).is_err() {
+                    let want = self.infer.describe(vt);
+                    self.error(b, format!("this `loop` produces `{want}`: write `break <value>`"));
+                }
+            }
+            (None, _) => {}
+        }
+        self.mk(ExprKind::Break { target: id, value: value.map(Box::new) }, Type::Never, span)
+    }
+
+    fn continue_expr(&mut self, c: &syn::ExprContinue) -> Expr {
+        let span = c.span();
+        let Some(idx) = self.loop_target(c.label.as_ref(), "continue", c) else {
+            return self.mk(ExprKind::Block(Block::default()), Type::Never, span);
+        };
+        let target = self.loops[idx].id;
+        self.mk(ExprKind::Continue { target }, Type::Never, span)
+    }
+
+    fn return_expr(&mut self, r: &syn::ExprReturn) -> Expr {
+        let span = r.span();
+        let value = r.expr.as_ref().map(|v| self.expr(v));
+        if let Some(ret) = self.ret {
+            let vt = value.as_ref().map_or(Type::Unit, |v| v.ty);
+            if self.infer.unify(vt, Type::Scalar(ret)).is_err() {
+                let found = self.infer.describe(vt);
+                let msg = if value.is_none() {
+                    format!("`return` needs a value: this function returns `{ret}`")
+                } else {
+                    let hint = conversion_hint(r.expr.as_ref().unwrap(), &found, ret.rust_name());
+                    format!("mismatched types: this function returns `{ret}`, found `{found}`{hint}")
+                };
+                self.error(r, msg);
+            }
+        }
+        self.mk(ExprKind::Return(value.map(Box::new)), Type::Never, span)
+    }
+
+    // ----- resolution ---------------------------------------------------------------
+
+    fn finish(&mut self, f: Option<(Vec<Param>, ScalarType, Block)>) -> Result<Function, syn::Error> {
+        for ob in std::mem::take(&mut self.obligations) {
+            let t = self.infer.resolve(ob.ty);
+            self.check_obligation(t, &ob.req, ob.span);
+        }
+        let mut locals = Vec::with_capacity(self.locals.len());
+        for l in std::mem::take(&mut self.locals) {
+            let ty = self.infer.resolve(l.ty);
+            match ty {
+                Type::Scalar(_) | Type::Error => {}
+                Type::Infer(_) | Type::Never => {
+                    // A variable that is never given a value of known type.
+                    self.error_at(l.span, format!("type annotations needed: give `{}` a type, e.g. `let {}: f32 = …`", l.name, l.name));
+                }
+                Type::Unit => self.error_at(l.span, format!("`{}` holds `()`: a variable in a vectorized function must hold a scalar", l.name)),
+            }
+            locals.push(Local { name: l.name, ty, mutable: l.mutable });
+        }
+        let Some((params, ret, mut body)) = f else {
+            return Err(self.combined_errors().expect("a failed signature reports an error"));
+        };
+        if self.errors.is_empty() {
+            self.resolve_block(&mut body);
+        }
+        if let Some(e) = self.combined_errors() {
+            return Err(e);
+        }
+        Ok(Function { name: String::new(), params, ret, locals, body, span: Span::call_site() })
+    }
+
+    fn check_obligation(&mut self, t: Type, req: &Require, span: Span) {
+        let Type::Scalar(s) = t else {
+            if let (Type::Unit, Require::Comparable | Require::Numeric(_)) = (t, req) {
+                self.error_at(span, "`()` has no value to compute with");
+            }
+            return; // errors and unknowns are reported elsewhere
+        };
+        let problem = match req {
+            Require::Numeric(op) if !(s.is_int() || s.is_float()) => {
+                Some(format!("cannot apply `{op}` to `{s}`: arithmetic needs an integer or float type"))
+            }
+            Require::Negatable if !(s.is_signed_int() || s.is_float()) => Some(if s.is_unsigned_int() {
+                format!("cannot negate an unsigned `{s}`: use a signed type or `wrapping_neg`")
+            } else {
+                format!("cannot apply unary `-` to `{s}`")
+            }),
+            Require::IntOrBool(op) if s.is_float() => {
+                Some(format!("cannot apply `{op}` to `{s}`: bitwise operators need an integer or `bool`"))
+            }
+            Require::Int(what) if !s.is_int() => {
+                Some(format!("{what} needs an integer type, found `{s}`"))
+            }
+            Require::Fits(v) => {
+                let (lo, hi) = s.int_range().unwrap_or((i128::MIN, i128::MAX));
+                (*v < lo || *v > hi).then(|| format!("literal out of range for `{s}`: `{v}` does not fit in {lo}..={hi}"))
+            }
+            Require::CastTo(to) => cast_problem(s, *to),
+            _ => None,
+        };
+        if let Some(p) = problem {
+            self.error_at(span, p);
+        }
+    }
+
+    fn resolve_block(&mut self, b: &mut Block) {
+        for s in &mut b.stmts {
+            match s {
+                Stmt::Let { init: Some(e), .. } | Stmt::Expr(e) => self.resolve_expr(e),
+                Stmt::Let { init: None, .. } => {}
+            }
+        }
+        if let Some(t) = &mut b.tail {
+            self.resolve_expr(t);
+        }
+    }
+
+    fn resolve_expr(&mut self, e: &mut Expr) {
+        e.ty = self.infer.resolve(e.ty);
+        if let Type::Infer(_) = e.ty {
+            self.error_at(e.span, "type annotations needed for this expression");
+        }
+        match &mut e.kind {
+            ExprKind::Lit(_) | ExprKind::Local(_) | ExprKind::Continue { .. } => {}
+            ExprKind::Unary(_, a) | ExprKind::Cast(a) | ExprKind::Assign(_, a) | ExprKind::CompoundAssign(_, _, a) => {
+                self.resolve_expr(a)
+            }
+            ExprKind::Binary(_, a, b) | ExprKind::Logical(_, a, b) => {
+                self.resolve_expr(a);
+                self.resolve_expr(b);
+            }
+            ExprKind::Block(b) | ExprKind::Loop { body: b, .. } => self.resolve_block(b),
+            ExprKind::If { cond, then, els } => {
+                self.resolve_expr(cond);
+                self.resolve_block(then);
+                if let Some(x) = els {
+                    self.resolve_expr(x);
+                }
+            }
+            ExprKind::While { cond, body, .. } => {
+                self.resolve_expr(cond);
+                self.resolve_block(body);
+            }
+            ExprKind::For { range, body, .. } => {
+                self.resolve_expr(&mut range.start);
+                self.resolve_expr(&mut range.end);
+                if let Some(s) = &mut range.step {
+                    self.resolve_expr(s);
+                }
+                self.resolve_block(body);
+            }
+            ExprKind::Break { value, .. } | ExprKind::Return(value) => {
+                if let Some(v) = value {
+                    self.resolve_expr(v);
+                }
+            }
+            ExprKind::Call(_, args) => {
+                for a in args {
+                    self.resolve_expr(a);
+                }
+            }
+        }
+    }
+}
+
+/// Whether `from as to` is a valid cast in Rust, and if not, what to write instead.
+fn cast_problem(from: ScalarType, to: ScalarType) -> Option<String> {
+    if to == ScalarType::Bool && from != ScalarType::Bool {
+        return Some(format!(
+            "cannot cast `{from}` as `bool`: compare instead, e.g. `x != {}`",
+            if from.is_float() { "0.0" } else { "0" }
+        ));
+    }
+    if from == ScalarType::Bool && to.is_float() {
+        return Some(format!("cannot cast `bool` as `{to}`: cast to an integer first, e.g. `b as u8 as {to}`"));
+    }
+    None
+}
+
+/// Where a type appears, for the wording of its diagnostic.
+#[derive(Copy, Clone)]
+enum TypeUse {
+    Param,
+    Return,
+    Let,
+    Cast,
+}
+
+impl TypeUse {
+    fn message(self, ty: &syn::Type, problem: syntax::TypeProblem) -> String {
+        let shown = render_type(ty);
+        match (self, problem) {
+            (TypeUse::Param, syntax::TypeProblem::Reference | syntax::TypeProblem::Sequence) => format!(
+                "`{shown}` cannot be a parameter of a vectorized function: its parameters are scalars (e.g. `x: f32`), and the call broadcasts the function over slices, so pass the slice at the call site"
+            ),
+            (TypeUse::Return, syntax::TypeProblem::Reference | syntax::TypeProblem::Sequence) => format!(
+                "`{shown}` cannot be returned from a vectorized function: it returns one scalar per element (e.g. `-> f32`); the call collects them into a `Vec`"
+            ),
+            (TypeUse::Return, syntax::TypeProblem::Tuple) => format!(
+                "`{shown}`: a vectorized function returns one scalar (e.g. `-> f32`); tuple results are not supported yet"
+            ),
+            (_, syntax::TypeProblem::Unit) => format!("`{shown}` is not a scalar type: {SCALAR_TYPES_HINT}"),
+            (_, syntax::TypeProblem::Named(name)) => format!("`{name}` is not a scalar type: {SCALAR_TYPES_HINT}"),
+            _ => format!("`{shown}` is not supported here: {SCALAR_TYPES_HINT}"),
+        }
+    }
+}
+
+fn render(e: &syn::Expr) -> String {
+    syntax::render_tokens(e.to_token_stream())
+}
+
+fn render_type(t: &syn::Type) -> String {
+    syntax::render_tokens(t.to_token_stream())
+}
+
+/// `x` stays `x`; anything with operators gets parentheses before `as`.
+fn castable(e: &syn::Expr) -> String {
+    match e {
+        syn::Expr::Path(_) | syn::Expr::Lit(_) | syn::Expr::Paren(_) | syn::Expr::MethodCall(_) | syn::Expr::Call(_) => render(e),
+        _ => format!("({})", render(e)),
+    }
+}
+
+fn is_unsuffixed_int(e: &syn::Expr) -> Option<String> {
+    match e {
+        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) if i.suffix().is_empty() => Some(i.base10_digits().to_string()),
+        syn::Expr::Paren(p) => is_unsuffixed_int(&p.expr),
+        _ => None,
+    }
+}
+
+/// Advice for a value of type `found` where `want` was expected.
+fn conversion_hint(e: &syn::Expr, found: &str, want: &str) -> String {
+    if let (Some(digits), true) = (is_unsuffixed_int(e), matches!(want, "f32" | "f64" | "{float}")) {
+        return format!(": write the literal as a float, `{digits}.0`");
+    }
+    if ScalarType::from_name(want).is_some() && ScalarType::from_name(found).is_some() {
+        return format!(": convert it with `{} as {want}`", castable(e));
+    }
+    String::new()
+}
+
+fn operand_mismatch_hint(l: &syn::Expr, r: &syn::Expr, lt: &str, rt: &str, op: BinaryOp) -> String {
+    let float = |t: &str| matches!(t, "f32" | "f64" | "{float}");
+    if let Some(d) = is_unsuffixed_int(r).filter(|_| float(lt)) {
+        return format!(": write the literal as a float, `{d}.0`");
+    }
+    if let Some(d) = is_unsuffixed_int(l).filter(|_| float(rt)) {
+        return format!(": write the literal as a float, `{d}.0`");
+    }
+    let (Some(a), Some(b)) = (ScalarType::from_name(lt), ScalarType::from_name(rt)) else {
+        return ": both operands must have the same type".into();
+    };
+    if op == BinaryOp::Shl || op == BinaryOp::Shr {
+        return String::new();
+    }
+    // Suggest converting the narrower side to the wider type, the way one widens by hand.
+    let (narrow_is_left, wide) = if a.bits() < b.bits() || (a.is_int() && b.is_float()) { (true, b) } else { (false, a) };
+    let sym = op.symbol();
+    if narrow_is_left {
+        format!(": both operands must have the same type; convert one, e.g. `{} as {wide} {sym} {}`", castable(l), render(r))
+    } else {
+        format!(": both operands must have the same type; convert one, e.g. `{} {sym} {} as {wide}`", render(l), castable(r))
+    }
+}
+
+#[cfg(test)]
+mod tests;

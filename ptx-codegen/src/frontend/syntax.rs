@@ -1,0 +1,172 @@
+//! Small readers of `syn` syntax: scalar types, operators, and token rendering for messages.
+
+use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
+
+use crate::ir::{BinaryOp, LogicalOp};
+use crate::ty::ScalarType;
+
+/// Why a type is not a scalar type of the kernel language.
+pub enum TypeProblem {
+    Reference,
+    /// A slice, array or `Vec`-like sequence.
+    Sequence,
+    Tuple,
+    Unit,
+    Named(String),
+    Other,
+}
+
+/// `f32`, `u8`, `std::primitive::f64`, … (parentheses allowed).
+pub fn scalar_type(ty: &syn::Type) -> Result<ScalarType, TypeProblem> {
+    match ty {
+        syn::Type::Paren(p) => scalar_type(&p.elem),
+        syn::Type::Group(g) => scalar_type(&g.elem),
+        syn::Type::Reference(_) | syn::Type::Ptr(_) => Err(TypeProblem::Reference),
+        syn::Type::Slice(_) | syn::Type::Array(_) => Err(TypeProblem::Sequence),
+        syn::Type::Tuple(t) if t.elems.is_empty() => Err(TypeProblem::Unit),
+        syn::Type::Tuple(_) => Err(TypeProblem::Tuple),
+        syn::Type::Path(p) if p.qself.is_none() => {
+            let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+            let has_args = p.path.segments.iter().any(|s| !s.arguments.is_none());
+            let name = segs.last().cloned().unwrap_or_default();
+            let prefix_ok = match segs.len() {
+                1 => p.path.leading_colon.is_none(),
+                3 => matches!(segs[0].as_str(), "std" | "core") && segs[1] == "primitive",
+                _ => false,
+            };
+            match ScalarType::from_name(&name) {
+                Some(t) if prefix_ok && !has_args => Ok(t),
+                _ if matches!(name.as_str(), "Vec" | "VecDeque" | "Box" | "Rc" | "Arc") => {
+                    Err(TypeProblem::Sequence)
+                }
+                _ => Err(TypeProblem::Named(render_tokens(quote::ToTokens::to_token_stream(&p.path)))),
+            }
+        }
+        _ => Err(TypeProblem::Other),
+    }
+}
+
+pub enum BinOp {
+    Plain(BinaryOp),
+    Compound(BinaryOp),
+    Logical(LogicalOp),
+}
+
+pub fn binary_op(op: &syn::BinOp) -> Option<BinOp> {
+    use syn::BinOp as B;
+    use BinOp::{Compound, Logical, Plain};
+    Some(match op {
+        B::Add(_) => Plain(BinaryOp::Add),
+        B::Sub(_) => Plain(BinaryOp::Sub),
+        B::Mul(_) => Plain(BinaryOp::Mul),
+        B::Div(_) => Plain(BinaryOp::Div),
+        B::Rem(_) => Plain(BinaryOp::Rem),
+        B::And(_) => Logical(LogicalOp::And),
+        B::Or(_) => Logical(LogicalOp::Or),
+        B::BitXor(_) => Plain(BinaryOp::BitXor),
+        B::BitAnd(_) => Plain(BinaryOp::BitAnd),
+        B::BitOr(_) => Plain(BinaryOp::BitOr),
+        B::Shl(_) => Plain(BinaryOp::Shl),
+        B::Shr(_) => Plain(BinaryOp::Shr),
+        B::Eq(_) => Plain(BinaryOp::Eq),
+        B::Lt(_) => Plain(BinaryOp::Lt),
+        B::Le(_) => Plain(BinaryOp::Le),
+        B::Ne(_) => Plain(BinaryOp::Ne),
+        B::Ge(_) => Plain(BinaryOp::Ge),
+        B::Gt(_) => Plain(BinaryOp::Gt),
+        B::AddAssign(_) => Compound(BinaryOp::Add),
+        B::SubAssign(_) => Compound(BinaryOp::Sub),
+        B::MulAssign(_) => Compound(BinaryOp::Mul),
+        B::DivAssign(_) => Compound(BinaryOp::Div),
+        B::RemAssign(_) => Compound(BinaryOp::Rem),
+        B::BitXorAssign(_) => Compound(BinaryOp::BitXor),
+        B::BitAndAssign(_) => Compound(BinaryOp::BitAnd),
+        B::BitOrAssign(_) => Compound(BinaryOp::BitOr),
+        B::ShlAssign(_) => Compound(BinaryOp::Shl),
+        B::ShrAssign(_) => Compound(BinaryOp::Shr),
+        _ => return None,
+    })
+}
+
+/// Tokens as a person would write them: `x as f64`, `a.sqrt()`, `std::f32::consts::PI`.
+pub fn render_tokens(ts: TokenStream) -> String {
+    let mut out = String::new();
+    // Whether the previous token glues to the next one (`.`, `::`, `&`, a joint `<` of `<<=`).
+    let mut glue_next = true;
+    for tt in ts {
+        let (piece, glue_before) = match &tt {
+            TokenTree::Group(g) => {
+                let inner = render_tokens(g.stream());
+                let called = out.ends_with(|c: char| c.is_alphanumeric() || matches!(c, '_' | ')' | '!' | ']'));
+                match g.delimiter() {
+                    Delimiter::Parenthesis => (format!("({inner})"), called),
+                    Delimiter::Bracket => (format!("[{inner}]"), called),
+                    Delimiter::Brace => (format!("{{ {inner} }}"), false),
+                    Delimiter::None => (inner, false),
+                }
+            }
+            TokenTree::Punct(p) => {
+                let after_ident = out.ends_with(|c: char| c.is_alphanumeric() || c == '_');
+                let glue = match p.as_char() {
+                    '.' | ',' | ';' | ':' | '?' => true,
+                    '!' => after_ident, // `println!`, but `a && !b`
+                    _ => false,
+                };
+                (p.as_char().to_string(), glue)
+            }
+            other => (other.to_string(), false),
+        };
+        if !(glue_next || glue_before) {
+            out.push(' ');
+        }
+        out.push_str(&piece);
+        glue_next = match &tt {
+            TokenTree::Punct(p) => {
+                p.spacing() == Spacing::Joint
+                    || matches!(p.as_char(), '.' | '\'')
+                    // a leading unary operator: `-x`, `&[f32]`, `!b`
+                    || (matches!(p.as_char(), '-' | '&' | '!' | '*') && out.len() == 1)
+            }
+            _ => false,
+        };
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn show(s: &str) -> String {
+        render_tokens(s.parse().unwrap())
+    }
+
+    #[test]
+    fn renders_like_source() {
+        assert_eq!(show("x as f64"), "x as f64");
+        assert_eq!(show("a . sqrt ( )"), "a.sqrt()");
+        assert_eq!(show("std :: f32 :: consts :: PI"), "std::f32::consts::PI");
+        assert_eq!(show("& [f32]"), "&[f32]");
+        assert_eq!(show("a + b * 2.0"), "a + b * 2.0");
+        assert_eq!(show("x <<= 2"), "x <<= 2");
+        assert_eq!(show("println ! (\"hi\")"), "println!(\"hi\")");
+        assert_eq!(show("f (x , y)"), "f(x, y)");
+        assert_eq!(show("a && ! b"), "a && ! b");
+        assert_eq!(show("- x"), "-x");
+        assert_eq!(show("x : f32"), "x: f32");
+    }
+
+    #[test]
+    fn scalar_types() {
+        let t = |s: &str| scalar_type(&syn::parse_str(s).unwrap());
+        assert!(matches!(t("f32"), Ok(ScalarType::F32)));
+        assert!(matches!(t("std::primitive::u8"), Ok(ScalarType::U8)));
+        assert!(matches!(t("(i64)"), Ok(ScalarType::I64)));
+        assert!(matches!(t("&[f32]"), Err(TypeProblem::Reference)));
+        assert!(matches!(t("[f32; 4]"), Err(TypeProblem::Sequence)));
+        assert!(matches!(t("Vec<f32>"), Err(TypeProblem::Sequence)));
+        assert!(matches!(t("(f32, f32)"), Err(TypeProblem::Tuple)));
+        assert!(matches!(t("String"), Err(TypeProblem::Named(n)) if n == "String"));
+        assert!(matches!(t("foo::f32"), Err(TypeProblem::Named(_))));
+    }
+}

@@ -1,0 +1,320 @@
+//! The typed kernel IR: what the frontend produces from a `syn::ItemFn` and the lowering
+//! turns into LLVM IR. Every expression carries its type and the span of its source.
+
+use proc_macro2::Span;
+
+use crate::intrinsic::Intrinsic;
+use crate::ty::ScalarType;
+
+/// The type of an expression. `Infer` and `Error` exist only while the frontend checks a
+/// function; a [`Function`] handed to the lowering holds neither.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum Type {
+    Scalar(ScalarType),
+    Unit,
+    /// The type of `return`, `break`, `continue` and of blocks that never finish.
+    Never,
+    Infer(InferVar),
+    Error,
+}
+
+impl Type {
+    pub fn scalar(self) -> Option<ScalarType> {
+        match self {
+            Type::Scalar(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub struct InferVar(pub u32);
+
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub struct LocalId(pub u32);
+
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub struct LoopId(pub u32);
+
+#[derive(Clone, Debug)]
+pub struct Function {
+    pub name: String,
+    pub params: Vec<Param>,
+    pub ret: ScalarType,
+    pub locals: Vec<Local>,
+    pub body: Block,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Param {
+    pub name: String,
+    pub ty: ScalarType,
+    pub local: LocalId,
+}
+
+#[derive(Clone, Debug)]
+pub struct Local {
+    pub name: String,
+    pub ty: Type,
+    pub mutable: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Block {
+    pub stmts: Vec<Stmt>,
+    pub tail: Option<Box<Expr>>,
+}
+
+#[derive(Clone, Debug)]
+pub enum Stmt {
+    /// `let x = init;` (`init` is `None` for `let x;`, which rustc only accepts when every
+    /// path assigns before use).
+    Let { local: LocalId, init: Option<Expr> },
+    Expr(Expr),
+}
+
+#[derive(Clone, Debug)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub ty: Type,
+    pub span: Span,
+}
+
+#[derive(Copy, Clone, PartialEq, Debug)]
+pub enum Literal {
+    /// An integer literal's value (its type is the expression's type).
+    Int(i128),
+    /// A float literal, parsed once for each width (rounding the f64 parse to f32 could
+    /// round twice); the expression's type says which one is meant.
+    Float { as_f64: f64, as_f32: f32 },
+    Bool(bool),
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum UnaryOp {
+    Neg,
+    /// `!`: logical not on `bool`, bitwise not on integers.
+    Not,
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl BinaryOp {
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
+        )
+    }
+
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+            BinaryOp::Rem => "%",
+            BinaryOp::BitAnd => "&",
+            BinaryOp::BitOr => "|",
+            BinaryOp::BitXor => "^",
+            BinaryOp::Shl => "<<",
+            BinaryOp::Shr => ">>",
+            BinaryOp::Eq => "==",
+            BinaryOp::Ne => "!=",
+            BinaryOp::Lt => "<",
+            BinaryOp::Le => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::Ge => ">=",
+        }
+    }
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum LogicalOp {
+    And,
+    Or,
+}
+
+/// How a counted `for` loop steps.
+#[derive(Clone, Debug)]
+pub struct ForRange {
+    pub var: LocalId,
+    pub start: Box<Expr>,
+    pub end: Box<Expr>,
+    pub inclusive: bool,
+    /// `.rev()`: iterate from the top down.
+    pub reverse: bool,
+    /// `.step_by(k)`: `None` steps by one.
+    pub step: Option<Box<Expr>>,
+}
+
+#[derive(Clone, Debug)]
+pub enum ExprKind {
+    Lit(Literal),
+    Local(LocalId),
+    Unary(UnaryOp, Box<Expr>),
+    Binary(BinaryOp, Box<Expr>, Box<Expr>),
+    /// Short-circuiting `&&` / `||`.
+    Logical(LogicalOp, Box<Expr>, Box<Expr>),
+    /// `expr as T`, where `T` is this expression's type.
+    Cast(Box<Expr>),
+    Assign(LocalId, Box<Expr>),
+    /// `x op= value`.
+    CompoundAssign(BinaryOp, LocalId, Box<Expr>),
+    Block(Block),
+    If {
+        cond: Box<Expr>,
+        then: Block,
+        els: Option<Box<Expr>>,
+    },
+    While {
+        id: LoopId,
+        cond: Box<Expr>,
+        body: Block,
+    },
+    Loop {
+        id: LoopId,
+        body: Block,
+    },
+    For {
+        id: LoopId,
+        range: ForRange,
+        body: Block,
+    },
+    Break {
+        target: LoopId,
+        value: Option<Box<Expr>>,
+    },
+    Continue {
+        target: LoopId,
+    },
+    Return(Option<Box<Expr>>),
+    Call(Intrinsic, Vec<Expr>),
+}
+
+impl Function {
+    pub fn local(&self, id: LocalId) -> &Local {
+        &self.locals[id.0 as usize]
+    }
+
+    /// Whether some operation in the body can fail at run time (integer division or
+    /// remainder by zero or with overflow), so the kernel needs an error flag.
+    pub fn may_fail(&self) -> bool {
+        let mut found = false;
+        visit_block(&self.body, &mut |e| {
+            found |= match &e.kind {
+                ExprKind::Binary(op, _, rhs) | ExprKind::CompoundAssign(op, _, rhs) => {
+                    matches!(op, BinaryOp::Div | BinaryOp::Rem)
+                        && e_is_int(rhs)
+                        && !is_safe_divisor(rhs)
+                }
+                ExprKind::Call(i, _) => i.may_fail(),
+                // `step_by(0)` panics in Rust.
+                ExprKind::For { range, .. } => range.step.as_deref().is_some_and(|s| !is_safe_divisor(s)),
+                _ => false,
+            };
+        });
+        found
+    }
+
+    /// The intrinsics the body calls (used to decide whether libdevice is needed).
+    pub fn intrinsics(&self) -> Vec<Intrinsic> {
+        let mut out = Vec::new();
+        visit_block(&self.body, &mut |e| {
+            if let ExprKind::Call(i, _) = &e.kind {
+                if !out.contains(i) {
+                    out.push(*i);
+                }
+            }
+        });
+        out
+    }
+}
+
+fn e_is_int(e: &Expr) -> bool {
+    e.ty.scalar().is_some_and(ScalarType::is_int)
+}
+
+/// A literal divisor other than 0 and -1 can neither divide by zero nor overflow.
+pub fn is_safe_divisor(e: &Expr) -> bool {
+    matches!(e.kind, ExprKind::Lit(Literal::Int(v)) if v != 0 && v != -1)
+}
+
+/// Calls `f` on every expression of the block, parents before children.
+pub fn visit_block(b: &Block, f: &mut dyn FnMut(&Expr)) {
+    for s in &b.stmts {
+        match s {
+            Stmt::Let { init, .. } => {
+                if let Some(e) = init {
+                    visit_expr(e, f)
+                }
+            }
+            Stmt::Expr(e) => visit_expr(e, f),
+        }
+    }
+    if let Some(t) = &b.tail {
+        visit_expr(t, f);
+    }
+}
+
+pub fn visit_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+    f(e);
+    match &e.kind {
+        ExprKind::Lit(_) | ExprKind::Local(_) | ExprKind::Continue { .. } => {}
+        ExprKind::Unary(_, a) | ExprKind::Cast(a) | ExprKind::Assign(_, a) => visit_expr(a, f),
+        ExprKind::CompoundAssign(_, _, a) => visit_expr(a, f),
+        ExprKind::Binary(_, a, b) | ExprKind::Logical(_, a, b) => {
+            visit_expr(a, f);
+            visit_expr(b, f);
+        }
+        ExprKind::Block(b) | ExprKind::Loop { body: b, .. } => visit_block(b, f),
+        ExprKind::If { cond, then, els } => {
+            visit_expr(cond, f);
+            visit_block(then, f);
+            if let Some(e) = els {
+                visit_expr(e, f);
+            }
+        }
+        ExprKind::While { cond, body, .. } => {
+            visit_expr(cond, f);
+            visit_block(body, f);
+        }
+        ExprKind::For { range, body, .. } => {
+            visit_expr(&range.start, f);
+            visit_expr(&range.end, f);
+            if let Some(s) = &range.step {
+                visit_expr(s, f);
+            }
+            visit_block(body, f);
+        }
+        ExprKind::Break { value, .. } | ExprKind::Return(value) => {
+            if let Some(v) = value {
+                visit_expr(v, f);
+            }
+        }
+        ExprKind::Call(_, args) => {
+            for a in args {
+                visit_expr(a, f);
+            }
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! `ptx-codegen` compiles a plain scalar Rust function into a PTX elementwise kernel.
+//!
+//! The pipeline reads like its modules: [`frontend`] (syn → typed kernel IR, with every
+//! diagnostic at its span), [`lower`] (kernel IR → LLVM IR: the scalar function and a
+//! grid-stride kernel entry), [`emit`] (LLVM's NVPTX backend → PTX). [`abi`] is the contract
+//! with the runtime that launches the kernel.
+//!
+//! This crate has no `proc_macro` dependency: every stage runs from plain tests.
+
+pub mod abi;
+pub mod emit;
+pub mod frontend;
+pub mod intrinsic;
+pub mod ir;
+pub mod lower;
+pub mod options;
+pub mod ty;
+
+use inkwell::context::Context;
+use syn::ext::IdentExt;
+
+pub use abi::{Fault, KernelAbi};
+pub use options::Options;
+pub use ty::ScalarType;
+
+/// A compiled vectorized function: its kernel's ABI, its PTX and its optimised LLVM IR.
+#[derive(Clone, Debug)]
+pub struct CompiledKernel {
+    pub abi: KernelAbi,
+    pub ptx: String,
+    pub llvm_ir: String,
+    pub llvm_ir_unoptimized: String,
+}
+
+/// The PTX entry symbol of a vectorized function.
+pub fn entry_symbol(fn_name: &str) -> String {
+    format!("vectorize_{fn_name}")
+}
+
+/// Compiles `item` to PTX. Errors are the user's (at their spans) or the toolchain's (at
+/// the function's name).
+pub fn compile(item: &syn::ItemFn, options: &Options) -> Result<CompiledKernel, syn::Error> {
+    let f = frontend::check_function(item)?;
+    let name = item.sig.ident.unraw().to_string();
+    let at_name = |msg: String| syn::Error::new(item.sig.ident.span(), msg);
+    compile_ir(&f, &name, options).map_err(at_name)
+}
+
+/// Lowers and emits an already checked function.
+pub fn compile_ir(f: &ir::Function, name: &str, options: &Options) -> Result<CompiledKernel, String> {
+    let abi = KernelAbi {
+        entry: entry_symbol(name),
+        inputs: f.params.iter().map(|p| p.ty).collect(),
+        output: f.ret,
+        error_flag: f.may_fail(),
+    };
+    let cx = Context::create();
+    let module = cx.create_module(name);
+    let lowered = lower::lower_scalar_function(&cx, &module, f, &format!("{name}_scalar"), abi.error_flag)
+        .and_then(|scalar| lower::lower_kernel_entry(&cx, &module, scalar, &abi));
+    if let Err(e) = lowered {
+        return Err(format!("internal compiler error while lowering `{name}`: {}", e.message));
+    }
+    let out = emit::emit_ptx(&module, &options.arch)?;
+    Ok(CompiledKernel { abi, ptx: out.ptx, llvm_ir: out.llvm_ir, llvm_ir_unoptimized: out.llvm_ir_unoptimized })
+}
+
+/// Parses `src` as a function and compiles it (for tests and tools).
+pub fn compile_str(src: &str, options: &Options) -> Result<CompiledKernel, syn::Error> {
+    let item: syn::ItemFn = syn::parse_str(src)?;
+    compile(&item, options)
+}

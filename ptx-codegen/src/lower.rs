@@ -1,0 +1,880 @@
+//! Kernel IR → LLVM IR.
+//!
+//! Two pieces per vectorized function: the scalar function itself (internal linkage, so it
+//! is inlined and then dropped), and the kernel entry that runs it over `n` elements with a
+//! grid-stride loop (see [`crate::abi`] for the entry's parameters).
+//!
+//! Locals, `if` values and loop results live in `alloca` slots; `mem2reg`/SROA turn them
+//! into SSA values, which keeps this lowering free of phi bookkeeping.
+
+use std::collections::HashMap;
+
+use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::basic_block::BasicBlock;
+use inkwell::builder::{Builder, BuilderError};
+use inkwell::context::Context;
+use inkwell::intrinsics::Intrinsic as LlvmIntrinsic;
+use inkwell::module::{Linkage, Module};
+use inkwell::types::{BasicType, BasicTypeEnum, IntType};
+use inkwell::values::{
+    BasicMetadataValueEnum, BasicValueEnum, FunctionValue, IntValue, PointerValue, ValueKind,
+};
+use inkwell::{AddressSpace, AtomicOrdering, AtomicRMWBinOp, FloatPredicate, IntPredicate};
+use proc_macro2::Span;
+
+use crate::abi::{Fault, KernelAbi};
+use crate::ir::{
+    self, BinaryOp, Block, Expr, ExprKind, ForRange, Function, Literal, LocalId, LogicalOp, LoopId, Stmt, Type,
+    UnaryOp,
+};
+use crate::ty::ScalarType;
+
+/// An error of the lowering: a bug in the compiler or a limit of LLVM, never a problem in the
+/// user's function (the frontend reports those).
+#[derive(Debug)]
+pub struct LowerError {
+    pub message: String,
+    pub span: Span,
+}
+
+impl From<BuilderError> for LowerError {
+    fn from(e: BuilderError) -> Self {
+        LowerError { message: format!("LLVM builder error: {e}"), span: Span::call_site() }
+    }
+}
+
+type LResult<T> = Result<T, LowerError>;
+
+fn internal(msg: impl Into<String>, span: Span) -> LowerError {
+    LowerError { message: msg.into(), span }
+}
+
+/// The LLVM type of a scalar as a value (`bool` is `i1`).
+pub fn llvm_type<'ctx>(cx: &'ctx Context, t: ScalarType) -> BasicTypeEnum<'ctx> {
+    match t {
+        ScalarType::Bool => cx.bool_type().into(),
+        ScalarType::F32 => cx.f32_type().into(),
+        ScalarType::F64 => cx.f64_type().into(),
+        _ => int_type(cx, t).into(),
+    }
+}
+
+/// The LLVM integer type of an integer (or `bool`) scalar.
+pub fn int_type(cx: &Context, t: ScalarType) -> IntType<'_> {
+    match t.bits() {
+        1 => cx.bool_type(),
+        8 => cx.i8_type(),
+        16 => cx.i16_type(),
+        32 => cx.i32_type(),
+        _ => cx.i64_type(),
+    }
+}
+
+/// The LLVM type of a scalar in memory and in kernel parameters (`bool` is one byte).
+fn memory_type<'ctx>(cx: &'ctx Context, t: ScalarType) -> BasicTypeEnum<'ctx> {
+    match t {
+        ScalarType::Bool => cx.i8_type().into(),
+        _ => llvm_type(cx, t),
+    }
+}
+
+/// Adds the scalar function to `module`: `internal` linkage; when `error_flag` is set its
+/// last parameter is a (generic address space) pointer to the fault flag.
+pub fn lower_scalar_function<'ctx>(
+    cx: &'ctx Context,
+    module: &Module<'ctx>,
+    f: &Function,
+    symbol: &str,
+    error_flag: bool,
+) -> LResult<FunctionValue<'ctx>> {
+    let mut params: Vec<_> = f.params.iter().map(|p| llvm_type(cx, p.ty).into()).collect();
+    if error_flag {
+        params.push(cx.ptr_type(AddressSpace::default()).into());
+    }
+    let fn_ty = llvm_type(cx, f.ret).fn_type(&params, false);
+    let llfn = module.add_function(symbol, fn_ty, Some(Linkage::Internal));
+    let builder = cx.create_builder();
+    let entry = cx.append_basic_block(llfn, "entry");
+    builder.position_at_end(entry);
+
+    let mut fl = FnLower {
+        cx,
+        module,
+        builder,
+        func: f,
+        llfn,
+        entry,
+        locals: vec![None; f.locals.len()],
+        loops: HashMap::new(),
+        ret_slot: None,
+        ret_bb: None,
+        err: if error_flag { llfn.get_last_param().map(|p| p.into_pointer_value()) } else { None },
+    };
+    for (i, p) in f.params.iter().enumerate() {
+        let slot = fl.slot(p.local)?;
+        let v = llfn.get_nth_param(i as u32).ok_or_else(|| internal("missing parameter", f.span))?;
+        fl.builder.build_store(slot, v)?;
+    }
+    let ret_ty = llvm_type(cx, f.ret);
+    let ret_slot = fl.alloca(ret_ty, "ret")?;
+    let ret_bb = cx.append_basic_block(llfn, "return");
+    fl.ret_slot = Some(ret_slot);
+    fl.ret_bb = Some(ret_bb);
+
+    let v = fl.block(&f.body)?;
+    if let Some(v) = v {
+        fl.builder.build_store(ret_slot, v)?;
+    }
+    fl.builder.build_unconditional_branch(ret_bb)?;
+    fl.builder.position_at_end(ret_bb);
+    let r = fl.builder.build_load(ret_ty, ret_slot, "r")?;
+    fl.builder.build_return(Some(&r))?;
+    fl.seal_open_blocks()?;
+    Ok(llfn)
+}
+
+struct LoopTargets<'ctx> {
+    break_bb: BasicBlock<'ctx>,
+    continue_bb: BasicBlock<'ctx>,
+    result: Option<PointerValue<'ctx>>,
+}
+
+struct FnLower<'a, 'ctx> {
+    cx: &'ctx Context,
+    module: &'a Module<'ctx>,
+    builder: Builder<'ctx>,
+    func: &'a Function,
+    llfn: FunctionValue<'ctx>,
+    entry: BasicBlock<'ctx>,
+    locals: Vec<Option<PointerValue<'ctx>>>,
+    loops: HashMap<LoopId, LoopTargets<'ctx>>,
+    ret_slot: Option<PointerValue<'ctx>>,
+    ret_bb: Option<BasicBlock<'ctx>>,
+    err: Option<PointerValue<'ctx>>,
+}
+
+/// A lowered expression: `None` for `()` and for code after a diverging expression.
+type Value<'ctx> = Option<BasicValueEnum<'ctx>>;
+
+impl<'a, 'ctx> FnLower<'a, 'ctx> {
+    /// An `alloca` in the entry block (where `mem2reg` looks for them).
+    fn alloca(&self, ty: BasicTypeEnum<'ctx>, name: &str) -> LResult<PointerValue<'ctx>> {
+        let b = self.cx.create_builder();
+        match self.entry.get_first_instruction() {
+            Some(i) => b.position_before(&i),
+            None => b.position_at_end(self.entry),
+        }
+        Ok(b.build_alloca(ty, name)?)
+    }
+
+    fn slot(&mut self, id: LocalId) -> LResult<PointerValue<'ctx>> {
+        if let Some(p) = self.locals[id.0 as usize] {
+            return Ok(p);
+        }
+        let local = self.func.local(id);
+        let Type::Scalar(t) = local.ty else {
+            return Err(internal(format!("local `{}` has no scalar type", local.name), self.func.span));
+        };
+        let p = self.alloca(llvm_type(self.cx, t), &local.name)?;
+        self.locals[id.0 as usize] = Some(p);
+        Ok(p)
+    }
+
+    fn scalar_of(&self, e: &Expr) -> LResult<ScalarType> {
+        e.ty.scalar().ok_or_else(|| internal(format!("expected a scalar, found {:?}", e.ty), e.span))
+    }
+
+    /// After `br`/`ret`, later code of the same block is unreachable: give it a block.
+    fn start_dead_block(&self) {
+        let bb = self.cx.append_basic_block(self.llfn, "dead");
+        self.builder.position_at_end(bb);
+    }
+
+    /// Ends every block left without a terminator (only unreachable ones) with `unreachable`.
+    fn seal_open_blocks(&self) -> LResult<()> {
+        for bb in self.llfn.get_basic_blocks() {
+            if bb.get_terminator().is_none() {
+                self.builder.position_at_end(bb);
+                self.builder.build_unreachable()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn block(&mut self, b: &Block) -> LResult<Value<'ctx>> {
+        for s in &b.stmts {
+            match s {
+                Stmt::Let { local, init } => {
+                    let slot = self.slot(*local)?;
+                    if let Some(e) = init {
+                        if let Some(v) = self.expr(e)? {
+                            self.builder.build_store(slot, v)?;
+                        }
+                    }
+                }
+                Stmt::Expr(e) => {
+                    self.expr(e)?;
+                }
+            }
+        }
+        match &b.tail {
+            Some(t) => self.expr(t),
+            None => Ok(None),
+        }
+    }
+
+    fn expr(&mut self, e: &Expr) -> LResult<Value<'ctx>> {
+        match &e.kind {
+            ExprKind::Lit(l) => Ok(Some(self.literal(*l, self.scalar_of(e)?))),
+            ExprKind::Local(id) => {
+                let slot = self.slot(*id)?;
+                let t = llvm_type(self.cx, self.scalar_of(e)?);
+                Ok(Some(self.builder.build_load(t, slot, &self.func.local(*id).name)?))
+            }
+            ExprKind::Unary(op, a) => {
+                let Some(v) = self.expr(a)? else { return Ok(None) };
+                let t = self.scalar_of(a)?;
+                Ok(Some(self.unary(*op, v, t)?))
+            }
+            ExprKind::Binary(op, a, b) => {
+                let Some(l) = self.expr(a)? else { return Ok(None) };
+                let Some(r) = self.expr(b)? else { return Ok(None) };
+                let (lt, rt) = (self.scalar_of(a)?, self.scalar_of(b)?);
+                Ok(Some(self.binary(*op, l, lt, r, rt, b)?))
+            }
+            ExprKind::Logical(op, a, b) => self.logical(*op, a, b),
+            ExprKind::Cast(a) => {
+                let Some(v) = self.expr(a)? else { return Ok(None) };
+                Ok(Some(self.cast(v, self.scalar_of(a)?, self.scalar_of(e)?)?))
+            }
+            ExprKind::Assign(id, v) => {
+                if let Some(v) = self.expr(v)? {
+                    let slot = self.slot(*id)?;
+                    self.builder.build_store(slot, v)?;
+                }
+                Ok(None)
+            }
+            ExprKind::CompoundAssign(op, id, v) => {
+                let Some(r) = self.expr(v)? else { return Ok(None) };
+                let slot = self.slot(*id)?;
+                let lt = self.func.local(*id).ty.scalar().ok_or_else(|| internal("untyped local", e.span))?;
+                let cur = self.builder.build_load(llvm_type(self.cx, lt), slot, "cur")?;
+                let nv = self.binary(*op, cur, lt, r, self.scalar_of(v)?, v)?;
+                self.builder.build_store(slot, nv)?;
+                Ok(None)
+            }
+            ExprKind::Block(b) => self.block(b),
+            ExprKind::If { cond, then, els } => self.if_expr(e, cond, then, els.as_deref()),
+            ExprKind::While { id, cond, body } => self.while_loop(*id, cond, body),
+            ExprKind::Loop { id, body } => self.loop_expr(e, *id, body),
+            ExprKind::For { id, range, body } => self.for_loop(*id, range, body),
+            ExprKind::Break { target, value } => {
+                let (break_bb, result) = {
+                    let t = self.loops.get(target).ok_or_else(|| internal("break outside its loop", e.span))?;
+                    (t.break_bb, t.result)
+                };
+                if let Some(v) = value {
+                    let Some(v) = self.expr(v)? else { return Ok(None) };
+                    if let Some(slot) = result {
+                        self.builder.build_store(slot, v)?;
+                    }
+                }
+                self.builder.build_unconditional_branch(break_bb)?;
+                self.start_dead_block();
+                Ok(None)
+            }
+            ExprKind::Continue { target } => {
+                let bb = self.loops.get(target).ok_or_else(|| internal("continue outside its loop", e.span))?.continue_bb;
+                self.builder.build_unconditional_branch(bb)?;
+                self.start_dead_block();
+                Ok(None)
+            }
+            ExprKind::Return(v) => {
+                if let Some(v) = v {
+                    let Some(v) = self.expr(v)? else { return Ok(None) };
+                    self.builder.build_store(self.ret_slot.expect("set before the body"), v)?;
+                }
+                self.builder.build_unconditional_branch(self.ret_bb.expect("set before the body"))?;
+                self.start_dead_block();
+                Ok(None)
+            }
+            ExprKind::Call(i, _) => match *i {},
+        }
+    }
+
+    fn literal(&self, l: Literal, t: ScalarType) -> BasicValueEnum<'ctx> {
+        match (l, t) {
+            (Literal::Bool(b), _) => self.cx.bool_type().const_int(b as u64, false).into(),
+            (Literal::Int(v), t) if t.is_int() => self.int_type(t).const_int(v as i64 as u64, false).into(),
+            (Literal::Float { as_f32, .. }, ScalarType::F32) => self.cx.f32_type().const_float(as_f32 as f64).into(),
+            (Literal::Float { as_f64, .. }, ScalarType::F64) => self.cx.f64_type().const_float(as_f64).into(),
+            // The frontend gives float literals float types and integer literals integer types.
+            (Literal::Int(v), ScalarType::F32) => self.cx.f32_type().const_float(v as f32 as f64).into(),
+            (Literal::Int(v), _) => self.cx.f64_type().const_float(v as f64).into(),
+            (Literal::Float { as_f64, .. }, _) => self.int_type(t).const_int(as_f64 as i64 as u64, false).into(),
+        }
+    }
+
+    fn int_type(&self, t: ScalarType) -> IntType<'ctx> {
+        int_type(self.cx, t)
+    }
+
+    fn unary(&self, op: UnaryOp, v: BasicValueEnum<'ctx>, t: ScalarType) -> LResult<BasicValueEnum<'ctx>> {
+        let b = &self.builder;
+        Ok(match (op, t.is_float()) {
+            (UnaryOp::Neg, true) => b.build_float_neg(v.into_float_value(), "neg")?.into(),
+            // Wrapping negation, as in release builds (`-i32::MIN == i32::MIN`).
+            (UnaryOp::Neg, false) => b.build_int_neg(v.into_int_value(), "neg")?.into(),
+            (UnaryOp::Not, _) => b.build_not(v.into_int_value(), "not")?.into(),
+        })
+    }
+
+    fn binary(
+        &mut self,
+        op: BinaryOp,
+        l: BasicValueEnum<'ctx>,
+        lt: ScalarType,
+        r: BasicValueEnum<'ctx>,
+        rt: ScalarType,
+        rhs: &Expr,
+    ) -> LResult<BasicValueEnum<'ctx>> {
+        let b = &self.builder;
+        if lt.is_float() {
+            let (x, y) = (l.into_float_value(), r.into_float_value());
+            let pred = |p| -> LResult<BasicValueEnum<'ctx>> { Ok(b.build_float_compare(p, x, y, "cmp")?.into()) };
+            // No fast-math flags: IEEE results, bit for bit what the CPU computes.
+            return match op {
+                BinaryOp::Add => Ok(b.build_float_add(x, y, "add")?.into()),
+                BinaryOp::Sub => Ok(b.build_float_sub(x, y, "sub")?.into()),
+                BinaryOp::Mul => Ok(b.build_float_mul(x, y, "mul")?.into()),
+                BinaryOp::Div => Ok(b.build_float_div(x, y, "div")?.into()),
+                BinaryOp::Rem => Ok(b.build_float_rem(x, y, "rem")?.into()),
+                BinaryOp::Eq => pred(FloatPredicate::OEQ),
+                // `!=` is true when either side is NaN.
+                BinaryOp::Ne => pred(FloatPredicate::UNE),
+                BinaryOp::Lt => pred(FloatPredicate::OLT),
+                BinaryOp::Le => pred(FloatPredicate::OLE),
+                BinaryOp::Gt => pred(FloatPredicate::OGT),
+                BinaryOp::Ge => pred(FloatPredicate::OGE),
+                _ => Err(internal(format!("`{}` on floats", op.symbol()), rhs.span)),
+            };
+        }
+        let (x, y) = (l.into_int_value(), r.into_int_value());
+        let signed = lt.is_signed_int();
+        let cmp = |p| -> LResult<BasicValueEnum<'ctx>> { Ok(b.build_int_compare(p, x, y, "cmp")?.into()) };
+        let (lt_p, le_p, gt_p, ge_p) = if signed {
+            (IntPredicate::SLT, IntPredicate::SLE, IntPredicate::SGT, IntPredicate::SGE)
+        } else {
+            (IntPredicate::ULT, IntPredicate::ULE, IntPredicate::UGT, IntPredicate::UGE)
+        };
+        match op {
+            // Integer arithmetic wraps, as in release builds.
+            BinaryOp::Add => Ok(b.build_int_add(x, y, "add")?.into()),
+            BinaryOp::Sub => Ok(b.build_int_sub(x, y, "sub")?.into()),
+            BinaryOp::Mul => Ok(b.build_int_mul(x, y, "mul")?.into()),
+            BinaryOp::Div | BinaryOp::Rem => self.div_rem(op, x, y, lt, rhs),
+            BinaryOp::BitAnd => Ok(b.build_and(x, y, "and")?.into()),
+            BinaryOp::BitOr => Ok(b.build_or(x, y, "or")?.into()),
+            BinaryOp::BitXor => Ok(b.build_xor(x, y, "xor")?.into()),
+            BinaryOp::Shl | BinaryOp::Shr => {
+                // The amount is taken modulo the width, as `wrapping_shl` does (and as
+                // release builds do): reduce it in its own type, then match widths.
+                let amount_ty = self.int_type(rt);
+                let mask = amount_ty.const_int((lt.bits() - 1) as u64, false);
+                let amount = b.build_and(y, mask, "amt")?;
+                let amount = b.build_int_cast_sign_flag(amount, self.int_type(lt), false, "amt")?;
+                if op == BinaryOp::Shl {
+                    Ok(b.build_left_shift(x, amount, "shl")?.into())
+                } else {
+                    Ok(b.build_right_shift(x, amount, signed, "shr")?.into())
+                }
+            }
+            BinaryOp::Eq => cmp(IntPredicate::EQ),
+            BinaryOp::Ne => cmp(IntPredicate::NE),
+            BinaryOp::Lt => cmp(lt_p),
+            BinaryOp::Le => cmp(le_p),
+            BinaryOp::Gt => cmp(gt_p),
+            BinaryOp::Ge => cmp(ge_p),
+        }
+    }
+
+    /// Integer `/` and `%`: Rust panics on a zero divisor and on `MIN / -1`; the kernel
+    /// raises a fault instead and divides by 1 so that nothing is undefined.
+    fn div_rem(&mut self, op: BinaryOp, x: IntValue<'ctx>, y: IntValue<'ctx>, t: ScalarType, rhs: &Expr) -> LResult<BasicValueEnum<'ctx>> {
+        let b = &self.builder;
+        let ty = self.int_type(t);
+        let is_div = op == BinaryOp::Div;
+        let emit = |d: IntValue<'ctx>| -> LResult<BasicValueEnum<'ctx>> {
+            Ok(match (is_div, t.is_signed_int()) {
+                (true, true) => b.build_int_signed_div(x, d, "div")?,
+                (true, false) => b.build_int_unsigned_div(x, d, "div")?,
+                (false, true) => b.build_int_signed_rem(x, d, "rem")?,
+                (false, false) => b.build_int_unsigned_rem(x, d, "rem")?,
+            }
+            .into())
+        };
+        if ir::is_safe_divisor(rhs) {
+            return emit(y);
+        }
+        let zero = b.build_int_compare(IntPredicate::EQ, y, ty.const_zero(), "by_zero")?;
+        let mut bad = zero;
+        if t.is_signed_int() {
+            let min = ty.const_int(1u64 << (t.bits() - 1), false);
+            let is_min = b.build_int_compare(IntPredicate::EQ, x, min, "is_min")?;
+            let minus_one = b.build_int_compare(IntPredicate::EQ, y, ty.const_all_ones(), "by_minus_one")?;
+            let ovf = b.build_and(is_min, minus_one, "overflow")?;
+            bad = b.build_or(zero, ovf, "bad")?;
+        }
+        let safe = b.build_select(bad, ty.const_int(1, false), y, "divisor")?.into_int_value();
+        let result = emit(safe)?;
+        let (zero_fault, ovf_fault) = if is_div {
+            (Fault::DivideByZero, Fault::DivideOverflow)
+        } else {
+            (Fault::RemainderByZero, Fault::RemainderOverflow)
+        };
+        let i32t = self.cx.i32_type();
+        let code = b.build_select(
+            zero,
+            i32t.const_int(zero_fault.code() as u64, false),
+            i32t.const_int(ovf_fault.code() as u64, false),
+            "fault",
+        )?;
+        self.raise_if(bad, code.into_int_value())?;
+        Ok(result)
+    }
+
+    /// `if cond { raise code }`, on a branch marked unlikely.
+    fn raise_if(&mut self, cond: IntValue<'ctx>, code: IntValue<'ctx>) -> LResult<()> {
+        let Some(err) = self.err else {
+            return Err(internal("a fault is raised in a function without an error flag", self.func.span));
+        };
+        let fail = self.cx.append_basic_block(self.llfn, "fault");
+        let cont = self.cx.append_basic_block(self.llfn, "ok");
+        let expect = LlvmIntrinsic::find("llvm.expect")
+            .and_then(|i| i.get_declaration(self.module, &[self.cx.bool_type().into()]))
+            .ok_or_else(|| internal("llvm.expect is missing", self.func.span))?;
+        let cond = self
+            .builder
+            .build_call(expect, &[cond.into(), self.cx.bool_type().const_zero().into()], "unlikely")?;
+        let cond = basic_value(cond.try_as_basic_value(), self.func.span)?.into_int_value();
+        self.builder.build_conditional_branch(cond, fail, cont)?;
+        self.builder.position_at_end(fail);
+        // The largest code wins, so a launch reports the same fault whatever the order.
+        self.builder.build_atomicrmw(AtomicRMWBinOp::UMax, err, code, AtomicOrdering::Monotonic)?;
+        self.builder.build_unconditional_branch(cont)?;
+        self.builder.position_at_end(cont);
+        Ok(())
+    }
+
+    fn logical(&mut self, op: LogicalOp, a: &Expr, b: &Expr) -> LResult<Value<'ctx>> {
+        let bool_t = self.cx.bool_type();
+        let slot = self.alloca(bool_t.into(), "logic")?;
+        let Some(l) = self.expr(a)? else { return Ok(None) };
+        self.builder.build_store(slot, l)?;
+        let rhs_bb = self.cx.append_basic_block(self.llfn, "rhs");
+        let done = self.cx.append_basic_block(self.llfn, "logic_done");
+        let l = l.into_int_value();
+        match op {
+            LogicalOp::And => self.builder.build_conditional_branch(l, rhs_bb, done)?,
+            LogicalOp::Or => self.builder.build_conditional_branch(l, done, rhs_bb)?,
+        };
+        self.builder.position_at_end(rhs_bb);
+        if let Some(r) = self.expr(b)? {
+            self.builder.build_store(slot, r)?;
+        }
+        self.builder.build_unconditional_branch(done)?;
+        self.builder.position_at_end(done);
+        Ok(Some(self.builder.build_load(bool_t, slot, "logic")?))
+    }
+
+    /// `as`, with Rust's semantics: float→int saturates and maps NaN to 0, int→int
+    /// truncates or extends by the source's signedness, int→float rounds to nearest.
+    fn cast(&self, v: BasicValueEnum<'ctx>, from: ScalarType, to: ScalarType) -> LResult<BasicValueEnum<'ctx>> {
+        let b = &self.builder;
+        if from == to {
+            return Ok(v);
+        }
+        Ok(match (from.is_float(), to.is_float()) {
+            (true, true) => {
+                let target = llvm_type(self.cx, to).into_float_type();
+                if to.bits() > from.bits() {
+                    b.build_float_ext(v.into_float_value(), target, "fext")?.into()
+                } else {
+                    b.build_float_trunc(v.into_float_value(), target, "ftrunc")?.into()
+                }
+            }
+            (true, false) => {
+                // `fptosi` alone is poison out of range; the `.sat` intrinsics are Rust's `as`.
+                let name = if to.is_signed_int() { "llvm.fptosi.sat" } else { "llvm.fptoui.sat" };
+                let decl = LlvmIntrinsic::find(name)
+                    .and_then(|i| i.get_declaration(self.module, &[self.int_type(to).into(), v.get_type()]))
+                    .ok_or_else(|| internal(format!("{name} is missing"), self.func.span))?;
+                let call = b.build_call(decl, &[v.into()], "fptoi")?;
+                basic_value(call.try_as_basic_value(), self.func.span)?
+            }
+            (false, true) => {
+                let target = llvm_type(self.cx, to).into_float_type();
+                if from.is_signed_int() {
+                    b.build_signed_int_to_float(v.into_int_value(), target, "itof")?.into()
+                } else {
+                    // `bool` is unsigned here too (the frontend rejects `bool as f32`).
+                    b.build_unsigned_int_to_float(v.into_int_value(), target, "itof")?.into()
+                }
+            }
+            (false, false) => {
+                let target = self.int_type(to);
+                b.build_int_cast_sign_flag(v.into_int_value(), target, from.is_signed_int(), "icast")?.into()
+            }
+        })
+    }
+
+    fn if_expr(&mut self, e: &Expr, cond: &Expr, then: &Block, els: Option<&Expr>) -> LResult<Value<'ctx>> {
+        let slot = match e.ty {
+            Type::Scalar(t) => Some(self.alloca(llvm_type(self.cx, t), "if_value")?),
+            _ => None,
+        };
+        let Some(c) = self.expr(cond)? else { return Ok(None) };
+        let then_bb = self.cx.append_basic_block(self.llfn, "then");
+        let else_bb = self.cx.append_basic_block(self.llfn, "else");
+        let merge = self.cx.append_basic_block(self.llfn, "endif");
+        self.builder.build_conditional_branch(c.into_int_value(), then_bb, else_bb)?;
+        self.builder.position_at_end(then_bb);
+        let tv = self.block(then)?;
+        self.store_opt(slot, tv)?;
+        self.builder.build_unconditional_branch(merge)?;
+        self.builder.position_at_end(else_bb);
+        if let Some(els) = els {
+            let ev = self.expr(els)?;
+            self.store_opt(slot, ev)?;
+        }
+        self.builder.build_unconditional_branch(merge)?;
+        self.builder.position_at_end(merge);
+        self.load_opt(slot, e)
+    }
+
+    fn store_opt(&self, slot: Option<PointerValue<'ctx>>, v: Value<'ctx>) -> LResult<()> {
+        if let (Some(slot), Some(v)) = (slot, v) {
+            self.builder.build_store(slot, v)?;
+        }
+        Ok(())
+    }
+
+    fn load_opt(&self, slot: Option<PointerValue<'ctx>>, e: &Expr) -> LResult<Value<'ctx>> {
+        match (slot, e.ty) {
+            (Some(slot), Type::Scalar(t)) => Ok(Some(self.builder.build_load(llvm_type(self.cx, t), slot, "value")?)),
+            _ => Ok(None),
+        }
+    }
+
+    fn while_loop(&mut self, id: LoopId, cond: &Expr, body: &Block) -> LResult<Value<'ctx>> {
+        let head = self.cx.append_basic_block(self.llfn, "while_cond");
+        let body_bb = self.cx.append_basic_block(self.llfn, "while_body");
+        let exit = self.cx.append_basic_block(self.llfn, "while_end");
+        self.builder.build_unconditional_branch(head)?;
+        self.builder.position_at_end(head);
+        if let Some(c) = self.expr(cond)? {
+            self.builder.build_conditional_branch(c.into_int_value(), body_bb, exit)?;
+        } else {
+            self.builder.build_unconditional_branch(exit)?;
+        }
+        self.loops.insert(id, LoopTargets { break_bb: exit, continue_bb: head, result: None });
+        self.builder.position_at_end(body_bb);
+        self.block(body)?;
+        self.builder.build_unconditional_branch(head)?;
+        self.builder.position_at_end(exit);
+        Ok(None)
+    }
+
+    fn loop_expr(&mut self, e: &Expr, id: LoopId, body: &Block) -> LResult<Value<'ctx>> {
+        let result = match e.ty {
+            Type::Scalar(t) => Some(self.alloca(llvm_type(self.cx, t), "loop_value")?),
+            _ => None,
+        };
+        let body_bb = self.cx.append_basic_block(self.llfn, "loop_body");
+        let exit = self.cx.append_basic_block(self.llfn, "loop_end");
+        self.loops.insert(id, LoopTargets { break_bb: exit, continue_bb: body_bb, result });
+        self.builder.build_unconditional_branch(body_bb)?;
+        self.builder.position_at_end(body_bb);
+        self.block(body)?;
+        self.builder.build_unconditional_branch(body_bb)?;
+        self.builder.position_at_end(exit);
+        if e.ty == Type::Never {
+            // No `break`: nothing follows the loop.
+            self.builder.build_unreachable()?;
+            self.start_dead_block();
+        }
+        self.load_opt(result, e)
+    }
+
+    /// A counted loop over `lo..=hi` (`hi = end - 1` for `..`), by steps of `k`, upwards or
+    /// (`.rev()`) downwards. It runs `last + 1` times with `last = (hi - lo) / k` computed
+    /// without overflow, so full-range loops such as `0..=u64::MAX` are exact.
+    fn for_loop(&mut self, id: LoopId, range: &ForRange, body: &Block) -> LResult<Value<'ctx>> {
+        let t = self.scalar_of(&range.start)?;
+        let ty = self.int_type(t);
+        let i64t = self.cx.i64_type();
+        let Some(start) = self.expr(&range.start)? else { return Ok(None) };
+        let Some(end) = self.expr(&range.end)? else { return Ok(None) };
+        let step = match &range.step {
+            Some(s) => match self.expr(s)? {
+                Some(v) => Some(v.into_int_value()),
+                None => return Ok(None),
+            },
+            None => None,
+        };
+        let (start, end) = (start.into_int_value(), end.into_int_value());
+        let exit = self.cx.append_basic_block(self.llfn, "for_end");
+        if let Some(k) = step {
+            // `step_by(0)` panics in Rust.
+            let zero = self.builder.build_int_compare(IntPredicate::EQ, k, i64t.const_zero(), "step_zero")?;
+            let code = self.cx.i32_type().const_int(Fault::StepByZero.code() as u64, false);
+            self.raise_if(zero, code)?;
+            let go = self.cx.append_basic_block(self.llfn, "for_step_ok");
+            self.builder.build_conditional_branch(zero, exit, go)?;
+            self.builder.position_at_end(go);
+        }
+        let signed = t.is_signed_int();
+        let pred = match (range.inclusive, signed) {
+            (true, true) => IntPredicate::SLE,
+            (true, false) => IntPredicate::ULE,
+            (false, true) => IntPredicate::SLT,
+            (false, false) => IntPredicate::ULT,
+        };
+        let nonempty = self.builder.build_int_compare(pred, start, end, "nonempty")?;
+        let pre = self.cx.append_basic_block(self.llfn, "for_pre");
+        self.builder.build_conditional_branch(nonempty, pre, exit)?;
+        self.builder.position_at_end(pre);
+        let hi = if range.inclusive { end } else { self.builder.build_int_sub(end, ty.const_int(1, false), "hi")? };
+        let diff = self.builder.build_int_sub(hi, start, "span")?;
+        let diff = self.builder.build_int_cast_sign_flag(diff, i64t, false, "span64")?;
+        let last = match step {
+            Some(k) => self.builder.build_int_unsigned_div(diff, k, "last")?,
+            None => diff,
+        };
+        let stride = match step {
+            Some(k) => self.builder.build_int_cast_sign_flag(k, ty, false, "stride")?,
+            None => ty.const_int(1, false),
+        };
+        let k_slot = self.alloca(i64t.into(), "iter")?;
+        let cur_slot = self.alloca(ty.into(), "cursor")?;
+        self.builder.build_store(k_slot, i64t.const_zero())?;
+        self.builder.build_store(cur_slot, if range.reverse { hi } else { start })?;
+        let body_bb = self.cx.append_basic_block(self.llfn, "for_body");
+        let latch = self.cx.append_basic_block(self.llfn, "for_next");
+        self.builder.build_unconditional_branch(body_bb)?;
+
+        self.builder.position_at_end(body_bb);
+        let cur = self.builder.build_load(ty, cur_slot, "i")?;
+        let var = self.slot(range.var)?;
+        self.builder.build_store(var, cur)?;
+        self.loops.insert(id, LoopTargets { break_bb: exit, continue_bb: latch, result: None });
+        self.block(body)?;
+        self.builder.build_unconditional_branch(latch)?;
+
+        self.builder.position_at_end(latch);
+        let k = self.builder.build_load(i64t, k_slot, "k")?.into_int_value();
+        let done = self.builder.build_int_compare(IntPredicate::EQ, k, last, "done")?;
+        let advance = self.cx.append_basic_block(self.llfn, "for_advance");
+        self.builder.build_conditional_branch(done, exit, advance)?;
+        self.builder.position_at_end(advance);
+        let k1 = self.builder.build_int_add(k, i64t.const_int(1, false), "k1")?;
+        self.builder.build_store(k_slot, k1)?;
+        let cur = self.builder.build_load(ty, cur_slot, "cur")?.into_int_value();
+        let next = if range.reverse {
+            self.builder.build_int_sub(cur, stride, "next")?
+        } else {
+            self.builder.build_int_add(cur, stride, "next")?
+        };
+        self.builder.build_store(cur_slot, next)?;
+        self.builder.build_unconditional_branch(body_bb)?;
+        self.builder.position_at_end(exit);
+        Ok(None)
+    }
+}
+
+fn basic_value(v: ValueKind<'_>, span: Span) -> LResult<BasicValueEnum<'_>> {
+    match v {
+        ValueKind::Basic(b) => Ok(b),
+        ValueKind::Instruction(_) => Err(internal("a call that should return a value returned void", span)),
+    }
+}
+
+/// Adds the kernel entry `abi.entry` that applies `scalar` to every element (see
+/// [`crate::abi`] for its parameters), as a grid-stride loop with 64-bit indices.
+pub fn lower_kernel_entry<'ctx>(
+    cx: &'ctx Context,
+    module: &Module<'ctx>,
+    scalar: FunctionValue<'ctx>,
+    abi: &KernelAbi,
+) -> LResult<FunctionValue<'ctx>> {
+    let global = cx.ptr_type(AddressSpace::from(1u16));
+    let i64t = cx.i64_type();
+    let mut params: Vec<inkwell::types::BasicMetadataTypeEnum> = vec![i64t.into(), global.into()];
+    for &t in &abi.inputs {
+        params.push(global.into());
+        params.push(memory_type(cx, t).into());
+    }
+    if abi.error_flag {
+        params.push(global.into());
+    }
+    let kernel = module.add_function(&abi.entry, cx.void_type().fn_type(&params, false), None);
+    let kind = |name: &str| Attribute::get_named_enum_kind_id(name);
+    // Arrays never overlap (the runtime allocates or checks them), inputs are only read:
+    // LLVM may then use the read-only data cache (`ld.global.nc`).
+    for idx in 0..abi.inputs.len() as u32 {
+        let p = 2 + 2 * idx;
+        kernel.add_attribute(AttributeLoc::Param(p), cx.create_enum_attribute(kind("noalias"), 0));
+        kernel.add_attribute(AttributeLoc::Param(p), cx.create_enum_attribute(kind("readonly"), 0));
+        kernel.add_attribute(AttributeLoc::Param(p), cx.create_enum_attribute(kind("nocapture"), 0));
+    }
+    kernel.add_attribute(AttributeLoc::Param(1), cx.create_enum_attribute(kind("noalias"), 0));
+    kernel.add_attribute(AttributeLoc::Param(1), cx.create_enum_attribute(kind("nocapture"), 0));
+    let annotation = cx.metadata_node(&[
+        kernel.as_global_value().as_pointer_value().into(),
+        cx.metadata_string("kernel").into(),
+        cx.i32_type().const_int(1, false).into(),
+    ]);
+    module
+        .add_global_metadata("nvvm.annotations", &annotation)
+        .map_err(|e| internal(format!("cannot annotate the kernel: {e}"), Span::call_site()))?;
+
+    let b = cx.create_builder();
+    let entry = cx.append_basic_block(kernel, "entry");
+    b.position_at_end(entry);
+    let sreg = |name: &str| -> LResult<IntValue<'ctx>> {
+        let f = LlvmIntrinsic::find(name)
+            .and_then(|i| i.get_declaration(module, &[]))
+            .ok_or_else(|| internal(format!("{name} is missing"), Span::call_site()))?;
+        let v = basic_value(b.build_call(f, &[], "sreg")?.try_as_basic_value(), Span::call_site())?;
+        Ok(b.build_int_z_extend(v.into_int_value(), i64t, "sreg64")?)
+    };
+    let tid = sreg("llvm.nvvm.read.ptx.sreg.tid.x")?;
+    let ntid = sreg("llvm.nvvm.read.ptx.sreg.ntid.x")?;
+    let ctaid = sreg("llvm.nvvm.read.ptx.sreg.ctaid.x")?;
+    let nctaid = sreg("llvm.nvvm.read.ptx.sreg.nctaid.x")?;
+    let first = b.build_int_add(b.build_int_mul(ctaid, ntid, "block_base")?, tid, "first")?;
+    let stride = b.build_int_mul(nctaid, ntid, "stride")?;
+    let param = |i: u32| kernel.get_nth_param(i).expect("declared above");
+    let n = param(0).into_int_value();
+    let out = param(1).into_pointer_value();
+    let err = if abi.error_flag {
+        let p = param(2 + 2 * abi.inputs.len() as u32).into_pointer_value();
+        Some(b.build_address_space_cast(p, cx.ptr_type(AddressSpace::default()), "err")?)
+    } else {
+        None
+    };
+    let inputs: Vec<(PointerValue<'ctx>, BasicValueEnum<'ctx>)> = (0..abi.inputs.len() as u32)
+        .map(|i| (param(2 + 2 * i).into_pointer_value(), param(3 + 2 * i)))
+        .collect();
+
+    let loops = GridLoop { cx, builder: &b, kernel, scalar, abi, first, stride, n, out, err };
+    if inputs.is_empty() {
+        loops.emit(&inputs, true)?;
+    } else {
+        // The common case, every input an array, gets a loop without per-element checks.
+        let mut all_arrays = cx.bool_type().const_int(1, false);
+        for (p, _) in &inputs {
+            let is_array = b.build_is_not_null(*p, "is_array")?;
+            all_arrays = b.build_and(all_arrays, is_array, "all_arrays")?;
+        }
+        let fast = cx.append_basic_block(kernel, "arrays");
+        let mixed = cx.append_basic_block(kernel, "mixed");
+        b.build_conditional_branch(all_arrays, fast, mixed)?;
+        b.position_at_end(fast);
+        loops.emit(&inputs, true)?;
+        b.position_at_end(mixed);
+        loops.emit(&inputs, false)?;
+    }
+    Ok(kernel)
+}
+
+struct GridLoop<'a, 'ctx> {
+    cx: &'ctx Context,
+    builder: &'a Builder<'ctx>,
+    kernel: FunctionValue<'ctx>,
+    scalar: FunctionValue<'ctx>,
+    abi: &'a KernelAbi,
+    first: IntValue<'ctx>,
+    stride: IntValue<'ctx>,
+    n: IntValue<'ctx>,
+    out: PointerValue<'ctx>,
+    err: Option<PointerValue<'ctx>>,
+}
+
+impl<'ctx> GridLoop<'_, 'ctx> {
+    /// `for (i = first; i < n; i += stride) out[i] = f(inputs[i]…)`, then `ret`. With
+    /// `all_arrays`, every input is loaded from its array; otherwise each input checks
+    /// whether it is an array or a broadcast scalar.
+    fn emit(&self, inputs: &[(PointerValue<'ctx>, BasicValueEnum<'ctx>)], all_arrays: bool) -> LResult<()> {
+        let (cx, b) = (self.cx, self.builder);
+        let i64t = cx.i64_type();
+        let pre = b.get_insert_block().expect("positioned");
+        let head = cx.append_basic_block(self.kernel, "loop");
+        let done = cx.append_basic_block(self.kernel, "done");
+        let enter = b.build_int_compare(IntPredicate::ULT, self.first, self.n, "enter")?;
+        b.build_conditional_branch(enter, head, done)?;
+        b.position_at_end(head);
+        let i = b.build_phi(i64t, "i")?;
+        i.add_incoming(&[(&self.first, pre)]);
+        let idx = i.as_basic_value().into_int_value();
+        let mut args: Vec<BasicMetadataValueEnum> = Vec::new();
+        for (k, (ptr, val)) in inputs.iter().enumerate() {
+            let t = self.abi.inputs[k];
+            let mt = memory_type(cx, t);
+            let load = |b: &Builder<'ctx>| -> LResult<BasicValueEnum<'ctx>> {
+                // SAFETY of the GEP: `idx < n` and the runtime passes arrays of `n` elements.
+                let p = unsafe { b.build_in_bounds_gep(mt, *ptr, &[idx], "elem")? };
+                Ok(b.build_load(mt, p, "x")?)
+            };
+            let raw = if all_arrays {
+                load(b)?
+            } else {
+                let is_array = b.build_is_not_null(*ptr, "is_array")?;
+                let from_array = cx.append_basic_block(self.kernel, "from_array");
+                let joined = cx.append_basic_block(self.kernel, "arg");
+                let here = b.get_insert_block().expect("positioned");
+                b.build_conditional_branch(is_array, from_array, joined)?;
+                b.position_at_end(from_array);
+                let loaded = load(b)?;
+                b.build_unconditional_branch(joined)?;
+                b.position_at_end(joined);
+                let phi = b.build_phi(mt, "x")?;
+                phi.add_incoming(&[(&loaded, from_array), (val, here)]);
+                phi.as_basic_value()
+            };
+            args.push(self.from_memory(raw, t)?.into());
+        }
+        if let Some(err) = self.err {
+            args.push(err.into());
+        }
+        let call = b.build_call(self.scalar, &args, "y")?;
+        let y = basic_value(call.try_as_basic_value(), Span::call_site())?;
+        let y = self.to_memory(y, self.abi.output)?;
+        let out_ty = memory_type(cx, self.abi.output);
+        let dst = unsafe { b.build_in_bounds_gep(out_ty, self.out, &[idx], "dst")? };
+        b.build_store(dst, y)?;
+        let next = b.build_int_add(idx, self.stride, "next")?;
+        let latch = b.get_insert_block().expect("positioned");
+        i.add_incoming(&[(&next, latch)]);
+        let more = b.build_int_compare(IntPredicate::ULT, next, self.n, "more")?;
+        b.build_conditional_branch(more, head, done)?;
+        b.position_at_end(done);
+        b.build_return(None)?;
+        Ok(())
+    }
+
+    fn from_memory(&self, v: BasicValueEnum<'ctx>, t: ScalarType) -> LResult<BasicValueEnum<'ctx>> {
+        if t == ScalarType::Bool {
+            let zero = self.cx.i8_type().const_zero();
+            return Ok(self.builder.build_int_compare(IntPredicate::NE, v.into_int_value(), zero, "b")?.into());
+        }
+        Ok(v)
+    }
+
+    fn to_memory(&self, v: BasicValueEnum<'ctx>, t: ScalarType) -> LResult<BasicValueEnum<'ctx>> {
+        if t == ScalarType::Bool {
+            return Ok(self.builder.build_int_z_extend(v.into_int_value(), self.cx.i8_type(), "byte")?.into());
+        }
+        Ok(v)
+    }
+}

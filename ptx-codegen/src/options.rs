@@ -1,0 +1,130 @@
+//! The attribute's arguments: `#[vectorize(target = "cuda", arch = "sm_90")]`.
+
+use proc_macro2::TokenStream;
+use syn::parse::Parser;
+
+use crate::emit::SUPPORTED_ARCHS;
+
+/// How a vectorized function is compiled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// The PTX target architecture (`sm_70` unless chosen): the oldest GPU generation the
+    /// kernel runs on; the driver compiles the PTX for newer ones when it loads it.
+    pub arch: String,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { arch: "sm_70".to_string() }
+    }
+}
+
+const KEYS: &[&str] = &["target", "arch"];
+const TARGETS: &[&str] = &["cuda"];
+
+impl Options {
+    /// Parses the attribute's arguments, reporting every problem.
+    pub fn parse(args: TokenStream) -> syn::Result<Options> {
+        let mut opts = Options::default();
+        let mut errors: Vec<syn::Error> = Vec::new();
+        let parser = syn::meta::parser(|meta| {
+            let key = meta.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+            match key.as_str() {
+                "target" => {
+                    let lit: syn::LitStr = meta.value()?.parse()?;
+                    let v = lit.value();
+                    if !TARGETS.contains(&v.as_str()) {
+                        let hint = suggestion(&v, TARGETS);
+                        errors.push(syn::Error::new(
+                            lit.span(),
+                            format!("unsupported target \"{v}\"{hint}: the supported target is \"cuda\""),
+                        ));
+                    }
+                    Ok(())
+                }
+                "arch" => {
+                    let lit: syn::LitStr = meta.value()?.parse()?;
+                    let v = lit.value();
+                    if SUPPORTED_ARCHS.contains(&v.as_str()) {
+                        opts.arch = v;
+                    } else {
+                        let hint = suggestion(&v, SUPPORTED_ARCHS);
+                        errors.push(syn::Error::new(
+                            lit.span(),
+                            format!("unknown GPU architecture \"{v}\"{hint}: supported are {}", SUPPORTED_ARCHS.join(", ")),
+                        ));
+                    }
+                    Ok(())
+                }
+                _ => {
+                    let shown = if key.is_empty() { "this option".to_string() } else { format!("`{key}`") };
+                    let hint = suggestion(&key, KEYS);
+                    errors.push(meta.error(format!(
+                        "unknown option {shown}{hint}: `#[vectorize]` takes `target = \"cuda\"` and `arch = \"sm_70\"` (or another architecture)"
+                    )));
+                    // Skip a value, if any, so that the next option still parses.
+                    if meta.input.peek(syn::Token![=]) {
+                        let _: syn::Expr = meta.value()?.parse()?;
+                    } else if meta.input.peek(syn::token::Paren) {
+                        let _group: proc_macro2::Group = meta.input.parse()?;
+                    }
+                    Ok(())
+                }
+            }
+        });
+        if let Err(e) = parser.parse2(args) {
+            errors.push(e);
+        }
+        let mut it = errors.into_iter();
+        match it.next() {
+            None => Ok(opts),
+            Some(mut first) => {
+                for e in it {
+                    first.combine(e);
+                }
+                Err(first)
+            }
+        }
+    }
+}
+
+/// `; did you mean "x"?` for the closest candidate within a small edit distance.
+fn suggestion(given: &str, candidates: &[&str]) -> String {
+    candidates
+        .iter()
+        .map(|c| (strsim::levenshtein(given, c), *c))
+        .filter(|(d, c)| *d <= 2.max(c.len() / 3))
+        .min()
+        .map(|(_, c)| format!("; did you mean `{c}`?"))
+        .unwrap_or_default()
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quote::quote;
+
+    #[test]
+    fn defaults_and_choices() {
+        assert_eq!(Options::parse(quote!()).unwrap(), Options::default());
+        assert_eq!(Options::parse(quote!(target = "cuda")).unwrap().arch, "sm_70");
+        assert_eq!(Options::parse(quote!(target = "cuda", arch = "sm_90")).unwrap().arch, "sm_90");
+    }
+
+    #[test]
+    fn every_problem_is_reported() {
+        let e = Options::parse(quote!(tagret = "cuda", arch = "sm_91", fast = 1)).unwrap_err();
+        let msgs: Vec<String> = e.into_iter().map(|e| e.to_string()).collect();
+        assert_eq!(msgs.len(), 3, "{msgs:?}");
+        assert!(msgs[0].contains("unknown option `tagret`; did you mean `target`?"), "{}", msgs[0]);
+        assert!(msgs[1].contains("unknown GPU architecture \"sm_91\"; did you mean `sm_90`?"), "{}", msgs[1]);
+        assert!(msgs[2].contains("unknown option `fast`"), "{}", msgs[2]);
+    }
+
+    #[test]
+    fn unsupported_target() {
+        let e = Options::parse(quote!(target = "cdua")).unwrap_err().to_string();
+        assert!(e.contains("unsupported target \"cdua\"; did you mean `cuda`?"), "{e}");
+    }
+}

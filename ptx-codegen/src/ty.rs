@@ -1,0 +1,143 @@
+//! The scalar types a vectorized function computes with.
+
+use std::fmt;
+
+/// A scalar type of the kernel language. `isize`/`usize` are distinct types (as in Rust)
+/// that lower to 64-bit integers.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum ScalarType {
+    Bool,
+    I8,
+    I16,
+    I32,
+    I64,
+    Isize,
+    U8,
+    U16,
+    U32,
+    U64,
+    Usize,
+    F32,
+    F64,
+}
+
+impl ScalarType {
+    pub const ALL: [ScalarType; 13] = [
+        ScalarType::Bool,
+        ScalarType::I8,
+        ScalarType::I16,
+        ScalarType::I32,
+        ScalarType::I64,
+        ScalarType::Isize,
+        ScalarType::U8,
+        ScalarType::U16,
+        ScalarType::U32,
+        ScalarType::U64,
+        ScalarType::Usize,
+        ScalarType::F32,
+        ScalarType::F64,
+    ];
+
+    /// The type's name as written in Rust source.
+    pub fn rust_name(self) -> &'static str {
+        match self {
+            ScalarType::Bool => "bool",
+            ScalarType::I8 => "i8",
+            ScalarType::I16 => "i16",
+            ScalarType::I32 => "i32",
+            ScalarType::I64 => "i64",
+            ScalarType::Isize => "isize",
+            ScalarType::U8 => "u8",
+            ScalarType::U16 => "u16",
+            ScalarType::U32 => "u32",
+            ScalarType::U64 => "u64",
+            ScalarType::Usize => "usize",
+            ScalarType::F32 => "f32",
+            ScalarType::F64 => "f64",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<ScalarType> {
+        ScalarType::ALL.into_iter().find(|t| t.rust_name() == name)
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(self, ScalarType::F32 | ScalarType::F64)
+    }
+
+    pub fn is_int(self) -> bool {
+        !self.is_float() && self != ScalarType::Bool
+    }
+
+    pub fn is_signed_int(self) -> bool {
+        matches!(
+            self,
+            ScalarType::I8 | ScalarType::I16 | ScalarType::I32 | ScalarType::I64 | ScalarType::Isize
+        )
+    }
+
+    pub fn is_unsigned_int(self) -> bool {
+        self.is_int() && !self.is_signed_int()
+    }
+
+    /// Width in bits of the value (bool: 1).
+    pub fn bits(self) -> u32 {
+        match self {
+            ScalarType::Bool => 1,
+            ScalarType::I8 | ScalarType::U8 => 8,
+            ScalarType::I16 | ScalarType::U16 => 16,
+            ScalarType::I32 | ScalarType::U32 | ScalarType::F32 => 32,
+            ScalarType::I64
+            | ScalarType::Isize
+            | ScalarType::U64
+            | ScalarType::Usize
+            | ScalarType::F64 => 64,
+        }
+    }
+
+    /// Size in bytes in memory (Rust's layout: bool is one byte).
+    pub fn size_bytes(self) -> u32 {
+        self.bits().div_ceil(8)
+    }
+
+    /// Smallest and largest value of an integer type, as i128.
+    pub fn int_range(self) -> Option<(i128, i128)> {
+        if !self.is_int() {
+            return None;
+        }
+        let bits = self.bits();
+        Some(if self.is_signed_int() {
+            (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+        } else {
+            (0, (1i128 << bits) - 1)
+        })
+    }
+}
+
+impl fmt::Display for ScalarType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.rust_name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for t in ScalarType::ALL {
+            assert_eq!(ScalarType::from_name(t.rust_name()), Some(t));
+        }
+        assert_eq!(ScalarType::from_name("f16"), None);
+    }
+
+    #[test]
+    fn integer_ranges() {
+        assert_eq!(ScalarType::I8.int_range(), Some((-128, 127)));
+        assert_eq!(ScalarType::U64.int_range(), Some((0, u64::MAX as i128)));
+        assert_eq!(ScalarType::Isize.int_range(), Some((i64::MIN as i128, i64::MAX as i128)));
+        assert_eq!(ScalarType::F32.int_range(), None);
+        assert_eq!(ScalarType::Bool.size_bytes(), 1);
+    }
+}
