@@ -98,6 +98,8 @@ fn generate(func: &syn::ItemFn, params: &[ScalarType], ret: ScalarType, compiled
     scalar_fn.sig.ident = format_ident!("scalar", span = name.span());
     let arg_list = quote! { #(#idents: impl ::gpu_runtime::Arg<'__a, #tys>),* };
     let erased = quote! { [#(::gpu_runtime::Arg::into_arg(#idents).erase()),*] };
+    // `device` unless a parameter already has that name.
+    let device = if name_strs.contains(&"device") { format_ident!("__device") } else { format_ident!("device") };
     let mod_doc = format!("The generated API of the vectorized function `{name_str}`.");
 
     quote! {
@@ -136,16 +138,16 @@ fn generate(func: &syn::ItemFn, params: &[ScalarType], ret: ScalarType, compiled
                 });
 
             /// Runs the function on `device`.
-            pub fn on<'__a>(device: &::gpu_runtime::Device, #arg_list) -> ::gpu_runtime::Result<::std::vec::Vec<#ret_ty>> {
+            pub fn on<'__a>(#device: &::gpu_runtime::Device, #arg_list) -> ::gpu_runtime::Result<::std::vec::Vec<#ret_ty>> {
                 // SAFETY: the arguments follow the kernel's inputs in order and type.
-                unsafe { KERNEL.call_host::<#ret_ty>(::core::option::Option::Some(device), &#erased) }
+                unsafe { KERNEL.call_host::<#ret_ty>(::core::option::Option::Some(#device), &#erased) }
             }
 
             /// Runs the same computation on the CPU, element by element.
             pub fn cpu<'__a>(#arg_list) -> ::gpu_runtime::Result<::std::vec::Vec<#ret_ty>> {
                 #(let #idents = ::gpu_runtime::Arg::into_arg(#idents);)*
-                let n = ::gpu_runtime::__private::broadcast_len(#name_str, &[#(#name_strs),*], &[#(#idents.len()),*])?;
-                ::core::result::Result::Ok((0..n).map(|i| scalar(#(#idents.get(i)),*)).collect())
+                let __n = ::gpu_runtime::__private::broadcast_len(#name_str, &[#(#name_strs),*], &[#(#idents.len()),*])?;
+                ::core::result::Result::Ok((0..__n).map(|__i| scalar(#(#idents.get(__i)),*)).collect())
             }
         }
     }

@@ -14,6 +14,7 @@ pub mod intrinsic;
 pub mod ir;
 pub mod lower;
 pub mod options;
+pub mod toolkit;
 pub mod ty;
 
 use inkwell::context::Context;

@@ -1,0 +1,138 @@
+//! Finding NVIDIA's tools on a machine that may have no CUDA toolkit: `ptxas` (to check
+//! generated PTX) and `libdevice.10.bc` (NVIDIA's math library as LLVM bitcode).
+//!
+//! Looked up, in order: an explicit environment variable; a CUDA toolkit (`CUDA_HOME`,
+//! `CUDA_PATH`, `/usr/local/cuda`); the NVIDIA wheels from PyPI (`nvidia-cuda-nvcc`,
+//! `nvidia-cuda-nvcc-cu12`, `nvidia-nvvm`) installed where the project's setup puts them
+//! (`GPU_TOOLS_DIR`, default `~/.cache/gpu-vectorize/nvidia`) or into Python's own
+//! site-packages.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// Where the project's setup script installs the NVIDIA wheels.
+pub fn tools_dir() -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("GPU_TOOLS_DIR") {
+        return Some(PathBuf::from(d));
+    }
+    std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache/gpu-vectorize/nvidia"))
+}
+
+/// Directories that may hold an `nvidia/` wheel tree.
+fn wheel_roots() -> Vec<PathBuf> {
+    static PYTHON: OnceLock<Vec<PathBuf>> = OnceLock::new();
+    let mut roots: Vec<PathBuf> = tools_dir().into_iter().collect();
+    roots.extend(PYTHON.get_or_init(python_site_packages).iter().cloned());
+    roots
+}
+
+/// Python's site-packages directories that contain an `nvidia` package.
+fn python_site_packages() -> Vec<PathBuf> {
+    let script = "import nvidia, os\nfor p in nvidia.__path__: print(os.path.dirname(p))";
+    let Ok(out) = Command::new("python3").args(["-c", script]).output() else {
+        return Vec::new();
+    };
+    if !out.status.success() {
+        return Vec::new();
+    }
+    String::from_utf8_lossy(&out.stdout).lines().map(PathBuf::from).collect()
+}
+
+fn toolkit_roots() -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> =
+        ["CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"].iter().filter_map(std::env::var_os).map(PathBuf::from).collect();
+    roots.push(PathBuf::from("/usr/local/cuda"));
+    roots
+}
+
+/// Every `ptxas` this machine has, explicit choice (`PTXAS`) first.
+pub fn ptxas_candidates() -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = Vec::new();
+    if let Some(p) = std::env::var_os("PTXAS") {
+        found.push(PathBuf::from(p));
+    }
+    for root in toolkit_roots() {
+        found.push(root.join("bin/ptxas"));
+    }
+    for root in wheel_roots() {
+        found.push(root.join("nvidia/cu13/bin/ptxas"));
+        found.push(root.join("nvidia/cuda_nvcc/bin/ptxas"));
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        for dir in std::env::split_paths(&path) {
+            found.push(dir.join("ptxas"));
+        }
+    }
+    let mut unique: Vec<PathBuf> = Vec::new();
+    for p in found {
+        if p.is_file() && !unique.contains(&p) {
+            unique.push(p);
+        }
+    }
+    unique
+}
+
+/// The CUDA release of a `ptxas` (e.g. (13, 5)).
+pub fn ptxas_release(ptxas: &Path) -> Option<(u32, u32)> {
+    let out = Command::new(ptxas).arg("--version").output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let rest = &text[text.find("release ")? + "release ".len()..];
+    let version: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+    let mut parts = version.split('.');
+    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
+}
+
+/// Whether a CUDA release's `ptxas` can assemble for `arch` (`sm_70`, `sm_90a`, …).
+pub fn release_supports(release: (u32, u32), arch: &str) -> bool {
+    let Some(sm) = arch.strip_prefix("sm_").and_then(|s| s.trim_end_matches('a').parse::<u32>().ok()) else {
+        return false;
+    };
+    let min_release = match sm {
+        ..=72 => (9, 0),
+        75 => (10, 0),
+        80 => (11, 0),
+        86 | 87 => (11, 1),
+        89 | 90 => (11, 8),
+        _ => (12, 8),
+    };
+    // CUDA 13 dropped the architectures before Turing.
+    let max_release_major = if sm < 75 { 12 } else { u32::MAX };
+    release >= min_release && release.0 <= max_release_major
+}
+
+/// A `ptxas` that can assemble PTX for `arch`, if this machine has one.
+pub fn find_ptxas(arch: &str) -> Option<PathBuf> {
+    ptxas_candidates()
+        .into_iter()
+        .find(|p| ptxas_release(p).is_some_and(|r| release_supports(r, arch)))
+}
+
+/// `libdevice.10.bc`: `GPU_LIBDEVICE` (a file), a CUDA toolkit, or the `nvidia-nvvm` wheel.
+pub fn find_libdevice() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("GPU_LIBDEVICE") {
+        return Some(PathBuf::from(p));
+    }
+    let mut candidates: Vec<PathBuf> =
+        toolkit_roots().into_iter().map(|r| r.join("nvvm/libdevice/libdevice.10.bc")).collect();
+    for root in wheel_roots() {
+        candidates.push(root.join("nvidia/cu13/nvvm/libdevice/libdevice.10.bc"));
+        candidates.push(root.join("nvidia/nvvm/libdevice/libdevice.10.bc"));
+    }
+    candidates.into_iter().find(|p| p.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn releases_and_architectures() {
+        assert!(release_supports((12, 9), "sm_70"));
+        assert!(!release_supports((13, 5), "sm_70"));
+        assert!(release_supports((13, 5), "sm_90"));
+        assert!(release_supports((12, 0), "sm_90a"));
+        assert!(!release_supports((11, 4), "sm_90"));
+        assert!(!release_supports((13, 0), "compute_90"));
+    }
+}

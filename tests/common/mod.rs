@@ -1,0 +1,101 @@
+//! Inputs and comparisons shared by the cross-crate tests.
+#![allow(dead_code)]
+
+/// A small deterministic generator (xorshift64*), so failures reproduce.
+pub struct Gen(u64);
+
+impl Gen {
+    pub fn new(seed: u64) -> Gen {
+        Gen(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// Uniform in [lo, hi).
+    pub fn f64_in(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * ((self.next_u64() >> 11) as f64 / (1u64 << 53) as f64)
+    }
+}
+
+/// Values that break careless arithmetic; the first elements of every generated input.
+pub trait Special: Sized + Copy {
+    fn specials() -> Vec<Self>;
+    fn random(g: &mut Gen) -> Self;
+}
+
+impl Special for f32 {
+    fn specials() -> Vec<f32> {
+        vec![0.0, -0.0, 1.0, -1.0, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, f32::MIN_POSITIVE, 1e-40, f32::MAX, f32::MIN, 0.1, 3.5]
+    }
+    fn random(g: &mut Gen) -> f32 {
+        // Mostly ordinary magnitudes, sometimes any bit pattern.
+        if g.next_u64() % 8 == 0 { f32::from_bits(g.next_u64() as u32) } else { g.f64_in(-1000.0, 1000.0) as f32 }
+    }
+}
+
+impl Special for f64 {
+    fn specials() -> Vec<f64> {
+        vec![0.0, -0.0, 1.0, -1.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, f64::MIN_POSITIVE, 1e-310, f64::MAX, f64::MIN, 0.1, 3.5]
+    }
+    fn random(g: &mut Gen) -> f64 {
+        if g.next_u64() % 8 == 0 { f64::from_bits(g.next_u64()) } else { g.f64_in(-1e6, 1e6) }
+    }
+}
+
+macro_rules! int_special {
+    ($($t:ty),*) => {$(
+        impl Special for $t {
+            fn specials() -> Vec<$t> {
+                vec![0, 1, 2, <$t>::MAX, <$t>::MIN, <$t>::MAX - 1, (<$t>::MIN).wrapping_add(1), 7, 100]
+            }
+            fn random(g: &mut Gen) -> $t {
+                if g.next_u64() % 4 == 0 { g.next_u64() as $t } else { (g.next_u64() % 2001) as i64 as $t }
+            }
+        }
+    )*};
+}
+int_special!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+/// `n` values: the specials first (as many as fit), then random ones.
+pub fn inputs<T: Special>(n: usize, seed: u64) -> Vec<T> {
+    let mut g = Gen::new(seed);
+    let mut v: Vec<T> = T::specials().into_iter().take(n).collect();
+    while v.len() < n {
+        v.push(T::random(&mut g));
+    }
+    v
+}
+
+/// Equality as the tests mean it: bit for bit, except that any NaN equals any NaN.
+pub trait SameAs: Copy + std::fmt::Debug {
+    fn same_as(self, other: Self) -> bool;
+}
+
+impl SameAs for f32 {
+    fn same_as(self, o: f32) -> bool {
+        (self.is_nan() && o.is_nan()) || self.to_bits() == o.to_bits()
+    }
+}
+impl SameAs for f64 {
+    fn same_as(self, o: f64) -> bool {
+        (self.is_nan() && o.is_nan()) || self.to_bits() == o.to_bits()
+    }
+}
+macro_rules! exact { ($($t:ty),*) => {$( impl SameAs for $t { fn same_as(self, o: $t) -> bool { self == o } } )*}; }
+exact!(bool, i8, i16, i32, i64, u8, u16, u32, u64, isize, usize);
+
+/// Panics with the first differing elements (and the count) unless `got` equals `want`.
+pub fn assert_same<T: SameAs>(what: &str, got: &[T], want: &[T]) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    let bad: Vec<usize> = (0..got.len()).filter(|&i| !got[i].same_as(want[i])).collect();
+    if let Some(&i) = bad.first() {
+        panic!("{what}: {} of {} elements differ; first at {i}: got {:?}, want {:?}", bad.len(), got.len(), got[i], want[i]);
+    }
+}
