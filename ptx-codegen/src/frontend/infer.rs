@@ -81,6 +81,11 @@ impl InferTable {
     pub fn unify(&mut self, a: Type, b: Type) -> Result<Type, ()> {
         let (a, b) = (self.shallow(a), self.shallow(b));
         match (a, b) {
+            (Type::Error, Type::Infer(v)) | (Type::Infer(v), Type::Error) => {
+                // Whatever the variable was to be, its error is already reported.
+                self.vars[v.0 as usize] = VarState::Bound(Type::Error);
+                Ok(Type::Error)
+            }
             (Type::Error, _) | (_, Type::Error) => Ok(Type::Error),
             (Type::Never, x) | (x, Type::Never) => Ok(x),
             (Type::Unit, Type::Unit) => Ok(Type::Unit),

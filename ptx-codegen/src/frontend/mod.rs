@@ -103,6 +103,7 @@ struct Checker {
     next_loop: u32,
     ret: Option<ScalarType>,
     obligations: Vec<Obligation>,
+    generic_names: Vec<String>,
 }
 
 const SCALAR_TYPES_HINT: &str =
@@ -131,12 +132,16 @@ impl Checker {
     fn function(&mut self, item: &syn::ItemFn) -> Option<(Vec<Param>, ScalarType, Block)> {
         let (params, ret) = self.signature(&item.sig);
         self.ret = ret;
-        self.scopes.push(Vec::new());
-        for p in &params {
-            if p.name != "_" {
-                self.scopes.last_mut().unwrap().push((p.name.clone(), p.local));
-            }
-        }
+        // Every named parameter is in scope, also one whose type was rejected (as an error
+        // type), so that the body's uses of it report nothing more.
+        let bindings = self
+            .locals
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.is_param && l.name != "_")
+            .map(|(i, l)| (l.name.clone(), LocalId(i as u32)))
+            .collect();
+        self.scopes.push(bindings);
         let (body, body_ty) = self.block(&item.block);
         self.scopes.pop();
         let ret = ret?;
@@ -168,6 +173,7 @@ impl Checker {
         if let Some(abi) = &sig.abi {
             self.error(abi, "a vectorized function cannot declare an ABI (`extern`): remove it");
         }
+        self.generic_names = sig.generics.type_params().map(|p| p.ident.to_string()).collect();
         if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
             self.error(
                 &sig.generics,
@@ -185,10 +191,17 @@ impl Checker {
                     "a vectorized function cannot take `self`: write a free function whose parameters are scalars",
                 ),
                 syn::FnArg::Typed(pt) => {
+                    let Some((name, mutable, span)) = self.binding(&pt.pat, "parameter") else {
+                        // The pattern's error says it all: bind its names quietly.
+                        for (name, span) in syntax::pattern_names(&pt.pat) {
+                            self.new_local(name, Type::Error, false, true, span);
+                        }
+                        continue;
+                    };
                     let ty = self.scalar_type(&pt.ty, TypeUse::Param);
-                    let binding = self.binding(&pt.pat, "parameter");
-                    if let (Some(ty), Some((name, mutable, span))) = (ty, binding) {
-                        let local = self.new_local(name.clone(), Type::Scalar(ty), mutable, true, span);
+                    let lty = ty.map_or(Type::Error, Type::Scalar);
+                    let local = self.new_local(name.clone(), lty, mutable, true, span);
+                    if let Some(ty) = ty {
                         params.push(Param { name, ty, local });
                     }
                 }
@@ -262,6 +275,8 @@ impl Checker {
     fn scalar_type(&mut self, ty: &syn::Type, usage: TypeUse) -> Option<ScalarType> {
         match syntax::scalar_type(ty) {
             Ok(t) => Some(t),
+            // A generic parameter: the signature's error already says generics are not supported.
+            Err(syntax::TypeProblem::Named(n)) if self.generic_names.contains(&n) => None,
             Err(problem) => {
                 let msg = usage.message(ty, problem);
                 self.error(ty, msg);
@@ -336,7 +351,12 @@ impl Checker {
             }
             init = Some(e);
         }
-        let (name, mutable, span) = self.binding(pat, "`let` binding")?;
+        let Some((name, mutable, span)) = self.binding(pat, "`let` binding") else {
+            for (name, span) in syntax::pattern_names(pat) {
+                self.declare(name, Type::Error, false, span);
+            }
+            return None;
+        };
         let local = self.declare(name, ty, mutable, span);
         Some(Stmt::Let { local, init })
     }
@@ -1000,6 +1020,8 @@ impl Checker {
             Require::Int(what) if !s.is_int() => {
                 Some(format!("{what} needs an integer type, found `{s}`"))
             }
+            // A negative literal of an unsigned type is reported by `Negatable`.
+            Require::Fits(v) if *v < 0 && s.is_unsigned_int() => None,
             Require::Fits(v) => {
                 let (lo, hi) = s.int_range().unwrap_or((i128::MIN, i128::MAX));
                 (*v < lo || *v > hi).then(|| format!("literal out of range for `{s}`: `{v}` does not fit in {lo}..={hi}"))

@@ -46,6 +46,28 @@ pub fn scalar_type(ty: &syn::Type) -> Result<ScalarType, TypeProblem> {
     }
 }
 
+/// Every name a pattern binds, with its span.
+pub fn pattern_names(pat: &syn::Pat) -> Vec<(String, proc_macro2::Span)> {
+    let mut out = Vec::new();
+    collect_names(pat, &mut out);
+    out
+}
+
+fn collect_names(pat: &syn::Pat, out: &mut Vec<(String, proc_macro2::Span)>) {
+    match pat {
+        syn::Pat::Ident(pi) => out.push((pi.ident.to_string(), pi.ident.span())),
+        syn::Pat::Paren(p) => collect_names(&p.pat, out),
+        syn::Pat::Reference(r) => collect_names(&r.pat, out),
+        syn::Pat::Type(t) => collect_names(&t.pat, out),
+        syn::Pat::Tuple(t) => t.elems.iter().for_each(|p| collect_names(p, out)),
+        syn::Pat::TupleStruct(t) => t.elems.iter().for_each(|p| collect_names(p, out)),
+        syn::Pat::Slice(s) => s.elems.iter().for_each(|p| collect_names(p, out)),
+        syn::Pat::Struct(s) => s.fields.iter().for_each(|f| collect_names(&f.pat, out)),
+        syn::Pat::Or(o) => o.cases.iter().take(1).for_each(|p| collect_names(p, out)),
+        _ => {}
+    }
+}
+
 pub enum BinOp {
     Plain(BinaryOp),
     Compound(BinaryOp),
@@ -124,6 +146,7 @@ pub fn render_tokens(ts: TokenStream) -> String {
             TokenTree::Punct(p) => {
                 p.spacing() == Spacing::Joint
                     || matches!(p.as_char(), '.' | '\'')
+                    || out.ends_with("::")
                     // a leading unary operator: `-x`, `&[f32]`, `!b`
                     || (matches!(p.as_char(), '-' | '&' | '!' | '*') && out.len() == 1)
             }

@@ -1,0 +1,233 @@
+//! Frontend unit tests: a Rust function in, kernel IR or diagnostics out.
+
+use super::*;
+use crate::ir::{visit_block, ExprKind, Literal, Type};
+use crate::ty::ScalarType::*;
+
+fn check(src: &str) -> Result<Function, Vec<String>> {
+    let item: syn::ItemFn = syn::parse_str(src).expect("test source parses");
+    check_function(&item).map_err(|e| e.into_iter().map(|e| e.to_string()).collect())
+}
+
+fn ok(src: &str) -> Function {
+    check(src).unwrap_or_else(|e| panic!("expected no errors, got {e:#?}"))
+}
+
+fn errors(src: &str) -> Vec<String> {
+    match check(src) {
+        Ok(_) => panic!("expected errors for {src}"),
+        Err(e) => e,
+    }
+}
+
+/// The single error of `src`, which must contain `needle`.
+fn error_containing(src: &str, needle: &str) -> String {
+    let e = errors(src);
+    assert_eq!(e.len(), 1, "expected one error, got {e:#?}");
+    assert!(e[0].contains(needle), "error {:?} does not contain {needle:?}", e[0]);
+    e[0].clone()
+}
+
+/// Types of every literal in the body, in source order.
+fn literal_types(f: &Function) -> Vec<Type> {
+    let mut out = Vec::new();
+    visit_block(&f.body, &mut |e| {
+        if let ExprKind::Lit(_) = e.kind {
+            out.push(e.ty);
+        }
+    });
+    out
+}
+
+fn local_type(f: &Function, name: &str) -> Type {
+    f.locals.iter().rev().find(|l| l.name == name).unwrap_or_else(|| panic!("no local {name}")).ty
+}
+
+#[test]
+fn the_seed_function() {
+    let f = ok("fn add_gpu(a: f32, b: f32) -> f32 { a + b }");
+    assert_eq!(f.name, "add_gpu");
+    assert_eq!(f.params.iter().map(|p| p.ty).collect::<Vec<_>>(), [F32, F32]);
+    assert_eq!(f.ret, F32);
+    assert!(!f.may_fail());
+}
+
+#[test]
+fn literals_take_their_type_from_the_other_operand() {
+    let f = ok("fn f(x: f32) -> f32 { x * 2.0 + 1.5 }");
+    assert_eq!(literal_types(&f), [Type::Scalar(F32), Type::Scalar(F32)]);
+    let f = ok("fn f(x: u8) -> u8 { let y = 3; x + y }");
+    assert_eq!(local_type(&f, "y"), Type::Scalar(U8));
+}
+
+#[test]
+fn unconstrained_literals_fall_back_like_rustc() {
+    let f = ok("fn f(x: f64) -> f64 { let a = 1; let b = 2.5; x + a as f64 + b }");
+    assert_eq!(local_type(&f, "a"), Type::Scalar(I32));
+    assert_eq!(local_type(&f, "b"), Type::Scalar(F64));
+    // `1.5 as i32`: the literal cannot become an integer, so it is an f64.
+    let f = ok("fn f() -> i32 { 1.5 as i32 }");
+    assert_eq!(literal_types(&f), [Type::Scalar(F64)]);
+}
+
+#[test]
+fn a_cast_types_its_literal_as_rustc_does() {
+    // rustc types `300 as u8`'s literal as u8, and rejects it.
+    error_containing("fn f() -> u8 { 300 as u8 }", "literal out of range for `u8`");
+    let f = ok("fn f(x: f32) -> f32 { x + 2 as f32 }");
+    assert_eq!(literal_types(&f), [Type::Scalar(I32)]);
+}
+
+#[test]
+fn negative_literals_fit_their_type() {
+    let f = ok("fn f(x: i8) -> i8 { x + -128 }");
+    let mut v = Vec::new();
+    visit_block(&f.body, &mut |e| {
+        if let ExprKind::Lit(Literal::Int(i)) = e.kind {
+            v.push(i)
+        }
+    });
+    assert_eq!(v, [-128]);
+    error_containing("fn f(x: i8) -> i8 { x + 128 }", "literal out of range for `i8`");
+    error_containing("fn f(x: u32) -> u32 { x + -1 }", "cannot negate an unsigned `u32`");
+}
+
+#[test]
+fn float_literals_are_parsed_once_per_width() {
+    let f = ok("fn f() -> f32 { 0.1 }");
+    let mut got = None;
+    visit_block(&f.body, &mut |e| {
+        if let ExprKind::Lit(Literal::Float { as_f32, as_f64 }) = e.kind {
+            got = Some((as_f32, as_f64));
+        }
+    });
+    assert_eq!(got, Some((0.1f32, 0.1f64)));
+}
+
+#[test]
+fn mixed_float_types_say_which_cast_to_write() {
+    let e = error_containing("fn f(a: f32, b: f64) -> f64 { a + b }", "cannot apply `+` to `f32` and `f64`");
+    assert!(e.contains("`a as f64 + b`"), "{e}");
+    let e = error_containing("fn f(a: f64, b: f32) -> f64 { a * (b + b) }", "`f64` and `f32`");
+    assert!(e.contains("`a * (b + b) as f64`"), "{e}");
+}
+
+#[test]
+fn an_integer_literal_next_to_a_float_gets_a_hint() {
+    error_containing("fn f(x: f32) -> f32 { x + 1 }", "write the literal as a float, `1.0`");
+    error_containing("fn f(x: f32) -> f32 { let y: f32 = 2; x + y }", "write the literal as a float, `2.0`");
+}
+
+#[test]
+fn return_type_mismatches() {
+    error_containing("fn f(x: f32) -> f64 { x }", "returns `f64` but its body evaluates to `f32`");
+    error_containing("fn f(x: f32) -> f32 { x; }", "ends without a value");
+    error_containing("fn f(x: i32) -> f32 { return x; }", "convert it with `x as f32`");
+    error_containing("fn f(x: i32) -> i32 { return; }", "`return` needs a value");
+}
+
+#[test]
+fn early_return_and_if_else() {
+    let f = ok("fn f(x: f32) -> f32 { if x < 0.0 { return -x; } x }");
+    assert_eq!(f.ret, F32);
+    ok("fn f(x: f32) -> f32 { if x < 0.0 { -x } else if x > 1.0 { 1.0 } else { x } }");
+    error_containing("fn f(x: f32) -> f32 { if x < 0.0 { 1.0 } else { 1 } }", "`if` and `else` have different types");
+    error_containing("fn f(x: f32) -> f32 { if x < 0.0 { 1.0 } x }", "`if` without `else` cannot produce a value");
+    error_containing("fn f(x: f32) -> f32 { if x { 1.0 } else { 2.0 } }", "must be `bool`, found `f32`");
+}
+
+#[test]
+fn loops_and_their_values() {
+    let f = ok("fn f(n: u32) -> u32 { let mut i = 0; let r = loop { i += 1; if i > n { break i * 2; } }; r }");
+    assert_eq!(local_type(&f, "r"), Type::Scalar(U32));
+    ok("fn f(n: i64) -> i64 { let mut s = 0; let mut i = 0; while i < n { s += i; i += 1; } s }");
+    ok("fn f(n: u8) -> u32 { let mut s = 0u32; 'outer: for i in 0..n { for j in (0..=i).rev().step_by(2) { if j == 3 { continue 'outer; } s += j as u32; } } s }");
+    error_containing("fn f(x: i32) -> i32 { break; x }", "`break` outside of a loop");
+    error_containing("fn f(x: i32) -> i32 { while x > 0 { break 3; } x }", "only allowed in a `loop`");
+    error_containing("fn f(x: f32) -> f32 { for i in 0.0..x { } x }", "a `for` range needs an integer type");
+    error_containing("fn f(x: i32) -> i32 { for i in 0.. { } x }", "an open range cannot be iterated");
+}
+
+#[test]
+fn shadowing_and_mutability() {
+    let f = ok("fn f(x: i32) -> f32 { let x = x * 2; let x = x as f32 + 0.5; x }");
+    assert_eq!(f.locals.iter().filter(|l| l.name == "x").count(), 3);
+    error_containing("fn f(x: i32) -> i32 { let y = 1; y = 2; x + y }", "declare it with `let mut y`");
+    error_containing("fn f(x: i32) -> i32 { x += 1; x }", "make the parameter mutable: `mut x`");
+    ok("fn f(mut x: i32) -> i32 { x += 1; x }");
+}
+
+#[test]
+fn operators_check_their_operand_types() {
+    ok("fn f(a: u32, b: u8) -> u32 { (a << b) | (a >> 3) ^ !a & 7 }");
+    ok("fn f(a: bool, b: bool) -> bool { a & !b | (a ^ b) && a || b }");
+    error_containing("fn f(a: f32) -> f32 { a << 1 }", "needs an integer type, found `f32`");
+    error_containing("fn f(a: f32, b: f32) -> f32 { a & b }", "bitwise operators need an integer or `bool`");
+    error_containing("fn f(a: bool) -> bool { a + a }", "arithmetic needs an integer or float type");
+    error_containing("fn f(a: i32) -> bool { a && true }", "must be `bool`, found `i32`");
+}
+
+#[test]
+fn casts_follow_rust() {
+    ok("fn f(a: bool, b: f64, c: i8) -> u64 { a as u64 + b as u64 + c as u64 }");
+    error_containing("fn f(a: i32) -> bool { a as bool }", "compare instead, e.g. `x != 0`");
+    error_containing("fn f(a: bool) -> f32 { a as f32 }", "cast to an integer first");
+}
+
+#[test]
+fn division_by_a_variable_can_fail() {
+    assert!(ok("fn f(a: i32, b: i32) -> i32 { a / b }").may_fail());
+    assert!(ok("fn f(a: u64, b: u64) -> u64 { let mut x = a; x %= b; x }").may_fail());
+    assert!(!ok("fn f(a: i32) -> i32 { a / 2 + a % 7 }").may_fail());
+    assert!(ok("fn f(a: i32) -> i32 { a / -1 }").may_fail());
+    assert!(!ok("fn f(a: f32, b: f32) -> f32 { a / b }").may_fail());
+    assert!(ok("fn f(n: u32, k: usize) -> u32 { let mut s = 0; for i in (0..n).step_by(k) { s += i; } s }").may_fail());
+}
+
+#[test]
+fn signatures_outside_the_language() {
+    error_containing("fn f(x: &[f32]) -> f32 { 0.0 }", "`&[f32]` cannot be a parameter");
+    error_containing("fn f(x: Vec<f32>) -> f32 { 0.0 }", "cannot be a parameter");
+    error_containing("fn f(x: String) -> f32 { 0.0 }", "`String` is not a scalar type");
+    error_containing("fn f(x: f32) { }", "must return a value: add a return type such as `-> f32`");
+    let e = errors("fn f(x: f32) -> (f32, f32) { (x, x) }");
+    assert!(e[0].contains("tuple results are not supported yet"), "{e:?}");
+    error_containing("fn f<T>(x: T) -> T { x }", "cannot be generic");
+    error_containing("async fn f(x: f32) -> f32 { x }", "`async fn` cannot be vectorized");
+    error_containing("unsafe fn f(x: f32) -> f32 { x }", "`unsafe fn` cannot be vectorized");
+    error_containing("fn f((a, b): (f32, f32)) -> f32 { a }", "destructuring is not supported");
+}
+
+#[test]
+fn bodies_outside_the_language() {
+    error_containing("fn f(x: f32) -> f32 { println!(\"{x}\"); x }", "macros such as `println!` cannot run on the GPU");
+    error_containing("fn f(x: f32) -> f32 { let v = vec![x]; x }", "`vec!`");
+    error_containing("fn f(x: f32) -> f32 { let g = |y: f32| y; x }", "closures are not supported");
+    error_containing("fn f(x: f32) -> f32 { unsafe { x } }", "`unsafe` blocks cannot appear");
+    error_containing("fn f(x: f32) -> f32 { y }", "cannot find `y`");
+    error_containing("fn f(x: f32) -> f32 { x.frobnicate() }", "unknown method `frobnicate`");
+    error_containing("fn f(x: f32) -> f32 { foo(x) }", "cannot call `foo`");
+    error_containing("fn f(x: f32) -> f32 { let s = \"a\"; x }", "only numeric and `bool` literals");
+    let e = errors("fn f(x: f32) -> f32 { let (a, b) = (x, x); a + b }");
+    assert_eq!(e.len(), 2, "{e:#?}");
+    assert!(e[0].contains("tuples are not supported") && e[1].contains("destructuring is not supported"), "{e:#?}");
+}
+
+#[test]
+fn every_error_of_a_function_is_reported() {
+    let e = errors("fn f(x: &f32, y: f32) -> f32 { let a = y + 1; println!(); a.b }");
+    assert_eq!(e.len(), 4, "{e:#?}");
+    assert!(e[0].contains("cannot be a parameter"));
+    assert!(e[1].contains("write the literal as a float"));
+    assert!(e[2].contains("`println!`"));
+    assert!(e[3].contains("field access"));
+}
+
+#[test]
+fn signature_types_survive_body_errors() {
+    let item: syn::ItemFn = syn::parse_str("fn f(a: f64, n: i32) -> f32 { println!() }").unwrap();
+    let (params, ret) = signature_types(&item.sig).unwrap();
+    assert_eq!((params, ret), (vec![F64, I32], F32));
+    let item: syn::ItemFn = syn::parse_str("fn f(a: &f64) -> f32 { 0.0 }").unwrap();
+    assert!(signature_types(&item.sig).is_err());
+}
