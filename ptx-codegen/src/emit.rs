@@ -2,10 +2,13 @@
 
 use std::sync::Once;
 
+use inkwell::context::Context;
 use inkwell::module::Module;
 use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine, TargetTriple};
 use inkwell::OptimizationLevel;
+
+use crate::libdevice;
 
 pub const NVPTX_TRIPLE: &str = "nvptx64-nvidia-cuda";
 
@@ -32,13 +35,17 @@ pub struct Emitted {
     pub ptx: String,
 }
 
-/// Verifies, optimises (`default<O3>`) and emits `module` as PTX for `arch`.
-pub fn emit_ptx(module: &Module<'_>, arch: &str) -> Result<Emitted, String> {
+/// Verifies, links libdevice if the module calls into it, optimises (`default<O3>`) and
+/// emits `module` as PTX for `arch`. `kernels` are the entry symbols (all else is internal).
+pub fn emit_ptx<'ctx>(cx: &'ctx Context, module: &Module<'ctx>, arch: &str, kernels: &[&str]) -> Result<Emitted, String> {
     let tm = nvptx_target_machine(arch)?;
     module.set_triple(&tm.get_triple());
     module.set_data_layout(&tm.get_target_data().get_data_layout());
     module.verify().map_err(|e| format!("the generated LLVM IR is invalid (a compiler bug): {e}"))?;
     let llvm_ir_unoptimized = module.print_to_string().to_string();
+    if libdevice::needed(module) {
+        libdevice::link(cx, module, &tm, kernels)?;
+    }
     module
         .run_passes("default<O3>", &tm, PassBuilderOptions::create())
         .map_err(|e| format!("LLVM optimisation failed: {e}"))?;

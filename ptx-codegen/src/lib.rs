@@ -12,6 +12,7 @@ pub mod emit;
 pub mod frontend;
 pub mod intrinsic;
 pub mod ir;
+pub mod libdevice;
 pub mod lower;
 pub mod options;
 pub mod toolkit;
@@ -62,7 +63,7 @@ pub fn compile_ir(f: &ir::Function, name: &str, options: &Options) -> Result<Com
     if let Err(e) = lowered {
         return Err(format!("internal compiler error while lowering `{name}`: {}", e.message));
     }
-    let out = emit::emit_ptx(&module, &options.arch)?;
+    let out = emit::emit_ptx(&cx, &module, &options.arch, &[abi.entry.as_str()])?;
     Ok(CompiledKernel { abi, ptx: out.ptx, llvm_ir: out.llvm_ir, llvm_ir_unoptimized: out.llvm_ir_unoptimized })
 }
 

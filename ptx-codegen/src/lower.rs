@@ -348,7 +348,12 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
                 BinaryOp::Sub => Ok(b.build_float_sub(x, y, "sub")?.into()),
                 BinaryOp::Mul => Ok(b.build_float_mul(x, y, "mul")?.into()),
                 BinaryOp::Div => Ok(b.build_float_div(x, y, "div")?.into()),
-                BinaryOp::Rem => Ok(b.build_float_rem(x, y, "rem")?.into()),
+                // LLVM expands `frem` for NVPTX as `x - trunc(x / y) * y`, which is not
+                // Rust's exact remainder; libdevice's `fmod` is.
+                BinaryOp::Rem => {
+                    let name = if lt == ScalarType::F32 { "__nv_fmodf" } else { "__nv_fmod" };
+                    self.call_libdevice(name, lt, &[x.into(), y.into()])
+                }
                 BinaryOp::Eq => pred(FloatPredicate::OEQ),
                 // `!=` is true when either side is NaN.
                 BinaryOp::Ne => pred(FloatPredicate::UNE),
@@ -396,6 +401,24 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
             BinaryOp::Gt => cmp(gt_p),
             BinaryOp::Ge => cmp(ge_p),
         }
+    }
+
+    /// Calls `name` from libdevice (declared here, linked before optimisation).
+    fn call_libdevice(&self, name: &str, ret: ScalarType, args: &[BasicMetadataValueEnum<'ctx>]) -> LResult<BasicValueEnum<'ctx>> {
+        let f = match self.module.get_function(name) {
+            Some(f) => f,
+            None => {
+                let params: Vec<_> = args.iter().map(|a| match a {
+                    BasicMetadataValueEnum::FloatValue(v) => v.get_type().into(),
+                    BasicMetadataValueEnum::IntValue(v) => v.get_type().into(),
+                    _ => self.cx.f64_type().into(),
+                }).collect();
+                let ty = llvm_type(self.cx, ret).fn_type(&params, false);
+                self.module.add_function(name, ty, None)
+            }
+        };
+        let call = self.builder.build_call(f, args, "libdevice")?;
+        basic_value(call.try_as_basic_value(), self.func.span)
     }
 
     /// Integer `/` and `%`: Rust panics on a zero divisor and on `MIN / -1`; the kernel

@@ -19,10 +19,19 @@ pub fn tools_dir() -> Option<PathBuf> {
     std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache/gpu-vectorize/nvidia"))
 }
 
-/// Directories that may hold an `nvidia/` wheel tree.
+/// Directories that may hold an `nvidia/` wheel tree: each wheel's directory under
+/// [`tools_dir`], then Python's site-packages.
 fn wheel_roots() -> Vec<PathBuf> {
     static PYTHON: OnceLock<Vec<PathBuf>> = OnceLock::new();
-    let mut roots: Vec<PathBuf> = tools_dir().into_iter().collect();
+    let mut roots: Vec<PathBuf> = Vec::new();
+    if let Some(dir) = tools_dir() {
+        if let Ok(entries) = std::fs::read_dir(&dir) {
+            let mut subdirs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
+            subdirs.sort();
+            roots.extend(subdirs);
+        }
+        roots.push(dir);
+    }
     roots.extend(PYTHON.get_or_init(python_site_packages).iter().cloned());
     roots
 }

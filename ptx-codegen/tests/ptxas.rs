@@ -1,0 +1,48 @@
+//! Every PTX the corpus generates is accepted by NVIDIA's assembler, for the oldest target
+//! (sm_70) and Hopper (sm_90). Needs `ptxas` (`scripts/setup` installs it from PyPI).
+
+mod corpus;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use ptx_codegen::{compile_str, toolkit, Options};
+
+fn assemble_all(arch: &str) {
+    let ptxas = toolkit::find_ptxas(arch).unwrap_or_else(|| {
+        panic!(
+            "no ptxas that supports {arch} was found (looked at {:?}); run scripts/setup, which installs \
+             the PyPI wheels nvidia-cuda-nvcc and nvidia-cuda-nvcc-cu12, or set PTXAS",
+            toolkit::ptxas_candidates()
+        )
+    });
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("ptxas-{arch}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let options = Options { arch: arch.to_string() };
+    let mut failures = Vec::new();
+    for (name, src) in corpus::CORPUS {
+        let kernel = compile_str(src, &options).unwrap_or_else(|e| panic!("{name} does not compile: {e}"));
+        assert!(kernel.ptx.contains(&format!(".target {arch}")), "{name}: {}", kernel.ptx);
+        assert!(kernel.ptx.contains(&format!(".visible .entry {}(", kernel.abi.entry)), "{name}");
+        let file = dir.join(format!("{name}.ptx"));
+        std::fs::write(&file, &kernel.ptx).unwrap();
+        let out = Command::new(&ptxas)
+            .args([&format!("-arch={arch}"), file.to_str().unwrap(), "-o", "/dev/null"])
+            .output()
+            .unwrap();
+        if !out.status.success() {
+            failures.push(format!("{name}: {}", String::from_utf8_lossy(&out.stderr)));
+        }
+    }
+    assert!(failures.is_empty(), "ptxas ({}) rejected:\n{}", ptxas.display(), failures.join("\n"));
+}
+
+#[test]
+fn ptxas_accepts_the_corpus_for_sm_70() {
+    assemble_all("sm_70");
+}
+
+#[test]
+fn ptxas_accepts_the_corpus_for_sm_90() {
+    assemble_all("sm_90");
+}
