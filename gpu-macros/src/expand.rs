@@ -37,8 +37,13 @@ pub fn vectorize(args: TokenStream, item: TokenStream) -> TokenStream {
             quote! { #diagnostics #api }
         }
         Err(_) => {
+            // Keep the item (without its body, whose problems are reported above) so that
+            // uses of its name elsewhere do not add errors of their own.
             let mut plain = func.clone();
-            plain.attrs.retain(|a| !a.path().is_ident("vectorize"));
+            plain.block = Box::new(syn::parse_quote!({
+                ::core::unreachable!("this vectorized function did not compile")
+            }));
+            plain.attrs.push(syn::parse_quote!(#[allow(unused_variables, unused_mut, dead_code)]));
             quote! { #diagnostics #plain }
         }
     }
@@ -94,6 +99,14 @@ fn generate(func: &syn::ItemFn, params: &[ScalarType], ret: ScalarType, compiled
 
     let mut scalar_fn = func.clone();
     scalar_fn.attrs.clear();
+    if compiled.is_none() {
+        // The body did not compile for the GPU and its errors are reported: rustc need not
+        // report the same problems again in the host copy.
+        scalar_fn.block = Box::new(syn::parse_quote!({
+            ::core::unreachable!("this vectorized function did not compile")
+        }));
+        scalar_fn.attrs.push(syn::parse_quote!(#[allow(unused_variables, unused_mut)]));
+    }
     scalar_fn.vis = syn::parse_quote!(pub);
     scalar_fn.sig.ident = format_ident!("scalar", span = name.span());
     let arg_list = quote! { #(#idents: impl ::gpu_runtime::Arg<'__a, #tys>),* };

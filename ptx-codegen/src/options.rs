@@ -37,7 +37,7 @@ impl Options {
                         let hint = suggestion(&v, TARGETS);
                         errors.push(syn::Error::new(
                             lit.span(),
-                            format!("unsupported target \"{v}\"{hint}: the supported target is \"cuda\""),
+                            format!("unsupported target \"{v}\"{hint}; the supported target is \"cuda\""),
                         ));
                     }
                     Ok(())
@@ -51,7 +51,7 @@ impl Options {
                         let hint = suggestion(&v, SUPPORTED_ARCHS);
                         errors.push(syn::Error::new(
                             lit.span(),
-                            format!("unknown GPU architecture \"{v}\"{hint}: supported are {}", SUPPORTED_ARCHS.join(", ")),
+                            format!("unknown GPU architecture \"{v}\"{hint}; supported are {}", SUPPORTED_ARCHS.join(", ")),
                         ));
                     }
                     Ok(())
@@ -60,7 +60,7 @@ impl Options {
                     let shown = if key.is_empty() { "this option".to_string() } else { format!("`{key}`") };
                     let hint = suggestion(&key, KEYS);
                     errors.push(meta.error(format!(
-                        "unknown option {shown}{hint}: `#[vectorize]` takes `target = \"cuda\"` and `arch = \"sm_70\"` (or another architecture)"
+                        "unknown option {shown}{hint}; `#[vectorize]` takes `target = \"cuda\"` and `arch = \"sm_70\"` (or another architecture)"
                     )));
                     // Skip a value, if any, so that the next option still parses.
                     if meta.input.peek(syn::Token![=]) {
@@ -95,7 +95,7 @@ fn suggestion(given: &str, candidates: &[&str]) -> String {
         .map(|c| (strsim::levenshtein(given, c), *c))
         .filter(|(d, c)| *d <= 2.max(c.len() / 3))
         .min()
-        .map(|(_, c)| format!("; did you mean `{c}`?"))
+        .map(|(_, c)| format!(" (did you mean `{c}`?)"))
         .unwrap_or_default()
 }
 
@@ -117,14 +117,14 @@ mod tests {
         let e = Options::parse(quote!(tagret = "cuda", arch = "sm_91", fast = 1)).unwrap_err();
         let msgs: Vec<String> = e.into_iter().map(|e| e.to_string()).collect();
         assert_eq!(msgs.len(), 3, "{msgs:?}");
-        assert!(msgs[0].contains("unknown option `tagret`; did you mean `target`?"), "{}", msgs[0]);
-        assert!(msgs[1].contains("unknown GPU architecture \"sm_91\"; did you mean `sm_90`?"), "{}", msgs[1]);
+        assert!(msgs[0].contains("unknown option `tagret` (did you mean `target`?)"), "{}", msgs[0]);
+        assert!(msgs[1].contains("unknown GPU architecture \"sm_91\" (did you mean `sm_90`?)"), "{}", msgs[1]);
         assert!(msgs[2].contains("unknown option `fast`"), "{}", msgs[2]);
     }
 
     #[test]
     fn unsupported_target() {
         let e = Options::parse(quote!(target = "cdua")).unwrap_err().to_string();
-        assert!(e.contains("unsupported target \"cdua\"; did you mean `cuda`?"), "{e}");
+        assert!(e.contains("unsupported target \"cdua\" (did you mean `cuda`?)"), "{e}");
     }
 }

@@ -82,7 +82,27 @@ enum Require {
 struct Obligation {
     ty: Type,
     req: Require,
-    span: Span,
+    span: SpanRange,
+}
+
+/// The first and last token of a piece of syntax: an error over it underlines all of it
+/// (on stable Rust a `Span` cannot be joined, so a single span is one token).
+#[derive(Copy, Clone)]
+struct SpanRange(Span, Span);
+
+impl SpanRange {
+    fn of(node: &impl ToTokens) -> SpanRange {
+        let mut tokens = node.to_token_stream().into_iter();
+        let first = tokens.next().map_or_else(Span::call_site, |t| t.span());
+        let last = tokens.last().map_or(first, |t| t.span());
+        SpanRange(first, last)
+    }
+}
+
+impl From<Span> for SpanRange {
+    fn from(s: Span) -> SpanRange {
+        SpanRange(s, s)
+    }
 }
 
 struct LocalInfo {
@@ -114,8 +134,17 @@ impl Checker {
         self.errors.push(syn::Error::new_spanned(tokens, msg));
     }
 
-    fn error_at(&mut self, span: Span, msg: impl std::fmt::Display) {
-        self.errors.push(syn::Error::new(span, msg));
+    fn error_at(&mut self, span: impl Into<SpanRange>, msg: impl std::fmt::Display) {
+        let SpanRange(first, last) = span.into();
+        let ends: proc_macro2::TokenStream = [first, last]
+            .into_iter()
+            .map(|s| proc_macro2::TokenTree::Punct({
+                let mut p = proc_macro2::Punct::new('.', proc_macro2::Spacing::Alone);
+                p.set_span(s);
+                p
+            }))
+            .collect();
+        self.errors.push(syn::Error::new_spanned(ends, msg));
     }
 
     fn combined_errors(&mut self) -> Option<syn::Error> {
@@ -147,9 +176,9 @@ impl Checker {
         let ret = ret?;
         if self.infer.unify(body_ty, Type::Scalar(ret)).is_err() {
             let found = self.infer.describe(body_ty);
-            let at = match &body.tail {
-                Some(t) => t.span,
-                None => item.block.brace_token.span.close(),
+            let at = match item.block.stmts.last() {
+                Some(syn::Stmt::Expr(e, None)) => SpanRange::of(e),
+                _ => item.block.brace_token.span.close().into(),
             };
             let msg = if body_ty == Type::Unit {
                 format!(
@@ -399,7 +428,7 @@ impl Checker {
     fn expr(&mut self, e: &syn::Expr) -> Expr {
         let span = e.span();
         match e {
-            syn::Expr::Lit(l) => self.lit(&l.lit, false, span),
+            syn::Expr::Lit(l) => self.lit(&l.lit, false, SpanRange::of(l)),
             syn::Expr::Path(p) => self.path_expr(p),
             syn::Expr::Paren(p) => {
                 let mut inner = self.expr(&p.expr);
@@ -466,7 +495,8 @@ impl Checker {
     }
 
     /// A literal; `negated` folds a leading `-` into it (so `-128i8` fits), `span` covers both.
-    fn lit(&mut self, lit: &syn::Lit, negated: bool, span: Span) -> Expr {
+    fn lit(&mut self, lit: &syn::Lit, negated: bool, range: SpanRange) -> Expr {
+        let span = range.0;
         match lit {
             syn::Lit::Bool(b) => self.mk(ExprKind::Lit(Literal::Bool(b.value)), Type::Scalar(ScalarType::Bool), span),
             syn::Lit::Int(i) => {
@@ -488,7 +518,7 @@ impl Checker {
                     return self.error_expr(span);
                 };
                 let v = if negated { -(v as i128) } else { v as i128 };
-                self.obligations.push(Obligation { ty, req: Require::Fits(v), span });
+                self.obligations.push(Obligation { ty, req: Require::Fits(v), span: range });
                 self.mk(ExprKind::Lit(Literal::Int(v)), ty, span)
             }
             syn::Lit::Float(f) => self.float_lit(f.base10_digits(), f.suffix(), negated, span),
@@ -540,7 +570,7 @@ impl Checker {
     }
 
     /// `a op b` where `a` and `b` must have the same type (arithmetic, bitwise, comparison).
-    fn same_type_operands(&mut self, op: BinaryOp, lhs: &Expr, rhs: &Expr, l: &syn::Expr, r: &syn::Expr, span: Span) -> Type {
+    fn same_type_operands(&mut self, op: BinaryOp, lhs: &Expr, rhs: &Expr, l: &syn::Expr, r: &syn::Expr, span: SpanRange) -> Type {
         match self.infer.unify(lhs.ty, rhs.ty) {
             Ok(t) => t,
             Err(()) => {
@@ -552,12 +582,14 @@ impl Checker {
         }
     }
 
-    fn require(&mut self, ty: Type, req: Require, span: Span) {
+    fn require(&mut self, ty: Type, req: Require, span: impl Into<SpanRange>) {
+        let span = span.into();
         self.obligations.push(Obligation { ty, req, span });
     }
 
     fn binary(&mut self, b: &syn::ExprBinary) -> Expr {
         let span = b.span();
+        let range = SpanRange::of(b);
         let Some(op) = syntax::binary_op(&b.op) else {
             self.error(b.op, "this operator is not supported");
             return self.error_expr(span);
@@ -577,25 +609,25 @@ impl Checker {
                     return self.error_expr(span);
                 };
                 let target = self.mk(ExprKind::Local(local), self.locals[local.0 as usize].ty, b.left.span());
-                self.check_operands(bop, &target, &rhs, &b.left, &b.right, span);
+                self.check_operands(bop, &target, &rhs, &b.left, &b.right, range);
                 self.mk(ExprKind::CompoundAssign(bop, local, Box::new(rhs)), Type::Unit, span)
             }
             syntax::BinOp::Plain(bop) => {
                 let lhs = self.expr(&b.left);
                 let rhs = self.expr(&b.right);
-                let ty = self.check_operands(bop, &lhs, &rhs, &b.left, &b.right, span);
+                let ty = self.check_operands(bop, &lhs, &rhs, &b.left, &b.right, range);
                 self.mk(ExprKind::Binary(bop, Box::new(lhs), Box::new(rhs)), ty, span)
             }
         }
     }
 
     /// Types `lhs op rhs` and returns the result type.
-    fn check_operands(&mut self, op: BinaryOp, lhs: &Expr, rhs: &Expr, l: &syn::Expr, r: &syn::Expr, span: Span) -> Type {
+    fn check_operands(&mut self, op: BinaryOp, lhs: &Expr, rhs: &Expr, l: &syn::Expr, r: &syn::Expr, span: SpanRange) -> Type {
         let sym = op.symbol();
         match op {
             BinaryOp::Shl | BinaryOp::Shr => {
-                self.require(lhs.ty, Require::Int(sym), l.span());
-                self.require(rhs.ty, Require::Int(sym), r.span());
+                self.require(lhs.ty, Require::Int(sym), SpanRange::of(l));
+                self.require(rhs.ty, Require::Int(sym), SpanRange::of(r));
                 lhs.ty
             }
             BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor => {
@@ -630,23 +662,24 @@ impl Checker {
 
     fn unary(&mut self, u: &syn::ExprUnary) -> Expr {
         let span = u.span();
+        let range = SpanRange::of(u);
         match u.op {
             syn::UnOp::Neg(_) => {
                 // `-5` and `-1.5` are literals of their own (so `-128i8` fits).
                 if let syn::Expr::Lit(syn::ExprLit { lit: lit @ (syn::Lit::Int(_) | syn::Lit::Float(_)), .. }) = &*u.expr {
-                    let e = self.lit(lit, true, span);
-                    self.require(e.ty, Require::Negatable, span);
+                    let e = self.lit(lit, true, range);
+                    self.require(e.ty, Require::Negatable, range);
                     return e;
                 }
                 let inner = self.expr(&u.expr);
                 let ty = inner.ty;
-                self.require(ty, Require::Negatable, span);
+                self.require(ty, Require::Negatable, range);
                 self.mk(ExprKind::Unary(UnaryOp::Neg, Box::new(inner)), ty, span)
             }
             syn::UnOp::Not(_) => {
                 let inner = self.expr(&u.expr);
                 let ty = inner.ty;
-                self.require(ty, Require::IntOrBool("!"), span);
+                self.require(ty, Require::IntOrBool("!"), range);
                 self.mk(ExprKind::Unary(UnaryOp::Not, Box::new(inner)), ty, span)
             }
             syn::UnOp::Deref(_) => {
@@ -662,6 +695,7 @@ impl Checker {
 
     fn cast(&mut self, c: &syn::ExprCast) -> Expr {
         let span = c.span();
+        let range = SpanRange::of(c);
         let inner = self.expr(&c.expr);
         let Some(target) = self.scalar_type(&c.ty, TypeUse::Cast) else {
             return self.error_expr(span);
@@ -677,7 +711,7 @@ impl Checker {
                 let _ = self.infer.unify(inner.ty, Type::Scalar(target));
             }
         }
-        self.require(inner.ty, Require::CastTo(target), span);
+        self.require(inner.ty, Require::CastTo(target), range);
         self.mk(ExprKind::Cast(Box::new(inner)), Type::Scalar(target), span)
     }
 
@@ -828,7 +862,7 @@ impl Checker {
                 Type::Error
             }
         };
-        self.require(elem_ty, Require::Int("a `for` range"), f.expr.span());
+        self.require(elem_ty, Require::Int("a `for` range"), SpanRange::of(&f.expr));
         self.scopes.push(Vec::new());
         let var = match self.binding(&f.pat, "`for` loop variable") {
             Some((name, mutable, vspan)) => self.declare(name, elem_ty, mutable, vspan),
@@ -998,7 +1032,7 @@ impl Checker {
         Ok(Function { name: String::new(), params, ret, locals, body, span: Span::call_site() })
     }
 
-    fn check_obligation(&mut self, t: Type, req: &Require, span: Span) {
+    fn check_obligation(&mut self, t: Type, req: &Require, span: SpanRange) {
         let Type::Scalar(s) = t else {
             if let (Type::Unit, Require::Comparable | Require::Numeric(_)) = (t, req) {
                 self.error_at(span, "`()` has no value to compute with");

@@ -1,0 +1,89 @@
+//! The generated API, checked without a GPU: argument checks, broadcasting, empty input,
+//! the CPU path, the generated PTX, and errors (not panics) when no GPU is there.
+
+use gpu_runtime::{vectorize, Error};
+
+#[vectorize(target = "cuda")]
+fn add_gpu(a: f32, b: f32) -> f32 {
+    a + b
+}
+
+/// Several parameter types, and a parameter named like a generated item.
+#[vectorize(target = "cuda", arch = "sm_80")]
+fn scale(device: f64, n: i32, flag: bool) -> f32 {
+    if flag { (device * n as f64) as f32 } else { 0.0 }
+}
+
+#[vectorize]
+fn divide(a: i32, b: i32) -> i32 {
+    a / b
+}
+
+#[test]
+fn slices_of_different_lengths_are_an_error_naming_them() {
+    let e = add_gpu(&[1.0f32, 2.0, 3.0], &[1.0f32, 2.0]).unwrap_err();
+    assert!(matches!(e, Error::LengthMismatch { function: "add_gpu", .. }), "{e:?}");
+    assert_eq!(e.to_string(), "`add_gpu`: the slice arguments must have the same length, but `a` has 3 and `b` has 2 elements");
+    let e = scale(&[1.0f64, 2.0], 3, &[true]).unwrap_err();
+    assert_eq!(e.to_string(), "`scale`: the slice arguments must have the same length, but `device` has 2 and `flag` has 1 elements");
+    // The CPU path checks the same way.
+    assert!(matches!(add_gpu::cpu(&[1.0f32], &[1.0f32, 2.0]), Err(Error::LengthMismatch { .. })));
+}
+
+#[test]
+fn empty_slices_give_an_empty_result_without_a_launch() {
+    let empty: [f32; 0] = [];
+    assert_eq!(add_gpu(&empty, &empty).unwrap(), Vec::<f32>::new());
+    assert_eq!(add_gpu(&empty, 1.0).unwrap(), Vec::<f32>::new());
+    assert_eq!(add_gpu::cpu(&empty, 1.0).unwrap(), Vec::<f32>::new());
+}
+
+#[test]
+fn every_slice_form_and_scalar_is_accepted() {
+    let v = vec![1.0f32, 2.0, 3.0];
+    let a = [4.0f32, 5.0, 6.0];
+    let want = vec![5.0f32, 7.0, 9.0];
+    assert_eq!(add_gpu::cpu(&v, &a).unwrap(), want);
+    assert_eq!(add_gpu::cpu(&v[..], &a[..]).unwrap(), want);
+    assert_eq!(add_gpu::cpu(&v, 1.0).unwrap(), vec![2.0, 3.0, 4.0]);
+    assert_eq!(add_gpu::cpu(0.5, 0.25).unwrap(), vec![0.75]);
+    assert_eq!(scale::cpu(&[1.5f64, 2.0], 2, true).unwrap(), vec![3.0, 4.0]);
+    assert_eq!(scale::cpu(1.5, &[2, 4], &[true, false]).unwrap(), vec![3.0, 0.0]);
+}
+
+#[test]
+fn the_original_function_stays_callable() {
+    assert_eq!(add_gpu::scalar(1.5, 2.0), 3.5);
+    assert_eq!(scale::scalar(2.0, 3, true), 6.0);
+    assert_eq!(divide::scalar(7, 2), 3);
+}
+
+#[test]
+fn the_generated_ptx_is_there_to_read() {
+    assert!(add_gpu::PTX.contains(".target sm_70"), "{}", add_gpu::PTX);
+    assert!(add_gpu::PTX.contains(".visible .entry vectorize_add_gpu("));
+    // IEEE addition, rounded to nearest: the same bits as the CPU.
+    assert!(add_gpu::PTX.contains("add.rn.f32"));
+    assert!(scale::PTX.contains(".target sm_80"));
+    assert!(add_gpu::LLVM_IR.contains("define void @vectorize_add_gpu("), "{}", add_gpu::LLVM_IR);
+    // Integer division can fail, so its kernel takes an error flag.
+    assert!(divide::PTX.contains("atom.global.max.u32"));
+    assert!(!add_gpu::PTX.contains("atom."));
+}
+
+/// Without a driver or a device, a call is an error, never a panic; with one, it works.
+#[test]
+fn a_call_without_a_gpu_is_an_error() {
+    let r = add_gpu(&[1.0f32], &[2.0f32]);
+    if gpu_runtime::is_available() {
+        assert_eq!(r.unwrap(), vec![3.0]);
+    } else {
+        let e = r.unwrap_err();
+        assert!(matches!(e, Error::NoDriver | Error::NoDevice), "{e:?}");
+        assert!(e.to_string().contains("run the function on the CPU"), "{e}");
+        assert!(matches!(gpu_runtime::default_device(), Err(Error::NoDriver | Error::NoDevice)));
+        assert!(gpu_runtime::Device::cuda(0).is_err());
+        // Only the GPU is missing: argument errors still come first.
+        assert!(matches!(add_gpu(&[1.0f32], &[1.0f32, 2.0]), Err(Error::LengthMismatch { .. })));
+    }
+}

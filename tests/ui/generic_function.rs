@@ -1,0 +1,8 @@
+use gpu_runtime::vectorize;
+
+#[vectorize(target = "cuda")]
+fn twice<T: Copy>(x: T) -> T {
+    x
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use gpu_runtime::vectorize;
+
+#[vectorize(target = "cuda")]
+struct Point {
+    x: f32,
+}
+
+fn main() {}
