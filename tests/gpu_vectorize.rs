@@ -98,6 +98,16 @@ fn divide_i32(a: i32, b: i32) -> i32 {
     a / b
 }
 
+#[vectorize(target = "cuda")]
+fn remainder_f32(a: f32, b: f32) -> f32 {
+    a % b
+}
+
+#[vectorize(target = "cuda")]
+fn remainder_f64(a: f64, b: f64) -> f64 {
+    a % b
+}
+
 fn check1<A: Special, R: SameAs>(name: &str, gpu: impl Fn(&[A]) -> gpu_runtime::Result<Vec<R>>, cpu: impl Fn(A) -> R) {
     for (k, &n) in SIZES.iter().enumerate() {
         let a: Vec<A> = inputs(n, 11 + k as u64);
@@ -146,6 +156,9 @@ fn float_functions_match_the_cpu_bit_for_bit() {
     check3("lerp", |a, b, t| lerp(a, b, t), lerp::scalar);
     check1("fahrenheit_to_celsius", |f| fahrenheit_to_celsius(f), fahrenheit_to_celsius::scalar);
     check1("is_positive", |x| is_positive(x), is_positive::scalar);
+    // Rust's `%` is exact (fmod); the GPU uses libdevice's exact fmod too.
+    check2("remainder_f32", |a, b| remainder_f32(a, b), remainder_f32::scalar);
+    check2("remainder_f64", |a, b| remainder_f64(a, b), remainder_f64::scalar);
 }
 
 #[test]
