@@ -67,7 +67,7 @@ fn the_generated_ptx_is_there_to_read() {
     assert!(scale::PTX.contains(".target sm_80"));
     assert!(add_gpu::LLVM_IR.contains("define void @vectorize_add_gpu("), "{}", add_gpu::LLVM_IR);
     // Integer division can fail, so its kernel takes an error flag.
-    assert!(divide::PTX.contains("atom.global.max.u32"));
+    assert!(divide::PTX.contains("atom.global.min.u64"));
     assert!(!add_gpu::PTX.contains("atom."));
 }
 

@@ -217,9 +217,11 @@ fn integer_division_by_zero_is_an_error() {
     let mut b = vec![7i32; 100_000];
     assert_eq!(divide_i32(&a, &b).unwrap()[99_999], 99_999 / 7);
     b[54_321] = 0;
+    b[99_000] = 0; // a later element fails too: the first one is reported
     match divide_i32(&a, &b) {
-        Err(Error::KernelFault { function, message }) => {
+        Err(Error::KernelFault { function, index, message }) => {
             assert_eq!(function, "divide_i32");
+            assert_eq!(index, 54_321);
             assert_eq!(message, "attempt to divide by zero");
         }
         other => panic!("expected a fault, got {other:?}"),

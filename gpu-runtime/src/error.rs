@@ -41,9 +41,10 @@ pub enum Error {
     OutOfMemory { requested: usize, free: usize },
 
     /// The function failed on the GPU where Rust would have panicked (integer division by
-    /// zero and the like). `message` is Rust's panic message for the same operation.
-    #[error("`{function}` failed on the GPU: {message}")]
-    KernelFault { function: &'static str, message: &'static str },
+    /// zero and the like). `index` is the first element that failed (the one a loop on the
+    /// CPU would have panicked at) and `message` Rust's panic message for the operation.
+    #[error("`{function}` failed on the GPU at element {index}: {message}")]
+    KernelFault { function: &'static str, index: u64, message: &'static str },
 
     /// Any other error reported by the CUDA driver.
     #[error("CUDA driver error while {action}: {name} ({description})")]

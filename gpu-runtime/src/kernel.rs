@@ -10,7 +10,7 @@ use std::mem::MaybeUninit;
 use std::sync::{Mutex, OnceLock};
 
 use cudarc::driver::sys::{CUdeviceptr, CUresult};
-use cudarc::driver::{result, CudaFunction, CudaSlice, DevicePtr};
+use cudarc::driver::{result, CudaFunction, CudaSlice, DevicePtr, DevicePtrMut};
 use cudarc::nvrtc::Ptx;
 
 use crate::arg::ErasedArg;
@@ -148,8 +148,13 @@ impl Kernel {
         }
         let out_bytes = n * std::mem::size_of::<R>();
         let out = alloc(out_bytes)?;
+        // The fault word starts at "no fault"; the kernel lowers it to `index << 8 | code`.
         let flag = if self.spec.error_flag {
-            Some(stream.alloc_zeros::<u32>(1).map_err(|e| alloc_error(&device, 4, e))?)
+            let mut f = unsafe { stream.alloc::<u64>(1) }.map_err(|e| alloc_error(&device, 8, e))?;
+            let (ptr, _) = f.device_ptr_mut(stream);
+            unsafe { result::memset_d8_async(ptr, 0xff, 8, stream.cu_stream()) }
+                .map_err(|e| Error::driver("initialising the kernel's error flag", e))?;
+            Some(f)
         } else {
             None
         };
@@ -187,7 +192,7 @@ impl Kernel {
         .map_err(|e| Error::driver("launching the kernel", e))?;
 
         let mut results: Vec<R> = Vec::with_capacity(n);
-        let mut fault = 0u32;
+        let mut fault = u64::MAX;
         {
             let spare: &mut [MaybeUninit<R>] = &mut results.spare_capacity_mut()[..n];
             // SAFETY: `spare` has room for `n` values of `R`; the copy writes all of them.
@@ -201,8 +206,12 @@ impl Kernel {
         stream.synchronize().map_err(|e| Error::driver("running the kernel", e))?;
         // SAFETY: the copy above initialised `n` values and has completed.
         unsafe { results.set_len(n) };
-        if fault != 0 {
-            return Err(Error::KernelFault { function: self.spec.name, message: fault_message(fault) });
+        if fault != u64::MAX {
+            return Err(Error::KernelFault {
+                function: self.spec.name,
+                index: fault >> 8,
+                message: fault_message((fault & 0xff) as u32),
+            });
         }
         Ok(results)
     }
@@ -224,6 +233,8 @@ pub fn fault_message(code: u32) -> &'static str {
         3 => "attempt to divide with overflow",
         4 => "attempt to calculate the remainder with overflow",
         5 => "assertion failed: step != 0",
+        6 => "min > max, or either was NaN",
+        7 => "min > max",
         _ => "unknown fault",
     }
 }

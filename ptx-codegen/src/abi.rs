@@ -8,8 +8,10 @@
 //!    input is a scalar broadcast to every element, passed by value in `val_i` (no device
 //!    copy); otherwise element `k` is `ptr_i[k]` and `val_i` is ignored. `bool` travels as
 //!    one byte, as Rust stores it;
-//! 4. `err: *mut u32`, only when [`KernelAbi::error_flag`] is set: the kernel raises it to a
-//!    nonzero [`Fault`] code when an operation fails (the largest code wins).
+//! 4. `err: *mut u64`, only when [`KernelAbi::error_flag`] is set; the runtime sets it to
+//!    `u64::MAX`. When element `i` fails where Rust would panic, the kernel lowers it to
+//!    `i << 8 | code` (atomic minimum), so it ends up naming the first failed element and its
+//!    [`Fault`] code: the panic a sequential loop on the CPU would have hit first.
 
 use crate::ty::ScalarType;
 
@@ -33,15 +35,21 @@ pub enum Fault {
     DivideOverflow = 3,
     RemainderOverflow = 4,
     StepByZero = 5,
+    /// `f32::clamp`/`f64::clamp` with `min > max` or a NaN bound.
+    FloatClampBounds = 6,
+    /// Integer `clamp` with `min > max`.
+    IntClampBounds = 7,
 }
 
 impl Fault {
-    pub const ALL: [Fault; 5] = [
+    pub const ALL: [Fault; 7] = [
         Fault::DivideByZero,
         Fault::RemainderByZero,
         Fault::DivideOverflow,
         Fault::RemainderOverflow,
         Fault::StepByZero,
+        Fault::FloatClampBounds,
+        Fault::IntClampBounds,
     ];
 
     pub fn code(self) -> u32 {
@@ -56,6 +64,8 @@ impl Fault {
             Fault::DivideOverflow => "attempt to divide with overflow",
             Fault::RemainderOverflow => "attempt to calculate the remainder with overflow",
             Fault::StepByZero => "assertion failed: step != 0",
+            Fault::FloatClampBounds => "min > max, or either was NaN",
+            Fault::IntClampBounds => "min > max",
         }
     }
 }

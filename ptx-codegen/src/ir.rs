@@ -227,7 +227,7 @@ impl Function {
                         && e_is_int(rhs)
                         && !is_safe_divisor(rhs)
                 }
-                ExprKind::Call(i, _) => i.may_fail(),
+                ExprKind::Call(i, args) => args.first().and_then(|a| a.ty.scalar()).is_some_and(|t| i.may_fail(t)),
                 // `step_by(0)` panics in Rust.
                 ExprKind::For { range, .. } => range.step.as_deref().is_some_and(|s| !is_safe_divisor(s)),
                 _ => false,

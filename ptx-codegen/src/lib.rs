@@ -10,6 +10,7 @@
 pub mod abi;
 pub mod emit;
 pub mod frontend;
+pub mod host;
 pub mod intrinsic;
 pub mod ir;
 pub mod libdevice;

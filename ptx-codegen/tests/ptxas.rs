@@ -20,8 +20,8 @@ fn assemble_all(arch: &str) {
     std::fs::create_dir_all(&dir).unwrap();
     let options = Options { arch: arch.to_string() };
     let mut failures = Vec::new();
-    for (name, src) in corpus::CORPUS {
-        let kernel = compile_str(src, &options).unwrap_or_else(|e| panic!("{name} does not compile: {e}"));
+    for (name, src) in corpus::corpus() {
+        let kernel = compile_str(&src, &options).unwrap_or_else(|e| panic!("{name} does not compile: {e}"));
         assert!(kernel.ptx.contains(&format!(".target {arch}")), "{name}: {}", kernel.ptx);
         assert!(kernel.ptx.contains(&format!(".visible .entry {}(", kernel.abi.entry)), "{name}");
         let file = dir.join(format!("{name}.ptx"));

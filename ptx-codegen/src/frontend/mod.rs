@@ -5,6 +5,7 @@
 //! operator typing, `as` casts), so a function it accepts means on the GPU what it means
 //! on the CPU. Whatever the GPU cannot run gets an error that says what is supported.
 
+mod consts;
 mod infer;
 mod syntax;
 
@@ -16,6 +17,7 @@ use crate::ir::{
     BinaryOp, Block, Expr, ExprKind, ForRange, Function, Literal, Local, LocalId,
     LoopId, Param, Stmt, Type, UnaryOp,
 };
+use crate::intrinsic::{self, Lookup};
 use crate::ty::ScalarType;
 use infer::{InferTable, VarKind};
 
@@ -461,22 +463,8 @@ impl Checker {
                 self.macro_error(&m.mac);
                 self.error_expr(span)
             }
-            syn::Expr::MethodCall(m) => {
-                let msg = format!(
-                    "unknown method `{}`: method calls are not supported in a vectorized function yet",
-                    m.method
-                );
-                self.error(&m.method, msg);
-                self.error_expr(span)
-            }
-            syn::Expr::Call(c) => {
-                let callee = c.func.to_token_stream().to_string().replace(' ', "");
-                let msg = format!(
-                    "cannot call `{callee}` from a vectorized function: function calls are not supported yet"
-                );
-                self.error(&c.func, msg);
-                self.error_expr(span)
-            }
+            syn::Expr::MethodCall(m) => self.method_call(m),
+            syn::Expr::Call(c) => self.call(c),
             syn::Expr::Unsafe(_) => self.unsupported(e, "`unsafe` blocks cannot appear in a vectorized function: the kernel language has no unsafe operations"),
             syn::Expr::Async(_) | syn::Expr::Await(_) => self.unsupported(e, "`async`/`.await` cannot run in a vectorized function: it computes synchronously, one element per call"),
             syn::Expr::Closure(_) => self.unsupported(e, "closures are not supported in a vectorized function: write the computation inline"),
@@ -557,16 +545,130 @@ impl Checker {
                     let ty = self.locals[id.0 as usize].ty;
                     return self.mk(ExprKind::Local(id), ty, span);
                 }
-                self.error(
-                    ident,
-                    format!("cannot find `{name}` in this vectorized function: it can use its parameters and the variables it declares"),
-                );
+                let msg = if consts::math(ScalarType::F64, &name).is_some() {
+                    format!("cannot find `{name}` in this vectorized function: write the constant's full path, `std::f32::consts::{name}` or `std::f64::consts::{name}`")
+                } else if name.len() > 1 && name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_') {
+                    format!("cannot find `{name}` in this vectorized function: it cannot see constants defined outside it; define the constant inside the function (`const {name}: f32 = …;`) or pass the value as an argument")
+                } else {
+                    format!("cannot find `{name}` in this vectorized function: it can use its parameters, the variables it declares and the constants of the scalar types (`f32::MAX`, `std::f64::consts::PI`)")
+                };
+                self.error(ident, msg);
                 return self.error_expr(span);
             }
         }
-        let text = p.to_token_stream().to_string().replace(' ', "");
-        self.error(p, format!("unknown path `{text}`: a vectorized function can use its parameters and the variables it declares"));
+        let segments: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let has_args = p.path.segments.iter().any(|s| !s.arguments.is_none());
+        if p.qself.is_none() && !has_args {
+            if let Some((t, lit)) = consts::by_path(&segments) {
+                return self.mk(ExprKind::Lit(lit), Type::Scalar(t), span);
+            }
+        }
+        let text = syntax::render_tokens(p.to_token_stream());
+        self.error(p, format!("unknown path `{text}`: a vectorized function can use its parameters, its variables and the constants of the scalar types (`f32::EPSILON`, `i32::MAX`, `std::f64::consts::PI`)"));
         self.error_expr(span)
+    }
+
+    fn method_call(&mut self, m: &syn::ExprMethodCall) -> Expr {
+        if let Some(t) = &m.turbofish {
+            self.error(t, "generic arguments (`::<…>`) are not supported on methods in a vectorized function");
+        }
+        let recv = self.expr(&m.receiver);
+        let args: Vec<(Expr, &syn::Expr)> = m.args.iter().map(|a| (self.expr(a), a)).collect();
+        let name = m.method.to_string();
+        self.builtin_call(&name, recv, args, SpanRange::of(m), &m.method)
+    }
+
+    /// `f32::sqrt(x)`, `i64::max(a, b)`, `SpecialMath::erf(x)` and (not yet) helper functions.
+    fn call(&mut self, c: &syn::ExprCall) -> Expr {
+        let span = c.span();
+        let path = match &*c.func {
+            syn::Expr::Path(p) if p.qself.is_none() => Some(&p.path),
+            _ => None,
+        };
+        let segments: Vec<String> = path.map(|p| p.segments.iter().map(|s| s.ident.to_string()).collect()).unwrap_or_default();
+        let mut args: Vec<(Expr, &syn::Expr)> = c.args.iter().map(|a| (self.expr(a), a)).collect();
+        let callee = syntax::render_tokens(c.func.to_token_stream());
+        if let Some((method, prefix)) = segments.split_last() {
+            let prefix: Vec<&str> = prefix.iter().map(String::as_str).collect();
+            let receiver_type = match prefix.as_slice() {
+                [t] | ["std" | "core", "primitive", t] => ScalarType::from_name(t),
+                _ => None,
+            };
+            let special = prefix.last() == Some(&"SpecialMath") && intrinsic::SPECIAL_MATH.contains(&method.as_str());
+            if (receiver_type.is_some() || special) && !args.is_empty() {
+                let (recv, recv_src) = args.remove(0);
+                if let Some(t) = receiver_type {
+                    if self.infer.unify(recv.ty, Type::Scalar(t)).is_err() {
+                        let found = self.infer.describe(recv.ty);
+                        let hint = conversion_hint(recv_src, &found, t.rust_name());
+                        self.error(recv_src, format!("mismatched types: `{callee}` takes a `{t}`, found `{found}`{hint}"));
+                        return self.error_expr(span);
+                    }
+                }
+                let name_tokens = path.and_then(|p| p.segments.last()).map(|s| s.ident.clone());
+                return self.builtin_call(method, recv, args, SpanRange::of(c), &name_tokens);
+            }
+            if receiver_type.is_some() {
+                self.error(c, format!("`{callee}` needs its receiver as the first argument, e.g. `{callee}(x)`"));
+                return self.error_expr(span);
+            }
+        }
+        self.error(&c.func, format!("cannot call `{callee}` from a vectorized function: it can call the methods of its scalar types (`x.sqrt()`, `f32::max(a, b)`)"));
+        self.error_expr(span)
+    }
+
+    /// A built-in method on `recv` with `args` (after the receiver).
+    fn builtin_call(&mut self, name: &str, recv: Expr, args: Vec<(Expr, &syn::Expr)>, range: SpanRange, name_tokens: &dyn ToTokens) -> Expr {
+        let span = range.0;
+        let t = match self.infer.shallow(recv.ty) {
+            Type::Scalar(t) => t,
+            Type::Error => return self.error_expr(span),
+            ty @ Type::Infer(_) => {
+                let msg = match self.infer.kind(ty) {
+                    Some(VarKind::Int) | Some(VarKind::Float) => format!(
+                        "can't call method `{name}` on ambiguous numeric type `{}`: give the value a type, e.g. a suffixed literal (`2.0_f32`) or `let x: f32 = …;`",
+                        self.infer.describe(ty)
+                    ),
+                    _ => format!("type annotations needed before calling `{name}`: give the value a type, e.g. `let x: f32 = …;`"),
+                };
+                self.error(name_tokens, msg);
+                return self.error_expr(span);
+            }
+            other => {
+                let d = self.infer.describe(other);
+                self.error(name_tokens, format!("`{d}` has no method `{name}`"));
+                return self.error_expr(span);
+            }
+        };
+        let sig = match intrinsic::method(name, t) {
+            Ok(sig) => sig,
+            Err(Lookup::WrongReceiver { receivers }) => {
+                let on = receivers.join(" and ");
+                self.error(name_tokens, format!("`{name}` is a method of {on}, not of `{t}`"));
+                return self.error_expr(span);
+            }
+            Err(Lookup::Unknown) => {
+                let available = intrinsic::methods_of(t).join(", ");
+                self.error(name_tokens, format!("unknown method `{name}` on `{t}`: the methods of `{t}` a vectorized function can call are {available}"));
+                return self.error_expr(span);
+            }
+        };
+        if args.len() != sig.args.len() {
+            let n = sig.args.len();
+            let plural = if n == 1 { "" } else { "s" };
+            self.error_at(range, format!("`{t}::{name}` takes {n} argument{plural} besides the receiver, but {} were given", args.len()));
+            return self.error_expr(span);
+        }
+        let mut all = vec![recv];
+        for ((a, src), want) in args.into_iter().zip(&sig.args) {
+            if self.infer.unify(a.ty, Type::Scalar(*want)).is_err() {
+                let found = self.infer.describe(a.ty);
+                let hint = conversion_hint(src, &found, want.rust_name());
+                self.error(src, format!("mismatched types: `{name}` expects a `{want}` here, found `{found}`{hint}"));
+            }
+            all.push(a);
+        }
+        self.mk(ExprKind::Call(sig.intrinsic, all), Type::Scalar(sig.ret), span)
     }
 
     /// `a op b` where `a` and `b` must have the same type (arithmetic, bitwise, comparison).

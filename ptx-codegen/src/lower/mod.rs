@@ -7,9 +7,13 @@
 //! Locals, `if` values and loop results live in `alloca` slots; `mem2reg`/SROA turn them
 //! into SSA values, which keeps this lowering free of phi bookkeeping.
 
+mod entry;
+mod intrinsic;
+
 use std::collections::HashMap;
 
-use inkwell::attributes::{Attribute, AttributeLoc};
+pub use entry::lower_kernel_entry;
+
 use inkwell::basic_block::BasicBlock;
 use inkwell::builder::{Builder, BuilderError};
 use inkwell::context::Context;
@@ -19,10 +23,10 @@ use inkwell::types::{BasicType, BasicTypeEnum, IntType};
 use inkwell::values::{
     BasicMetadataValueEnum, BasicValueEnum, FunctionValue, IntValue, PointerValue, ValueKind,
 };
-use inkwell::{AddressSpace, AtomicOrdering, AtomicRMWBinOp, FloatPredicate, IntPredicate};
+use inkwell::{AddressSpace, FloatPredicate, IntPredicate};
 use proc_macro2::Span;
 
-use crate::abi::{Fault, KernelAbi};
+use crate::abi::Fault;
 use crate::ir::{
     self, BinaryOp, Block, Expr, ExprKind, ForRange, Function, Literal, LocalId, LogicalOp, LoopId, Stmt, Type,
     UnaryOp,
@@ -43,9 +47,9 @@ impl From<BuilderError> for LowerError {
     }
 }
 
-type LResult<T> = Result<T, LowerError>;
+pub(crate) type LResult<T> = Result<T, LowerError>;
 
-fn internal(msg: impl Into<String>, span: Span) -> LowerError {
+pub(crate) fn internal(msg: impl Into<String>, span: Span) -> LowerError {
     LowerError { message: msg.into(), span }
 }
 
@@ -71,7 +75,7 @@ pub fn int_type(cx: &Context, t: ScalarType) -> IntType<'_> {
 }
 
 /// The LLVM type of a scalar in memory and in kernel parameters (`bool` is one byte).
-fn memory_type<'ctx>(cx: &'ctx Context, t: ScalarType) -> BasicTypeEnum<'ctx> {
+pub fn memory_type<'ctx>(cx: &'ctx Context, t: ScalarType) -> BasicTypeEnum<'ctx> {
     match t {
         ScalarType::Bool => cx.i8_type().into(),
         _ => llvm_type(cx, t),
@@ -79,7 +83,8 @@ fn memory_type<'ctx>(cx: &'ctx Context, t: ScalarType) -> BasicTypeEnum<'ctx> {
 }
 
 /// Adds the scalar function to `module`: `internal` linkage; when `error_flag` is set its
-/// last parameter is a (generic address space) pointer to the fault flag.
+/// last parameter points to an `i32` fault code, which stays 0 unless an operation fails
+/// where Rust would panic: then the function stores the [`Fault`] code and returns.
 pub fn lower_scalar_function<'ctx>(
     cx: &'ctx Context,
     module: &Module<'ctx>,
@@ -131,6 +136,21 @@ pub fn lower_scalar_function<'ctx>(
     fl.builder.build_return(Some(&r))?;
     fl.seal_open_blocks()?;
     Ok(llfn)
+}
+
+/// What `MIN / -1` does: panic (`/`, `%`, `div_euclid`), wrap (`wrapping_div`) or
+/// saturate (`saturating_div`).
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Overflow {
+    Fault,
+    Wrap,
+}
+
+struct DivGuard<'ctx> {
+    /// The divisor, or 1 where dividing would be undefined.
+    divisor: IntValue<'ctx>,
+    /// Whether this is `MIN / -1`.
+    overflow: IntValue<'ctx>,
 }
 
 struct LoopTargets<'ctx> {
@@ -298,7 +318,7 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
                 self.start_dead_block();
                 Ok(None)
             }
-            ExprKind::Call(i, _) => match *i {},
+            ExprKind::Call(i, args) => self.intrinsic(*i, args),
         }
     }
 
@@ -381,19 +401,7 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
             BinaryOp::BitAnd => Ok(b.build_and(x, y, "and")?.into()),
             BinaryOp::BitOr => Ok(b.build_or(x, y, "or")?.into()),
             BinaryOp::BitXor => Ok(b.build_xor(x, y, "xor")?.into()),
-            BinaryOp::Shl | BinaryOp::Shr => {
-                // The amount is taken modulo the width, as `wrapping_shl` does (and as
-                // release builds do): reduce it in its own type, then match widths.
-                let amount_ty = self.int_type(rt);
-                let mask = amount_ty.const_int((lt.bits() - 1) as u64, false);
-                let amount = b.build_and(y, mask, "amt")?;
-                let amount = b.build_int_cast_sign_flag(amount, self.int_type(lt), false, "amt")?;
-                if op == BinaryOp::Shl {
-                    Ok(b.build_left_shift(x, amount, "shl")?.into())
-                } else {
-                    Ok(b.build_right_shift(x, amount, signed, "shr")?.into())
-                }
-            }
+            BinaryOp::Shl | BinaryOp::Shr => Ok(self.shift(op == BinaryOp::Shl, x, lt, y, rt)?.into()),
             BinaryOp::Eq => cmp(IntPredicate::EQ),
             BinaryOp::Ne => cmp(IntPredicate::NE),
             BinaryOp::Lt => cmp(lt_p),
@@ -401,6 +409,20 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
             BinaryOp::Gt => cmp(gt_p),
             BinaryOp::Ge => cmp(ge_p),
         }
+    }
+
+    /// `x << y` / `x >> y`: the amount is taken modulo the width, as `wrapping_shl` does
+    /// (and as release builds do): reduced in its own type, then brought to `x`'s width.
+    fn shift(&self, left: bool, x: IntValue<'ctx>, xt: ScalarType, y: IntValue<'ctx>, yt: ScalarType) -> LResult<IntValue<'ctx>> {
+        let b = &self.builder;
+        let mask = self.int_type(yt).const_int((xt.bits() - 1) as u64, false);
+        let amount = b.build_and(y, mask, "amt")?;
+        let amount = b.build_int_cast_sign_flag(amount, self.int_type(xt), false, "amt")?;
+        Ok(if left {
+            b.build_left_shift(x, amount, "shl")?
+        } else {
+            b.build_right_shift(x, amount, xt.is_signed_int(), "shr")?
+        })
     }
 
     /// Calls `name` from libdevice (declared here, linked before optimisation).
@@ -422,48 +444,58 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
     }
 
     /// Integer `/` and `%`: Rust panics on a zero divisor and on `MIN / -1`; the kernel
-    /// raises a fault instead and divides by 1 so that nothing is undefined.
+    /// raises a fault instead (see [`DivGuard`]).
     fn div_rem(&mut self, op: BinaryOp, x: IntValue<'ctx>, y: IntValue<'ctx>, t: ScalarType, rhs: &Expr) -> LResult<BasicValueEnum<'ctx>> {
+        let is_div = op == BinaryOp::Div;
+        if ir::is_safe_divisor(rhs) {
+            return Ok(self.raw_div_rem(is_div, x, y, t)?.into());
+        }
+        let guard = self.div_guard(is_div, x, y, t, Overflow::Fault)?;
+        Ok(self.raw_div_rem(is_div, x, guard.divisor, t)?.into())
+    }
+
+    /// `sdiv`/`udiv`/`srem`/`urem` without checks: the divisor must be safe.
+    fn raw_div_rem(&self, is_div: bool, x: IntValue<'ctx>, d: IntValue<'ctx>, t: ScalarType) -> LResult<IntValue<'ctx>> {
+        let b = &self.builder;
+        Ok(match (is_div, t.is_signed_int()) {
+            (true, true) => b.build_int_signed_div(x, d, "div")?,
+            (true, false) => b.build_int_unsigned_div(x, d, "div")?,
+            (false, true) => b.build_int_signed_rem(x, d, "rem")?,
+            (false, false) => b.build_int_unsigned_rem(x, d, "rem")?,
+        })
+    }
+
+    /// Checks a division's divisor: raises the division (or remainder) fault on a zero
+    /// divisor and, with [`Overflow::Fault`], on `MIN / -1`, and returns a divisor that is
+    /// safe to divide by (1 in those cases, so nothing is undefined; `MIN / 1` is `MIN`,
+    /// the wrapping result).
+    fn div_guard(&mut self, is_div: bool, x: IntValue<'ctx>, y: IntValue<'ctx>, t: ScalarType, overflow: Overflow) -> LResult<DivGuard<'ctx>> {
         let b = &self.builder;
         let ty = self.int_type(t);
-        let is_div = op == BinaryOp::Div;
-        let emit = |d: IntValue<'ctx>| -> LResult<BasicValueEnum<'ctx>> {
-            Ok(match (is_div, t.is_signed_int()) {
-                (true, true) => b.build_int_signed_div(x, d, "div")?,
-                (true, false) => b.build_int_unsigned_div(x, d, "div")?,
-                (false, true) => b.build_int_signed_rem(x, d, "rem")?,
-                (false, false) => b.build_int_unsigned_rem(x, d, "rem")?,
-            }
-            .into())
-        };
-        if ir::is_safe_divisor(rhs) {
-            return emit(y);
-        }
         let zero = b.build_int_compare(IntPredicate::EQ, y, ty.const_zero(), "by_zero")?;
-        let mut bad = zero;
+        let mut ovf = self.cx.bool_type().const_zero();
         if t.is_signed_int() {
             let min = ty.const_int(1u64 << (t.bits() - 1), false);
             let is_min = b.build_int_compare(IntPredicate::EQ, x, min, "is_min")?;
             let minus_one = b.build_int_compare(IntPredicate::EQ, y, ty.const_all_ones(), "by_minus_one")?;
-            let ovf = b.build_and(is_min, minus_one, "overflow")?;
-            bad = b.build_or(zero, ovf, "bad")?;
+            ovf = b.build_and(is_min, minus_one, "overflow")?;
         }
-        let safe = b.build_select(bad, ty.const_int(1, false), y, "divisor")?.into_int_value();
-        let result = emit(safe)?;
+        let bad = b.build_or(zero, ovf, "bad")?;
+        let divisor = b.build_select(bad, ty.const_int(1, false), y, "divisor")?.into_int_value();
         let (zero_fault, ovf_fault) = if is_div {
             (Fault::DivideByZero, Fault::DivideOverflow)
         } else {
             (Fault::RemainderByZero, Fault::RemainderOverflow)
         };
         let i32t = self.cx.i32_type();
-        let code = b.build_select(
-            zero,
-            i32t.const_int(zero_fault.code() as u64, false),
-            i32t.const_int(ovf_fault.code() as u64, false),
-            "fault",
-        )?;
-        self.raise_if(bad, code.into_int_value())?;
-        Ok(result)
+        let code = |f: Fault| i32t.const_int(f.code() as u64, false);
+        if overflow == Overflow::Fault {
+            let c = b.build_select(zero, code(zero_fault), code(ovf_fault), "fault")?.into_int_value();
+            self.raise_if(bad, c)?;
+        } else {
+            self.raise_if(zero, code(zero_fault))?;
+        }
+        Ok(DivGuard { divisor, overflow: ovf })
     }
 
     /// `if cond { raise code }`, on a branch marked unlikely.
@@ -482,9 +514,12 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
         let cond = basic_value(cond.try_as_basic_value(), self.func.span)?.into_int_value();
         self.builder.build_conditional_branch(cond, fail, cont)?;
         self.builder.position_at_end(fail);
-        // The largest code wins, so a launch reports the same fault whatever the order.
-        self.builder.build_atomicrmw(AtomicRMWBinOp::UMax, err, code, AtomicOrdering::Monotonic)?;
-        self.builder.build_unconditional_branch(cont)?;
+        // Rust panics at the first failing operation: record it and return at once, so
+        // one element reports one fault (the kernel keeps the first element's).
+        self.builder.build_store(err, code)?;
+        let ret_ty = llvm_type(self.cx, self.func.ret);
+        self.builder.build_store(self.ret_slot.expect("set before the body"), ret_ty.const_zero())?;
+        self.builder.build_unconditional_branch(self.ret_bb.expect("set before the body"))?;
         self.builder.position_at_end(cont);
         Ok(())
     }
@@ -715,189 +750,10 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
     }
 }
 
-fn basic_value(v: ValueKind<'_>, span: Span) -> LResult<BasicValueEnum<'_>> {
+pub fn basic_value(v: ValueKind<'_>, span: Span) -> LResult<BasicValueEnum<'_>> {
     match v {
         ValueKind::Basic(b) => Ok(b),
         ValueKind::Instruction(_) => Err(internal("a call that should return a value returned void", span)),
     }
 }
 
-/// Adds the kernel entry `abi.entry` that applies `scalar` to every element (see
-/// [`crate::abi`] for its parameters), as a grid-stride loop with 64-bit indices.
-pub fn lower_kernel_entry<'ctx>(
-    cx: &'ctx Context,
-    module: &Module<'ctx>,
-    scalar: FunctionValue<'ctx>,
-    abi: &KernelAbi,
-) -> LResult<FunctionValue<'ctx>> {
-    let global = cx.ptr_type(AddressSpace::from(1u16));
-    let i64t = cx.i64_type();
-    let mut params: Vec<inkwell::types::BasicMetadataTypeEnum> = vec![i64t.into(), global.into()];
-    for &t in &abi.inputs {
-        params.push(global.into());
-        params.push(memory_type(cx, t).into());
-    }
-    if abi.error_flag {
-        params.push(global.into());
-    }
-    let kernel = module.add_function(&abi.entry, cx.void_type().fn_type(&params, false), None);
-    let kind = |name: &str| Attribute::get_named_enum_kind_id(name);
-    // Arrays never overlap (the runtime allocates or checks them), inputs are only read:
-    // LLVM may then use the read-only data cache (`ld.global.nc`).
-    for idx in 0..abi.inputs.len() as u32 {
-        let p = 2 + 2 * idx;
-        kernel.add_attribute(AttributeLoc::Param(p), cx.create_enum_attribute(kind("noalias"), 0));
-        kernel.add_attribute(AttributeLoc::Param(p), cx.create_enum_attribute(kind("readonly"), 0));
-        kernel.add_attribute(AttributeLoc::Param(p), cx.create_enum_attribute(kind("nocapture"), 0));
-    }
-    kernel.add_attribute(AttributeLoc::Param(1), cx.create_enum_attribute(kind("noalias"), 0));
-    kernel.add_attribute(AttributeLoc::Param(1), cx.create_enum_attribute(kind("nocapture"), 0));
-    let annotation = cx.metadata_node(&[
-        kernel.as_global_value().as_pointer_value().into(),
-        cx.metadata_string("kernel").into(),
-        cx.i32_type().const_int(1, false).into(),
-    ]);
-    module
-        .add_global_metadata("nvvm.annotations", &annotation)
-        .map_err(|e| internal(format!("cannot annotate the kernel: {e}"), Span::call_site()))?;
-
-    let b = cx.create_builder();
-    let entry = cx.append_basic_block(kernel, "entry");
-    b.position_at_end(entry);
-    let sreg = |name: &str| -> LResult<IntValue<'ctx>> {
-        let f = LlvmIntrinsic::find(name)
-            .and_then(|i| i.get_declaration(module, &[]))
-            .ok_or_else(|| internal(format!("{name} is missing"), Span::call_site()))?;
-        let v = basic_value(b.build_call(f, &[], "sreg")?.try_as_basic_value(), Span::call_site())?;
-        Ok(b.build_int_z_extend(v.into_int_value(), i64t, "sreg64")?)
-    };
-    let tid = sreg("llvm.nvvm.read.ptx.sreg.tid.x")?;
-    let ntid = sreg("llvm.nvvm.read.ptx.sreg.ntid.x")?;
-    let ctaid = sreg("llvm.nvvm.read.ptx.sreg.ctaid.x")?;
-    let nctaid = sreg("llvm.nvvm.read.ptx.sreg.nctaid.x")?;
-    let first = b.build_int_add(b.build_int_mul(ctaid, ntid, "block_base")?, tid, "first")?;
-    let stride = b.build_int_mul(nctaid, ntid, "stride")?;
-    let param = |i: u32| kernel.get_nth_param(i).expect("declared above");
-    let n = param(0).into_int_value();
-    let out = param(1).into_pointer_value();
-    let err = if abi.error_flag {
-        let p = param(2 + 2 * abi.inputs.len() as u32).into_pointer_value();
-        Some(b.build_address_space_cast(p, cx.ptr_type(AddressSpace::default()), "err")?)
-    } else {
-        None
-    };
-    let inputs: Vec<(PointerValue<'ctx>, BasicValueEnum<'ctx>)> = (0..abi.inputs.len() as u32)
-        .map(|i| (param(2 + 2 * i).into_pointer_value(), param(3 + 2 * i)))
-        .collect();
-
-    let loops = GridLoop { cx, builder: &b, kernel, scalar, abi, first, stride, n, out, err };
-    if inputs.is_empty() {
-        loops.emit(&inputs, true)?;
-    } else {
-        // The common case, every input an array, gets a loop without per-element checks.
-        let mut all_arrays = cx.bool_type().const_int(1, false);
-        for (p, _) in &inputs {
-            let is_array = b.build_is_not_null(*p, "is_array")?;
-            all_arrays = b.build_and(all_arrays, is_array, "all_arrays")?;
-        }
-        let fast = cx.append_basic_block(kernel, "arrays");
-        let mixed = cx.append_basic_block(kernel, "mixed");
-        b.build_conditional_branch(all_arrays, fast, mixed)?;
-        b.position_at_end(fast);
-        loops.emit(&inputs, true)?;
-        b.position_at_end(mixed);
-        loops.emit(&inputs, false)?;
-    }
-    Ok(kernel)
-}
-
-struct GridLoop<'a, 'ctx> {
-    cx: &'ctx Context,
-    builder: &'a Builder<'ctx>,
-    kernel: FunctionValue<'ctx>,
-    scalar: FunctionValue<'ctx>,
-    abi: &'a KernelAbi,
-    first: IntValue<'ctx>,
-    stride: IntValue<'ctx>,
-    n: IntValue<'ctx>,
-    out: PointerValue<'ctx>,
-    err: Option<PointerValue<'ctx>>,
-}
-
-impl<'ctx> GridLoop<'_, 'ctx> {
-    /// `for (i = first; i < n; i += stride) out[i] = f(inputs[i]…)`, then `ret`. With
-    /// `all_arrays`, every input is loaded from its array; otherwise each input checks
-    /// whether it is an array or a broadcast scalar.
-    fn emit(&self, inputs: &[(PointerValue<'ctx>, BasicValueEnum<'ctx>)], all_arrays: bool) -> LResult<()> {
-        let (cx, b) = (self.cx, self.builder);
-        let i64t = cx.i64_type();
-        let pre = b.get_insert_block().expect("positioned");
-        let head = cx.append_basic_block(self.kernel, "loop");
-        let done = cx.append_basic_block(self.kernel, "done");
-        let enter = b.build_int_compare(IntPredicate::ULT, self.first, self.n, "enter")?;
-        b.build_conditional_branch(enter, head, done)?;
-        b.position_at_end(head);
-        let i = b.build_phi(i64t, "i")?;
-        i.add_incoming(&[(&self.first, pre)]);
-        let idx = i.as_basic_value().into_int_value();
-        let mut args: Vec<BasicMetadataValueEnum> = Vec::new();
-        for (k, (ptr, val)) in inputs.iter().enumerate() {
-            let t = self.abi.inputs[k];
-            let mt = memory_type(cx, t);
-            let load = |b: &Builder<'ctx>| -> LResult<BasicValueEnum<'ctx>> {
-                // SAFETY of the GEP: `idx < n` and the runtime passes arrays of `n` elements.
-                let p = unsafe { b.build_in_bounds_gep(mt, *ptr, &[idx], "elem")? };
-                Ok(b.build_load(mt, p, "x")?)
-            };
-            let raw = if all_arrays {
-                load(b)?
-            } else {
-                let is_array = b.build_is_not_null(*ptr, "is_array")?;
-                let from_array = cx.append_basic_block(self.kernel, "from_array");
-                let joined = cx.append_basic_block(self.kernel, "arg");
-                let here = b.get_insert_block().expect("positioned");
-                b.build_conditional_branch(is_array, from_array, joined)?;
-                b.position_at_end(from_array);
-                let loaded = load(b)?;
-                b.build_unconditional_branch(joined)?;
-                b.position_at_end(joined);
-                let phi = b.build_phi(mt, "x")?;
-                phi.add_incoming(&[(&loaded, from_array), (val, here)]);
-                phi.as_basic_value()
-            };
-            args.push(self.from_memory(raw, t)?.into());
-        }
-        if let Some(err) = self.err {
-            args.push(err.into());
-        }
-        let call = b.build_call(self.scalar, &args, "y")?;
-        let y = basic_value(call.try_as_basic_value(), Span::call_site())?;
-        let y = self.to_memory(y, self.abi.output)?;
-        let out_ty = memory_type(cx, self.abi.output);
-        let dst = unsafe { b.build_in_bounds_gep(out_ty, self.out, &[idx], "dst")? };
-        b.build_store(dst, y)?;
-        let next = b.build_int_add(idx, self.stride, "next")?;
-        let latch = b.get_insert_block().expect("positioned");
-        i.add_incoming(&[(&next, latch)]);
-        let more = b.build_int_compare(IntPredicate::ULT, next, self.n, "more")?;
-        b.build_conditional_branch(more, head, done)?;
-        b.position_at_end(done);
-        b.build_return(None)?;
-        Ok(())
-    }
-
-    fn from_memory(&self, v: BasicValueEnum<'ctx>, t: ScalarType) -> LResult<BasicValueEnum<'ctx>> {
-        if t == ScalarType::Bool {
-            let zero = self.cx.i8_type().const_zero();
-            return Ok(self.builder.build_int_compare(IntPredicate::NE, v.into_int_value(), zero, "b")?.into());
-        }
-        Ok(v)
-    }
-
-    fn to_memory(&self, v: BasicValueEnum<'ctx>, t: ScalarType) -> LResult<BasicValueEnum<'ctx>> {
-        if t == ScalarType::Bool {
-            return Ok(self.builder.build_int_z_extend(v.into_int_value(), self.cx.i8_type(), "byte")?.into());
-        }
-        Ok(v)
-    }
-}

@@ -1,0 +1,130 @@
+//! The same lowering compiled for the CPU and run through LLVM's JIT: the host
+//! differential tests compare it with the native Rust function, which checks the
+//! lowering's semantics on a machine without a GPU.
+//!
+//! The kernel entry is GPU-only; here a small `eval(args, out, err)` wrapper calls the
+//! scalar function. libdevice's `__nv_*` functions are whatever the caller maps them to
+//! (the tests map them to Rust's own `f32::sin` and friends), so that what is compared is
+//! the lowering around them.
+
+use std::sync::Once;
+
+use inkwell::context::Context;
+use inkwell::execution_engine::{ExecutionEngine, JitFunction};
+use inkwell::module::Module;
+use inkwell::passes::PassBuilderOptions;
+use inkwell::targets::{CodeModel, InitializationConfig, RelocMode, Target, TargetMachine};
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum};
+use inkwell::{AddressSpace, IntPredicate, OptimizationLevel};
+
+use crate::ir::Function;
+use crate::lower::{self, basic_value, memory_type};
+use crate::ty::ScalarType;
+
+type EvalFn = unsafe extern "C" fn(*const u64, *mut u64, *mut u32);
+
+/// A function compiled for the CPU.
+pub struct HostFunction<'ctx> {
+    // Keeps the compiled code alive.
+    _engine: ExecutionEngine<'ctx>,
+    eval: JitFunction<'ctx, EvalFn>,
+    pub params: Vec<ScalarType>,
+    pub ret: ScalarType,
+}
+
+impl HostFunction<'_> {
+    /// Calls the function: each argument's bits sit in the low bytes of a `u64` (as the
+    /// runtime passes scalars). Returns the result's bits and the fault code (0: none).
+    pub fn call(&self, args: &[u64]) -> (u64, u32) {
+        assert_eq!(args.len(), self.params.len(), "argument count");
+        let mut out = 0u64;
+        let mut fault = 0u32;
+        // SAFETY: `eval` reads `params.len()` words from `args` and writes one to `out` and
+        // possibly one `u32` to `fault`.
+        unsafe { self.eval.call(args.as_ptr(), &mut out, &mut fault) };
+        (out, fault)
+    }
+}
+
+fn host_machine() -> Result<TargetMachine, String> {
+    static INIT: Once = Once::new();
+    INIT.call_once(|| {
+        Target::initialize_native(&InitializationConfig::default()).expect("LLVM supports the host");
+    });
+    let triple = TargetMachine::get_default_triple();
+    let target = Target::from_triple(&triple).map_err(|e| e.to_string())?;
+    target
+        .create_target_machine(&triple, "generic", "", OptimizationLevel::Default, RelocMode::Default, CodeModel::JITDefault)
+        .ok_or_else(|| "no host target machine".to_string())
+}
+
+/// Compiles `f` for the CPU (optimised with the same `default<O3>` pipeline as the PTX).
+/// `math` gives the address of a host function for each libdevice function it calls
+/// (`__nv_sinf` → an `extern "C" fn(f32) -> f32`).
+pub fn jit<'ctx>(cx: &'ctx Context, f: &Function, math: &dyn Fn(&str) -> Option<usize>) -> Result<HostFunction<'ctx>, String> {
+    let module = cx.create_module("host");
+    let error_flag = f.may_fail();
+    let scalar = lower::lower_scalar_function(cx, &module, f, "scalar", error_flag).map_err(|e| e.message)?;
+    add_eval(cx, &module, f, scalar, error_flag)?;
+    let tm = host_machine()?;
+    module.set_triple(&tm.get_triple());
+    module.set_data_layout(&tm.get_target_data().get_data_layout());
+    module.verify().map_err(|e| e.to_string())?;
+    module.run_passes("default<O3>", &tm, PassBuilderOptions::create()).map_err(|e| e.to_string())?;
+    let engine = module.create_jit_execution_engine(OptimizationLevel::Default).map_err(|e| e.to_string())?;
+    for decl in module.get_functions().filter(|f| f.count_basic_blocks() == 0 && f.get_name().to_bytes().starts_with(b"__nv_")) {
+        let name = decl.get_name().to_string_lossy();
+        let addr = math(&name).ok_or_else(|| format!("no host implementation of {name}"))?;
+        engine.add_global_mapping(&decl, addr);
+    }
+    // SAFETY: `eval` has exactly this signature (built by `add_eval`).
+    let eval = unsafe { engine.get_function::<EvalFn>("eval") }.map_err(|e| e.to_string())?;
+    Ok(HostFunction { _engine: engine, eval, params: f.params.iter().map(|p| p.ty).collect(), ret: f.ret })
+}
+
+fn e<T>(r: Result<T, inkwell::builder::BuilderError>) -> Result<T, String> {
+    r.map_err(|e| e.to_string())
+}
+
+fn add_eval<'ctx>(
+    cx: &'ctx Context,
+    module: &Module<'ctx>,
+    f: &Function,
+    scalar: inkwell::values::FunctionValue<'ctx>,
+    error_flag: bool,
+) -> Result<(), String> {
+    let ptr = cx.ptr_type(AddressSpace::default());
+    let eval = module.add_function("eval", cx.void_type().fn_type(&[ptr.into(), ptr.into(), ptr.into()], false), None);
+    let b = cx.create_builder();
+    b.position_at_end(cx.append_basic_block(eval, "entry"));
+    let (args, out, err) = (
+        eval.get_nth_param(0).unwrap().into_pointer_value(),
+        eval.get_nth_param(1).unwrap().into_pointer_value(),
+        eval.get_nth_param(2).unwrap().into_pointer_value(),
+    );
+    let mut call_args: Vec<BasicMetadataValueEnum> = Vec::new();
+    for (i, p) in f.params.iter().enumerate() {
+        let slot = unsafe { e(b.build_in_bounds_gep(cx.i64_type(), args, &[cx.i64_type().const_int(i as u64, false)], "arg"))? };
+        let v = e(b.build_load(memory_type(cx, p.ty), slot, "v"))?;
+        let v: BasicValueEnum = if p.ty == ScalarType::Bool {
+            e(b.build_int_compare(IntPredicate::NE, v.into_int_value(), cx.i8_type().const_zero(), "b"))?.into()
+        } else {
+            v
+        };
+        call_args.push(v.into());
+    }
+    if error_flag {
+        call_args.push(err.into());
+    }
+    let call = e(b.build_call(scalar, &call_args, "r"))?;
+    let r = basic_value(call.try_as_basic_value(), f.span).map_err(|e| e.message)?;
+    let r: BasicValueEnum = if f.ret == ScalarType::Bool {
+        e(b.build_int_z_extend(r.into_int_value(), cx.i8_type(), "byte"))?.into()
+    } else {
+        r
+    };
+    e(b.build_store(out, cx.i64_type().const_zero()))?;
+    e(b.build_store(out, r))?;
+    e(b.build_return(None))?;
+    Ok(())
+}

@@ -1,0 +1,226 @@
+//! The kernel entry: a grid-stride loop that applies the scalar function to every element.
+
+use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::builder::Builder;
+use inkwell::context::Context;
+use inkwell::intrinsics::Intrinsic as LlvmIntrinsic;
+use inkwell::module::Module;
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FunctionValue, IntValue, PointerValue};
+use inkwell::{AddressSpace, AtomicOrdering, AtomicRMWBinOp, IntPredicate};
+use proc_macro2::Span;
+
+use super::{basic_value, internal, memory_type, LResult};
+use crate::abi::KernelAbi;
+use crate::ty::ScalarType;
+
+/// Adds the kernel entry `abi.entry` that applies `scalar` to every element (see
+/// [`crate::abi`] for its parameters), as a grid-stride loop with 64-bit indices.
+pub fn lower_kernel_entry<'ctx>(
+    cx: &'ctx Context,
+    module: &Module<'ctx>,
+    scalar: FunctionValue<'ctx>,
+    abi: &KernelAbi,
+) -> LResult<FunctionValue<'ctx>> {
+    let global = cx.ptr_type(AddressSpace::from(1u16));
+    let i64t = cx.i64_type();
+    let mut params: Vec<inkwell::types::BasicMetadataTypeEnum> = vec![i64t.into(), global.into()];
+    for &t in &abi.inputs {
+        params.push(global.into());
+        params.push(memory_type(cx, t).into());
+    }
+    if abi.error_flag {
+        params.push(global.into());
+    }
+    let kernel = module.add_function(&abi.entry, cx.void_type().fn_type(&params, false), None);
+    let kind = |name: &str| Attribute::get_named_enum_kind_id(name);
+    // Arrays never overlap (the runtime allocates or checks them), inputs are only read:
+    // LLVM may then use the read-only data cache (`ld.global.nc`).
+    for idx in 0..abi.inputs.len() as u32 {
+        let p = 2 + 2 * idx;
+        kernel.add_attribute(AttributeLoc::Param(p), cx.create_enum_attribute(kind("noalias"), 0));
+        kernel.add_attribute(AttributeLoc::Param(p), cx.create_enum_attribute(kind("readonly"), 0));
+        kernel.add_attribute(AttributeLoc::Param(p), cx.create_enum_attribute(kind("nocapture"), 0));
+    }
+    kernel.add_attribute(AttributeLoc::Param(1), cx.create_enum_attribute(kind("noalias"), 0));
+    kernel.add_attribute(AttributeLoc::Param(1), cx.create_enum_attribute(kind("nocapture"), 0));
+    let annotation = cx.metadata_node(&[
+        kernel.as_global_value().as_pointer_value().into(),
+        cx.metadata_string("kernel").into(),
+        cx.i32_type().const_int(1, false).into(),
+    ]);
+    module
+        .add_global_metadata("nvvm.annotations", &annotation)
+        .map_err(|e| internal(format!("cannot annotate the kernel: {e}"), Span::call_site()))?;
+
+    let b = cx.create_builder();
+    let entry = cx.append_basic_block(kernel, "entry");
+    b.position_at_end(entry);
+    let sreg = |name: &str| -> LResult<IntValue<'ctx>> {
+        let f = LlvmIntrinsic::find(name)
+            .and_then(|i| i.get_declaration(module, &[]))
+            .ok_or_else(|| internal(format!("{name} is missing"), Span::call_site()))?;
+        let v = basic_value(b.build_call(f, &[], "sreg")?.try_as_basic_value(), Span::call_site())?;
+        Ok(b.build_int_z_extend(v.into_int_value(), i64t, "sreg64")?)
+    };
+    let tid = sreg("llvm.nvvm.read.ptx.sreg.tid.x")?;
+    let ntid = sreg("llvm.nvvm.read.ptx.sreg.ntid.x")?;
+    let ctaid = sreg("llvm.nvvm.read.ptx.sreg.ctaid.x")?;
+    let nctaid = sreg("llvm.nvvm.read.ptx.sreg.nctaid.x")?;
+    let first = b.build_int_add(b.build_int_mul(ctaid, ntid, "block_base")?, tid, "first")?;
+    let stride = b.build_int_mul(nctaid, ntid, "stride")?;
+    let param = |i: u32| kernel.get_nth_param(i).expect("declared above");
+    let n = param(0).into_int_value();
+    let out = param(1).into_pointer_value();
+    // The per-element fault code (a local the scalar function writes) and the launch's
+    // fault word: the smallest `index << 8 | code` of all failed elements, which is the
+    // fault a sequential loop on the CPU would panic with first.
+    let err = if abi.error_flag {
+        let global = param(2 + 2 * abi.inputs.len() as u32).into_pointer_value();
+        let local = b.build_alloca(cx.i32_type(), "fault")?;
+        Some(FaultSlots { local, global })
+    } else {
+        None
+    };
+    let inputs: Vec<(PointerValue<'ctx>, BasicValueEnum<'ctx>)> = (0..abi.inputs.len() as u32)
+        .map(|i| (param(2 + 2 * i).into_pointer_value(), param(3 + 2 * i)))
+        .collect();
+
+    let loops = GridLoop { cx, builder: &b, kernel, scalar, abi, first, stride, n, out, err };
+    if inputs.is_empty() {
+        loops.emit(&inputs, true)?;
+    } else {
+        // The common case, every input an array, gets a loop without per-element checks.
+        let mut all_arrays = cx.bool_type().const_int(1, false);
+        for (p, _) in &inputs {
+            let is_array = b.build_is_not_null(*p, "is_array")?;
+            all_arrays = b.build_and(all_arrays, is_array, "all_arrays")?;
+        }
+        let fast = cx.append_basic_block(kernel, "arrays");
+        let mixed = cx.append_basic_block(kernel, "mixed");
+        b.build_conditional_branch(all_arrays, fast, mixed)?;
+        b.position_at_end(fast);
+        loops.emit(&inputs, true)?;
+        b.position_at_end(mixed);
+        loops.emit(&inputs, false)?;
+    }
+    Ok(kernel)
+}
+
+struct GridLoop<'a, 'ctx> {
+    cx: &'ctx Context,
+    builder: &'a Builder<'ctx>,
+    kernel: FunctionValue<'ctx>,
+    scalar: FunctionValue<'ctx>,
+    abi: &'a KernelAbi,
+    first: IntValue<'ctx>,
+    stride: IntValue<'ctx>,
+    n: IntValue<'ctx>,
+    out: PointerValue<'ctx>,
+    err: Option<FaultSlots<'ctx>>,
+}
+
+#[derive(Copy, Clone)]
+struct FaultSlots<'ctx> {
+    local: PointerValue<'ctx>,
+    global: PointerValue<'ctx>,
+}
+
+impl<'ctx> GridLoop<'_, 'ctx> {
+    /// `for (i = first; i < n; i += stride) out[i] = f(inputs[i]…)`, then `ret`. With
+    /// `all_arrays`, every input is loaded from its array; otherwise each input checks
+    /// whether it is an array or a broadcast scalar.
+    fn emit(&self, inputs: &[(PointerValue<'ctx>, BasicValueEnum<'ctx>)], all_arrays: bool) -> LResult<()> {
+        let (cx, b) = (self.cx, self.builder);
+        let i64t = cx.i64_type();
+        let pre = b.get_insert_block().expect("positioned");
+        let head = cx.append_basic_block(self.kernel, "loop");
+        let done = cx.append_basic_block(self.kernel, "done");
+        let enter = b.build_int_compare(IntPredicate::ULT, self.first, self.n, "enter")?;
+        b.build_conditional_branch(enter, head, done)?;
+        b.position_at_end(head);
+        let i = b.build_phi(i64t, "i")?;
+        i.add_incoming(&[(&self.first, pre)]);
+        let idx = i.as_basic_value().into_int_value();
+        let mut args: Vec<BasicMetadataValueEnum> = Vec::new();
+        for (k, (ptr, val)) in inputs.iter().enumerate() {
+            let t = self.abi.inputs[k];
+            let mt = memory_type(cx, t);
+            let load = |b: &Builder<'ctx>| -> LResult<BasicValueEnum<'ctx>> {
+                // SAFETY of the GEP: `idx < n` and the runtime passes arrays of `n` elements.
+                let p = unsafe { b.build_in_bounds_gep(mt, *ptr, &[idx], "elem")? };
+                Ok(b.build_load(mt, p, "x")?)
+            };
+            let raw = if all_arrays {
+                load(b)?
+            } else {
+                let is_array = b.build_is_not_null(*ptr, "is_array")?;
+                let from_array = cx.append_basic_block(self.kernel, "from_array");
+                let joined = cx.append_basic_block(self.kernel, "arg");
+                let here = b.get_insert_block().expect("positioned");
+                b.build_conditional_branch(is_array, from_array, joined)?;
+                b.position_at_end(from_array);
+                let loaded = load(b)?;
+                b.build_unconditional_branch(joined)?;
+                b.position_at_end(joined);
+                let phi = b.build_phi(mt, "x")?;
+                phi.add_incoming(&[(&loaded, from_array), (val, here)]);
+                phi.as_basic_value()
+            };
+            args.push(self.from_memory(raw, t)?.into());
+        }
+        if let Some(err) = self.err {
+            b.build_store(err.local, cx.i32_type().const_zero())?;
+            args.push(err.local.into());
+        }
+        let call = b.build_call(self.scalar, &args, "y")?;
+        let y = basic_value(call.try_as_basic_value(), Span::call_site())?;
+        if let Some(err) = self.err {
+            self.record_fault(err, idx)?;
+        }
+        let y = self.to_memory(y, self.abi.output)?;
+        let out_ty = memory_type(cx, self.abi.output);
+        let dst = unsafe { b.build_in_bounds_gep(out_ty, self.out, &[idx], "dst")? };
+        b.build_store(dst, y)?;
+        let next = b.build_int_add(idx, self.stride, "next")?;
+        let latch = b.get_insert_block().expect("positioned");
+        i.add_incoming(&[(&next, latch)]);
+        let more = b.build_int_compare(IntPredicate::ULT, next, self.n, "more")?;
+        b.build_conditional_branch(more, head, done)?;
+        b.position_at_end(done);
+        b.build_return(None)?;
+        Ok(())
+    }
+
+    /// `if code != 0 { atomic_min(global, i << 8 | code) }`.
+    fn record_fault(&self, err: FaultSlots<'ctx>, idx: IntValue<'ctx>) -> LResult<()> {
+        let (cx, b) = (self.cx, self.builder);
+        let code = b.build_load(cx.i32_type(), err.local, "code")?.into_int_value();
+        let failed = b.build_int_compare(IntPredicate::NE, code, cx.i32_type().const_zero(), "failed")?;
+        let record = cx.append_basic_block(self.kernel, "record_fault");
+        let next = cx.append_basic_block(self.kernel, "stored");
+        b.build_conditional_branch(failed, record, next)?;
+        b.position_at_end(record);
+        let i64t = cx.i64_type();
+        let shifted = b.build_left_shift(idx, i64t.const_int(8, false), "at")?;
+        let word = b.build_or(shifted, b.build_int_z_extend(code, i64t, "code64")?, "word")?;
+        b.build_atomicrmw(AtomicRMWBinOp::UMin, err.global, word, AtomicOrdering::Monotonic)?;
+        b.build_unconditional_branch(next)?;
+        b.position_at_end(next);
+        Ok(())
+    }
+
+    fn from_memory(&self, v: BasicValueEnum<'ctx>, t: ScalarType) -> LResult<BasicValueEnum<'ctx>> {
+        if t == ScalarType::Bool {
+            let zero = self.cx.i8_type().const_zero();
+            return Ok(self.builder.build_int_compare(IntPredicate::NE, v.into_int_value(), zero, "b")?.into());
+        }
+        Ok(v)
+    }
+
+    fn to_memory(&self, v: BasicValueEnum<'ctx>, t: ScalarType) -> LResult<BasicValueEnum<'ctx>> {
+        if t == ScalarType::Bool {
+            return Ok(self.builder.build_int_z_extend(v.into_int_value(), self.cx.i8_type(), "byte")?.into());
+        }
+        Ok(v)
+    }
+}
