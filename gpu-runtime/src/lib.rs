@@ -30,12 +30,14 @@ mod device;
 mod error;
 mod kernel;
 mod scalar;
+mod special;
 
 pub use arg::{Arg, ArgRef};
 pub use device::{default_device, device_count, is_available, set_default_device, Device};
 pub use error::{Error, Result};
 pub use gpu_macros::vectorize;
 pub use scalar::Scalar;
+pub use special::SpecialMath;
 
 /// Used by the code `#[vectorize]` generates; not a stable API.
 #[doc(hidden)]

@@ -209,6 +209,9 @@ pub enum ExprKind {
     },
     Return(Option<Box<Expr>>),
     Call(Intrinsic, Vec<Expr>),
+    /// Code that cannot run (after the last arm of an exhaustive `match` whose arm has a
+    /// guard; rustc checks exhaustiveness on the host copy of the function).
+    Unreachable,
 }
 
 impl Function {
@@ -279,7 +282,7 @@ pub fn visit_block(b: &Block, f: &mut dyn FnMut(&Expr)) {
 pub fn visit_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
     f(e);
     match &e.kind {
-        ExprKind::Lit(_) | ExprKind::Local(_) | ExprKind::Continue { .. } => {}
+        ExprKind::Lit(_) | ExprKind::Local(_) | ExprKind::Continue { .. } | ExprKind::Unreachable => {}
         ExprKind::Unary(_, a) | ExprKind::Cast(a) | ExprKind::Assign(_, a) => visit_expr(a, f),
         ExprKind::CompoundAssign(_, _, a) => visit_expr(a, f),
         ExprKind::Binary(_, a, b) | ExprKind::Logical(_, a, b) => {

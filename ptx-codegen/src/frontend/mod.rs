@@ -14,7 +14,7 @@ use quote::ToTokens;
 use syn::spanned::Spanned;
 
 use crate::ir::{
-    BinaryOp, Block, Expr, ExprKind, ForRange, Function, Literal, Local, LocalId,
+    BinaryOp, Block, Expr, ExprKind, ForRange, Function, Literal, Local, LocalId, LogicalOp,
     LoopId, Param, Stmt, Type, UnaryOp,
 };
 use crate::intrinsic::{self, Lookup};
@@ -79,6 +79,8 @@ enum Require {
     CastTo(ScalarType),
     /// A comparison's operands: a scalar, not `()`.
     Comparable,
+    /// A `match` scrutinee: an integer or `bool`.
+    Matchable,
 }
 
 struct Obligation {
@@ -477,7 +479,7 @@ impl Checker {
             syn::Expr::Range(_) => self.unsupported(e, "a range is only supported as the iterator of a `for` loop (`for i in 0..n`)"),
             syn::Expr::Try(_) => self.unsupported(e, "the `?` operator is not supported: a vectorized function has no `Result` or `Option`"),
             syn::Expr::Let(_) => self.unsupported(e, "`let` patterns in conditions are not supported: a vectorized function has no enums to match on"),
-            syn::Expr::Match(_) => self.unsupported(e, "`match` is not supported yet: use `if`/`else if`/`else`"),
+            syn::Expr::Match(m) => self.match_expr(m),
             _ => self.unsupported(e, "this expression is not supported in a vectorized function"),
         }
     }
@@ -488,8 +490,13 @@ impl Checker {
         match lit {
             syn::Lit::Bool(b) => self.mk(ExprKind::Lit(Literal::Bool(b.value)), Type::Scalar(ScalarType::Bool), span),
             syn::Lit::Int(i) => {
+                // In patterns syn reads `-1` as one literal with digits "-1".
+                let (digits, negated) = match i.base10_digits().strip_prefix('-') {
+                    Some(d) => (d, !negated),
+                    None => (i.base10_digits(), negated),
+                };
                 if matches!(i.suffix(), "f32" | "f64") {
-                    return self.float_lit(i.base10_digits(), i.suffix(), negated, span);
+                    return self.float_lit(digits, i.suffix(), negated, span);
                 }
                 let ty = match i.suffix() {
                     "" => self.infer.fresh(VarKind::Int),
@@ -501,7 +508,7 @@ impl Checker {
                         }
                     },
                 };
-                let Ok(v) = i.base10_parse::<u128>() else {
+                let Ok(v) = digits.parse::<u128>() else {
                     self.error(i, "integer literal is too large for any integer type");
                     return self.error_expr(span);
                 };
@@ -509,7 +516,10 @@ impl Checker {
                 self.obligations.push(Obligation { ty, req: Require::Fits(v), span: range });
                 self.mk(ExprKind::Lit(Literal::Int(v)), ty, span)
             }
-            syn::Lit::Float(f) => self.float_lit(f.base10_digits(), f.suffix(), negated, span),
+            syn::Lit::Float(f) => match f.base10_digits().strip_prefix('-') {
+                Some(d) => self.float_lit(d, f.suffix(), !negated, span),
+                None => self.float_lit(f.base10_digits(), f.suffix(), negated, span),
+            },
             _ => {
                 self.error(lit, "only numeric and `bool` literals are supported in a vectorized function");
                 self.error_expr(span)
@@ -899,6 +909,162 @@ impl Checker {
         self.mk(ExprKind::If { cond: Box::new(cond), then, els }, ty, span)
     }
 
+    /// `match` on an integer or `bool`, as an `if` chain over the arms in order.
+    fn match_expr(&mut self, m: &syn::ExprMatch) -> Expr {
+        let span = m.span();
+        let scrutinee = self.expr(&m.expr);
+        let st = scrutinee.ty;
+        self.require(st, Require::Matchable, SpanRange::of(&m.expr));
+        if m.arms.is_empty() {
+            self.error(m, "a `match` needs at least one arm");
+            return self.error_expr(span);
+        }
+        // The scrutinee is evaluated once, into a local no name refers to.
+        let value = self.new_local("match value".into(), st, false, false, span);
+        let mut result_ty = self.infer.fresh(VarKind::Any);
+        let mut arms: Vec<(Option<Expr>, Vec<Stmt>, Expr, bool)> = Vec::new();
+        for arm in &m.arms {
+            self.scopes.push(Vec::new());
+            let mut binds = Vec::new();
+            let cond = self.pattern(&arm.pat, value, st, &mut binds);
+            let guard = arm.guard.as_ref().map(|(_, g)| {
+                let e = self.expr(g);
+                self.expect_bool(&e, g, "a match guard");
+                e
+            });
+            let body = self.expr(&arm.body);
+            if self.infer.unify(result_ty, body.ty).is_err() {
+                let (a, b) = (self.infer.describe(result_ty), self.infer.describe(body.ty));
+                self.error(&arm.body, format!("`match` arms have different types: `{a}` and `{b}`; every arm must produce the same type"));
+                // Reported once: the match has no type the rest may disagree with.
+                result_ty = Type::Error;
+            }
+            self.scopes.pop();
+            let has_guard = guard.is_some();
+            let bool_ty = Type::Scalar(ScalarType::Bool);
+            let cond = match (cond, guard) {
+                (None, None) => None,
+                (Some(c), None) | (None, Some(c)) => Some(c),
+                (Some(c), Some(g)) => {
+                    let sp = g.span;
+                    Some(self.mk(ExprKind::Logical(LogicalOp::And, Box::new(c), Box::new(g)), bool_ty, sp))
+                }
+            };
+            arms.push((cond, binds, body, has_guard));
+        }
+        // From the last arm up. rustc checks on the host copy that the arms are
+        // exhaustive, so the last arm without a guard needs no test.
+        let mut chain: Option<Expr> = None;
+        let last = arms.len() - 1;
+        for (i, (cond, binds, body, has_guard)) in arms.into_iter().enumerate().rev() {
+            let bspan = body.span;
+            let then = Block { stmts: binds.clone(), tail: Some(Box::new(body)) };
+            chain = Some(match cond {
+                Some(c) if i < last || has_guard => {
+                    let els = chain.unwrap_or_else(|| self.mk(ExprKind::Unreachable, Type::Never, bspan));
+                    let cspan = c.span;
+                    let test = self.mk(ExprKind::Block(Block { stmts: binds, tail: Some(Box::new(c)) }), Type::Scalar(ScalarType::Bool), cspan);
+                    let then = Block { stmts: Vec::new(), tail: then.tail };
+                    self.mk(ExprKind::If { cond: Box::new(test), then, els: Some(Box::new(els)) }, result_ty, bspan)
+                }
+                _ => self.mk(ExprKind::Block(then), result_ty, bspan),
+            });
+        }
+        let body = Block { stmts: vec![Stmt::Let { local: value, init: Some(scrutinee) }], tail: chain.map(Box::new) };
+        self.mk(ExprKind::Block(body), result_ty, span)
+    }
+
+    /// The condition under which `pat` matches the local `value` (`None`: always), and the
+    /// bindings it introduces (appended to `binds`, declared in the current scope).
+    fn pattern(&mut self, pat: &syn::Pat, value: LocalId, st: Type, binds: &mut Vec<Stmt>) -> Option<Expr> {
+        let span = pat.span();
+        let bool_ty = Type::Scalar(ScalarType::Bool);
+        let scrutinee = self.mk(ExprKind::Local(value), st, span);
+        let compare = |cx: &mut Self, op: BinaryOp, bound: Expr| -> Expr {
+            let s = cx.mk(ExprKind::Local(value), st, span);
+            cx.mk(ExprKind::Binary(op, Box::new(s), Box::new(bound)), bool_ty, span)
+        };
+        match pat {
+            syn::Pat::Wild(_) => None,
+            syn::Pat::Paren(p) => self.pattern(&p.pat, value, st, binds),
+            syn::Pat::Ident(pi) => {
+                if pi.by_ref.is_some() {
+                    self.error(pi, "`ref` bindings are not supported: bind by value (`x`)");
+                }
+                let local = self.declare(pi.ident.to_string(), st, pi.mutability.is_some(), pi.ident.span());
+                binds.push(Stmt::Let { local, init: Some(scrutinee) });
+                match &pi.subpat {
+                    Some((_, sub)) => self.pattern(sub, value, st, binds),
+                    None => None,
+                }
+            }
+            syn::Pat::Lit(l) => {
+                let lit = self.lit(&l.lit, false, SpanRange::of(l));
+                self.unify_pattern(st, &lit, l);
+                Some(compare(self, BinaryOp::Eq, lit))
+            }
+            syn::Pat::Path(p) => {
+                let c = self.path_expr(p);
+                self.unify_pattern(st, &c, p);
+                Some(compare(self, BinaryOp::Eq, c))
+            }
+            syn::Pat::Range(r) => {
+                let mut conds = Vec::new();
+                if let Some(lo) = &r.start {
+                    let lo_e = self.pattern_bound(lo);
+                    self.unify_pattern(st, &lo_e, lo);
+                    conds.push(compare(self, BinaryOp::Ge, lo_e));
+                }
+                if let Some(hi) = &r.end {
+                    let hi_e = self.pattern_bound(hi);
+                    self.unify_pattern(st, &hi_e, hi);
+                    let op = if matches!(r.limits, syn::RangeLimits::Closed(_)) { BinaryOp::Le } else { BinaryOp::Lt };
+                    conds.push(compare(self, op, hi_e));
+                }
+                self.require(st, Require::Int("a range pattern"), SpanRange::of(r));
+                conds.into_iter().reduce(|a, b| self.mk(ExprKind::Logical(LogicalOp::And, Box::new(a), Box::new(b)), bool_ty, span))
+            }
+            syn::Pat::Or(o) => {
+                let mut conds = Vec::new();
+                let mut always = false;
+                for case in &o.cases {
+                    let before = binds.len();
+                    let c = self.pattern(case, value, st, binds);
+                    if binds.len() != before {
+                        self.error(case, "bindings inside `|` patterns are not supported: bind the whole value instead (`x @ (1 | 2)` is not supported either); use a guard");
+                    }
+                    match c {
+                        Some(c) => conds.push(c),
+                        None => always = true,
+                    }
+                }
+                if always {
+                    return None;
+                }
+                conds.into_iter().reduce(|a, b| self.mk(ExprKind::Logical(LogicalOp::Or, Box::new(a), Box::new(b)), bool_ty, span))
+            }
+            _ => {
+                self.error(pat, "this pattern is not supported: a `match` in a vectorized function takes literals (`3`, `true`), ranges (`1..=9`), constants (`i32::MAX`), `|`, `_` and bindings (`n`, `n @ 1..=9`)");
+                None
+            }
+        }
+    }
+
+    /// A range pattern's bound: a literal (possibly negative) or a constant path.
+    fn pattern_bound(&mut self, e: &syn::Expr) -> Expr {
+        match e {
+            syn::Expr::Lit(_) | syn::Expr::Path(_) | syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Neg(_), .. }) => self.expr(e),
+            _ => self.unsupported(e, "a range pattern's bounds are literals or constants such as `i32::MAX`"),
+        }
+    }
+
+    fn unify_pattern(&mut self, st: Type, e: &Expr, src: &dyn ToTokens) {
+        if self.infer.unify(st, e.ty).is_err() {
+            let (want, found) = (self.infer.describe(st), self.infer.describe(e.ty));
+            self.error(src, format!("mismatched types: this pattern is `{found}` but the value matched is `{want}`"));
+        }
+    }
+
     fn push_loop(&mut self, label: Option<&syn::Label>, kind: LoopKind) -> LoopId {
         let id = LoopId(self.next_loop);
         self.next_loop += 1;
@@ -1163,6 +1329,9 @@ impl Checker {
                 (*v < lo || *v > hi).then(|| format!("literal out of range for `{s}`: `{v}` does not fit in {lo}..={hi}"))
             }
             Require::CastTo(to) => cast_problem(s, *to),
+            Require::Matchable if s.is_float() => Some(format!(
+                "`match` on `{s}` is not supported: match on integers or `bool`, or compare with `if`/`else if`"
+            )),
             _ => None,
         };
         if let Some(p) = problem {
@@ -1188,7 +1357,7 @@ impl Checker {
             self.error_at(e.span, "type annotations needed for this expression");
         }
         match &mut e.kind {
-            ExprKind::Lit(_) | ExprKind::Local(_) | ExprKind::Continue { .. } => {}
+            ExprKind::Lit(_) | ExprKind::Local(_) | ExprKind::Continue { .. } | ExprKind::Unreachable => {}
             ExprKind::Unary(_, a) | ExprKind::Cast(a) | ExprKind::Assign(_, a) | ExprKind::CompoundAssign(_, _, a) => {
                 self.resolve_expr(a)
             }

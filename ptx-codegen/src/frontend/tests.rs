@@ -231,3 +231,32 @@ fn signature_types_survive_body_errors() {
     let item: syn::ItemFn = syn::parse_str("fn f(a: &f64) -> f32 { 0.0 }").unwrap();
     assert!(signature_types(&item.sig).is_err());
 }
+
+#[test]
+fn match_on_integers_and_bools() {
+    ok("fn f(x: i32) -> i32 { match x { 0 => 1, 1 | 2 => 2, 3..=9 => 3, -9..=-1 => 4, i32::MIN..-9 => 5, n if n > 100 => n, _ => 0 } }");
+    ok("fn f(b: bool) -> u8 { match b { true => 1, false => 0 } }");
+    let f = ok("fn f(x: u8) -> u8 { match x { n @ 1..=9 => n * 2, n => n } }");
+    assert_eq!(local_type(&f, "n"), Type::Scalar(U8));
+    error_containing("fn f(x: f32) -> i32 { match x { _ => 1 } }", "`match` on `f32` is not supported");
+    error_containing("fn f(x: i32) -> i32 { match x { 0 => 1.0, _ => 2 } }", "`match` arms have different types");
+    error_containing("fn f(x: i32) -> i32 { match x { (a, b) => 1 } }", "this pattern is not supported");
+    error_containing("fn f(x: u8) -> u8 { match x { 1.5 => 1, _ => 0 } }", "this pattern is `{float}` but the value matched is `u8`");
+}
+
+#[test]
+fn methods_and_constants() {
+    let f = ok("fn f(x: f32) -> f32 { x.sqrt().max(f32::EPSILON) * std::f32::consts::PI + f32::powi(x, 3) }");
+    assert_eq!(f.ret, F32);
+    ok("fn f(x: u32) -> u32 { x.count_ones() + x.rotate_left(3).leading_zeros() + u32::BITS }");
+    ok("fn f(x: i16) -> u16 { x.abs_diff(-3) + x.unsigned_abs() }");
+    error_containing("fn f(x: u32) -> u32 { x.abs() }", "`abs` is a method of floats and signed integers, not of `u32`");
+    error_containing("fn f(x: f32) -> f32 { x.sqrtt() }", "unknown method `sqrtt` on `f32`");
+    error_containing("fn f(x: f32) -> f32 { x.powi(2.0) }", "`powi` expects a `i32` here, found `{float}`");
+    error_containing("fn f(x: f32) -> f32 { x.max() }", "takes 1 argument besides the receiver, but 0 were given");
+    error_containing("fn f() -> f32 { 2.0.sqrt() }", "can't call method `sqrt` on ambiguous numeric type `{float}`");
+    error_containing("fn f(x: f64) -> f64 { x * PI }", "`std::f32::consts::PI` or `std::f64::consts::PI`");
+    error_containing("fn f(x: f64) -> f64 { x * SCALE }", "define the constant inside the function");
+    error_containing("fn f(x: f64) -> f64 { x * f64::PI }", "unknown path `f64::PI`");
+    error_containing("fn f(x: f64) -> f64 { f64::sqrt(x as f32) }", "`f64::sqrt` takes a `f64`, found `f32`");
+}

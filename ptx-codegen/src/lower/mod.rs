@@ -319,6 +319,11 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
                 Ok(None)
             }
             ExprKind::Call(i, args) => self.intrinsic(*i, args),
+            ExprKind::Unreachable => {
+                self.builder.build_unreachable()?;
+                self.start_dead_block();
+                Ok(None)
+            }
         }
     }
 

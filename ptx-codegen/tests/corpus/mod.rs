@@ -115,6 +115,12 @@ corpus! {
     fn method_paths(a: f32, b: f32) -> f32 { f32::max(a, b) + f32::sqrt(a.abs()) + std::primitive::f32::min(a, 2.0) }
     fn chained_methods(x: f32) -> f32 { x.abs().sqrt().mul_add(2.0, 1.0).clamp(-10.0, 10.0).powi(3) }
     fn int_chain(x: u32, k: u32) -> u32 { x.rotate_left(k).count_ones() + x.wrapping_mul(k).leading_zeros() + x.pow(3).saturating_add(k) }
+    fn match_int(x: i32) -> i32 { match x { 0 => 10, 1 | 2 => 20, 3..=9 => 30, -5..0 => 40, i32::MIN..=-100 => 50, n if n > 1000 => n / 2, _ => -1 } }
+    fn match_bool(b: bool, x: f32) -> f32 { match b { true => x, false => -x } }
+    fn match_u8(x: u8) -> u32 { match x { 0..=9 => 1, 10..=99 => 2, _ => 3 } }
+    fn match_binding(x: i64) -> i64 { match x % 7 { r @ 0..=3 => r * 2, r => r } }
+    fn match_guard_last(x: u16) -> u16 { match x { 0 => 1, n if n % 2 == 0 => n / 2, n => n.wrapping_mul(3) + 1 } }
+    fn match_in_loop(n: u8) -> u32 { let mut s = 0u32; for i in 0..n { s += match i % 4 { 0 => 1, 1 | 3 => { if i > 100 { break; } 2 } _ => continue }; } s }
     fn trig_mix(x: f32, y: f32) -> f32 { x.sin() * y.cos() + x.atan2(y) - x.hypot(y).ln_1p() }
 }
 
