@@ -17,7 +17,7 @@ use inkwell::targets::{CodeModel, InitializationConfig, RelocMode, Target, Targe
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum};
 use inkwell::{AddressSpace, IntPredicate, OptimizationLevel};
 
-use crate::ir::Function;
+use crate::ir::{Function, Program};
 use crate::lower::{self, basic_value, memory_type};
 use crate::ty::ScalarType;
 
@@ -61,10 +61,11 @@ fn host_machine() -> Result<TargetMachine, String> {
 /// Compiles `f` for the CPU (optimised with the same `default<O3>` pipeline as the PTX).
 /// `math` gives the address of a host function for each libdevice function it calls
 /// (`__nv_sinf` → an `extern "C" fn(f32) -> f32`).
-pub fn jit<'ctx>(cx: &'ctx Context, f: &Function, math: &dyn Fn(&str) -> Option<usize>) -> Result<HostFunction<'ctx>, String> {
+pub fn jit<'ctx>(cx: &'ctx Context, program: &Program, math: &dyn Fn(&str) -> Option<usize>) -> Result<HostFunction<'ctx>, String> {
     let module = cx.create_module("host");
-    let error_flag = f.may_fail();
-    let scalar = lower::lower_scalar_function(cx, &module, f, "scalar", error_flag).map_err(|e| e.message)?;
+    let error_flag = program.may_fail();
+    let f = program.entry();
+    let scalar = lower::lower_program(cx, &module, program, "scalar", error_flag).map_err(|e| e.message)?[0];
     add_eval(cx, &module, f, scalar, error_flag)?;
     let tm = host_machine()?;
     module.set_triple(&tm.get_triple());

@@ -36,6 +36,27 @@ pub struct LocalId(pub u32);
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
 pub struct LoopId(pub u32);
 
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub struct FnId(pub u32);
+
+/// A vectorized function with the helper functions it calls (directly or not).
+#[derive(Clone, Debug)]
+pub struct Program {
+    /// The vectorized function first, then its helpers; [`FnId`] indexes this.
+    pub functions: Vec<Function>,
+}
+
+impl Program {
+    pub fn entry(&self) -> &Function {
+        &self.functions[0]
+    }
+
+    /// Whether some function of the program can fail at run time.
+    pub fn may_fail(&self) -> bool {
+        self.functions.iter().any(Function::may_fail)
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Function {
     pub name: String,
@@ -209,6 +230,8 @@ pub enum ExprKind {
     },
     Return(Option<Box<Expr>>),
     Call(Intrinsic, Vec<Expr>),
+    /// A call of a helper function of the program.
+    CallFn(FnId, Vec<Expr>),
     /// Code that cannot run (after the last arm of an exhaustive `match` whose arm has a
     /// guard; rustc checks exhaustiveness on the host copy of the function).
     Unreachable,
@@ -237,19 +260,6 @@ impl Function {
             };
         });
         found
-    }
-
-    /// The intrinsics the body calls (used to decide whether libdevice is needed).
-    pub fn intrinsics(&self) -> Vec<Intrinsic> {
-        let mut out = Vec::new();
-        visit_block(&self.body, &mut |e| {
-            if let ExprKind::Call(i, _) = &e.kind {
-                if !out.contains(i) {
-                    out.push(*i);
-                }
-            }
-        });
-        out
     }
 }
 
@@ -314,7 +324,7 @@ pub fn visit_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
                 visit_expr(v, f);
             }
         }
-        ExprKind::Call(_, args) => {
+        ExprKind::Call(_, args) | ExprKind::CallFn(_, args) => {
             for a in args {
                 visit_expr(a, f);
             }

@@ -43,24 +43,35 @@ pub fn entry_symbol(fn_name: &str) -> String {
 /// Compiles `item` to PTX. Errors are the user's (at their spans) or the toolchain's (at
 /// the function's name).
 pub fn compile(item: &syn::ItemFn, options: &Options) -> Result<CompiledKernel, syn::Error> {
-    let f = frontend::check_function(item)?;
-    let name = item.sig.ident.unraw().to_string();
-    let at_name = |msg: String| syn::Error::new(item.sig.ident.span(), msg);
-    compile_ir(&f, &name, options).map_err(at_name)
+    compile_with_helpers(item, &[], &[], options)
 }
 
-/// Lowers and emits an already checked function.
-pub fn compile_ir(f: &ir::Function, name: &str, options: &Options) -> Result<CompiledKernel, String> {
+/// Compiles `item` with the helper functions it calls (see [`frontend::check_program`]).
+pub fn compile_with_helpers(
+    item: &syn::ItemFn,
+    callees: &[(String, String)],
+    helpers: &[frontend::HelperDef],
+    options: &Options,
+) -> Result<CompiledKernel, syn::Error> {
+    let program = frontend::check_program(item, callees, helpers)?;
+    let name = item.sig.ident.unraw().to_string();
+    let at_name = |msg: String| syn::Error::new(item.sig.ident.span(), msg);
+    compile_ir(&program, &name, options).map_err(at_name)
+}
+
+/// Lowers and emits an already checked program.
+pub fn compile_ir(program: &ir::Program, name: &str, options: &Options) -> Result<CompiledKernel, String> {
+    let f = program.entry();
     let abi = KernelAbi {
         entry: entry_symbol(name),
         inputs: f.params.iter().map(|p| p.ty).collect(),
         output: f.ret,
-        error_flag: f.may_fail(),
+        error_flag: program.may_fail(),
     };
     let cx = Context::create();
     let module = cx.create_module(name);
-    let lowered = lower::lower_scalar_function(&cx, &module, f, &format!("{name}_scalar"), abi.error_flag)
-        .and_then(|scalar| lower::lower_kernel_entry(&cx, &module, scalar, &abi));
+    let lowered = lower::lower_program(&cx, &module, program, &format!("{name}_scalar"), abi.error_flag)
+        .and_then(|fns| lower::lower_kernel_entry(&cx, &module, fns[0], &abi));
     if let Err(e) = lowered {
         return Err(format!("internal compiler error while lowering `{name}`: {}", e.message));
     }

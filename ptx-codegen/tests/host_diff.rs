@@ -132,9 +132,9 @@ fn show(t: ScalarType, v: u64) -> String {
 /// Compiles `src` for the host and compares it with `reference` on generated inputs.
 fn check(name: &str, src: &str, reference: &Reference, how: Compare, cases: u32) {
     let item: syn::ItemFn = syn::parse_str(src).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let f = frontend::check_function(&item).unwrap_or_else(|e| panic!("{name} does not compile: {e}"));
+    let program = frontend::check_function(&item).unwrap_or_else(|e| panic!("{name} does not compile: {e}"));
     let cx = Context::create();
-    let jit = host::jit(&cx, &f, &math).unwrap_or_else(|e| panic!("{name}: JIT failed: {e}"));
+    let jit = host::jit(&cx, &program, &math).unwrap_or_else(|e| panic!("{name}: JIT failed: {e}"));
     let strategies: Vec<BoxedStrategy<u64>> = jit.params.iter().map(|t| strategy(*t)).collect();
     let mut runner = TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
     let result = runner.run(&strategies, |args| {

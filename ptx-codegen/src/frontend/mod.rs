@@ -14,21 +14,95 @@ use quote::ToTokens;
 use syn::spanned::Spanned;
 
 use crate::ir::{
-    BinaryOp, Block, Expr, ExprKind, ForRange, Function, Literal, Local, LocalId, LogicalOp,
-    LoopId, Param, Stmt, Type, UnaryOp,
+    BinaryOp, Block, Expr, ExprKind, FnId, ForRange, Function, Literal, Local, LocalId, LogicalOp,
+    LoopId, Param, Program, Stmt, Type, UnaryOp,
 };
 use crate::intrinsic::{self, Lookup};
 use crate::ty::ScalarType;
 use infer::{InferTable, VarKind};
 
-/// Checks a function and produces its kernel IR, or all its errors combined.
-pub fn check_function(item: &syn::ItemFn) -> Result<Function, syn::Error> {
+/// A helper function the vectorized function calls, collected from the crate (a
+/// `#[device]` function): its id, its item, and its own callees (as written in its body)
+/// with their ids.
+#[derive(Clone, Debug)]
+pub struct HelperDef {
+    pub id: String,
+    pub item: syn::ItemFn,
+    pub callees: Vec<(String, String)>,
+}
+
+/// Checks a function alone (no helpers from elsewhere in the crate).
+pub fn check_function(item: &syn::ItemFn) -> Result<Program, syn::Error> {
+    check_program(item, &[], &[])
+}
+
+/// Checks a vectorized function and the helpers it calls, and produces the program's
+/// kernel IR or all its errors combined. `entry_callees` maps the paths the function calls
+/// (as written, e.g. `"utils::smooth"`) to helper ids.
+pub fn check_program(entry: &syn::ItemFn, entry_callees: &[(String, String)], helpers: &[HelperDef]) -> Result<Program, syn::Error> {
     let mut cx = Checker::default();
-    let f = cx.function(item);
-    let mut f = cx.finish(f)?;
-    f.name = item.sig.ident.to_string();
-    f.span = item.sig.ident.span();
-    Ok(f)
+    cx.functions = vec![None; helpers.len() + 1];
+    cx.sigs = vec![None; helpers.len() + 1];
+    let ids: Vec<(String, FnId)> = helpers.iter().enumerate().map(|(i, h)| (h.id.clone(), FnId(i as u32 + 1))).collect();
+    let scope_of = |callees: &[(String, String)]| ItemScope {
+        fns: callees
+            .iter()
+            .filter_map(|(path, id)| ids.iter().find(|(i, _)| i == id).map(|(_, f)| (path.clone(), *f)))
+            .collect(),
+        consts: Vec::new(),
+    };
+    cx.sigs[0] = fn_sig(entry);
+    for (i, h) in helpers.iter().enumerate() {
+        cx.sigs[i + 1] = fn_sig(&h.item);
+    }
+    cx.check_fn(FnId(0), entry, Some(scope_of(entry_callees)));
+    for (i, h) in helpers.iter().enumerate() {
+        cx.check_fn(FnId(i as u32 + 1), &h.item, Some(scope_of(&h.callees)));
+    }
+    cx.check_recursion();
+    for ob in std::mem::take(&mut cx.obligations) {
+        let t = cx.infer.resolve(ob.ty);
+        cx.check_obligation(t, &ob.req, ob.span);
+    }
+    if let Some(e) = cx.combined_errors() {
+        return Err(e);
+    }
+    let functions = std::mem::take(&mut cx.functions).into_iter().collect::<Option<Vec<_>>>();
+    functions.map(|functions| Program { functions }).ok_or_else(|| syn::Error::new_spanned(&entry.sig.ident, "internal compiler error: a function was not checked"))
+}
+
+#[derive(Clone)]
+struct FnSig {
+    name: String,
+    params: Vec<ScalarType>,
+    ret: ScalarType,
+}
+
+fn fn_sig(item: &syn::ItemFn) -> Option<FnSig> {
+    signature_types(&item.sig).ok().map(|(params, ret)| FnSig { name: item.sig.ident.to_string(), params, ret })
+}
+
+/// Functions and constants declared by items: a block's nested `fn`s and `const`s, or the
+/// helpers a top-level function calls (keyed by the path it calls them by).
+#[derive(Clone, Default)]
+struct ItemScope {
+    fns: Vec<(String, FnId)>,
+    consts: Vec<(String, usize)>,
+}
+
+struct ConstDef {
+    /// The checked value, inlined at each use (`None` after an error).
+    value: Option<Expr>,
+}
+
+/// The state that belongs to the function being checked.
+#[derive(Default)]
+struct FnState {
+    locals: Vec<LocalInfo>,
+    scopes: Vec<Vec<(String, LocalId)>>,
+    loops: Vec<LoopFrame>,
+    ret: Option<ScalarType>,
+    generic_names: Vec<String>,
 }
 
 /// What the scalar types of a signature are, without checking the body: the macro needs
@@ -128,6 +202,14 @@ struct Checker {
     ret: Option<ScalarType>,
     obligations: Vec<Obligation>,
     generic_names: Vec<String>,
+    /// The program's functions by [`FnId`], filled as they are checked.
+    functions: Vec<Option<Function>>,
+    sigs: Vec<Option<FnSig>>,
+    item_scopes: Vec<ItemScope>,
+    consts: Vec<ConstDef>,
+    /// Calls between the program's functions: (caller, callee, where).
+    calls: Vec<(FnId, FnId, SpanRange)>,
+    current: Option<FnId>,
 }
 
 const SCALAR_TYPES_HINT: &str =
@@ -158,6 +240,78 @@ impl Checker {
             first.combine(e);
         }
         Some(first)
+    }
+
+    // ----- functions -----------------------------------------------------------------
+
+    fn take_state(&mut self) -> FnState {
+        FnState {
+            locals: std::mem::take(&mut self.locals),
+            scopes: std::mem::take(&mut self.scopes),
+            loops: std::mem::take(&mut self.loops),
+            ret: self.ret.take(),
+            generic_names: std::mem::take(&mut self.generic_names),
+        }
+    }
+
+    fn put_state(&mut self, s: FnState) {
+        self.locals = s.locals;
+        self.scopes = s.scopes;
+        self.loops = s.loops;
+        self.ret = s.ret;
+        self.generic_names = s.generic_names;
+    }
+
+    /// Checks function `id` with fresh local state. A top-level function sees only
+    /// `module_scope`; a nested one sees the items of the blocks around it.
+    fn check_fn(&mut self, id: FnId, item: &syn::ItemFn, module_scope: Option<ItemScope>) {
+        let saved = self.take_state();
+        let saved_items = module_scope.map(|m| std::mem::replace(&mut self.item_scopes, vec![m]));
+        let prev = self.current.replace(id);
+        let checked = self.function(item);
+        let f = self.finish_function(checked, item);
+        self.functions[id.0 as usize] = f;
+        self.current = prev;
+        if let Some(items) = saved_items {
+            self.item_scopes = items;
+        }
+        self.put_state(saved);
+    }
+
+    /// Reports every cycle of calls between the program's functions.
+    fn check_recursion(&mut self) {
+        let n = self.sigs.len();
+        let name = |cx: &Self, f: FnId| cx.sigs[f.0 as usize].as_ref().map_or("?".to_string(), |s| s.name.clone());
+        let mut reported = std::collections::HashSet::new();
+        for start in 0..n {
+            // Depth-first search for a path from `start` back to itself.
+            let mut stack: Vec<(FnId, Vec<(FnId, SpanRange)>)> = vec![(FnId(start as u32), Vec::new())];
+            let mut seen = vec![false; n];
+            while let Some((f, path)) = stack.pop() {
+                for (from, to, span) in self.calls.clone() {
+                    if from != f {
+                        continue;
+                    }
+                    let mut p = path.clone();
+                    p.push((to, span));
+                    if to.0 as usize == start {
+                        let mut members: Vec<u32> = p.iter().map(|(f, _)| f.0).collect();
+                        members.sort_unstable();
+                        if reported.insert(members) {
+                            let chain: Vec<String> = std::iter::once(FnId(start as u32)).chain(p.iter().map(|(f, _)| *f)).map(|f| format!("`{}`", name(self, f))).collect();
+                            let msg = format!(
+                                "recursion is not supported on the GPU: {} (a kernel has no call stack to grow); rewrite it as a loop",
+                                chain.join(" calls ")
+                            );
+                            self.error_at(p[0].1, msg);
+                        }
+                    } else if !seen[to.0 as usize] {
+                        seen[to.0 as usize] = true;
+                        stack.push((to, p));
+                    }
+                }
+            }
+        }
     }
 
     // ----- signature ---------------------------------------------------------------
@@ -321,6 +475,9 @@ impl Checker {
     // ----- blocks and statements ----------------------------------------------------
 
     fn block(&mut self, b: &syn::Block) -> (Block, Type) {
+        // A block's `fn` and `const` items are visible in the whole block (and in each
+        // other), so they are checked first.
+        let items = self.block_items(b);
         self.scopes.push(Vec::new());
         let mut out = Block::default();
         let mut diverges = false;
@@ -353,12 +510,81 @@ impl Checker {
             }
         }
         self.scopes.pop();
+        if items {
+            self.item_scopes.pop();
+        }
         let ty = match &out.tail {
             Some(t) => t.ty,
             None if diverges => Type::Never,
             None => Type::Unit,
         };
         (out, ty)
+    }
+
+    /// Declares and checks a block's nested `fn`s and `const`s; returns whether it pushed
+    /// an item scope.
+    fn block_items(&mut self, b: &syn::Block) -> bool {
+        let fns: Vec<&syn::ItemFn> = b.stmts.iter().filter_map(|s| match s {
+            syn::Stmt::Item(syn::Item::Fn(f)) => Some(f),
+            _ => None,
+        }).collect();
+        let consts: Vec<&syn::ItemConst> = b.stmts.iter().filter_map(|s| match s {
+            syn::Stmt::Item(syn::Item::Const(c)) => Some(c),
+            _ => None,
+        }).collect();
+        if fns.is_empty() && consts.is_empty() {
+            return false;
+        }
+        let mut scope = ItemScope::default();
+        for f in &fns {
+            let id = FnId(self.functions.len() as u32);
+            self.functions.push(None);
+            self.sigs.push(fn_sig(f));
+            scope.fns.push((f.sig.ident.to_string(), id));
+        }
+        let first_const = self.consts.len();
+        for c in &consts {
+            scope.consts.push((c.ident.to_string(), self.consts.len()));
+            self.consts.push(ConstDef { value: None });
+        }
+        self.item_scopes.push(scope);
+        for (i, c) in consts.iter().enumerate() {
+            self.const_item(first_const + i, c);
+        }
+        for (k, f) in fns.iter().enumerate() {
+            let id = self.item_scopes.last().expect("pushed above").fns[k].1;
+            self.check_fn(id, f, None);
+        }
+        true
+    }
+
+    /// `const NAME: T = value;`: checked where it is declared, with no local in scope (a
+    /// constant cannot use variables), and inlined where it is used.
+    fn const_item(&mut self, index: usize, c: &syn::ItemConst) {
+        if !c.generics.params.is_empty() {
+            self.error(&c.generics, "a generic `const` is not supported");
+        }
+        let Some(ty) = self.scalar_type(&c.ty, TypeUse::Let) else { return };
+        let saved = self.take_state();
+        let value = self.expr(&c.expr);
+        self.put_state(saved);
+        if self.infer.unify(Type::Scalar(ty), value.ty).is_err() {
+            let found = self.infer.describe(value.ty);
+            let hint = conversion_hint(&c.expr, &found, ty.rust_name());
+            self.error(&c.expr, format!("mismatched types: `{}` is a `{ty}`, found `{found}`{hint}", c.ident));
+            return;
+        }
+        self.consts[index] = ConstDef { value: Some(value) };
+    }
+
+    /// A constant declared by a `const` item in scope.
+    fn lookup_const(&self, name: &str) -> Option<usize> {
+        self.item_scopes.iter().rev().flat_map(|s| s.consts.iter().rev()).find(|(n, _)| n == name).map(|(_, i)| *i)
+    }
+
+    /// A function in scope: a nested `fn`, or a helper called by this path.
+    fn lookup_fn(&self, path: &str) -> Option<FnId> {
+        self.item_scopes.iter().rev().flat_map(|s| s.fns.iter().rev()).find(|(n, _)| n == path).map(|(_, f)| *f)
     }
 
     fn let_stmt(&mut self, l: &syn::Local) -> Option<Stmt> {
@@ -396,10 +622,9 @@ impl Checker {
 
     fn item_stmt(&mut self, item: &syn::Item) {
         let what = match item {
-            syn::Item::Fn(_) => "nested functions are not supported yet: write the helper's body inline",
-            syn::Item::Const(_) | syn::Item::Static(_) => {
-                "`const` and `static` items inside a vectorized function are not supported yet: write the value inline"
-            }
+            // Checked when the block is entered.
+            syn::Item::Fn(_) | syn::Item::Const(_) => return,
+            syn::Item::Static(_) => "`static` items are not supported in a vectorized function: use a `const`",
             syn::Item::Use(_) => "`use` inside a vectorized function is not supported: refer to the scalar types and methods directly",
             _ => "items cannot be declared inside a vectorized function",
         };
@@ -555,6 +780,17 @@ impl Checker {
                     let ty = self.locals[id.0 as usize].ty;
                     return self.mk(ExprKind::Local(id), ty, span);
                 }
+                if let Some(c) = self.lookup_const(&name) {
+                    return match &self.consts[c].value {
+                        Some(v) => {
+                            let mut v = v.clone();
+                            v.span = span;
+                            v
+                        }
+                        // Its declaration reported the problem.
+                        None => self.error_expr(span),
+                    };
+                }
                 let msg = if consts::math(ScalarType::F64, &name).is_some() {
                     format!("cannot find `{name}` in this vectorized function: write the constant's full path, `std::f32::consts::{name}` or `std::f64::consts::{name}`")
                 } else if name.len() > 1 && name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_') {
@@ -598,6 +834,9 @@ impl Checker {
         let segments: Vec<String> = path.map(|p| p.segments.iter().map(|s| s.ident.to_string()).collect()).unwrap_or_default();
         let mut args: Vec<(Expr, &syn::Expr)> = c.args.iter().map(|a| (self.expr(a), a)).collect();
         let callee = syntax::render_tokens(c.func.to_token_stream());
+        if let Some(id) = path.filter(|_| !has_generic_args(path)).and_then(|_| self.lookup_fn(&callee)) {
+            return self.call_fn(id, args, c, &callee);
+        }
         if let Some((method, prefix)) = segments.split_last() {
             let prefix: Vec<&str> = prefix.iter().map(String::as_str).collect();
             let receiver_type = match prefix.as_slice() {
@@ -623,8 +862,36 @@ impl Checker {
                 return self.error_expr(span);
             }
         }
-        self.error(&c.func, format!("cannot call `{callee}` from a vectorized function: it can call the methods of its scalar types (`x.sqrt()`, `f32::max(a, b)`)"));
+        self.error(&c.func, format!("cannot find function `{callee}`: a vectorized function can call functions marked `#[gpu_runtime::device]`, functions nested in its body, and the methods of its scalar types (`x.sqrt()`, `f32::max(a, b)`)"));
         self.error_expr(span)
+    }
+
+    /// A call of a function of the program: arguments checked against its parameters.
+    fn call_fn(&mut self, id: FnId, args: Vec<(Expr, &syn::Expr)>, c: &syn::ExprCall, callee: &str) -> Expr {
+        let span = c.span();
+        if let Some(from) = self.current {
+            self.calls.push((from, id, SpanRange::of(&c.func)));
+        }
+        let Some(sig) = self.sigs[id.0 as usize].clone() else {
+            // Its signature's errors are reported with the function.
+            return self.error_expr(span);
+        };
+        if args.len() != sig.params.len() {
+            let n = sig.params.len();
+            let plural = if n == 1 { "" } else { "s" };
+            self.error_at(SpanRange::of(c), format!("`{callee}` takes {n} argument{plural}, but {} were given", args.len()));
+            return self.error_expr(span);
+        }
+        let mut checked = Vec::with_capacity(args.len());
+        for ((a, src), want) in args.into_iter().zip(&sig.params) {
+            if self.infer.unify(a.ty, Type::Scalar(*want)).is_err() {
+                let found = self.infer.describe(a.ty);
+                let hint = conversion_hint(src, &found, want.rust_name());
+                self.error(src, format!("mismatched types: `{callee}` takes a `{want}` here, found `{found}`{hint}"));
+            }
+            checked.push(a);
+        }
+        self.mk(ExprKind::CallFn(id, checked), Type::Scalar(sig.ret), span)
     }
 
     /// A built-in method on `recv` with `args` (after the receiver).
@@ -1270,11 +1537,8 @@ impl Checker {
 
     // ----- resolution ---------------------------------------------------------------
 
-    fn finish(&mut self, f: Option<(Vec<Param>, ScalarType, Block)>) -> Result<Function, syn::Error> {
-        for ob in std::mem::take(&mut self.obligations) {
-            let t = self.infer.resolve(ob.ty);
-            self.check_obligation(t, &ob.req, ob.span);
-        }
+    /// Resolves the types of a checked function's locals and body.
+    fn finish_function(&mut self, f: Option<(Vec<Param>, ScalarType, Block)>, item: &syn::ItemFn) -> Option<Function> {
         let mut locals = Vec::with_capacity(self.locals.len());
         for l in std::mem::take(&mut self.locals) {
             let ty = self.infer.resolve(l.ty);
@@ -1288,16 +1552,11 @@ impl Checker {
             }
             locals.push(Local { name: l.name, ty, mutable: l.mutable });
         }
-        let Some((params, ret, mut body)) = f else {
-            return Err(self.combined_errors().expect("a failed signature reports an error"));
-        };
+        let (params, ret, mut body) = f?;
         if self.errors.is_empty() {
             self.resolve_block(&mut body);
         }
-        if let Some(e) = self.combined_errors() {
-            return Err(e);
-        }
-        Ok(Function { name: String::new(), params, ret, locals, body, span: Span::call_site() })
+        Some(Function { name: item.sig.ident.to_string(), params, ret, locals, body, span: item.sig.ident.span() })
     }
 
     fn check_obligation(&mut self, t: Type, req: &Require, span: SpanRange) {
@@ -1390,13 +1649,17 @@ impl Checker {
                     self.resolve_expr(v);
                 }
             }
-            ExprKind::Call(_, args) => {
+            ExprKind::Call(_, args) | ExprKind::CallFn(_, args) => {
                 for a in args {
                     self.resolve_expr(a);
                 }
             }
         }
     }
+}
+
+fn has_generic_args(path: Option<&syn::Path>) -> bool {
+    path.is_some_and(|p| p.segments.iter().any(|s| !s.arguments.is_none()))
 }
 
 /// Whether `from as to` is a valid cast in Rust, and if not, what to write instead.

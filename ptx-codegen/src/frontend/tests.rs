@@ -5,6 +5,10 @@ use crate::ir::{visit_block, ExprKind, Literal, Type};
 use crate::ty::ScalarType::*;
 
 fn check(src: &str) -> Result<Function, Vec<String>> {
+    check_all(src).map(|p| p.functions.into_iter().next().unwrap())
+}
+
+fn check_all(src: &str) -> Result<Program, Vec<String>> {
     let item: syn::ItemFn = syn::parse_str(src).expect("test source parses");
     check_function(&item).map_err(|e| e.into_iter().map(|e| e.to_string()).collect())
 }
@@ -206,7 +210,7 @@ fn bodies_outside_the_language() {
     error_containing("fn f(x: f32) -> f32 { unsafe { x } }", "`unsafe` blocks cannot appear");
     error_containing("fn f(x: f32) -> f32 { y }", "cannot find `y`");
     error_containing("fn f(x: f32) -> f32 { x.frobnicate() }", "unknown method `frobnicate`");
-    error_containing("fn f(x: f32) -> f32 { foo(x) }", "cannot call `foo`");
+    error_containing("fn f(x: f32) -> f32 { foo(x) }", "cannot find function `foo`");
     error_containing("fn f(x: f32) -> f32 { let s = \"a\"; x }", "only numeric and `bool` literals");
     let e = errors("fn f(x: f32) -> f32 { let (a, b) = (x, x); a + b }");
     assert_eq!(e.len(), 2, "{e:#?}");
@@ -259,4 +263,41 @@ fn methods_and_constants() {
     error_containing("fn f(x: f64) -> f64 { x * SCALE }", "define the constant inside the function");
     error_containing("fn f(x: f64) -> f64 { x * f64::PI }", "unknown path `f64::PI`");
     error_containing("fn f(x: f64) -> f64 { f64::sqrt(x as f32) }", "`f64::sqrt` takes a `f64`, found `f32`");
+}
+
+#[test]
+fn nested_functions_and_constants() {
+    let p = check_all(
+        "fn f(x: f32) -> f32 {
+            const SCALE: f32 = 2.5;
+            const OFFSET: f32 = SCALE * 2.0;
+            fn square(v: f32) -> f32 { v * v }
+            fn poly(v: f32) -> f32 { square(v) * SCALE + OFFSET }
+            poly(x) + square(2.0)
+        }",
+    )
+    .unwrap();
+    assert_eq!(p.functions.len(), 3);
+    assert_eq!(p.functions[1].name, "square");
+    assert!(!p.may_fail());
+    // A fault in a helper makes the program fallible.
+    let p = check_all("fn f(a: i32, b: i32) -> i32 { fn d(a: i32, b: i32) -> i32 { a / b } d(a, b) + 1 }").unwrap();
+    assert!(p.may_fail() && !p.entry().may_fail());
+    error_containing("fn f(x: f32) -> f32 { fn g(v: f32) -> f32 { v } g(x, x) }", "`g` takes 1 argument, but 2 were given");
+    error_containing("fn f(x: f64) -> f32 { fn g(v: f32) -> f32 { v } g(x) }", "`g` takes a `f32` here, found `f64`");
+    error_containing("fn f(x: f32) -> f32 { const K: f32 = 1; x * K }", "`K` is a `f32`, found `{integer}`");
+    error_containing("fn f(x: f32) -> f32 { const K: f32 = x; K }", "cannot find `x`");
+    // Nested functions see items, not the variables around them.
+    error_containing("fn f(x: f32) -> f32 { let y = 2.0; fn g(v: f32) -> f32 { v * y } g(x) }", "cannot find `y`");
+}
+
+#[test]
+fn recursion_is_reported() {
+    let e = error_containing("fn f(n: u32) -> u32 { fn fact(n: u32) -> u32 { if n < 2 { 1 } else { n * fact(n - 1) } } fact(n) }", "recursion is not supported on the GPU");
+    assert!(e.contains("`fact` calls `fact`"), "{e}");
+    let e = error_containing(
+        "fn f(n: u32) -> u32 { fn even(n: u32) -> bool { if n == 0 { true } else { odd(n - 1) } } fn odd(n: u32) -> bool { if n == 0 { false } else { even(n - 1) } } even(n) as u32 }",
+        "recursion",
+    );
+    assert!(e.contains("`even` calls `odd` calls `even`"), "{e}");
 }

@@ -28,8 +28,8 @@ use proc_macro2::Span;
 
 use crate::abi::Fault;
 use crate::ir::{
-    self, BinaryOp, Block, Expr, ExprKind, ForRange, Function, Literal, LocalId, LogicalOp, LoopId, Stmt, Type,
-    UnaryOp,
+    self, BinaryOp, Block, Expr, ExprKind, FnId, ForRange, Function, Literal, LocalId, LogicalOp, LoopId, Program,
+    Stmt, Type, UnaryOp,
 };
 use crate::ty::ScalarType;
 
@@ -82,26 +82,49 @@ pub fn memory_type<'ctx>(cx: &'ctx Context, t: ScalarType) -> BasicTypeEnum<'ctx
     }
 }
 
-/// Adds the scalar function to `module`: `internal` linkage; when `error_flag` is set its
-/// last parameter points to an `i32` fault code, which stays 0 unless an operation fails
-/// where Rust would panic: then the function stores the [`Fault`] code and returns.
-pub fn lower_scalar_function<'ctx>(
+/// Adds the program's functions to `module`, each with `internal` linkage, and returns them
+/// (the vectorized function first). When `error_flag` is set every function's last
+/// parameter points to an `i32` fault code, which stays 0 unless an operation fails where
+/// Rust would panic: then the function stores the [`Fault`] code and returns at once, and
+/// so does every caller up the chain.
+pub fn lower_program<'ctx>(
+    cx: &'ctx Context,
+    module: &Module<'ctx>,
+    program: &Program,
+    symbol: &str,
+    error_flag: bool,
+) -> LResult<Vec<FunctionValue<'ctx>>> {
+    let functions: Vec<FunctionValue<'ctx>> = program
+        .functions
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let mut params: Vec<_> = f.params.iter().map(|p| llvm_type(cx, p.ty).into()).collect();
+            if error_flag {
+                params.push(cx.ptr_type(AddressSpace::default()).into());
+            }
+            let fn_ty = llvm_type(cx, f.ret).fn_type(&params, false);
+            let name = if i == 0 { symbol.to_string() } else { format!("{symbol}.{}.{i}", f.name) };
+            module.add_function(&name, fn_ty, Some(Linkage::Internal))
+        })
+        .collect();
+    for (f, llfn) in program.functions.iter().zip(&functions) {
+        lower_body(cx, module, f, *llfn, &functions, error_flag)?;
+    }
+    Ok(functions)
+}
+
+fn lower_body<'ctx>(
     cx: &'ctx Context,
     module: &Module<'ctx>,
     f: &Function,
-    symbol: &str,
+    llfn: FunctionValue<'ctx>,
+    functions: &[FunctionValue<'ctx>],
     error_flag: bool,
-) -> LResult<FunctionValue<'ctx>> {
-    let mut params: Vec<_> = f.params.iter().map(|p| llvm_type(cx, p.ty).into()).collect();
-    if error_flag {
-        params.push(cx.ptr_type(AddressSpace::default()).into());
-    }
-    let fn_ty = llvm_type(cx, f.ret).fn_type(&params, false);
-    let llfn = module.add_function(symbol, fn_ty, Some(Linkage::Internal));
+) -> LResult<()> {
     let builder = cx.create_builder();
     let entry = cx.append_basic_block(llfn, "entry");
     builder.position_at_end(entry);
-
     let mut fl = FnLower {
         cx,
         module,
@@ -109,6 +132,7 @@ pub fn lower_scalar_function<'ctx>(
         func: f,
         llfn,
         entry,
+        functions,
         locals: vec![None; f.locals.len()],
         loops: HashMap::new(),
         ret_slot: None,
@@ -135,7 +159,7 @@ pub fn lower_scalar_function<'ctx>(
     let r = fl.builder.build_load(ret_ty, ret_slot, "r")?;
     fl.builder.build_return(Some(&r))?;
     fl.seal_open_blocks()?;
-    Ok(llfn)
+    Ok(())
 }
 
 /// What `MIN / -1` does: panic (`/`, `%`, `div_euclid`), wrap (`wrapping_div`) or
@@ -166,6 +190,8 @@ struct FnLower<'a, 'ctx> {
     func: &'a Function,
     llfn: FunctionValue<'ctx>,
     entry: BasicBlock<'ctx>,
+    /// Every function of the program, by [`FnId`].
+    functions: &'a [FunctionValue<'ctx>],
     locals: Vec<Option<PointerValue<'ctx>>>,
     loops: HashMap<LoopId, LoopTargets<'ctx>>,
     ret_slot: Option<PointerValue<'ctx>>,
@@ -319,6 +345,7 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
                 Ok(None)
             }
             ExprKind::Call(i, args) => self.intrinsic(*i, args),
+            ExprKind::CallFn(id, args) => self.call_fn(*id, args),
             ExprKind::Unreachable => {
                 self.builder.build_unreachable()?;
                 self.start_dead_block();
@@ -503,6 +530,51 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
         Ok(DivGuard { divisor, overflow: ovf })
     }
 
+    /// A call of a helper function. A fault inside it returns from this function too.
+    fn call_fn(&mut self, id: FnId, args: &[Expr]) -> LResult<Value<'ctx>> {
+        let mut vals: Vec<BasicMetadataValueEnum<'ctx>> = Vec::with_capacity(args.len() + 1);
+        for a in args {
+            match self.expr(a)? {
+                Some(v) => vals.push(v.into()),
+                None => return Ok(None),
+            }
+        }
+        let callee = *self.functions.get(id.0 as usize).ok_or_else(|| internal("call of an unknown function", self.func.span))?;
+        if let Some(err) = self.err {
+            vals.push(err.into());
+        }
+        let call = self.builder.build_call(callee, &vals, "call")?;
+        let v = basic_value(call.try_as_basic_value(), self.func.span)?;
+        if let Some(err) = self.err {
+            let code = self.builder.build_load(self.cx.i32_type(), err, "code")?.into_int_value();
+            let failed = self.builder.build_int_compare(IntPredicate::NE, code, self.cx.i32_type().const_zero(), "failed")?;
+            self.return_if(failed)?;
+        }
+        Ok(Some(v))
+    }
+
+    /// `if cond { return <zero> }` (the fault code is already stored), branch unlikely.
+    fn return_if(&mut self, cond: IntValue<'ctx>) -> LResult<()> {
+        let fail = self.cx.append_basic_block(self.llfn, "propagate");
+        let cont = self.cx.append_basic_block(self.llfn, "ok");
+        let cond = self.unlikely(cond)?;
+        self.builder.build_conditional_branch(cond, fail, cont)?;
+        self.builder.position_at_end(fail);
+        let ret_ty = llvm_type(self.cx, self.func.ret);
+        self.builder.build_store(self.ret_slot.expect("set before the body"), ret_ty.const_zero())?;
+        self.builder.build_unconditional_branch(self.ret_bb.expect("set before the body"))?;
+        self.builder.position_at_end(cont);
+        Ok(())
+    }
+
+    fn unlikely(&self, cond: IntValue<'ctx>) -> LResult<IntValue<'ctx>> {
+        let expect = LlvmIntrinsic::find("llvm.expect")
+            .and_then(|i| i.get_declaration(self.module, &[self.cx.bool_type().into()]))
+            .ok_or_else(|| internal("llvm.expect is missing", self.func.span))?;
+        let call = self.builder.build_call(expect, &[cond.into(), self.cx.bool_type().const_zero().into()], "unlikely")?;
+        Ok(basic_value(call.try_as_basic_value(), self.func.span)?.into_int_value())
+    }
+
     /// `if cond { raise code }`, on a branch marked unlikely.
     fn raise_if(&mut self, cond: IntValue<'ctx>, code: IntValue<'ctx>) -> LResult<()> {
         let Some(err) = self.err else {
@@ -510,13 +582,7 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
         };
         let fail = self.cx.append_basic_block(self.llfn, "fault");
         let cont = self.cx.append_basic_block(self.llfn, "ok");
-        let expect = LlvmIntrinsic::find("llvm.expect")
-            .and_then(|i| i.get_declaration(self.module, &[self.cx.bool_type().into()]))
-            .ok_or_else(|| internal("llvm.expect is missing", self.func.span))?;
-        let cond = self
-            .builder
-            .build_call(expect, &[cond.into(), self.cx.bool_type().const_zero().into()], "unlikely")?;
-        let cond = basic_value(cond.try_as_basic_value(), self.func.span)?.into_int_value();
+        let cond = self.unlikely(cond)?;
         self.builder.build_conditional_branch(cond, fail, cont)?;
         self.builder.position_at_end(fail);
         // Rust panics at the first failing operation: record it and return at once, so

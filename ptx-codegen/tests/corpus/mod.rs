@@ -121,6 +121,9 @@ corpus! {
     fn match_binding(x: i64) -> i64 { match x % 7 { r @ 0..=3 => r * 2, r => r } }
     fn match_guard_last(x: u16) -> u16 { match x { 0 => 1, n if n % 2 == 0 => n / 2, n => n.wrapping_mul(3) + 1 } }
     fn match_in_loop(n: u8) -> u32 { let mut s = 0u32; for i in 0..n { s += match i % 4 { 0 => 1, 1 | 3 => { if i > 100 { break; } 2 } _ => continue }; } s }
+    fn nested_helpers(x: f64, y: f64) -> f64 { const K: f64 = 0.5; fn sq(v: f64) -> f64 { v * v } fn norm(a: f64, b: f64) -> f64 { (sq(a) + sq(b)).sqrt() } norm(x, y) * K }
+    fn nested_fault(a: i32, b: i32) -> i32 { fn q(a: i32, b: i32) -> i32 { a / b } fn r(a: i32, b: i32) -> i32 { a % b } q(a, b).wrapping_add(r(b, a)) }
+    fn nested_loop_fault(n: u8, d: u8) -> u32 { fn step(i: u8, d: u8) -> u32 { (i / d) as u32 } let mut s = 0u32; for i in 0..n { s += step(i, d); } s }
     fn trig_mix(x: f32, y: f32) -> f32 { x.sin() * y.cos() + x.atan2(y) - x.hypot(y).ln_1p() }
 }
 
