@@ -6,45 +6,192 @@ use syn::ext::IdentExt;
 
 use ptx_codegen::{frontend, CompiledKernel, Options, ScalarType};
 
+use crate::chain;
+
 pub fn vectorize(args: TokenStream, item: TokenStream) -> TokenStream {
     let func: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
-        Err(e) => {
-            let msg = syn::Error::new(e.span(), "`#[vectorize]` applies to a function: `fn f(x: f32) -> f32 { … }`");
-            let error = msg.to_compile_error();
-            return quote! { #error #item };
-        }
+        Err(e) => return not_a_function(e, item, "#[vectorize]"),
     };
+    let (paths, keys) = chain::callees_of(&func);
+    if paths.is_empty() {
+        return finish_vectorize(args, &func, Vec::new(), Vec::new());
+    }
+    // Fetch the definitions of the functions it calls first (see `chain`).
+    let payload = quote! { (#args) [#(#keys)*] #func };
+    chain::fetch(&paths, quote!(::gpu_runtime::__vectorize_resume), payload)
+}
+
+/// The last step of `#[vectorize]`'s chain: every callee's closure has arrived.
+pub fn vectorize_resume(input: TokenStream) -> TokenStream {
+    let parsed = syn::parse2::<chain::ChainInput>(input).and_then(|c| {
+        let (args, keys, func) = syn::parse::Parser::parse2(
+            |p: syn::parse::ParseStream| {
+                let args;
+                syn::parenthesized!(args in p);
+                let args: TokenStream = args.parse()?;
+                let keys = string_list(p)?;
+                let func: syn::ItemFn = p.parse()?;
+                Ok((args, keys, func))
+            },
+            c.payload,
+        )?;
+        Ok((c.closures, args, keys, func))
+    });
+    match parsed {
+        Ok((closures, args, keys, func)) => {
+            let (callees, entries) = chain::resolve(&keys, &closures);
+            finish_vectorize(args, &func, callees, entries)
+        }
+        Err(e) => e.to_compile_error(),
+    }
+}
+
+fn string_list(p: syn::parse::ParseStream) -> syn::Result<Vec<String>> {
+    let list;
+    syn::bracketed!(list in p);
+    let mut out = Vec::new();
+    while !list.is_empty() {
+        out.push(list.parse::<syn::LitStr>()?.value());
+    }
+    Ok(out)
+}
+
+fn not_a_function(e: syn::Error, item: TokenStream, attr: &str) -> TokenStream {
+    let msg = syn::Error::new(e.span(), format!("`{attr}` applies to a function: `fn f(x: f32) -> f32 {{ … }}`"));
+    let error = msg.to_compile_error();
+    quote! { #error #item }
+}
+
+fn finish_vectorize(args: TokenStream, func: &syn::ItemFn, callees: Vec<(String, String)>, entries: Vec<chain::Entry>) -> TokenStream {
     let mut errors: Vec<syn::Error> = Vec::new();
     let options = Options::parse(args).unwrap_or_else(|e| {
         errors.push(e);
         Options::default()
     });
     let signature = frontend::signature_types(&func.sig);
-    let compiled = match ptx_codegen::compile(&func, &options) {
-        Ok(k) => Some(k),
-        Err(e) => {
-            errors.push(e);
-            None
+    // A helper that did not compile has reported its errors where it is defined.
+    let compiled = if entries.iter().all(|e| e.ok) {
+        let helpers: Vec<frontend::HelperDef> = entries.iter().map(chain::Entry::helper).collect();
+        match ptx_codegen::compile_with_helpers(func, &callees, &helpers, &options) {
+            Ok(k) => Some(k),
+            Err(e) => {
+                errors.push(e);
+                None
+            }
         }
+    } else {
+        None
     };
     let diagnostics: TokenStream = errors.iter().map(syn::Error::to_compile_error).collect();
     match signature {
         // The call API exists even when the body has errors, so that the rest of the crate
         // type-checks and reports its own problems.
         Ok((params, ret)) => {
-            let api = generate(&func, &params, ret, compiled.as_ref());
+            let own = chain::Entry::new(func, callees, compiled.is_some());
+            let closure: Vec<chain::Entry> = std::iter::once(own).chain(entries).collect();
+            let api = generate(func, &params, ret, compiled.as_ref(), &closure);
             quote! { #diagnostics #api }
         }
         Err(_) => {
-            // Keep the item (without its body, whose problems are reported above) so that
-            // uses of its name elsewhere do not add errors of their own.
-            let mut plain = func.clone();
-            plain.block = Box::new(syn::parse_quote!({
-                ::core::unreachable!("this vectorized function did not compile")
-            }));
-            plain.attrs.push(syn::parse_quote!(#[allow(unused_variables, unused_mut, dead_code)]));
+            let plain = stubbed(func);
             quote! { #diagnostics #plain }
+        }
+    }
+}
+
+/// The item with its body replaced (its problems are reported), so that uses of its name
+/// elsewhere do not add errors of their own.
+fn stubbed(func: &syn::ItemFn) -> syn::ItemFn {
+    let mut plain = func.clone();
+    plain.block = Box::new(syn::parse_quote!({
+        ::core::unreachable!("this function did not compile for the GPU")
+    }));
+    plain.attrs.push(syn::parse_quote!(#[allow(unused_variables, unused_mut, dead_code)]));
+    plain
+}
+
+/// `#[device]`: the function stays as it is for the host, and gets a hidden module with
+/// its closure, so that vectorized functions (and other device functions) can call it.
+pub fn device(args: TokenStream, item: TokenStream) -> TokenStream {
+    let func: syn::ItemFn = match syn::parse2(item.clone()) {
+        Ok(f) => f,
+        Err(e) => return not_a_function(e, item, "#[device]"),
+    };
+    let mut errors = TokenStream::new();
+    if !args.is_empty() {
+        errors.extend(syn::Error::new_spanned(&args, "`#[device]` takes no arguments").to_compile_error());
+    }
+    let (mut paths, mut keys) = chain::callees_of(&func);
+    // A call of itself would make the chain wait for its own result: report it here.
+    let own = func.sig.ident.to_string();
+    let mut recursive = false;
+    if let Some(i) = keys.iter().position(|k| *k == own) {
+        recursive = true;
+        errors.extend(
+            syn::Error::new_spanned(&paths[i], format!(
+                "recursion is not supported on the GPU: `{own}` calls itself (a kernel has no call stack to grow); rewrite it as a loop"
+            ))
+            .to_compile_error(),
+        );
+        paths.remove(i);
+        keys.remove(i);
+    }
+    if paths.is_empty() {
+        let definition = finish_device(&func, Vec::new(), Vec::new(), recursive);
+        return quote! { #errors #definition };
+    }
+    let fetch = chain::fetch(&paths, quote!(::gpu_runtime::__device_define), quote! { #recursive [#(#keys)*] #func });
+    quote! { #errors #fetch }
+}
+
+/// The last step of `#[device]`'s chain.
+pub fn device_define(input: TokenStream) -> TokenStream {
+    let parsed = syn::parse2::<chain::ChainInput>(input).and_then(|c| {
+        let (failed, keys, func) = syn::parse::Parser::parse2(
+            |p: syn::parse::ParseStream| Ok((p.parse::<syn::LitBool>()?.value, string_list(p)?, p.parse::<syn::ItemFn>()?)),
+            c.payload,
+        )?;
+        Ok((c.closures, failed, keys, func))
+    });
+    match parsed {
+        Ok((closures, failed, keys, func)) => {
+            let (callees, entries) = chain::resolve(&keys, &closures);
+            finish_device(&func, callees, entries, failed)
+        }
+        Err(e) => e.to_compile_error(),
+    }
+}
+
+/// Checks a device function with the functions it calls and emits it (for the host) with
+/// its hidden module. `failed`: an error is already reported for it.
+fn finish_device(func: &syn::ItemFn, callees: Vec<(String, String)>, entries: Vec<chain::Entry>, failed: bool) -> TokenStream {
+    let mut errors = TokenStream::new();
+    let ok = !failed && entries.iter().all(|e| e.ok) && {
+        let helpers: Vec<frontend::HelperDef> = entries.iter().map(chain::Entry::helper).collect();
+        match frontend::check_program(func, &callees, &helpers) {
+            Ok(_) => true,
+            Err(e) => {
+                errors = e.to_compile_error();
+                false
+            }
+        }
+    };
+    let own = chain::Entry::new(func, callees, ok);
+    let closure: Vec<chain::Entry> = std::iter::once(own).chain(entries).collect();
+    let name = &func.sig.ident;
+    let doc = format!("The definition of the device function `{name}`, for the functions that call it.");
+    let module = chain::closure_macro(&closure);
+    // With errors reported here, rustc need not report the same problems in the host copy.
+    let host = if errors.is_empty() { func.clone() } else { stubbed(func) };
+    quote! {
+        #errors
+        #host
+        #[doc = #doc]
+        #[doc(hidden)]
+        #[allow(non_snake_case)]
+        pub(crate) mod #name {
+            #module
         }
     }
 }
@@ -72,7 +219,14 @@ fn scalar_tokens(t: ScalarType) -> TokenStream {
     quote!(::core::primitive::#ident)
 }
 
-fn generate(func: &syn::ItemFn, params: &[ScalarType], ret: ScalarType, compiled: Option<&CompiledKernel>) -> TokenStream {
+fn generate(
+    func: &syn::ItemFn,
+    params: &[ScalarType],
+    ret: ScalarType,
+    compiled: Option<&CompiledKernel>,
+    closure: &[chain::Entry],
+) -> TokenStream {
+    let closure_macro = chain::closure_macro(closure);
     let vis = &func.vis;
     let name = &func.sig.ident;
     let name_str = name.unraw().to_string();
@@ -129,6 +283,8 @@ fn generate(func: &syn::ItemFn, params: &[ScalarType], ret: ScalarType, compiled
         #vis mod #name {
             #[allow(unused_imports)]
             use super::*;
+
+            #closure_macro
 
             /// The original scalar function, compiled for the host.
             #(#scalar_attrs)*

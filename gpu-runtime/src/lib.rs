@@ -35,7 +35,9 @@ mod special;
 pub use arg::{Arg, ArgRef};
 pub use device::{default_device, device_count, is_available, set_default_device, Device};
 pub use error::{Error, Result};
-pub use gpu_macros::vectorize;
+pub use gpu_macros::{device, vectorize};
+#[doc(hidden)]
+pub use gpu_macros::{__device_define, __vectorize_resume};
 pub use scalar::Scalar;
 pub use special::SpecialMath;
 

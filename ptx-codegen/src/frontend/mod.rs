@@ -5,6 +5,7 @@
 //! operator typing, `as` casts), so a function it accepts means on the GPU what it means
 //! on the CPU. Whatever the GPU cannot run gets an error that says what is supported.
 
+mod callees;
 mod consts;
 mod infer;
 mod syntax;
@@ -19,6 +20,7 @@ use crate::ir::{
 };
 use crate::intrinsic::{self, Lookup};
 use crate::ty::ScalarType;
+pub use callees::{external_callees, path_key};
 use infer::{InferTable, VarKind};
 
 /// A helper function the vectorized function calls, collected from the crate (a

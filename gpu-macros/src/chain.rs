@@ -1,0 +1,183 @@
+//! Fetching the definitions of the functions a vectorized function calls.
+//!
+//! A proc macro sees only its own item, so the definitions travel through macros. Every
+//! `#[device]` function `h` (and every vectorized function) gets a hidden module `h` (in the
+//! type namespace, beside the function) holding a `macro_rules!` named `__gpu_device`
+//! whose tokens are `h`'s *closure*: `h` itself and every function it calls, directly or
+//! not. A path that reaches the function `h` from some module (`h`, `utils::h`, an
+//! imported `h`) reaches its module too, so `utils::h::__gpu_device!` resolves wherever
+//! the call `utils::h(x)` does.
+//!
+//! To compile `f`, which calls `a` and `b`, `#[vectorize]` expands to
+//!
+//! ```text
+//! a::__gpu_device! { [] (b::__gpu_device) (::gpu_runtime::__vectorize_resume) { payload } }
+//! ```
+//!
+//! Each step appends its closure as one bracketed group and calls the next step, and the
+//! last step (a function-like proc macro) receives every closure, one group per callee in
+//! the order of the callees: `[ [a's closure] [b's closure] ] { payload }`. A `#[device]`
+//! function with callees assembles its own closure the same way, in its own module, where
+//! its callees' paths resolve.
+//!
+//! A closure is a list of entries `{ "id" ok [("path" "id")…] fn … }`: the function's id
+//! (its name and a hash of its definition), whether it compiled, its callees as written
+//! in its body with their ids, and its definition.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, ToTokens};
+use syn::parse::{Parse, ParseStream};
+
+use ptx_codegen::frontend::{external_callees, path_key, HelperDef};
+
+/// One function of a closure.
+#[derive(Clone)]
+pub struct Entry {
+    pub id: String,
+    /// Whether the function passed the compiler's checks (its errors are reported where it
+    /// is defined; its callers then stay quiet about it).
+    pub ok: bool,
+    pub callees: Vec<(String, String)>,
+    pub item: syn::ItemFn,
+}
+
+impl Entry {
+    pub fn new(item: &syn::ItemFn, callees: Vec<(String, String)>, ok: bool) -> Entry {
+        let mut item = item.clone();
+        item.attrs.clear();
+        let id = format!("{}_{:016x}", item.sig.ident, fingerprint(&item, &callees));
+        Entry { id, ok, callees, item }
+    }
+
+    pub fn helper(&self) -> HelperDef {
+        HelperDef { id: self.id.clone(), item: self.item.clone(), callees: self.callees.clone() }
+    }
+}
+
+fn fingerprint(item: &syn::ItemFn, callees: &[(String, String)]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    // SipHash with fixed keys: the same definition gives the same id in every expansion.
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    item.to_token_stream().to_string().hash(&mut h);
+    callees.hash(&mut h);
+    h.finish()
+}
+
+impl ToTokens for Entry {
+    fn to_tokens(&self, out: &mut TokenStream) {
+        let (id, ok, item) = (&self.id, self.ok, &self.item);
+        let callees = self.callees.iter().map(|(p, i)| quote!((#p #i)));
+        out.extend(quote!({ #id #ok [#(#callees)*] #item }));
+    }
+}
+
+impl Parse for Entry {
+    fn parse(input: ParseStream) -> syn::Result<Entry> {
+        let content;
+        syn::braced!(content in input);
+        let id: syn::LitStr = content.parse()?;
+        let ok: syn::LitBool = content.parse()?;
+        let list;
+        syn::bracketed!(list in content);
+        let mut callees = Vec::new();
+        while !list.is_empty() {
+            let pair;
+            syn::parenthesized!(pair in list);
+            let path: syn::LitStr = pair.parse()?;
+            let cid: syn::LitStr = pair.parse()?;
+            callees.push((path.value(), cid.value()));
+        }
+        let item: syn::ItemFn = content.parse()?;
+        Ok(Entry { id: id.value(), ok: ok.value, callees, item })
+    }
+}
+
+/// What the last step of a chain receives: one closure per callee, then the payload.
+pub struct ChainInput {
+    pub closures: Vec<Vec<Entry>>,
+    pub payload: TokenStream,
+}
+
+impl Parse for ChainInput {
+    fn parse(input: ParseStream) -> syn::Result<ChainInput> {
+        let groups;
+        syn::bracketed!(groups in input);
+        let mut closures = Vec::new();
+        while !groups.is_empty() {
+            let group;
+            syn::bracketed!(group in groups);
+            let mut entries = Vec::new();
+            while !group.is_empty() {
+                entries.push(group.parse()?);
+            }
+            closures.push(entries);
+        }
+        let payload;
+        syn::braced!(payload in input);
+        Ok(ChainInput { closures, payload: payload.parse()? })
+    }
+}
+
+/// A function's callees resolved against the closures fetched for them: its callee map
+/// (path as written → id) and every entry reachable from it, each once.
+pub fn resolve(callees: &[String], closures: &[Vec<Entry>]) -> (Vec<(String, String)>, Vec<Entry>) {
+    let mut map = Vec::new();
+    let mut all: Vec<Entry> = Vec::new();
+    for (path, closure) in callees.iter().zip(closures) {
+        if let Some(root) = closure.first() {
+            map.push((path.clone(), root.id.clone()));
+        }
+        for e in closure {
+            if !all.iter().any(|a| a.id == e.id) {
+                all.push(e.clone());
+            }
+        }
+    }
+    (map, all)
+}
+
+/// The chain that fetches the closures of `callees` and hands them to `last` (a path such
+/// as `::gpu_runtime::__vectorize_resume`) with `payload`.
+pub fn fetch(callees: &[syn::Path], last: TokenStream, payload: TokenStream) -> TokenStream {
+    let steps: Vec<TokenStream> = callees.iter().map(step_path).collect();
+    let (first, rest) = steps.split_first().expect("a chain fetches at least one closure");
+    quote! { #first! { [] #((#rest))* (#last) { #payload } } }
+}
+
+/// `path::__gpu_device`, with the macro name at the call's span, so that a call of a
+/// function that is not a device function is reported where it is written. A vectorized
+/// function `g` is called through its original, `g::scalar(x)`: its closure is `g`'s.
+fn step_path(path: &syn::Path) -> TokenStream {
+    let span = path.segments.last().map_or_else(Span::call_site, |s| s.ident.span());
+    let name = syn::Ident::new("__gpu_device", span);
+    let mut path = path.clone();
+    if path.segments.len() > 1 && path.segments.last().is_some_and(|s| s.ident == "scalar") {
+        path.segments.pop();
+        // `pop` leaves the trailing `::`; the path must end in a segment.
+        let last = path.segments.pop().expect("more than one segment").into_value();
+        path.segments.push(last);
+    }
+    quote!(#path::#name)
+}
+
+/// The paths a function calls (for the chain) and their keys (for the payload).
+pub fn callees_of(item: &syn::ItemFn) -> (Vec<syn::Path>, Vec<String>) {
+    let paths = external_callees(item);
+    let keys = paths.iter().map(path_key).collect();
+    (paths, keys)
+}
+
+/// The hidden module beside a function that hands its closure to whoever asks.
+pub fn closure_macro(closure: &[Entry]) -> TokenStream {
+    quote! {
+        #[doc(hidden)]
+        macro_rules! __gpu_device_closure {
+            ([$($acc:tt)*] ($($next:tt)*) $($rest:tt)*) => {
+                $($next)*! { [$($acc)* [#(#closure)*]] $($rest)* }
+            };
+        }
+        #[doc(hidden)]
+        #[allow(unused_imports)]
+        pub(crate) use __gpu_device_closure as __gpu_device;
+    }
+}

@@ -1,0 +1,82 @@
+//! The functions a function calls that are defined elsewhere in the crate: the macro must
+//! fetch their definitions before it can compile the function.
+
+use quote::ToTokens;
+use syn::visit::Visit;
+
+use super::syntax::render_tokens;
+use crate::intrinsic::SPECIAL_MATH;
+use crate::ty::ScalarType;
+
+/// The paths of the functions `item` calls that are neither nested in it nor methods of
+/// scalar types (`f32::max`, `SpecialMath::erf`), in the order of their first call.
+pub fn external_callees(item: &syn::ItemFn) -> Vec<syn::Path> {
+    let mut nested = Vec::new();
+    NestedFns(&mut nested).visit_block(&item.block);
+    let mut calls = Calls { nested: &nested, found: Vec::new() };
+    calls.visit_block(&item.block);
+    calls.found
+}
+
+/// The path as the frontend keys helpers: tokens without spaces (`utils::smooth`).
+pub fn path_key(path: &syn::Path) -> String {
+    render_tokens(path.to_token_stream())
+}
+
+struct NestedFns<'a>(&'a mut Vec<String>);
+
+impl<'ast> Visit<'ast> for NestedFns<'_> {
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        self.0.push(f.sig.ident.to_string());
+        syn::visit::visit_item_fn(self, f);
+    }
+}
+
+struct Calls<'a> {
+    nested: &'a [String],
+    found: Vec<syn::Path>,
+}
+
+impl<'ast> Visit<'ast> for Calls<'_> {
+    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+        if let syn::Expr::Path(p) = &*c.func {
+            if p.qself.is_none() && !is_builtin(&p.path, self.nested) {
+                let key = path_key(&p.path);
+                if !self.found.iter().any(|f| path_key(f) == key) {
+                    self.found.push(p.path.clone());
+                }
+            }
+        }
+        syn::visit::visit_expr_call(self, c);
+    }
+}
+
+fn is_builtin(path: &syn::Path, nested: &[String]) -> bool {
+    let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    match segs.as_slice() {
+        [name] => nested.contains(name),
+        [.., ty, method] => {
+            let typed = ScalarType::from_name(ty).is_some();
+            let special = ty == "SpecialMath" && SPECIAL_MATH.contains(&method.as_str());
+            typed || special
+        }
+        [] => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn callees(src: &str) -> Vec<String> {
+        external_callees(&syn::parse_str(src).unwrap()).iter().map(path_key).collect()
+    }
+
+    #[test]
+    fn finds_calls_to_the_rest_of_the_crate() {
+        assert_eq!(callees("fn f(x: f32) -> f32 { x.sqrt() + f32::max(x, 1.0) + SpecialMath::erf(x) }"), Vec::<String>::new());
+        assert_eq!(callees("fn f(x: f32) -> f32 { smooth(x) + utils::clip(smooth(x)) + crate::a::b(x) }"), ["smooth", "utils::clip", "crate::a::b"]);
+        assert_eq!(callees("fn f(x: f32) -> f32 { fn inner(v: f32) -> f32 { outer(v) } inner(x) }"), ["outer"]);
+        assert_eq!(callees("fn f(x: f64) -> f64 { std::primitive::f64::abs(x) }"), Vec::<String>::new());
+    }
+}

@@ -1,0 +1,56 @@
+//! Device functions: helpers marked `#[device]`, defined anywhere in the crate, called from
+//! vectorized functions and from each other (checked here on the CPU path; the GPU path is
+//! in `gpu_language`).
+
+mod geometry {
+    use gpu_runtime::device;
+
+    #[device]
+    pub fn square(x: f64) -> f64 {
+        x * x
+    }
+
+    /// Calls another device function of the same module.
+    #[device]
+    pub(crate) fn norm(x: f64, y: f64) -> f64 {
+        (square(x) + square(y)).sqrt()
+    }
+}
+
+mod shading {
+    use crate::geometry::norm;
+    use gpu_runtime::device;
+
+    /// Calls a device function imported from another module.
+    #[device]
+    pub fn falloff(x: f64, y: f64) -> f64 {
+        1.0 / (1.0 + norm(x, y))
+    }
+}
+
+use gpu_runtime::vectorize;
+use shading::falloff;
+
+#[vectorize]
+fn light(x: f64, y: f64) -> f64 {
+    falloff(x, y) * crate::geometry::square(2.0)
+}
+
+/// A vectorized function calls another through its original, `light::scalar`.
+#[vectorize]
+fn double_light(x: f64, y: f64) -> f64 {
+    light::scalar(x, y) * 2.0
+}
+
+#[test]
+fn device_functions_compile_into_the_kernel() {
+    // Everything is inlined into one kernel: no call remains.
+    assert!(light::PTX.contains(".visible .entry vectorize_light("));
+    assert!(!light::PTX.contains("call."), "{}", light::PTX);
+    assert!(light::PTX.contains("sqrt.rn.f64"));
+    let x = [0.0f64, 3.0, -1.5];
+    let y = [0.0f64, 4.0, 2.0];
+    let want: Vec<f64> = x.iter().zip(&y).map(|(&a, &b)| 4.0 / (1.0 + (a * a + b * b).sqrt())).collect();
+    assert_eq!(light::cpu(&x, &y).unwrap(), want);
+    assert_eq!(double_light::cpu(3.0, 4.0).unwrap(), vec![4.0 / 6.0 * 2.0]);
+}
