@@ -65,7 +65,7 @@ pub fn jit<'ctx>(cx: &'ctx Context, program: &Program, math: &dyn Fn(&str) -> Op
     let module = cx.create_module("host");
     let error_flag = program.may_fail();
     let f = program.entry();
-    let scalar = lower::lower_program(cx, &module, program, "scalar", error_flag).map_err(|e| e.message)?[0];
+    let scalar = lower::lower_program(cx, &module, program, "scalar", error_flag, false).map_err(|e| e.message)?[0];
     add_eval(cx, &module, f, scalar, error_flag)?;
     let tm = host_machine()?;
     module.set_triple(&tm.get_triple());

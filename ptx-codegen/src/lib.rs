@@ -70,7 +70,7 @@ pub fn compile_ir(program: &ir::Program, name: &str, options: &Options) -> Resul
     };
     let cx = Context::create();
     let module = cx.create_module(name);
-    let lowered = lower::lower_program(&cx, &module, program, &format!("{name}_scalar"), abi.error_flag)
+    let lowered = lower::lower_program(&cx, &module, program, &format!("{name}_scalar"), abi.error_flag, options.fastmath)
         .and_then(|fns| lower::lower_kernel_entry(&cx, &module, fns[0], &abi));
     if let Err(e) = lowered {
         return Err(format!("internal compiler error while lowering `{name}`: {}", e.message));

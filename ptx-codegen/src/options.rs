@@ -11,15 +11,18 @@ pub struct Options {
     /// The PTX target architecture (`sm_70` unless chosen): the oldest GPU generation the
     /// kernel runs on; the driver compiles the PTX for newer ones when it loads it.
     pub arch: String,
+    /// `fastmath`: FMA contraction, flush-to-zero of subnormal f32 values, and libdevice's
+    /// fast approximate f32 transcendentals. Off by default (results then equal the CPU's).
+    pub fastmath: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { arch: "sm_70".to_string() }
+        Options { arch: "sm_70".to_string(), fastmath: false }
     }
 }
 
-const KEYS: &[&str] = &["target", "arch"];
+const KEYS: &[&str] = &["target", "arch", "fastmath"];
 const TARGETS: &[&str] = &["cuda"];
 
 impl Options {
@@ -42,6 +45,15 @@ impl Options {
                     }
                     Ok(())
                 }
+                "fastmath" => {
+                    if meta.input.peek(syn::Token![=]) {
+                        let v: syn::LitBool = meta.value()?.parse()?;
+                        opts.fastmath = v.value;
+                    } else {
+                        opts.fastmath = true;
+                    }
+                    Ok(())
+                }
                 "arch" => {
                     let lit: syn::LitStr = meta.value()?.parse()?;
                     let v = lit.value();
@@ -60,7 +72,7 @@ impl Options {
                     let shown = if key.is_empty() { "this option".to_string() } else { format!("`{key}`") };
                     let hint = suggestion(&key, KEYS);
                     errors.push(meta.error(format!(
-                        "unknown option {shown}{hint}; `#[vectorize]` takes `target = \"cuda\"` and `arch = \"sm_70\"` (or another architecture)"
+                        "unknown option {shown}{hint}; `#[vectorize]` takes `target = \"cuda\"`, `arch = \"sm_70\"` (or another architecture) and `fastmath`"
                     )));
                     // Skip a value, if any, so that the next option still parses.
                     if meta.input.peek(syn::Token![=]) {
@@ -110,6 +122,8 @@ mod tests {
         assert_eq!(Options::parse(quote!()).unwrap(), Options::default());
         assert_eq!(Options::parse(quote!(target = "cuda")).unwrap().arch, "sm_70");
         assert_eq!(Options::parse(quote!(target = "cuda", arch = "sm_90")).unwrap().arch, "sm_90");
+        assert!(Options::parse(quote!(fastmath)).unwrap().fastmath);
+        assert!(!Options::parse(quote!(fastmath = false)).unwrap().fastmath);
     }
 
     #[test]

@@ -18,7 +18,7 @@ fn assemble_all(arch: &str) {
     });
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("ptxas-{arch}"));
     std::fs::create_dir_all(&dir).unwrap();
-    let options = Options { arch: arch.to_string() };
+    let options = Options { arch: arch.to_string(), ..Options::default() };
     let mut failures = Vec::new();
     for (name, src) in corpus::corpus() {
         let kernel = compile_str(&src, &options).unwrap_or_else(|e| panic!("{name} does not compile: {e}"));

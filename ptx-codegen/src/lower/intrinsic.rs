@@ -176,6 +176,9 @@ impl<'ctx> FnLower<'_, 'ctx> {
                 let name = i
                     .libdevice_name(t)
                     .ok_or_else(|| internal(format!("{i:?} has no lowering for {t}"), self.func.span))?;
+                // libdevice's fast approximations (single precision only).
+                let fast = ["__nv_sinf", "__nv_cosf", "__nv_tanf", "__nv_expf", "__nv_logf", "__nv_log2f", "__nv_log10f", "__nv_powf"];
+                let name = if self.fastmath && fast.contains(&name.as_str()) { name.replacen("__nv_", "__nv_fast_", 1) } else { name };
                 let args: Vec<BasicMetadataValueEnum<'ctx>> = vals.iter().map(|v| (*v).into()).collect();
                 self.call_libdevice(&name, t, &args)?.into_float_value()
             }

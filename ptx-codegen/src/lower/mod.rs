@@ -93,6 +93,7 @@ pub fn lower_program<'ctx>(
     program: &Program,
     symbol: &str,
     error_flag: bool,
+    fastmath: bool,
 ) -> LResult<Vec<FunctionValue<'ctx>>> {
     let functions: Vec<FunctionValue<'ctx>> = program
         .functions
@@ -109,7 +110,10 @@ pub fn lower_program<'ctx>(
         })
         .collect();
     for (f, llfn) in program.functions.iter().zip(&functions) {
-        lower_body(cx, module, f, *llfn, &functions, error_flag)?;
+        lower_body(cx, module, f, *llfn, &functions, error_flag, fastmath)?;
+    }
+    if fastmath {
+        fast_math(cx, module, &functions);
     }
     Ok(functions)
 }
@@ -121,6 +125,7 @@ fn lower_body<'ctx>(
     llfn: FunctionValue<'ctx>,
     functions: &[FunctionValue<'ctx>],
     error_flag: bool,
+    fastmath: bool,
 ) -> LResult<()> {
     let builder = cx.create_builder();
     let entry = cx.append_basic_block(llfn, "entry");
@@ -133,6 +138,7 @@ fn lower_body<'ctx>(
         llfn,
         entry,
         functions,
+        fastmath,
         locals: vec![None; f.locals.len()],
         loops: HashMap::new(),
         ret_slot: None,
@@ -160,6 +166,30 @@ fn lower_body<'ctx>(
     fl.builder.build_return(Some(&r))?;
     fl.seal_open_blocks()?;
     Ok(())
+}
+
+/// `fastmath`: every float operation may be contracted (`a * b + c` into one `fma`),
+/// approximated and use reciprocals, and f32 subnormals flush to zero (also in libdevice,
+/// through its `nvvm-reflect-ftz` flag). NaN and infinity keep their meaning.
+fn fast_math<'ctx>(cx: &'ctx Context, module: &Module<'ctx>, functions: &[FunctionValue<'ctx>]) {
+    use inkwell::values::FastMathFlags;
+    let flags = FastMathFlags::AllowContract | FastMathFlags::ApproxFunc | FastMathFlags::AllowReciprocal;
+    for f in functions {
+        f.add_attribute(
+            inkwell::attributes::AttributeLoc::Function,
+            cx.create_string_attribute("denormal-fp-math-f32", "preserve-sign,preserve-sign"),
+        );
+        for bb in f.get_basic_blocks() {
+            let mut inst = bb.get_first_instruction();
+            while let Some(i) = inst {
+                if i.can_use_fast_math_flags() {
+                    let _ = i.set_fast_math_flags(flags);
+                }
+                inst = i.get_next_instruction();
+            }
+        }
+    }
+    module.add_basic_value_flag("nvvm-reflect-ftz", inkwell::module::FlagBehavior::Override, cx.i32_type().const_int(1, false));
 }
 
 /// What `MIN / -1` does: panic (`/`, `%`, `div_euclid`), wrap (`wrapping_div`) or
@@ -192,6 +222,7 @@ struct FnLower<'a, 'ctx> {
     entry: BasicBlock<'ctx>,
     /// Every function of the program, by [`FnId`].
     functions: &'a [FunctionValue<'ctx>],
+    fastmath: bool,
     locals: Vec<Option<PointerValue<'ctx>>>,
     loops: HashMap<LoopId, LoopTargets<'ctx>>,
     ret_slot: Option<PointerValue<'ctx>>,

@@ -1,0 +1,62 @@
+//! Golden PTX of representative kernels (re-bless with `INSTA_UPDATE=always`, then review
+//! the diff like code), and the properties each must keep whatever LLVM does.
+
+use ptx_codegen::{compile_str, Options};
+
+fn ptx(src: &str, options: &Options) -> String {
+    compile_str(src, options).unwrap_or_else(|e| panic!("{src}: {e}")).ptx
+}
+
+fn fast() -> Options {
+    Options { fastmath: true, ..Options::default() }
+}
+
+#[test]
+fn add_is_ieee_with_read_only_loads() {
+    let p = ptx("fn add_gpu(a: f32, b: f32) -> f32 { a + b }", &Options::default());
+    assert!(p.contains("add.rn.f32") && p.contains("ld.global.nc.f32"), "{p}");
+    insta::assert_snapshot!("add_f32_sm70", p);
+}
+
+#[test]
+fn multiply_add_is_not_contracted_unless_fastmath() {
+    let src = "fn saxpy(a: f32, x: f32, y: f32) -> f32 { a * x + y }";
+    let p = ptx(src, &Options::default());
+    assert!(p.contains("mul.rn.f32") && p.contains("add.rn.f32") && !p.contains("fma"), "{p}");
+    let p = ptx(src, &fast());
+    assert!(p.contains("fma.rn.ftz.f32"), "{p}");
+    insta::assert_snapshot!("saxpy_fastmath", p);
+}
+
+#[test]
+fn fastmath_uses_approximate_transcendentals() {
+    let src = "fn wave(x: f32) -> f32 { x.sin() * x.exp() }";
+    let exact = ptx(src, &Options::default());
+    // (libdevice's accurate `expf` uses `ex2.approx` as one step of its own, exact or not.)
+    assert!(!exact.contains("sin.approx"), "{exact}");
+    let p = ptx(src, &fast());
+    assert!(p.contains("sin.approx.ftz.f32"), "{p}");
+    assert!(p.len() < exact.len() / 2, "the fast version is much shorter");
+}
+
+#[test]
+fn integer_division_reports_the_first_failed_element() {
+    let p = ptx("fn div(a: i32, b: i32) -> i32 { a / b }", &Options::default());
+    assert!(p.contains("atom.global.min.u64") && p.contains("div.s32"), "{p}");
+    insta::assert_snapshot!("div_i32", p);
+}
+
+#[test]
+fn f64_math_links_libdevice_and_inlines_it() {
+    let p = ptx("fn hyp(x: f64, y: f64) -> f64 { x.hypot(y).ln() }", &Options { arch: "sm_90".into(), ..Options::default() });
+    assert!(p.contains(".target sm_90"), "{p}");
+    // libdevice is inlined: the only entry is the kernel and no call remains.
+    assert_eq!(p.matches(".entry").count(), 1);
+    assert!(!p.contains("call.uni"), "{p}");
+}
+
+#[test]
+fn a_select_is_branch_free() {
+    let p = ptx("fn relu(x: f32) -> f32 { if x > 0.0 { x } else { 0.0 } }", &Options::default());
+    insta::assert_snapshot!("relu_f32", p);
+}
