@@ -76,7 +76,26 @@ pub fn compile_ir(program: &ir::Program, name: &str, options: &Options) -> Resul
         return Err(format!("internal compiler error while lowering `{name}`: {}", e.message));
     }
     let out = emit::emit_ptx(&cx, &module, &options.arch, &[abi.entry.as_str()])?;
+    dump(name, &out)?;
     Ok(CompiledKernel { abi, ptx: out.ptx, llvm_ir: out.llvm_ir, llvm_ir_unoptimized: out.llvm_ir_unoptimized })
+}
+
+/// The environment variable that names a folder for the compiler's intermediate code.
+pub const DUMP_ENV: &str = "GPU_VECTORIZE_DUMP";
+
+/// With `GPU_VECTORIZE_DUMP=<folder>` set while building, writes `<name>.ll` (LLVM IR before
+/// optimisation), `<name>.opt.ll` (after) and `<name>.ptx` for every kernel compiled.
+fn dump(name: &str, out: &emit::Emitted) -> Result<(), String> {
+    let Some(dir) = std::env::var_os(DUMP_ENV) else { return Ok(()) };
+    let dir = std::path::PathBuf::from(dir);
+    let write = |ext: &str, text: &str| {
+        let path = dir.join(format!("{name}.{ext}"));
+        std::fs::write(&path, text).map_err(|e| format!("{DUMP_ENV}: cannot write {}: {e}", path.display()))
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{DUMP_ENV}: cannot create {}: {e}", dir.display()))?;
+    write("ll", &out.llvm_ir_unoptimized)?;
+    write("opt.ll", &out.llvm_ir)?;
+    write("ptx", &out.ptx)
 }
 
 /// Parses `src` as a function and compiles it (for tests and tools).

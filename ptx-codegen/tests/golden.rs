@@ -60,3 +60,18 @@ fn a_select_is_branch_free() {
     let p = ptx("fn relu(x: f32) -> f32 { if x > 0.0 { x } else { 0.0 } }", &Options::default());
     insta::assert_snapshot!("relu_f32", p);
 }
+
+#[test]
+fn the_dump_folder_gets_ir_and_ptx() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("dump");
+    let _ = std::fs::remove_dir_all(&dir);
+    // SAFETY: no other test of this binary reads the environment concurrently... except that
+    // tests run on threads; this variable is read only by `compile` calls of this test.
+    unsafe { std::env::set_var(ptx_codegen::DUMP_ENV, &dir) };
+    let k = compile_str("fn dumped_twice(x: f64) -> f64 { x * 2.0 }", &Options::default()).unwrap();
+    unsafe { std::env::remove_var(ptx_codegen::DUMP_ENV) };
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    assert_eq!(read("dumped_twice.ptx"), k.ptx);
+    assert_eq!(read("dumped_twice.opt.ll"), k.llvm_ir);
+    assert!(read("dumped_twice.ll").contains("define internal double @dumped_twice_scalar("));
+}

@@ -35,8 +35,7 @@ impl Special for f32 {
         vec![0.0, -0.0, 1.0, -1.0, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, f32::MIN_POSITIVE, 1e-40, f32::MAX, f32::MIN, 0.1, 3.5]
     }
     fn random(g: &mut Gen) -> f32 {
-        // Mostly ordinary magnitudes, sometimes any bit pattern.
-        if g.next_u64() % 8 == 0 { f32::from_bits(g.next_u64() as u32) } else { g.f64_in(-1000.0, 1000.0) as f32 }
+        if g.next_u64() % 8 == 0 { f32::from_bits(g.next_u64() as u32) } else { wide_float(g) as f32 }
     }
 }
 
@@ -45,7 +44,35 @@ impl Special for f64 {
         vec![0.0, -0.0, 1.0, -1.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, f64::MIN_POSITIVE, 1e-310, f64::MAX, f64::MIN, 0.1, 3.5]
     }
     fn random(g: &mut Gen) -> f64 {
-        if g.next_u64() % 8 == 0 { f64::from_bits(g.next_u64()) } else { g.f64_in(-1e6, 1e6) }
+        wide_float(g)
+    }
+}
+
+/// A float from a mix that reaches every region a function may treat differently: near
+/// zero, around the unit interval, ordinary magnitudes, any exponent, and any bit pattern.
+fn wide_float(g: &mut Gen) -> f64 {
+    match g.next_u64() % 8 {
+        0 | 1 => g.f64_in(-1.0, 1.0),
+        2 => g.f64_in(-10.0, 10.0),
+        3 | 4 => g.f64_in(-1000.0, 1000.0),
+        5 | 6 => {
+            // log-uniform magnitude from 1e-30 to 1e30, either sign
+            let m = 10f64.powf(g.f64_in(-30.0, 30.0));
+            if g.next_u64() & 1 == 0 { m } else { -m }
+        }
+        _ => {
+            let v = f64::from_bits(g.next_u64());
+            if v.is_nan() { g.f64_in(-1e6, 1e6) } else { v }
+        }
+    }
+}
+
+impl Special for bool {
+    fn specials() -> Vec<bool> {
+        vec![false, true]
+    }
+    fn random(g: &mut Gen) -> bool {
+        g.next_u64() & 1 == 1
     }
 }
 
@@ -56,12 +83,12 @@ macro_rules! int_special {
                 vec![0, 1, 2, <$t>::MAX, <$t>::MIN, <$t>::MAX - 1, (<$t>::MIN).wrapping_add(1), 7, 100]
             }
             fn random(g: &mut Gen) -> $t {
-                if g.next_u64() % 4 == 0 { g.next_u64() as $t } else { (g.next_u64() % 2001) as i64 as $t }
+                if g.next_u64() % 4 == 0 { g.next_u64() as $t } else { ((g.next_u64() % 2001) as i64 - 1000) as $t }
             }
         }
     )*};
 }
-int_special!(i8, i16, i32, i64, u8, u16, u32, u64);
+int_special!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
 
 /// `n` values: the specials first (as many as fit), then random ones.
 pub fn inputs<T: Special>(n: usize, seed: u64) -> Vec<T> {
