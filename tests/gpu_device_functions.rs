@@ -1,6 +1,6 @@
 //! Device functions: helpers marked `#[device]`, defined anywhere in the crate, called from
 //! vectorized functions and from each other (checked here on the CPU path; the GPU path is
-//! in `gpu_language`).
+//! below, on the GPU).
 
 mod geometry {
     use gpu_runtime::device;
@@ -53,4 +53,34 @@ fn device_functions_compile_into_the_kernel() {
     let want: Vec<f64> = x.iter().zip(&y).map(|(&a, &b)| 4.0 / (1.0 + (a * a + b * b).sqrt())).collect();
     assert_eq!(light::cpu(&x, &y).unwrap(), want);
     assert_eq!(double_light::cpu(3.0, 4.0).unwrap(), vec![4.0 / 6.0 * 2.0]);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn device_functions_run_on_the_gpu() {
+    let x: Vec<f64> = (0..100_000).map(|i| (i as f64 - 50_000.0) * 0.01).collect();
+    let y: Vec<f64> = x.iter().map(|v| v.sin() * 3.0).collect();
+    let want: Vec<f64> = x.iter().zip(&y).map(|(&a, &b)| light::scalar(a, b)).collect();
+    assert_eq!(light(&x, &y).unwrap(), want);
+    let want: Vec<f64> = x.iter().zip(&y).map(|(&a, &b)| double_light::scalar(a, b)).collect();
+    assert_eq!(double_light(&x, &y).unwrap(), want);
+}
+
+/// `fastmath` trades exactness for speed: the results stay close.
+#[vectorize(fastmath)]
+fn fast_wave(x: f32, y: f32) -> f32 {
+    x.sin() * y.exp() + x * y
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn fastmath_kernels_run_and_stay_close() {
+    let x: Vec<f32> = (0..100_000).map(|i| (i as f32 - 50_000.0) * 6e-5).collect();
+    let y: Vec<f32> = x.iter().map(|v| v.cos()).collect();
+    let got = fast_wave(&x, &y).unwrap();
+    for i in 0..x.len() {
+        let want = fast_wave::scalar(x[i], y[i]);
+        assert!((got[i] - want).abs() <= 1e-5 * (1.0 + want.abs()), "x = {}, y = {}: {} vs {want}", x[i], y[i], got[i]);
+    }
+    assert!(fast_wave::PTX.contains("sin.approx.ftz.f32"));
 }
