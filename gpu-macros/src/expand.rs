@@ -15,9 +15,13 @@ pub fn vectorize(args: TokenStream, item: TokenStream) -> TokenStream {
     };
     let (paths, keys) = chain::callees_of(&func);
     if paths.is_empty() {
-        return finish_vectorize(args, &func, Vec::new(), Vec::new());
+        return finish_vectorize(args, &func, Vec::new(), Vec::new(), None);
     }
-    // Fetch the definitions of the functions it calls first (see `chain`).
+    // Report the function's own problems now; fetch the definitions of the functions it
+    // calls (see `chain`) only for a function that has none.
+    if let Err(e) = frontend::precheck(&func, &keys) {
+        return finish_vectorize(args, &func, Vec::new(), Vec::new(), Some(e));
+    }
     let payload = quote! { (#args) [#(#keys)*] #func };
     chain::fetch(&paths, quote!(::gpu_runtime::__vectorize_resume), payload)
 }
@@ -41,7 +45,7 @@ pub fn vectorize_resume(input: TokenStream) -> TokenStream {
     match parsed {
         Ok((closures, args, keys, func)) => {
             let (callees, entries) = chain::resolve(&keys, &closures);
-            finish_vectorize(args, &func, callees, entries)
+            finish_vectorize(args, &func, callees, entries, None)
         }
         Err(e) => e.to_compile_error(),
     }
@@ -63,15 +67,24 @@ fn not_a_function(e: syn::Error, item: TokenStream, attr: &str) -> TokenStream {
     quote! { #error #item }
 }
 
-fn finish_vectorize(args: TokenStream, func: &syn::ItemFn, callees: Vec<(String, String)>, entries: Vec<chain::Entry>) -> TokenStream {
+/// Compiles the function (unless `failed` holds its errors already) and generates its API.
+fn finish_vectorize(
+    args: TokenStream,
+    func: &syn::ItemFn,
+    callees: Vec<(String, String)>,
+    entries: Vec<chain::Entry>,
+    failed: Option<syn::Error>,
+) -> TokenStream {
     let mut errors: Vec<syn::Error> = Vec::new();
     let options = Options::parse(args).unwrap_or_else(|e| {
         errors.push(e);
         Options::default()
     });
     let signature = frontend::signature_types(&func.sig);
+    let precheck_failed = failed.is_some();
+    errors.extend(failed);
     // A helper that did not compile has reported its errors where it is defined.
-    let compiled = if entries.iter().all(|e| e.ok) {
+    let compiled = if !precheck_failed && entries.iter().all(|e| e.ok) {
         let helpers: Vec<frontend::HelperDef> = entries.iter().map(chain::Entry::helper).collect();
         match ptx_codegen::compile_with_helpers(func, &callees, &helpers, &options) {
             Ok(k) => Some(k),
@@ -140,6 +153,11 @@ pub fn device(args: TokenStream, item: TokenStream) -> TokenStream {
     if paths.is_empty() {
         let definition = finish_device(&func, Vec::new(), Vec::new(), recursive);
         return quote! { #errors #definition };
+    }
+    if let Err(e) = frontend::precheck(&func, &keys) {
+        let definition = finish_device(&func, Vec::new(), Vec::new(), true);
+        let e = e.to_compile_error();
+        return quote! { #errors #e #definition };
     }
     let fetch = chain::fetch(&paths, quote!(::gpu_runtime::__device_define), quote! { #recursive [#(#keys)*] #func });
     quote! { #errors #fetch }

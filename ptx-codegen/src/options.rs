@@ -47,8 +47,11 @@ impl Options {
                 }
                 "fastmath" => {
                     if meta.input.peek(syn::Token![=]) {
-                        let v: syn::LitBool = meta.value()?.parse()?;
-                        opts.fastmath = v.value;
+                        let v: syn::Expr = meta.value()?.parse()?;
+                        match &v {
+                            syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Bool(b), .. }) => opts.fastmath = b.value,
+                            _ => errors.push(syn::Error::new_spanned(v, "`fastmath` takes no value (`fastmath`), or `true` or `false`")),
+                        }
                     } else {
                         opts.fastmath = true;
                     }

@@ -73,6 +73,26 @@ pub fn check_program(entry: &syn::ItemFn, entry_callees: &[(String, String)], he
     functions.map(|functions| Program { functions }).ok_or_else(|| syn::Error::new_spanned(&entry.sig.ident, "internal compiler error: a function was not checked"))
 }
 
+/// Checks a function whose calls of `external` paths (functions defined elsewhere, whose
+/// definitions have not been fetched yet) are taken on trust: every other problem is
+/// reported now, before the macro goes to fetch them.
+pub fn precheck(entry: &syn::ItemFn, external: &[String]) -> Result<(), syn::Error> {
+    let mut cx = Checker::default();
+    // FnId(1) stands for every external function: no signature, so its calls check their
+    // arguments and give an error type without a message.
+    cx.functions = vec![None, None];
+    cx.sigs = vec![fn_sig(entry), None];
+    let scope = ItemScope { fns: external.iter().map(|p| (p.clone(), FnId(1))).collect(), consts: Vec::new() };
+    cx.check_fn(FnId(0), entry, Some(scope));
+    cx.calls.retain(|&(_, to, _)| to != FnId(1));
+    cx.check_recursion();
+    for ob in std::mem::take(&mut cx.obligations) {
+        let t = cx.infer.resolve(ob.ty);
+        cx.check_obligation(t, &ob.req, ob.span);
+    }
+    cx.combined_errors().map_or(Ok(()), Err)
+}
+
 #[derive(Clone)]
 struct FnSig {
     name: String,
@@ -212,6 +232,7 @@ struct Checker {
     /// Calls between the program's functions: (caller, callee, where).
     calls: Vec<(FnId, FnId, SpanRange)>,
     current: Option<FnId>,
+    outer_locals: Vec<String>,
 }
 
 const SCALAR_TYPES_HINT: &str =
@@ -267,6 +288,11 @@ impl Checker {
     /// Checks function `id` with fresh local state. A top-level function sees only
     /// `module_scope`; a nested one sees the items of the blocks around it.
     fn check_fn(&mut self, id: FnId, item: &syn::ItemFn, module_scope: Option<ItemScope>) {
+        // The variables of the functions around a nested one, for a better message when it
+        // uses one (Rust's nested functions cannot).
+        let outer: Vec<String> = self.scopes.iter().flatten().map(|(n, _)| n.clone()).collect();
+        self.outer_locals.extend(outer.iter().cloned());
+        let outer_len = outer.len();
         let saved = self.take_state();
         let saved_items = module_scope.map(|m| std::mem::replace(&mut self.item_scopes, vec![m]));
         let prev = self.current.replace(id);
@@ -278,6 +304,8 @@ impl Checker {
             self.item_scopes = items;
         }
         self.put_state(saved);
+        let keep = self.outer_locals.len() - outer_len;
+        self.outer_locals.truncate(keep);
     }
 
     /// Reports every cycle of calls between the program's functions.
@@ -534,7 +562,12 @@ impl Checker {
             syn::Stmt::Item(syn::Item::Const(c)) => Some(c),
             _ => None,
         }).collect();
-        if fns.is_empty() && consts.is_empty() {
+        // A `static` is reported (see `item_stmt`); its name is bound quietly.
+        let statics: Vec<&syn::ItemStatic> = b.stmts.iter().filter_map(|s| match s {
+            syn::Stmt::Item(syn::Item::Static(c)) => Some(c),
+            _ => None,
+        }).collect();
+        if fns.is_empty() && consts.is_empty() && statics.is_empty() {
             return false;
         }
         let mut scope = ItemScope::default();
@@ -549,14 +582,27 @@ impl Checker {
             scope.consts.push((c.ident.to_string(), self.consts.len()));
             self.consts.push(ConstDef { value: None });
         }
+        for st in &statics {
+            scope.consts.push((st.ident.to_string(), self.consts.len()));
+            self.consts.push(ConstDef { value: None });
+        }
         self.item_scopes.push(scope);
         for (i, c) in consts.iter().enumerate() {
             self.const_item(first_const + i, c);
         }
+        // The block's own variables are not in scope yet (items are checked first), but a
+        // nested function that names one deserves the same explanation.
+        let block_vars: Vec<String> = b.stmts.iter().filter_map(|s| match s {
+            syn::Stmt::Local(l) => Some(syntax::pattern_names(&l.pat).into_iter().map(|(n, _)| n)),
+            _ => None,
+        }).flatten().collect();
+        let added = block_vars.len();
+        self.outer_locals.extend(block_vars);
         for (k, f) in fns.iter().enumerate() {
             let id = self.item_scopes.last().expect("pushed above").fns[k].1;
             self.check_fn(id, f, None);
         }
+        self.outer_locals.truncate(self.outer_locals.len() - added);
         true
     }
 
@@ -793,7 +839,9 @@ impl Checker {
                         None => self.error_expr(span),
                     };
                 }
-                let msg = if consts::math(ScalarType::F64, &name).is_some() {
+                let msg = if self.outer_locals.contains(&name) {
+                    format!("`{name}` is a variable of the function around this one: as in Rust, a nested function cannot use it; pass it as an argument")
+                } else if consts::math(ScalarType::F64, &name).is_some() {
                     format!("cannot find `{name}` in this vectorized function: write the constant's full path, `std::f32::consts::{name}` or `std::f64::consts::{name}`")
                 } else if name.len() > 1 && name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_') {
                     format!("cannot find `{name}` in this vectorized function: it cannot see constants defined outside it; define the constant inside the function (`const {name}: f32 = …;`) or pass the value as an argument")
@@ -1712,7 +1760,8 @@ fn render(e: &syn::Expr) -> String {
 }
 
 fn render_type(t: &syn::Type) -> String {
-    syntax::render_tokens(t.to_token_stream())
+    // In a type, `<` and `>` are brackets: `Vec<f32>`, not `Vec < f32 >`.
+    syntax::render_tokens(t.to_token_stream()).replace(" < ", "<").replace(" <", "<").replace("< ", "<").replace(" >", ">")
 }
 
 /// `x` stays `x`; anything with operators gets parentheses before `as`.

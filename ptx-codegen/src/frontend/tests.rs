@@ -288,7 +288,7 @@ fn nested_functions_and_constants() {
     error_containing("fn f(x: f32) -> f32 { const K: f32 = 1; x * K }", "`K` is a `f32`, found `{integer}`");
     error_containing("fn f(x: f32) -> f32 { const K: f32 = x; K }", "cannot find `x`");
     // Nested functions see items, not the variables around them.
-    error_containing("fn f(x: f32) -> f32 { let y = 2.0; fn g(v: f32) -> f32 { v * y } g(x) }", "cannot find `y`");
+    error_containing("fn f(x: f32) -> f32 { let y = 2.0; fn g(v: f32) -> f32 { v * y } g(x) }", "`y` is a variable of the function around this one");
 }
 
 #[test]

@@ -1,0 +1,8 @@
+use gpu_runtime::vectorize;
+
+#[vectorize(target = "cuda")]
+fn length(name: String) -> usize {
+    name.len()
+}
+
+fn main() {}
