@@ -283,8 +283,9 @@ fn generate(
     scalar_fn.sig.ident = format_ident!("scalar", span = name.span());
     let arg_list = quote! { #(#idents: impl ::gpu_runtime::Arg<'__a, #tys>),* };
     let erased = quote! { [#(::gpu_runtime::Arg::into_arg(#idents).erase()),*] };
-    // `device` unless a parameter already has that name.
+    // `device` and `out` unless a parameter already has that name.
     let device = if name_strs.contains(&"device") { format_ident!("__device") } else { format_ident!("device") };
+    let out = if name_strs.contains(&"out") { format_ident!("__out") } else { format_ident!("out") };
     let mod_doc = format!("The generated API of the vectorized function `{name_str}`.");
 
     quote! {
@@ -330,11 +331,34 @@ fn generate(
                 unsafe { KERNEL.call_host::<#ret_ty>(::core::option::Option::Some(#device), &#erased) }
             }
 
-            /// Runs the same computation on the CPU, element by element.
+            /// Runs the function and leaves the results on the device (inputs already there
+            /// are not copied).
+            pub fn device<'__a>(#arg_list) -> ::gpu_runtime::Result<::gpu_runtime::DeviceVec<#ret_ty>> {
+                // SAFETY: the arguments follow the kernel's inputs in order and type.
+                unsafe { KERNEL.call_device::<#ret_ty>(::core::option::Option::None, &#erased) }
+            }
+
+            /// Runs the function and writes the results into `out` (host memory or a device
+            /// array), whose length must be the call's; allocates nothing for the results.
+            pub fn into<'__a, '__o>(#out: impl ::gpu_runtime::Out<'__o, #ret_ty>, #arg_list) -> ::gpu_runtime::Result<()> {
+                // SAFETY: the arguments follow the kernel's inputs in order and type.
+                unsafe { KERNEL.call_into::<#ret_ty>(::core::option::Option::None, &#erased, ::gpu_runtime::Out::into_out(#out)) }
+            }
+
+            /// Runs the same computation on the CPU, element by element (device arrays are
+            /// copied to the host first).
             pub fn cpu<'__a>(#arg_list) -> ::gpu_runtime::Result<::std::vec::Vec<#ret_ty>> {
-                #(let #idents = ::gpu_runtime::Arg::into_arg(#idents);)*
+                #(let #idents = ::gpu_runtime::Arg::into_arg(#idents).to_host()?;)*
                 let __n = ::gpu_runtime::__private::broadcast_len(#name_str, &[#(#name_strs),*], &[#(#idents.len()),*])?;
                 ::core::result::Result::Ok((0..__n).map(|__i| scalar(#(#idents.get(__i)),*)).collect())
+            }
+
+            /// Runs the same computation on the CPU, split over threads with rayon.
+            pub fn parallel<'__a>(#arg_list) -> ::gpu_runtime::Result<::std::vec::Vec<#ret_ty>> {
+                use ::gpu_runtime::__private::rayon::prelude::*;
+                #(let #idents = ::gpu_runtime::Arg::into_arg(#idents).to_host()?;)*
+                let __n = ::gpu_runtime::__private::broadcast_len(#name_str, &[#(#name_strs),*], &[#(#idents.len()),*])?;
+                ::core::result::Result::Ok((0..__n).into_par_iter().map(|__i| scalar(#(#idents.get(__i)),*)).collect())
             }
         }
     }

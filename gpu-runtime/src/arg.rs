@@ -1,9 +1,14 @@
-//! Arguments of a vectorized call: each one a scalar broadcast to every element, or a slice
-//! with one value per element.
+//! Arguments of a vectorized call: each one a scalar broadcast to every element, a host
+//! slice, or an array already in device memory; and the outputs `name::into` writes.
 
+use std::borrow::Cow;
 use std::marker::PhantomData;
 
+use cudarc::driver::sys::CUdeviceptr;
+
+use crate::device::Device;
 use crate::error::{Error, Result};
+use crate::memory::{DeviceSlice, DeviceSliceMut, DeviceVec};
 use crate::scalar::Scalar;
 
 /// One argument of a vectorized function whose parameter has type `T`.
@@ -11,8 +16,10 @@ use crate::scalar::Scalar;
 pub enum ArgRef<'a, T> {
     /// The same value for every element (passed to the kernel by value).
     Scalar(T),
-    /// One value per element.
+    /// One value per element, in host memory (copied to the device for the call).
     Host(&'a [T]),
+    /// One value per element, already on a device (used in place).
+    Device(DeviceSlice<'a, T>),
 }
 
 impl<'a, T: Scalar> ArgRef<'a, T> {
@@ -21,15 +28,7 @@ impl<'a, T: Scalar> ArgRef<'a, T> {
         match self {
             ArgRef::Scalar(_) => None,
             ArgRef::Host(s) => Some(s.len()),
-        }
-    }
-
-    /// Element `i` (a broadcast scalar has the same value everywhere).
-    #[inline]
-    pub fn get(&self, i: usize) -> T {
-        match self {
-            ArgRef::Scalar(v) => *v,
-            ArgRef::Host(s) => s[i],
+            ArgRef::Device(d) => Some(d.len()),
         }
     }
 
@@ -43,42 +42,72 @@ impl<'a, T: Scalar> ArgRef<'a, T> {
                 len: s.len(),
                 _borrow: PhantomData,
             },
+            ArgRef::Device(d) => ErasedArg::Device { ptr: d.ptr(), len: d.len(), device: d.device() },
+        }
+    }
+
+    /// The argument readable on the host (device data is copied), for the CPU targets.
+    pub fn to_host(self) -> Result<HostArg<'a, T>> {
+        Ok(match self {
+            ArgRef::Scalar(v) => HostArg::Scalar(v),
+            ArgRef::Host(s) => HostArg::Slice(Cow::Borrowed(s)),
+            ArgRef::Device(d) => HostArg::Slice(Cow::Owned(d.to_vec()?)),
+        })
+    }
+}
+
+/// An argument in host memory: what the CPU targets compute with.
+#[derive(Clone, Debug)]
+pub enum HostArg<'a, T: Clone> {
+    Scalar(T),
+    Slice(Cow<'a, [T]>),
+}
+
+impl<T: Scalar> HostArg<'_, T> {
+    pub fn len(&self) -> Option<usize> {
+        match self {
+            HostArg::Scalar(_) => None,
+            HostArg::Slice(s) => Some(s.len()),
+        }
+    }
+
+    /// Element `i` (a broadcast scalar has the same value everywhere).
+    #[inline]
+    pub fn get(&self, i: usize) -> T {
+        match self {
+            HostArg::Scalar(v) => *v,
+            HostArg::Slice(s) => s[i],
         }
     }
 }
 
 /// What can be passed where a vectorized function takes a `T`: a `T` itself (broadcast),
-/// or a slice of `T` in any of its usual forms.
+/// a slice of `T` in any of its usual forms, or an array of `T` on a device.
 pub trait Arg<'a, T: Scalar> {
     fn into_arg(self) -> ArgRef<'a, T>;
 }
 
-impl<'a, T: Scalar> Arg<'a, T> for T {
-    #[inline]
-    fn into_arg(self) -> ArgRef<'a, T> {
-        ArgRef::Scalar(self)
-    }
+macro_rules! arg_impls {
+    ($($ty:ty => |$v:ident| $e:expr;)*) => {$(
+        impl<'a, T: Scalar> Arg<'a, T> for $ty {
+            #[inline]
+            fn into_arg(self) -> ArgRef<'a, T> {
+                let $v = self;
+                $e
+            }
+        }
+    )*};
 }
 
-impl<'a, T: Scalar> Arg<'a, T> for &'a [T] {
-    #[inline]
-    fn into_arg(self) -> ArgRef<'a, T> {
-        ArgRef::Host(self)
-    }
-}
-
-impl<'a, T: Scalar> Arg<'a, T> for &'a mut [T] {
-    #[inline]
-    fn into_arg(self) -> ArgRef<'a, T> {
-        ArgRef::Host(self)
-    }
-}
-
-impl<'a, T: Scalar> Arg<'a, T> for &'a Vec<T> {
-    #[inline]
-    fn into_arg(self) -> ArgRef<'a, T> {
-        ArgRef::Host(self.as_slice())
-    }
+arg_impls! {
+    T => |v| ArgRef::Scalar(v);
+    &'a [T] => |s| ArgRef::Host(s);
+    &'a mut [T] => |s| ArgRef::Host(s);
+    &'a Vec<T> => |s| ArgRef::Host(s.as_slice());
+    &'a DeviceVec<T> => |d| ArgRef::Device(d.as_slice());
+    DeviceSlice<'a, T> => |d| ArgRef::Device(d);
+    &'a DeviceSlice<'a, T> => |d| ArgRef::Device(*d);
+    ArgRef<'a, T> => |a| a;
 }
 
 impl<'a, T: Scalar, const N: usize> Arg<'a, T> for &'a [T; N] {
@@ -88,10 +117,51 @@ impl<'a, T: Scalar, const N: usize> Arg<'a, T> for &'a [T; N] {
     }
 }
 
-impl<'a, T: Scalar> Arg<'a, T> for ArgRef<'a, T> {
-    #[inline]
-    fn into_arg(self) -> ArgRef<'a, T> {
-        self
+/// Where `name::into` writes the results: host memory or a device array.
+#[derive(Debug)]
+pub enum OutRef<'a, T> {
+    Host(&'a mut [T]),
+    Device(DeviceSliceMut<'a, T>),
+}
+
+impl<T: Scalar> OutRef<'_, T> {
+    pub fn len(&self) -> usize {
+        match self {
+            OutRef::Host(s) => s.len(),
+            OutRef::Device(d) => d.len(),
+        }
+    }
+}
+
+/// What `name::into` can write into: `&mut [T]`, `&mut Vec<T>` (its current length),
+/// `&mut [T; N]`, `&mut DeviceVec<T>` or a [`DeviceSliceMut`].
+pub trait Out<'a, T: Scalar> {
+    fn into_out(self) -> OutRef<'a, T>;
+}
+
+impl<'a, T: Scalar> Out<'a, T> for &'a mut [T] {
+    fn into_out(self) -> OutRef<'a, T> {
+        OutRef::Host(self)
+    }
+}
+impl<'a, T: Scalar> Out<'a, T> for &'a mut Vec<T> {
+    fn into_out(self) -> OutRef<'a, T> {
+        OutRef::Host(self.as_mut_slice())
+    }
+}
+impl<'a, T: Scalar, const N: usize> Out<'a, T> for &'a mut [T; N] {
+    fn into_out(self) -> OutRef<'a, T> {
+        OutRef::Host(self.as_mut_slice())
+    }
+}
+impl<'a, T: Scalar> Out<'a, T> for &'a mut DeviceVec<T> {
+    fn into_out(self) -> OutRef<'a, T> {
+        OutRef::Device(self.as_mut_slice())
+    }
+}
+impl<'a, T: Scalar> Out<'a, T> for DeviceSliceMut<'a, T> {
+    fn into_out(self) -> OutRef<'a, T> {
+        OutRef::Device(self)
     }
 }
 
@@ -100,9 +170,10 @@ impl<'a, T: Scalar> Arg<'a, T> for ArgRef<'a, T> {
 pub enum ErasedArg<'a> {
     Scalar { bits: u64 },
     Host { ptr: *const u8, bytes: usize, len: usize, _borrow: PhantomData<&'a [u8]> },
+    Device { ptr: CUdeviceptr, len: usize, device: &'a Device },
 }
 
-// SAFETY: an `ErasedArg` is a shared borrow of a slice of `Send + Sync` scalars.
+// SAFETY: an `ErasedArg` is a shared borrow of plain data (host or device memory).
 unsafe impl Send for ErasedArg<'_> {}
 unsafe impl Sync for ErasedArg<'_> {}
 
@@ -110,13 +181,14 @@ impl ErasedArg<'_> {
     pub fn len(&self) -> Option<usize> {
         match self {
             ErasedArg::Scalar { .. } => None,
-            ErasedArg::Host { len, .. } => Some(*len),
+            ErasedArg::Host { len, .. } | ErasedArg::Device { len, .. } => Some(*len),
         }
     }
 }
 
-/// The number of elements of a call: the common length of its slice arguments (1 when
-/// all arguments are scalars), or an error naming every slice and its length.
+/// The number of elements of a call: the common length of its array arguments (and of its
+/// output, for `into`), 1 when all are scalars; or an error naming every array and its
+/// length.
 pub fn broadcast_len(function: &'static str, params: &[&'static str], lens: &[Option<usize>]) -> Result<usize> {
     let mut n = None;
     let mut mismatch = false;
@@ -154,8 +226,9 @@ mod tests {
         assert_eq!(arg(&a).len(), Some(3));
         assert_eq!(arg(&a[1..]).len(), Some(2));
         assert_eq!(arg(2.5).len(), None); // an unsuffixed literal is inferred as f32
-        assert_eq!(arg(2.5).get(7), 2.5);
-        assert_eq!(arg(&v).get(1), 2.0);
+        let h = arg(2.5).to_host().unwrap();
+        assert_eq!(h.get(7), 2.5);
+        assert_eq!(arg(&v).to_host().unwrap().get(1), 2.0);
     }
 
     #[test]
@@ -184,5 +257,13 @@ mod tests {
             ErasedArg::Host { bytes, len, .. } => assert_eq!((bytes, len), (24, 3)),
             other => panic!("unexpected {other:?}"),
         }
+    }
+
+    #[test]
+    fn outputs() {
+        let mut v = vec![0.0f32; 4];
+        assert_eq!(Out::<f32>::into_out(&mut v).len(), 4);
+        let mut a = [0u8; 3];
+        assert_eq!(Out::<u8>::into_out(&mut a).len(), 3);
     }
 }

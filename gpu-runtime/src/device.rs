@@ -149,6 +149,11 @@ impl Device {
         &self.inner
     }
 
+    /// The calling thread's stream on this device.
+    pub(crate) fn stream(&self) -> &Arc<CudaStream> {
+        &self.inner.stream
+    }
+
     /// Makes the device's context current on this thread.
     pub(crate) fn bind(&self) -> Result<()> {
         self.inner.ctx.bind_to_thread().map_err(|e| Error::driver("binding the CUDA context", e))

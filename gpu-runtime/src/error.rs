@@ -36,6 +36,19 @@ pub enum Error {
         lengths: Vec<(&'static str, usize)>,
     },
 
+    /// Arguments of one call that live on different devices (data is never copied between
+    /// devices behind your back).
+    #[error("`{function}`: the arguments are on different devices: {} (copy them to one device first)", describe_devices(.devices))]
+    DeviceMismatch {
+        function: &'static str,
+        /// `(argument, device ordinal)` of every argument on a device.
+        devices: Vec<(&'static str, usize)>,
+    },
+
+    /// A range outside a device array.
+    #[error("range {start}..{end} is out of bounds for a device array of {len} elements")]
+    OutOfRange { start: usize, end: usize, len: usize },
+
     /// A device allocation that does not fit.
     #[error("out of GPU memory: asked for {requested} bytes with {free} bytes free")]
     OutOfMemory { requested: usize, free: usize },
@@ -63,6 +76,11 @@ fn describe_lengths(lengths: &[(&'static str, usize)]) -> String {
         Some((only, _)) => format!("{only} elements"),
         None => "no slice was given".to_string(),
     }
+}
+
+fn describe_devices(devices: &[(&'static str, usize)]) -> String {
+    let parts: Vec<String> = devices.iter().map(|(name, d)| format!("`{name}` on device {d}")).collect();
+    parts.join(", ")
 }
 
 impl Error {

@@ -1,21 +1,21 @@
 //! A vectorized function's kernel: its PTX, loaded once per device, and the launch that
-//! applies it to host slices and broadcast scalars.
+//! applies it to host slices, device arrays and broadcast scalars.
 //!
 //! The parameter layout is the compiler's (`ptx-codegen`'s `abi` module): `n`, the output
 //! pointer, a `(pointer, value)` pair per input (a null pointer means "broadcast the
-//! value"), and an error-flag pointer when the function can fail.
+//! value"), and a fault-word pointer when the function can fail.
 
 use std::ffi::c_void;
-use std::mem::MaybeUninit;
 use std::sync::{Mutex, OnceLock};
 
-use cudarc::driver::sys::{CUdeviceptr, CUresult};
+use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{result, CudaFunction, CudaSlice, DevicePtr, DevicePtrMut};
 use cudarc::nvrtc::Ptx;
 
-use crate::arg::ErasedArg;
+use crate::arg::{broadcast_len, ErasedArg, OutRef};
 use crate::device::{default_device, Device};
 use crate::error::{Error, Result};
+use crate::memory::{alloc_error, DeviceVec};
 use crate::scalar::Scalar;
 
 /// What the macro knows about a vectorized function's kernel.
@@ -28,7 +28,7 @@ pub struct KernelSpec {
     pub entry: &'static str,
     /// Parameter names, in order (for messages).
     pub params: &'static [&'static str],
-    /// Whether the entry takes the error-flag parameter.
+    /// Whether the entry takes the fault-word parameter.
     pub error_flag: bool,
 }
 
@@ -52,6 +52,21 @@ pub struct Kernel {
     fast: [OnceLock<Loaded>; FAST_DEVICES],
     slow: Mutex<Vec<(usize, Loaded)>>,
     load_lock: Mutex<()>,
+}
+
+/// How many elements a call computes, and where.
+pub struct Plan {
+    pub n: usize,
+    pub device: Device,
+}
+
+/// Where a launch writes one of its outputs.
+#[derive(Copy, Clone, Debug)]
+pub enum ErasedOut {
+    /// Host memory with room for `n` elements: the results are copied there.
+    Host { ptr: *mut u8 },
+    /// Device memory with room for `n` elements: the kernel writes there.
+    Device { ptr: CUdeviceptr },
 }
 
 impl Kernel {
@@ -108,71 +123,109 @@ impl Kernel {
         Ok(loaded)
     }
 
-    /// Runs the kernel over host slices and scalars and returns the results.
-    ///
-    /// # Safety
-    /// `args` must match the kernel's inputs in number, order and element type, and `R` must
-    /// be its output type: the macro that generates the call guarantees it.
-    pub unsafe fn call_host<R: Scalar>(&'static self, device: Option<&Device>, args: &[ErasedArg<'_>]) -> Result<Vec<R>> {
-        let lens: Vec<Option<usize>> = args.iter().map(ErasedArg::len).collect();
-        let n = crate::arg::broadcast_len(self.spec.name, self.spec.params, &lens)?;
-        if n == 0 {
-            return Ok(Vec::new());
+    /// The number of elements and the device of a call (`None`: nothing to compute). All
+    /// arrays (and `out`, with its length and device) must agree in length, and all device
+    /// data (and `device`, when the caller chose one) must be on one device.
+    pub fn plan<'a>(
+        &self,
+        device: Option<&Device>,
+        args: &[ErasedArg<'a>],
+        out: Option<(usize, Option<&'a Device>)>,
+    ) -> Result<Option<Plan>> {
+        let mut names: Vec<&'static str> = self.spec.params.to_vec();
+        let mut lens: Vec<Option<usize>> = args.iter().map(ErasedArg::len).collect();
+        if let Some((len, _)) = out {
+            names.push("out");
+            lens.push(Some(len));
         }
-        let device = match device {
-            Some(d) => d.clone(),
-            None => default_device()?,
-        };
-        device.bind()?;
-        let loaded = self.loaded(&device)?;
-        let stream = &device.inner().stream;
-
-        let alloc = |bytes: usize| -> Result<CudaSlice<u8>> {
-            // SAFETY: every byte is written (by a copy or by the kernel) before it is read.
-            unsafe { stream.alloc::<u8>(bytes) }.map_err(|e| alloc_error(&device, bytes, e))
-        };
-        let mut inputs = Vec::with_capacity(args.len());
-        for arg in args {
-            if let ErasedArg::Host { ptr, bytes, .. } = *arg {
-                let buf = alloc(bytes)?;
-                let (dst, _) = buf.device_ptr(stream);
-                // SAFETY: `ptr` is a live borrow of `bytes` bytes (`ErasedArg::Host`); a copy
-                // from pageable memory is staged by the driver before the call returns.
-                let src = unsafe { std::slice::from_raw_parts(ptr, bytes) };
-                unsafe { result::memcpy_htod_async(dst, src, stream.cu_stream()) }
-                    .map_err(|e| Error::driver("copying an argument to the GPU", e))?;
-                inputs.push(Some(buf));
-            } else {
-                inputs.push(None);
+        let n = broadcast_len(self.spec.name, &names, &lens)?;
+        let mut on: Vec<(&'static str, &Device)> = Vec::new();
+        if let Some(d) = device {
+            on.push(("device", d));
+        }
+        for (name, arg) in self.spec.params.iter().zip(args) {
+            if let ErasedArg::Device { device, .. } = arg {
+                on.push((name, device));
             }
         }
-        let out_bytes = n * std::mem::size_of::<R>();
-        let out = alloc(out_bytes)?;
+        if let Some((_, Some(d))) = out {
+            on.push(("out", d));
+        }
+        if on.iter().any(|(_, d)| d.ordinal() != on[0].1.ordinal()) {
+            let devices = on.iter().map(|(name, d)| (*name, d.ordinal())).collect();
+            return Err(Error::DeviceMismatch { function: self.spec.name, devices });
+        }
+        if n == 0 {
+            return Ok(None);
+        }
+        let device = match on.first() {
+            Some((_, d)) => (*d).clone(),
+            None => default_device()?,
+        };
+        Ok(Some(Plan { n, device }))
+    }
+
+    /// Runs the kernel over `plan.n` elements and writes the results to `outs`.
+    ///
+    /// # Safety
+    /// `args` must match the kernel's inputs in number, order and element type; each of
+    /// `outs` must have room for `plan.n` elements of the kernel's output type, whose size
+    /// is `out_size`. The macro that generates the call guarantees it.
+    pub unsafe fn execute(&self, plan: &Plan, args: &[ErasedArg<'_>], outs: &[ErasedOut], out_size: usize) -> Result<()> {
+        let Plan { n, device } = plan;
+        let n = *n;
+        device.bind()?;
+        let loaded = self.loaded(device)?;
+        let stream = device.stream();
+        let alloc = |bytes: usize| -> Result<CudaSlice<u8>> {
+            // SAFETY: every byte is written (by a copy or by the kernel) before it is read.
+            unsafe { stream.alloc::<u8>(bytes) }.map_err(|e| alloc_error(device, bytes, e))
+        };
+
+        // Host arrays go to the device; device arrays and scalars are passed as they are.
+        let mut staged: Vec<CudaSlice<u8>> = Vec::new();
+        let mut words: Vec<u64> = Vec::with_capacity(2 + outs.len() + 2 * args.len());
+        words.push(n as u64);
+        let mut out_bufs: Vec<(CudaSlice<u8>, *mut u8)> = Vec::new();
+        for out in outs {
+            match *out {
+                ErasedOut::Device { ptr } => words.push(ptr),
+                ErasedOut::Host { ptr } => {
+                    let buf = alloc(n * out_size)?;
+                    words.push(buf.device_ptr(stream).0);
+                    out_bufs.push((buf, ptr));
+                }
+            }
+        }
+        for arg in args {
+            match *arg {
+                ErasedArg::Scalar { bits } => words.extend([0, bits]),
+                ErasedArg::Device { ptr, .. } => words.extend([ptr, 0]),
+                ErasedArg::Host { ptr, bytes, .. } => {
+                    let buf = alloc(bytes)?;
+                    let dst = buf.device_ptr(stream).0;
+                    // SAFETY: `ptr` is a live borrow of `bytes` bytes; a copy from pageable
+                    // memory is staged by the driver before the call returns.
+                    let src = unsafe { std::slice::from_raw_parts(ptr, bytes) };
+                    unsafe { result::memcpy_htod_async(dst, src, stream.cu_stream()) }
+                        .map_err(|e| Error::driver("copying an argument to the GPU", e))?;
+                    words.extend([dst, 0]);
+                    staged.push(buf);
+                }
+            }
+        }
         // The fault word starts at "no fault"; the kernel lowers it to `index << 8 | code`.
         let flag = if self.spec.error_flag {
-            let mut f = unsafe { stream.alloc::<u64>(1) }.map_err(|e| alloc_error(&device, 8, e))?;
+            let mut f = unsafe { stream.alloc::<u64>(1) }.map_err(|e| alloc_error(device, 8, e))?;
             let (ptr, _) = f.device_ptr_mut(stream);
             unsafe { result::memset_d8_async(ptr, 0xff, 8, stream.cu_stream()) }
                 .map_err(|e| Error::driver("initialising the kernel's error flag", e))?;
+            words.push(ptr);
             Some(f)
         } else {
             None
         };
 
-        let ptr_of = |s: &CudaSlice<u8>| -> CUdeviceptr { s.device_ptr(stream).0 };
-        let mut words: Vec<u64> = Vec::with_capacity(3 + 2 * args.len());
-        words.push(n as u64);
-        words.push(ptr_of(&out));
-        for (arg, buf) in args.iter().zip(&inputs) {
-            match (arg, buf) {
-                (ErasedArg::Scalar { bits }, _) => words.extend([0, *bits]),
-                (_, Some(b)) => words.extend([ptr_of(b), 0]),
-                (ErasedArg::Host { .. }, None) => unreachable!("every host argument was copied"),
-            }
-        }
-        if let Some(f) = &flag {
-            words.push(f.device_ptr(stream).0);
-        }
         // Each kernel parameter is read from its own 8-byte word: a pointer, `n`, or a
         // scalar whose bytes sit at the start of the word (little-endian).
         let mut params: Vec<*mut c_void> = words.iter_mut().map(|w| (w as *mut u64).cast()).collect();
@@ -180,32 +233,22 @@ impl Kernel {
         // SAFETY: the parameters follow the kernel's ABI (guaranteed by the caller) and
         // every buffer outlives the synchronisation below.
         unsafe {
-            result::launch_kernel(
-                loaded.func.cu_function(),
-                (grid, 1, 1),
-                (BLOCK, 1, 1),
-                0,
-                stream.cu_stream(),
-                &mut params,
-            )
+            result::launch_kernel(loaded.func.cu_function(), (grid, 1, 1), (BLOCK, 1, 1), 0, stream.cu_stream(), &mut params)
         }
         .map_err(|e| Error::driver("launching the kernel", e))?;
 
-        let mut results: Vec<R> = Vec::with_capacity(n);
-        let mut fault = u64::MAX;
-        {
-            let spare: &mut [MaybeUninit<R>] = &mut results.spare_capacity_mut()[..n];
-            // SAFETY: `spare` has room for `n` values of `R`; the copy writes all of them.
-            unsafe { result::memcpy_dtoh_async(spare, ptr_of(&out), stream.cu_stream()) }
+        for (buf, host) in &out_bufs {
+            // SAFETY: `host` has room for `n` elements of `out_size` bytes (caller).
+            let dst = unsafe { std::slice::from_raw_parts_mut(*host, n * out_size) };
+            unsafe { result::memcpy_dtoh_async(dst, buf.device_ptr(stream).0, stream.cu_stream()) }
                 .map_err(|e| Error::driver("copying the results from the GPU", e))?;
-            if let Some(f) = &flag {
-                unsafe { result::memcpy_dtoh_async(std::slice::from_mut(&mut fault), f.device_ptr(stream).0, stream.cu_stream()) }
-                    .map_err(|e| Error::driver("reading the kernel's error flag", e))?;
-            }
+        }
+        let mut fault = u64::MAX;
+        if let Some(f) = &flag {
+            unsafe { result::memcpy_dtoh_async(std::slice::from_mut(&mut fault), f.device_ptr(stream).0, stream.cu_stream()) }
+                .map_err(|e| Error::driver("reading the kernel's error flag", e))?;
         }
         stream.synchronize().map_err(|e| Error::driver("running the kernel", e))?;
-        // SAFETY: the copy above initialised `n` values and has completed.
-        unsafe { results.set_len(n) };
         if fault != u64::MAX {
             return Err(Error::KernelFault {
                 function: self.spec.name,
@@ -213,16 +256,58 @@ impl Kernel {
                 message: fault_message((fault & 0xff) as u32),
             });
         }
-        Ok(results)
+        Ok(())
     }
-}
 
-fn alloc_error(device: &Device, requested: usize, e: cudarc::driver::DriverError) -> Error {
-    if e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY {
-        let free = device.memory_info().map(|(free, _)| free).unwrap_or(0);
-        return Error::OutOfMemory { requested, free };
+    /// The results on the host, in a new `Vec`.
+    ///
+    /// # Safety
+    /// As for [`Kernel::execute`], with `R` the kernel's output type.
+    pub unsafe fn call_host<R: Scalar>(&self, device: Option<&Device>, args: &[ErasedArg<'_>]) -> Result<Vec<R>> {
+        let Some(plan) = self.plan(device, args, None)? else { return Ok(Vec::new()) };
+        let mut out: Vec<R> = Vec::with_capacity(plan.n);
+        let dst = ErasedOut::Host { ptr: out.as_mut_ptr().cast() };
+        unsafe { self.execute(&plan, args, &[dst], std::mem::size_of::<R>())? };
+        // SAFETY: `execute` wrote `n` elements.
+        unsafe { out.set_len(plan.n) };
+        Ok(out)
     }
-    Error::driver("allocating GPU memory", e)
+
+    /// The results in a new array on the device that computed them.
+    ///
+    /// # Safety
+    /// As for [`Kernel::execute`], with `R` the kernel's output type.
+    pub unsafe fn call_device<R: Scalar>(&self, device: Option<&Device>, args: &[ErasedArg<'_>]) -> Result<DeviceVec<R>> {
+        let Some(plan) = self.plan(device, args, None)? else {
+            let device = match (device, args.iter().find_map(|a| if let ErasedArg::Device { device, .. } = a { Some(*device) } else { None })) {
+                (Some(d), _) | (None, Some(d)) => d.clone(),
+                (None, None) => default_device()?,
+            };
+            // SAFETY: empty.
+            return unsafe { DeviceVec::uninit_on(&device, 0) };
+        };
+        // SAFETY: the kernel writes every element.
+        let out = unsafe { DeviceVec::<R>::uninit_on(&plan.device, plan.n)? };
+        unsafe { self.execute(&plan, args, &[ErasedOut::Device { ptr: out.ptr() }], std::mem::size_of::<R>())? };
+        Ok(out)
+    }
+
+    /// The results written into `out`, whose length must be the call's.
+    ///
+    /// # Safety
+    /// As for [`Kernel::execute`], with `R` the kernel's output type.
+    pub unsafe fn call_into<R: Scalar>(&self, device: Option<&Device>, args: &[ErasedArg<'_>], out: OutRef<'_, R>) -> Result<()> {
+        let (len, out_device) = match &out {
+            OutRef::Host(s) => (s.len(), None),
+            OutRef::Device(d) => (d.len(), Some(d.device())),
+        };
+        let Some(plan) = self.plan(device, args, Some((len, out_device)))? else { return Ok(()) };
+        let dst = match out {
+            OutRef::Host(s) => ErasedOut::Host { ptr: s.as_mut_ptr().cast() },
+            OutRef::Device(d) => ErasedOut::Device { ptr: d.ptr() },
+        };
+        unsafe { self.execute(&plan, args, &[dst], std::mem::size_of::<R>()) }
+    }
 }
 
 /// Rust's panic message for a kernel fault code (the compiler's `abi::Fault`).

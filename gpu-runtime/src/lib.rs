@@ -29,10 +29,12 @@ mod arg;
 mod device;
 mod error;
 mod kernel;
+mod memory;
 mod scalar;
 mod special;
 
-pub use arg::{Arg, ArgRef};
+pub use arg::{Arg, ArgRef, HostArg, Out, OutRef};
+pub use memory::{DeviceSlice, DeviceSliceMut, DeviceVec};
 pub use device::{default_device, device_count, is_available, set_default_device, Device};
 pub use error::{Error, Result};
 pub use gpu_macros::{device, vectorize};
@@ -45,5 +47,6 @@ pub use special::SpecialMath;
 #[doc(hidden)]
 pub mod __private {
     pub use crate::arg::{broadcast_len, ErasedArg};
-    pub use crate::kernel::{fault_message, Kernel, KernelSpec};
+    pub use rayon;
+    pub use crate::kernel::{fault_message, ErasedOut, Kernel, KernelSpec, Plan};
 }

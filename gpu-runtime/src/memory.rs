@@ -1,0 +1,320 @@
+//! Arrays in device memory: [`DeviceVec`] owns one, [`DeviceSlice`] and [`DeviceSliceMut`]
+//! borrow a range of one. Data stays on the GPU between vectorized calls: an argument that
+//! is already there is not copied again.
+
+use std::marker::PhantomData;
+use std::ops::{Bound, RangeBounds};
+
+use cudarc::driver::sys::{CUdeviceptr, CUresult};
+use cudarc::driver::{result, CudaSlice, DevicePtr};
+
+use crate::device::{default_device, Device};
+use crate::error::{Error, Result};
+use crate::scalar::Scalar;
+
+/// A vector in the memory of one GPU. Dropping it frees the memory.
+pub struct DeviceVec<T: Scalar> {
+    /// At least one element even for an empty vector (the driver allocates no zero bytes).
+    buf: CudaSlice<T>,
+    len: usize,
+    device: Device,
+}
+
+impl<T: Scalar> std::fmt::Debug for DeviceVec<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DeviceVec<{}>[{}] on device {}", T::NAME, self.len, self.device.ordinal())
+    }
+}
+
+pub(crate) fn alloc_error(device: &Device, requested: usize, e: cudarc::driver::DriverError) -> Error {
+    if e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+        let free = device.memory_info().map(|(free, _)| free).unwrap_or(0);
+        return Error::OutOfMemory { requested, free };
+    }
+    Error::driver("allocating GPU memory", e)
+}
+
+impl<T: Scalar> DeviceVec<T> {
+    /// `len` elements on `device`, not initialised: every element must be written before
+    /// it is read.
+    pub(crate) unsafe fn uninit_on(device: &Device, len: usize) -> Result<DeviceVec<T>> {
+        device.bind()?;
+        let stream = device.stream();
+        // SAFETY: the caller writes every element before reading it.
+        let buf = unsafe { stream.alloc::<T>(len.max(1)) }
+            .map_err(|e| alloc_error(device, len.max(1) * std::mem::size_of::<T>(), e))?;
+        Ok(DeviceVec { buf, len, device: device.clone() })
+    }
+
+    /// A copy of `data` on the default device.
+    pub fn from_slice(data: &[T]) -> Result<DeviceVec<T>> {
+        DeviceVec::from_slice_on(&default_device()?, data)
+    }
+
+    /// A copy of `data` on `device`.
+    pub fn from_slice_on(device: &Device, data: &[T]) -> Result<DeviceVec<T>> {
+        // SAFETY: the copy below writes every element.
+        let mut v = unsafe { DeviceVec::uninit_on(device, data.len())? };
+        v.copy_from(data)?;
+        Ok(v)
+    }
+
+    /// `len` zeros on the default device.
+    pub fn zeros(len: usize) -> Result<DeviceVec<T>> {
+        DeviceVec::zeros_on(&default_device()?, len)
+    }
+
+    /// `len` zeros on `device`.
+    pub fn zeros_on(device: &Device, len: usize) -> Result<DeviceVec<T>> {
+        // SAFETY: the memset below writes every byte.
+        let v = unsafe { DeviceVec::uninit_on(device, len)? };
+        if len > 0 {
+            let stream = device.stream();
+            unsafe { result::memset_d8_async(v.ptr(), 0, len * std::mem::size_of::<T>(), stream.cu_stream()) }
+                .map_err(|e| Error::driver("zeroing GPU memory", e))?;
+            stream.synchronize().map_err(|e| Error::driver("zeroing GPU memory", e))?;
+        }
+        Ok(v)
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The device that holds the data.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    pub(crate) fn ptr(&self) -> CUdeviceptr {
+        self.buf.device_ptr(self.device.stream()).0
+    }
+
+    /// The whole vector as a borrowed view.
+    pub fn as_slice(&self) -> DeviceSlice<'_, T> {
+        DeviceSlice { ptr: self.ptr(), len: self.len, device: &self.device, _borrow: PhantomData }
+    }
+
+    /// The whole vector as a mutable view.
+    pub fn as_mut_slice(&mut self) -> DeviceSliceMut<'_, T> {
+        DeviceSliceMut { ptr: self.ptr(), len: self.len, device: &self.device, _borrow: PhantomData }
+    }
+
+    /// The elements in `range`, borrowed; an out-of-bounds range is an error.
+    pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<DeviceSlice<'_, T>> {
+        self.as_slice().slice(range)
+    }
+
+    /// The elements in `range`, mutably borrowed.
+    pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> Result<DeviceSliceMut<'_, T>> {
+        let (start, end) = bounds(range, self.len)?;
+        let ptr = self.ptr() + (start * std::mem::size_of::<T>()) as u64;
+        Ok(DeviceSliceMut { ptr, len: end - start, device: &self.device, _borrow: PhantomData })
+    }
+
+    /// The data, copied to the host.
+    pub fn to_vec(&self) -> Result<Vec<T>> {
+        self.as_slice().to_vec()
+    }
+
+    /// Overwrites every element with `data`, which must have the same length.
+    pub fn copy_from(&mut self, data: &[T]) -> Result<()> {
+        self.as_mut_slice().copy_from(data)
+    }
+
+    /// Copies every element into `out`, which must have the same length.
+    pub fn copy_to(&self, out: &mut [T]) -> Result<()> {
+        self.as_slice().copy_to(out)
+    }
+}
+
+/// `start..end` of a range over `len` elements, checked.
+fn bounds(range: impl RangeBounds<usize>, len: usize) -> Result<(usize, usize)> {
+    let start = match range.start_bound() {
+        Bound::Included(&s) => s,
+        Bound::Excluded(&s) => s.saturating_add(1),
+        Bound::Unbounded => 0,
+    };
+    let end = match range.end_bound() {
+        Bound::Included(&e) => e.saturating_add(1),
+        Bound::Excluded(&e) => e,
+        Bound::Unbounded => len,
+    };
+    if start > end || end > len {
+        return Err(Error::OutOfRange { start, end, len });
+    }
+    Ok((start, end))
+}
+
+fn same_len(function: &'static str, a: (&'static str, usize), b: (&'static str, usize)) -> Result<()> {
+    if a.1 != b.1 {
+        return Err(Error::LengthMismatch { function, lengths: vec![a, b] });
+    }
+    Ok(())
+}
+
+/// A borrowed range of a [`DeviceVec`]; pass it wherever a vectorized function takes an
+/// argument, like a `&DeviceVec`.
+pub struct DeviceSlice<'a, T> {
+    ptr: CUdeviceptr,
+    len: usize,
+    device: &'a Device,
+    _borrow: PhantomData<&'a [T]>,
+}
+
+impl<T> Clone for DeviceSlice<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for DeviceSlice<'_, T> {}
+
+impl<T> std::fmt::Debug for DeviceSlice<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DeviceSlice<{}>[{}] on device {}", std::any::type_name::<T>(), self.len, self.device.ordinal())
+    }
+}
+
+impl<'a, T: Scalar> DeviceSlice<'a, T> {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn device(&self) -> &'a Device {
+        self.device
+    }
+
+    pub(crate) fn ptr(&self) -> CUdeviceptr {
+        self.ptr
+    }
+
+    /// A narrower view; an out-of-bounds range is an error.
+    pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<DeviceSlice<'a, T>> {
+        let (start, end) = bounds(range, self.len)?;
+        Ok(DeviceSlice { ptr: self.ptr + (start * std::mem::size_of::<T>()) as u64, len: end - start, ..*self })
+    }
+
+    pub fn to_vec(&self) -> Result<Vec<T>> {
+        let mut out = Vec::with_capacity(self.len);
+        if self.len > 0 {
+            self.device.bind()?;
+            let stream = self.device.stream();
+            // SAFETY: the copy writes all `len` elements of the spare capacity.
+            unsafe {
+                result::memcpy_dtoh_async(&mut out.spare_capacity_mut()[..self.len], self.ptr, stream.cu_stream())
+                    .map_err(|e| Error::driver("copying from the GPU", e))?;
+            }
+            stream.synchronize().map_err(|e| Error::driver("copying from the GPU", e))?;
+            // SAFETY: initialised by the completed copy.
+            unsafe { out.set_len(self.len) };
+        }
+        Ok(out)
+    }
+
+    pub fn copy_to(&self, out: &mut [T]) -> Result<()> {
+        same_len("copy_to", ("self", self.len), ("out", out.len()))?;
+        if self.len > 0 {
+            self.device.bind()?;
+            let stream = self.device.stream();
+            unsafe { result::memcpy_dtoh_async(out, self.ptr, stream.cu_stream()) }
+                .map_err(|e| Error::driver("copying from the GPU", e))?;
+            stream.synchronize().map_err(|e| Error::driver("copying from the GPU", e))?;
+        }
+        Ok(())
+    }
+}
+
+/// A mutably borrowed range of a [`DeviceVec`]: an output of `name::into`.
+pub struct DeviceSliceMut<'a, T> {
+    ptr: CUdeviceptr,
+    len: usize,
+    device: &'a Device,
+    _borrow: PhantomData<&'a mut [T]>,
+}
+
+impl<T> std::fmt::Debug for DeviceSliceMut<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DeviceSliceMut<{}>[{}] on device {}", std::any::type_name::<T>(), self.len, self.device.ordinal())
+    }
+}
+
+impl<'a, T: Scalar> DeviceSliceMut<'a, T> {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn device(&self) -> &'a Device {
+        self.device
+    }
+
+    pub(crate) fn ptr(&self) -> CUdeviceptr {
+        self.ptr
+    }
+
+    /// A shared view of the same elements.
+    pub fn as_slice(&self) -> DeviceSlice<'_, T> {
+        DeviceSlice { ptr: self.ptr, len: self.len, device: self.device, _borrow: PhantomData }
+    }
+
+    /// A narrower mutable view.
+    pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> Result<DeviceSliceMut<'_, T>> {
+        let (start, end) = bounds(range, self.len)?;
+        Ok(DeviceSliceMut {
+            ptr: self.ptr + (start * std::mem::size_of::<T>()) as u64,
+            len: end - start,
+            device: self.device,
+            _borrow: PhantomData,
+        })
+    }
+
+    pub fn to_vec(&self) -> Result<Vec<T>> {
+        self.as_slice().to_vec()
+    }
+
+    pub fn copy_from(&mut self, data: &[T]) -> Result<()> {
+        same_len("copy_from", ("data", data.len()), ("self", self.len))?;
+        if self.len > 0 {
+            self.device.bind()?;
+            let stream = self.device.stream();
+            // SAFETY: `data` is a live slice; a copy from pageable memory is staged by the
+            // driver before the call returns.
+            unsafe { result::memcpy_htod_async(self.ptr, data, stream.cu_stream()) }
+                .map_err(|e| Error::driver("copying to the GPU", e))?;
+            stream.synchronize().map_err(|e| Error::driver("copying to the GPU", e))?;
+        }
+        Ok(())
+    }
+}
+
+// SAFETY: views are borrows of device memory, which any thread may use (the context is
+// bound per call); the element types are plain data.
+unsafe impl<T: Scalar> Send for DeviceSlice<'_, T> {}
+unsafe impl<T: Scalar> Sync for DeviceSlice<'_, T> {}
+unsafe impl<T: Scalar> Send for DeviceSliceMut<'_, T> {}
+unsafe impl<T: Scalar> Sync for DeviceSliceMut<'_, T> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_are_checked() {
+        assert_eq!(bounds(.., 5).unwrap(), (0, 5));
+        assert_eq!(bounds(1..=3, 5).unwrap(), (1, 4));
+        assert_eq!(bounds(2.., 5).unwrap(), (2, 5));
+        assert!(matches!(bounds(3..9, 5), Err(Error::OutOfRange { start: 3, end: 9, len: 5 })));
+        assert!(matches!(bounds(4..2, 5), Err(Error::OutOfRange { .. })));
+    }
+}
