@@ -87,3 +87,33 @@ fn a_call_without_a_gpu_is_an_error() {
         assert!(matches!(add_gpu(&[1.0f32], &[1.0f32, 2.0]), Err(Error::LengthMismatch { .. })));
     }
 }
+
+#[vectorize(identity = 0)]
+fn total(a: u64, b: u64) -> u64 {
+    a.wrapping_add(b)
+}
+
+#[vectorize]
+fn highest(a: i16, b: i16) -> i16 {
+    a.max(b)
+}
+
+#[test]
+fn reduce_of_nothing_needs_no_gpu() {
+    assert_eq!(total::reduce(&Vec::<u64>::new()).unwrap(), 0);
+    let e = highest::reduce(&[0i16; 0]).unwrap_err();
+    assert!(matches!(e, Error::EmptyReduce { function: "highest" }));
+    assert!(e.to_string().contains("identity"), "{e}");
+    assert_eq!(highest::reduce(-4).unwrap(), -4);
+}
+
+#[test]
+fn into_checks_the_output_length_first() {
+    let mut out = vec![0.0f32; 2];
+    match add_gpu::into(&mut out, &[1.0f32, 2.0, 3.0], 1.0) {
+        Err(Error::LengthMismatch { lengths, .. }) => assert_eq!(lengths, vec![("a", 3), ("out", 2)]),
+        other => panic!("expected a length mismatch, got {other:?}"),
+    }
+    assert!(add_gpu::into(&mut Vec::<f32>::new(), &[0.0f32; 0], 1.0).is_ok());
+    assert_eq!(add_gpu::parallel(&[1.0f32, 2.0], 0.5).unwrap(), vec![1.5, 2.5]);
+}

@@ -103,7 +103,15 @@ fn finish_vectorize(
         Ok((params, ret)) => {
             let own = chain::Entry::new(func, callees, compiled.is_some());
             let closure: Vec<chain::Entry> = std::iter::once(own).chain(entries).collect();
-            let api = generate(func, &params, ret, compiled.as_ref(), &closure);
+            let reducible = params.len() == 2 && params.iter().all(|t| *t == ret);
+            let mut identity = options.identity.as_ref();
+            let mut identity_error = TokenStream::new();
+            if let (Some(e), false) = (identity, reducible) {
+                identity_error = syn::Error::new_spanned(e, "`identity` is for `name::reduce`, which exists for functions of the form `fn(T, T) -> T`").to_compile_error();
+                identity = None;
+            }
+            let api = generate(func, &params, ret, compiled.as_ref(), &closure, identity);
+            let diagnostics = quote! { #diagnostics #identity_error };
             quote! { #diagnostics #api }
         }
         Err(_) => {
@@ -243,6 +251,7 @@ fn generate(
     ret: ScalarType,
     compiled: Option<&CompiledKernel>,
     closure: &[chain::Entry],
+    identity: Option<&syn::Expr>,
 ) -> TokenStream {
     let closure_macro = chain::closure_macro(closure);
     let vis = &func.vis;
@@ -253,9 +262,9 @@ fn generate(
     let name_strs: Vec<&str> = names.iter().map(|(_, s)| s.as_str()).collect();
     let tys: Vec<TokenStream> = params.iter().map(|t| scalar_tokens(*t)).collect();
     let ret_ty = scalar_tokens(ret);
-    let (ptx, llvm_ir, entry, error_flag) = match compiled {
-        Some(k) => (k.ptx.as_str(), k.llvm_ir.as_str(), k.abi.entry.as_str(), k.abi.error_flag),
-        None => ("", "", "", false),
+    let (ptx, llvm_ir, entry, error_flag, reduce_entry) = match compiled {
+        Some(k) => (k.ptx.as_str(), k.llvm_ir.as_str(), k.abi.entry.as_str(), k.abi.error_flag, k.abi.reduce_entry.as_deref().unwrap_or("")),
+        None => ("", "", "", false, ""),
     };
 
     // Attributes: docs and lints go on the call wrapper; `cfg`s on everything; the
@@ -287,6 +296,28 @@ fn generate(
     let device = if name_strs.contains(&"device") { format_ident!("__device") } else { format_ident!("device") };
     let out = if name_strs.contains(&"out") { format_ident!("__out") } else { format_ident!("out") };
     let mod_doc = format!("The generated API of the vectorized function `{name_str}`.");
+    // `reduce`, for functions `(T, T) -> T`.
+    let reducible = params.len() == 2 && params.iter().all(|t| *t == ret);
+    let reduce = if reducible {
+        let identity = match identity {
+            Some(e) => quote!(::core::option::Option::Some(#e)),
+            None => quote!(::core::option::Option::None),
+        };
+        quote! {
+            /// Folds the elements of `values` with the function, on the GPU: in one launch
+            /// over the data and one small launch over the blocks' results. The folds do not
+            /// run in sequence, so the function must be associative (`a + b`, `a * b`,
+            /// `a.max(b)`, …); for floats the result may differ from a sequential fold by the
+            /// rounding of a different order. An empty array gives the `identity`, or
+            /// `Error::EmptyReduce` without one.
+            pub fn reduce<'__a>(values: impl ::gpu_runtime::Arg<'__a, #ret_ty>) -> ::gpu_runtime::Result<#ret_ty> {
+                // SAFETY: the argument has the kernel's element type.
+                unsafe { KERNEL.reduce::<#ret_ty>(::core::option::Option::None, ::gpu_runtime::Arg::into_arg(values).erase(), #identity) }
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
 
     quote! {
         #(#wrapper_attrs)*
@@ -323,6 +354,7 @@ fn generate(
                     entry: #entry,
                     params: &[#(#name_strs),*],
                     error_flag: #error_flag,
+                    reduce_entry: #reduce_entry,
                 });
 
             /// Runs the function on `device`.
@@ -352,6 +384,8 @@ fn generate(
                 let __n = ::gpu_runtime::__private::broadcast_len(#name_str, &[#(#name_strs),*], &[#(#idents.len()),*])?;
                 ::core::result::Result::Ok((0..__n).map(|__i| scalar(#(#idents.get(__i)),*)).collect())
             }
+
+            #reduce
 
             /// Runs the same computation on the CPU, split over threads with rayon.
             pub fn parallel<'__a>(#arg_list) -> ::gpu_runtime::Result<::std::vec::Vec<#ret_ty>> {

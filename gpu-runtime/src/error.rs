@@ -45,6 +45,10 @@ pub enum Error {
         devices: Vec<(&'static str, usize)>,
     },
 
+    /// `name::reduce` of no elements, for a function without an `identity`.
+    #[error("`{function}::reduce` of an empty array: give the function an identity (`#[vectorize(identity = …)]`) to reduce empty arrays")]
+    EmptyReduce { function: &'static str },
+
     /// A range outside a device array.
     #[error("range {start}..{end} is out of bounds for a device array of {len} elements")]
     OutOfRange { start: usize, end: usize, len: usize },

@@ -30,6 +30,8 @@ pub struct KernelSpec {
     pub params: &'static [&'static str],
     /// Whether the entry takes the fault-word parameter.
     pub error_flag: bool,
+    /// The reduction entry of a function `(T, T) -> T` (empty otherwise).
+    pub reduce_entry: &'static str,
 }
 
 /// Devices whose loaded kernel is found without a lock.
@@ -44,6 +46,8 @@ struct Loaded {
     func: CudaFunction,
     /// Blocks that fit on the whole device at once: the grid-stride loop needs no more.
     max_grid: u32,
+    /// The reduction entry and its grid limit, for functions `(T, T) -> T`.
+    reduce: Option<(CudaFunction, u32)>,
 }
 
 /// A kernel with its per-device cache. The macro puts one in a `static` per function.
@@ -109,11 +113,21 @@ impl Kernel {
             .load_module(Ptx::from_src(self.spec.ptx))
             .map_err(|e| Error::driver("loading the kernel's PTX", e))?;
         let func = module.load_function(self.spec.entry).map_err(|e| Error::driver("finding the kernel entry", e))?;
-        let per_sm = func
-            .occupancy_max_active_blocks_per_multiprocessor(BLOCK, 0, None)
-            .map_err(|e| Error::driver("computing the kernel's occupancy", e))?
-            .max(1);
-        let loaded = Loaded { func, max_grid: per_sm.saturating_mul(inner.sm_count) };
+        let grid_limit = |f: &CudaFunction| -> Result<u32> {
+            let per_sm = f
+                .occupancy_max_active_blocks_per_multiprocessor(BLOCK, 0, None)
+                .map_err(|e| Error::driver("computing the kernel's occupancy", e))?
+                .max(1);
+            Ok(per_sm.saturating_mul(inner.sm_count))
+        };
+        let reduce = if self.spec.reduce_entry.is_empty() {
+            None
+        } else {
+            let r = module.load_function(self.spec.reduce_entry).map_err(|e| Error::driver("finding the reduction entry", e))?;
+            let limit = grid_limit(&r)?;
+            Some((r, limit))
+        };
+        let loaded = Loaded { max_grid: grid_limit(&func)?, func, reduce };
         match self.fast.get(ordinal) {
             Some(slot) => {
                 let _ = slot.set(loaded.clone());
@@ -307,6 +321,102 @@ impl Kernel {
             OutRef::Device(d) => ErasedOut::Device { ptr: d.ptr() },
         };
         unsafe { self.execute(&plan, args, &[dst], std::mem::size_of::<R>()) }
+    }
+}
+
+impl Kernel {
+    /// Folds `arg` with the function (`(T, T) -> T`): one launch over the data, one
+    /// single-block launch over the blocks' results. The order of the folds is not the
+    /// sequential one: the function must be associative (as for Numba's `reduce`).
+    ///
+    /// # Safety
+    /// `T` must be the kernel's element type.
+    pub unsafe fn reduce<T: Scalar>(&self, device: Option<&Device>, arg: ErasedArg<'_>, identity: Option<T>) -> Result<T> {
+        let n = match arg {
+            ErasedArg::Scalar { bits } => return Ok(T::from_bits(bits)),
+            _ => arg.len().unwrap_or(0),
+        };
+        if n == 0 {
+            return identity.ok_or(Error::EmptyReduce { function: self.spec.name });
+        }
+        let Some(plan) = self.plan(device, std::slice::from_ref(&arg), None)? else {
+            return identity.ok_or(Error::EmptyReduce { function: self.spec.name });
+        };
+        let device = &plan.device;
+        device.bind()?;
+        let loaded = self.loaded(device)?;
+        let Some((func, max_grid)) = &loaded.reduce else {
+            return Err(Error::Driver {
+                action: "reducing",
+                code: 0,
+                name: "no reduction kernel".into(),
+                description: format!("`{}` is not of the form (T, T) -> T", self.spec.name),
+            });
+        };
+        let stream = device.stream();
+        let size = std::mem::size_of::<T>();
+        let alloc = |bytes: usize| -> Result<CudaSlice<u8>> {
+            // SAFETY: written by a copy or the kernel before it is read.
+            unsafe { stream.alloc::<u8>(bytes) }.map_err(|e| alloc_error(device, bytes, e))
+        };
+        let (input, _staged) = match arg {
+            ErasedArg::Device { ptr, .. } => (ptr, None),
+            ErasedArg::Host { ptr, bytes, .. } => {
+                let buf = alloc(bytes)?;
+                let dst = buf.device_ptr(stream).0;
+                let src = unsafe { std::slice::from_raw_parts(ptr, bytes) };
+                unsafe { result::memcpy_htod_async(dst, src, stream.cu_stream()) }
+                    .map_err(|e| Error::driver("copying an argument to the GPU", e))?;
+                (dst, Some(buf))
+            }
+            ErasedArg::Scalar { .. } => unreachable!("returned above"),
+        };
+        let flag = if self.spec.error_flag {
+            let mut f = unsafe { stream.alloc::<u64>(1) }.map_err(|e| alloc_error(device, 8, e))?;
+            let (ptr, _) = f.device_ptr_mut(stream);
+            unsafe { result::memset_d8_async(ptr, 0xff, 8, stream.cu_stream()) }
+                .map_err(|e| Error::driver("initialising the kernel's error flag", e))?;
+            Some(f)
+        } else {
+            None
+        };
+        let flag_ptr = flag.as_ref().map(|f| f.device_ptr(stream).0);
+        let launch = |n: usize, out: CUdeviceptr, input: CUdeviceptr, grid: u32| -> Result<()> {
+            let mut words: Vec<u64> = vec![n as u64, out, input];
+            words.extend(flag_ptr);
+            let mut params: Vec<*mut c_void> = words.iter_mut().map(|w| (w as *mut u64).cast()).collect();
+            // SAFETY: the reduction entry's parameters; the buffers outlive the sync below.
+            unsafe { result::launch_kernel(func.cu_function(), (grid, 1, 1), (BLOCK, 1, 1), 0, stream.cu_stream(), &mut params) }
+                .map_err(|e| Error::driver("launching the reduction", e))
+        };
+        // Every block gets at least one element, so no identity is needed on the device.
+        let grid = n.div_ceil(BLOCK as usize).min(*max_grid as usize).max(1);
+        let partials = alloc(grid * size)?;
+        let partials_ptr = partials.device_ptr(stream).0;
+        launch(n, partials_ptr, input, grid as u32)?;
+        let final_buf;
+        let result_ptr = if grid > 1 {
+            final_buf = alloc(size)?;
+            let p = final_buf.device_ptr(stream).0;
+            launch(grid, p, partials_ptr, 1)?;
+            p
+        } else {
+            partials_ptr
+        };
+        let mut value = std::mem::MaybeUninit::<T>::uninit();
+        unsafe { result::memcpy_dtoh_async(std::slice::from_mut(&mut value), result_ptr, stream.cu_stream()) }
+            .map_err(|e| Error::driver("copying the result from the GPU", e))?;
+        let mut fault = u64::MAX;
+        if let Some(p) = flag_ptr {
+            unsafe { result::memcpy_dtoh_async(std::slice::from_mut(&mut fault), p, stream.cu_stream()) }
+                .map_err(|e| Error::driver("reading the kernel's error flag", e))?;
+        }
+        stream.synchronize().map_err(|e| Error::driver("running the reduction", e))?;
+        if fault != u64::MAX {
+            return Err(Error::KernelFault { function: self.spec.name, index: fault >> 8, message: fault_message((fault & 0xff) as u32) });
+        }
+        // SAFETY: the completed copy wrote it.
+        Ok(unsafe { value.assume_init() })
     }
 }
 

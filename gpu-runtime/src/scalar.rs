@@ -16,10 +16,13 @@ pub trait Scalar: sealed::Sealed + Copy + Send + Sync + std::fmt::Debug + Device
     /// The value's bytes, in the low bytes of a `u64` (how a by-value kernel parameter of
     /// this type is passed).
     fn to_bits(self) -> u64;
+
+    /// The value whose bytes are the low bytes of `bits`.
+    fn from_bits(bits: u64) -> Self;
 }
 
 macro_rules! scalar {
-    ($($t:ty => $bits:expr),* $(,)?) => {$(
+    ($($t:ty => $bits:expr, $from:expr;)*) => {$(
         impl sealed::Sealed for $t {}
         impl Scalar for $t {
             const NAME: &'static str = stringify!($t);
@@ -28,24 +31,29 @@ macro_rules! scalar {
                 let f: fn($t) -> u64 = $bits;
                 f(self)
             }
+            #[inline]
+            fn from_bits(bits: u64) -> $t {
+                let f: fn(u64) -> $t = $from;
+                f(bits)
+            }
         }
     )*};
 }
 
 scalar! {
-    bool => |v| v as u64,
-    i8 => |v| v as u8 as u64,
-    i16 => |v| v as u16 as u64,
-    i32 => |v| v as u32 as u64,
-    i64 => |v| v as u64,
-    isize => |v| v as u64,
-    u8 => |v| v as u64,
-    u16 => |v| v as u64,
-    u32 => |v| v as u64,
-    u64 => |v| v,
-    usize => |v| v as u64,
-    f32 => |v| v.to_bits() as u64,
-    f64 => |v| v.to_bits(),
+    bool => |v| v as u64, |b| b as u8 != 0;
+    i8 => |v| v as u8 as u64, |b| b as u8 as i8;
+    i16 => |v| v as u16 as u64, |b| b as u16 as i16;
+    i32 => |v| v as u32 as u64, |b| b as u32 as i32;
+    i64 => |v| v as u64, |b| b as i64;
+    isize => |v| v as u64, |b| b as isize;
+    u8 => |v| v as u64, |b| b as u8;
+    u16 => |v| v as u64, |b| b as u16;
+    u32 => |v| v as u64, |b| b as u32;
+    u64 => |v| v, |b| b;
+    usize => |v| v as u64, |b| b as usize;
+    f32 => |v| v.to_bits() as u64, |b| f32::from_bits(b as u32);
+    f64 => |v| v.to_bits(), |b| f64::from_bits(b);
 }
 
 #[cfg(test)]
@@ -59,5 +67,7 @@ mod tests {
         assert_eq!(1.5f32.to_bits(), 0x3fc0_0000);
         assert_eq!(Scalar::to_bits(true), 1);
         assert_eq!(<f64 as Scalar>::NAME, "f64");
+        assert_eq!(<i16 as Scalar>::from_bits((-5i16).to_bits()), -5);
+        assert_eq!(<f32 as Scalar>::from_bits(1.5f32.to_bits() as u64), 1.5);
     }
 }

@@ -23,6 +23,9 @@ pub struct KernelAbi {
     pub output: ScalarType,
     /// Whether the entry takes the trailing `err` parameter.
     pub error_flag: bool,
+    /// For a function `(T, T) -> T`, the entry of its reduction kernel (see
+    /// `lower::reduce`): `n`, `partials`, `input`, and `err` with `error_flag`.
+    pub reduce_entry: Option<String>,
 }
 
 /// What a kernel reports through its error flag; the runtime turns the code into an error

@@ -62,20 +62,30 @@ pub fn compile_with_helpers(
 /// Lowers and emits an already checked program.
 pub fn compile_ir(program: &ir::Program, name: &str, options: &Options) -> Result<CompiledKernel, String> {
     let f = program.entry();
+    let inputs: Vec<ScalarType> = f.params.iter().map(|p| p.ty).collect();
+    let reducible = inputs.len() == 2 && inputs.iter().all(|t| *t == f.ret);
     let abi = KernelAbi {
         entry: entry_symbol(name),
-        inputs: f.params.iter().map(|p| p.ty).collect(),
+        inputs,
         output: f.ret,
         error_flag: program.may_fail(),
+        reduce_entry: reducible.then(|| format!("{}_reduce", entry_symbol(name))),
     };
     let cx = Context::create();
     let module = cx.create_module(name);
     let lowered = lower::lower_program(&cx, &module, program, &format!("{name}_scalar"), abi.error_flag, options.fastmath)
-        .and_then(|fns| lower::lower_kernel_entry(&cx, &module, fns[0], &abi));
+        .and_then(|fns| {
+            lower::lower_kernel_entry(&cx, &module, fns[0], &abi)?;
+            if let Some(r) = &abi.reduce_entry {
+                lower::lower_reduce_entry(&cx, &module, fns[0], abi.output, r, abi.error_flag)?;
+            }
+            Ok(())
+        });
     if let Err(e) = lowered {
         return Err(format!("internal compiler error while lowering `{name}`: {}", e.message));
     }
-    let out = emit::emit_ptx(&cx, &module, &options.arch, &[abi.entry.as_str()])?;
+    let kernels: Vec<&str> = std::iter::once(abi.entry.as_str()).chain(abi.reduce_entry.as_deref()).collect();
+    let out = emit::emit_ptx(&cx, &module, &options.arch, &kernels)?;
     dump(name, &out)?;
     Ok(CompiledKernel { abi, ptx: out.ptx, llvm_ir: out.llvm_ir, llvm_ir_unoptimized: out.llvm_ir_unoptimized })
 }

@@ -14,15 +14,17 @@ pub struct Options {
     /// `fastmath`: FMA contraction, flush-to-zero of subnormal f32 values, and libdevice's
     /// fast approximate f32 transcendentals. Off by default (results then equal the CPU's).
     pub fastmath: bool,
+    /// `identity = value`: what `name::reduce` returns for an empty array.
+    pub identity: Option<syn::Expr>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { arch: "sm_70".to_string(), fastmath: false }
+        Options { arch: "sm_70".to_string(), fastmath: false, identity: None }
     }
 }
 
-const KEYS: &[&str] = &["target", "arch", "fastmath"];
+const KEYS: &[&str] = &["target", "arch", "fastmath", "identity"];
 const TARGETS: &[&str] = &["cuda"];
 
 impl Options {
@@ -57,6 +59,10 @@ impl Options {
                     }
                     Ok(())
                 }
+                "identity" => {
+                    opts.identity = Some(meta.value()?.parse()?);
+                    Ok(())
+                }
                 "arch" => {
                     let lit: syn::LitStr = meta.value()?.parse()?;
                     let v = lit.value();
@@ -75,7 +81,7 @@ impl Options {
                     let shown = if key.is_empty() { "this option".to_string() } else { format!("`{key}`") };
                     let hint = suggestion(&key, KEYS);
                     errors.push(meta.error(format!(
-                        "unknown option {shown}{hint}; `#[vectorize]` takes `target = \"cuda\"`, `arch = \"sm_70\"` (or another architecture) and `fastmath`"
+                        "unknown option {shown}{hint}; `#[vectorize]` takes `target = \"cuda\"`, `arch = \"sm_70\"` (or another architecture), `fastmath` and `identity = <value>`"
                     )));
                     // Skip a value, if any, so that the next option still parses.
                     if meta.input.peek(syn::Token![=]) {

@@ -50,8 +50,9 @@ fn integer_division_reports_the_first_failed_element() {
 fn f64_math_links_libdevice_and_inlines_it() {
     let p = ptx("fn hyp(x: f64, y: f64) -> f64 { x.hypot(y).ln() }", &Options { arch: "sm_90".into(), ..Options::default() });
     assert!(p.contains(".target sm_90"), "{p}");
-    // libdevice is inlined: the only entry is the kernel and no call remains.
-    assert_eq!(p.matches(".entry").count(), 1);
+    // libdevice is inlined: the entries are the kernel and its reduction, and no call
+    // remains.
+    assert_eq!(p.matches(".entry").count(), 2);
     assert!(!p.contains("call.uni"), "{p}");
 }
 
@@ -74,4 +75,14 @@ fn the_dump_folder_gets_ir_and_ptx() {
     assert_eq!(read("dumped_twice.ptx"), k.ptx);
     assert_eq!(read("dumped_twice.opt.ll"), k.llvm_ir);
     assert!(read("dumped_twice.ll").contains("define internal double @dumped_twice_scalar("));
+}
+
+#[test]
+fn binary_functions_of_one_type_get_a_reduction_kernel() {
+    let k = compile_str("fn add(a: f64, b: f64) -> f64 { a + b }", &Options::default()).unwrap();
+    assert_eq!(k.abi.reduce_entry.as_deref(), Some("vectorize_add_reduce"));
+    assert!(k.ptx.contains(".visible .entry vectorize_add_reduce("), "{}", k.ptx);
+    assert!(k.ptx.contains("bar.sync") && k.ptx.contains(".shared"), "{}", k.ptx);
+    let k = compile_str("fn mix(a: f64, b: f32) -> f64 { a + b as f64 }", &Options::default()).unwrap();
+    assert_eq!(k.abi.reduce_entry, None);
 }

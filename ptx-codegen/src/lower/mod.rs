@@ -9,10 +9,12 @@
 
 mod entry;
 mod intrinsic;
+mod reduce;
 
 use std::collections::HashMap;
 
 pub use entry::lower_kernel_entry;
+pub use reduce::{lower_reduce_entry, REDUCE_BLOCK};
 
 use inkwell::basic_block::BasicBlock;
 use inkwell::builder::{Builder, BuilderError};

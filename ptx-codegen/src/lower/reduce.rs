@@ -1,0 +1,216 @@
+//! The reduction kernel of a function `(T, T) -> T`: `name::reduce` folds an array with it
+//! in one launch over the data plus one single-block launch over the per-block results.
+//!
+//! Entry parameters: `n: u64`, `partials: *mut T` (one per block), `input: *const T`, and
+//! the fault word when the function can fail. Each thread folds a grid-stride slice of the
+//! input, then each block folds its threads' values as a tree in shared memory, and thread
+//! 0 writes the block's value. Every launch uses at most `ceil(n / block)` blocks, so every
+//! block has at least one element and needs no identity value.
+
+use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::context::Context;
+use inkwell::intrinsics::Intrinsic as LlvmIntrinsic;
+use inkwell::module::{Linkage, Module};
+use inkwell::types::BasicType;
+use inkwell::values::{BasicMetadataValueEnum, FunctionValue, IntValue};
+use inkwell::{AddressSpace, AtomicOrdering, AtomicRMWBinOp, IntPredicate};
+use proc_macro2::Span;
+
+use super::{basic_value, internal, memory_type, LResult};
+use crate::ty::ScalarType;
+
+/// Threads per block of the reduction kernel (the runtime launches it with this many).
+pub const REDUCE_BLOCK: u32 = 256;
+
+/// Adds the reduction entry `entry` for `scalar: (t, t) -> t`.
+pub fn lower_reduce_entry<'ctx>(
+    cx: &'ctx Context,
+    module: &Module<'ctx>,
+    scalar: FunctionValue<'ctx>,
+    t: ScalarType,
+    entry: &str,
+    error_flag: bool,
+) -> LResult<FunctionValue<'ctx>> {
+    let global = cx.ptr_type(AddressSpace::from(1u16));
+    let i64t = cx.i64_type();
+    let i32t = cx.i32_type();
+    let mt = memory_type(cx, t);
+    let mut params: Vec<inkwell::types::BasicMetadataTypeEnum> = vec![i64t.into(), global.into(), global.into()];
+    if error_flag {
+        params.push(global.into());
+    }
+    let kernel = module.add_function(entry, cx.void_type().fn_type(&params, false), None);
+    let kind = Attribute::get_named_enum_kind_id;
+    kernel.add_attribute(AttributeLoc::Param(2), cx.create_enum_attribute(kind("noalias"), 0));
+    kernel.add_attribute(AttributeLoc::Param(2), cx.create_enum_attribute(kind("readonly"), 0));
+    let annotation = cx.metadata_node(&[
+        kernel.as_global_value().as_pointer_value().into(),
+        cx.metadata_string("kernel").into(),
+        i32t.const_int(1, false).into(),
+    ]);
+    module
+        .add_global_metadata("nvvm.annotations", &annotation)
+        .map_err(|e| internal(format!("cannot annotate the kernel: {e}"), Span::call_site()))?;
+
+    // Shared memory: each thread's value and whether it has one.
+    let shared = AddressSpace::from(3u16);
+    let values_ty = mt.array_type(REDUCE_BLOCK);
+    let values = module.add_global(values_ty, Some(shared), &format!("{entry}.values"));
+    values.set_initializer(&values_ty.get_undef());
+    values.set_linkage(Linkage::Internal);
+    values.set_alignment(8);
+    let flags_ty = cx.i8_type().array_type(REDUCE_BLOCK);
+    let flags = module.add_global(flags_ty, Some(shared), &format!("{entry}.has_value"));
+    flags.set_initializer(&flags_ty.get_undef());
+    flags.set_linkage(Linkage::Internal);
+
+    let b = cx.create_builder();
+    let bb = |name: &str| cx.append_basic_block(kernel, name);
+    b.position_at_end(bb("entry"));
+    let sreg = |name: &str| -> LResult<IntValue<'ctx>> {
+        let f = LlvmIntrinsic::find(name)
+            .and_then(|i| i.get_declaration(module, &[]))
+            .ok_or_else(|| internal(format!("{name} is missing"), Span::call_site()))?;
+        Ok(basic_value(b.build_call(f, &[], "sreg")?.try_as_basic_value(), Span::call_site())?.into_int_value())
+    };
+    let tid32 = sreg("llvm.nvvm.read.ptx.sreg.tid.x")?;
+    let tid = b.build_int_z_extend(tid32, i64t, "tid")?;
+    let ntid = b.build_int_z_extend(sreg("llvm.nvvm.read.ptx.sreg.ntid.x")?, i64t, "ntid")?;
+    let ctaid = b.build_int_z_extend(sreg("llvm.nvvm.read.ptx.sreg.ctaid.x")?, i64t, "ctaid")?;
+    let nctaid = b.build_int_z_extend(sreg("llvm.nvvm.read.ptx.sreg.nctaid.x")?, i64t, "nctaid")?;
+    let barrier = LlvmIntrinsic::find("llvm.nvvm.barrier0")
+        .and_then(|i| i.get_declaration(module, &[]))
+        .ok_or_else(|| internal("llvm.nvvm.barrier0 is missing", Span::call_site()))?;
+    let param = |i: u32| kernel.get_nth_param(i).expect("declared above");
+    let n = param(0).into_int_value();
+    let partials = param(1).into_pointer_value();
+    let input = param(2).into_pointer_value();
+    let fault_local = if error_flag { Some(b.build_alloca(i32t, "fault")?) } else { None };
+    let fault_global = if error_flag { Some(param(3).into_pointer_value()) } else { None };
+
+    let acc = b.build_alloca(mt, "acc")?;
+    let has = b.build_alloca(cx.bool_type(), "has")?;
+    let idx = b.build_alloca(i64t, "i")?;
+    b.build_store(has, cx.bool_type().const_zero())?;
+    let first = b.build_int_add(b.build_int_mul(ctaid, ntid, "base")?, tid, "first")?;
+    let stride = b.build_int_mul(nctaid, ntid, "stride")?;
+    b.build_store(idx, first)?;
+
+    // Applies `scalar` to two memory-typed values; records a fault for `at`.
+    let combine = |x: inkwell::values::BasicValueEnum<'ctx>, y: inkwell::values::BasicValueEnum<'ctx>, at: IntValue<'ctx>| -> LResult<inkwell::values::BasicValueEnum<'ctx>> {
+        let to_value = |v: inkwell::values::BasicValueEnum<'ctx>| -> LResult<BasicMetadataValueEnum<'ctx>> {
+            Ok(if t == ScalarType::Bool {
+                b.build_int_compare(IntPredicate::NE, v.into_int_value(), cx.i8_type().const_zero(), "b")?.into()
+            } else {
+                v.into()
+            })
+        };
+        let mut args = vec![to_value(x)?, to_value(y)?];
+        if let Some(f) = fault_local {
+            b.build_store(f, i32t.const_zero())?;
+            args.push(f.into());
+        }
+        let r = basic_value(b.build_call(scalar, &args, "r")?.try_as_basic_value(), Span::call_site())?;
+        if let (Some(f), Some(g)) = (fault_local, fault_global) {
+            let code = b.build_load(i32t, f, "code")?.into_int_value();
+            let failed = b.build_int_compare(IntPredicate::NE, code, i32t.const_zero(), "failed")?;
+            let record = cx.append_basic_block(kernel, "record_fault");
+            let go_on = cx.append_basic_block(kernel, "combined");
+            b.build_conditional_branch(failed, record, go_on)?;
+            b.position_at_end(record);
+            let word = b.build_or(b.build_left_shift(at, i64t.const_int(8, false), "at")?, b.build_int_z_extend(code, i64t, "c")?, "word")?;
+            b.build_atomicrmw(AtomicRMWBinOp::UMin, g, word, AtomicOrdering::Monotonic)?;
+            b.build_unconditional_branch(go_on)?;
+            b.position_at_end(go_on);
+        }
+        Ok(if t == ScalarType::Bool { b.build_int_z_extend(r.into_int_value(), cx.i8_type(), "byte")?.into() } else { r })
+    };
+
+    // Phase 1: each thread folds its grid-stride elements.
+    let head = bb("fold");
+    let body = bb("fold_body");
+    let first_value = bb("first_value");
+    let next_value = bb("next_value");
+    let latch = bb("fold_next");
+    let tree = bb("tree");
+    b.build_unconditional_branch(head)?;
+    b.position_at_end(head);
+    let i = b.build_load(i64t, idx, "i")?.into_int_value();
+    let more = b.build_int_compare(IntPredicate::ULT, i, n, "more")?;
+    b.build_conditional_branch(more, body, tree)?;
+    b.position_at_end(body);
+    let p = unsafe { b.build_in_bounds_gep(mt, input, &[i], "p")? };
+    let x = b.build_load(mt, p, "x")?;
+    let had = b.build_load(cx.bool_type(), has, "had")?.into_int_value();
+    b.build_conditional_branch(had, next_value, first_value)?;
+    b.position_at_end(first_value);
+    b.build_store(acc, x)?;
+    b.build_store(has, cx.bool_type().const_int(1, false))?;
+    b.build_unconditional_branch(latch)?;
+    b.position_at_end(next_value);
+    let cur = b.build_load(mt, acc, "acc")?;
+    let r = combine(cur, x, i)?;
+    b.build_store(acc, r)?;
+    b.build_unconditional_branch(latch)?;
+    b.position_at_end(latch);
+    let i = b.build_load(i64t, idx, "i")?.into_int_value();
+    b.build_store(idx, b.build_int_add(i, stride, "next")?)?;
+    b.build_unconditional_branch(head)?;
+
+    // Phase 2: the block's values, folded as a tree in shared memory.
+    b.position_at_end(tree);
+    let zero = i64t.const_zero();
+    let slot = |arr: inkwell::values::GlobalValue<'ctx>, ty: inkwell::types::ArrayType<'ctx>, k: IntValue<'ctx>| unsafe {
+        b.build_in_bounds_gep(ty, arr.as_pointer_value(), &[zero, k], "slot")
+    };
+    b.build_store(slot(values, values_ty, tid)?, b.build_load(mt, acc, "acc")?)?;
+    let had = b.build_load(cx.bool_type(), has, "had")?.into_int_value();
+    b.build_store(slot(flags, flags_ty, tid)?, b.build_int_z_extend(had, cx.i8_type(), "had8")?)?;
+    b.build_call(barrier, &[], "")?;
+    let mut step = REDUCE_BLOCK / 2;
+    while step >= 1 {
+        let s = i64t.const_int(step as u64, false);
+        let active = bb("tree_active");
+        let take = bb("tree_take");
+        let fold = bb("tree_fold");
+        let move_up = bb("tree_move");
+        let done = bb("tree_sync");
+        let lower = b.build_int_compare(IntPredicate::ULT, tid, s, "lower")?;
+        b.build_conditional_branch(lower, active, done)?;
+        b.position_at_end(active);
+        let other = b.build_int_add(tid, s, "other")?;
+        let other_has = b.build_load(cx.i8_type(), slot(flags, flags_ty, other)?, "other_has")?.into_int_value();
+        let other_has = b.build_int_compare(IntPredicate::NE, other_has, cx.i8_type().const_zero(), "oh")?;
+        b.build_conditional_branch(other_has, take, done)?;
+        b.position_at_end(take);
+        let mine = b.build_load(cx.i8_type(), slot(flags, flags_ty, tid)?, "mine")?.into_int_value();
+        let mine = b.build_int_compare(IntPredicate::NE, mine, cx.i8_type().const_zero(), "m")?;
+        b.build_conditional_branch(mine, fold, move_up)?;
+        b.position_at_end(fold);
+        let a = b.build_load(mt, slot(values, values_ty, tid)?, "a")?;
+        let c = b.build_load(mt, slot(values, values_ty, other)?, "c")?;
+        let r = combine(a, c, b.build_int_add(first, s, "at")?)?;
+        b.build_store(slot(values, values_ty, tid)?, r)?;
+        b.build_unconditional_branch(done)?;
+        b.position_at_end(move_up);
+        let c = b.build_load(mt, slot(values, values_ty, other)?, "c")?;
+        b.build_store(slot(values, values_ty, tid)?, c)?;
+        b.build_store(slot(flags, flags_ty, tid)?, cx.i8_type().const_int(1, false))?;
+        b.build_unconditional_branch(done)?;
+        b.position_at_end(done);
+        b.build_call(barrier, &[], "")?;
+        step /= 2;
+    }
+    let write = bb("write");
+    let exit = bb("exit");
+    let is_first = b.build_int_compare(IntPredicate::EQ, tid, zero, "t0")?;
+    b.build_conditional_branch(is_first, write, exit)?;
+    b.position_at_end(write);
+    let v = b.build_load(mt, slot(values, values_ty, zero)?, "block_value")?;
+    let dst = unsafe { b.build_in_bounds_gep(mt, partials, &[ctaid], "dst")? };
+    b.build_store(dst, v)?;
+    b.build_unconditional_branch(exit)?;
+    b.position_at_end(exit);
+    b.build_return(None)?;
+    Ok(kernel)
+}

@@ -1,0 +1,196 @@
+//! Device arrays, `into`, `reduce`, the CPU targets and calls from many threads, on the GPU.
+
+mod common;
+
+use common::{assert_same, inputs};
+use gpu_runtime::{vectorize, DeviceVec, Error};
+
+#[vectorize(target = "cuda")]
+fn add(a: f32, b: f32) -> f32 {
+    a + b
+}
+
+#[vectorize(target = "cuda", identity = 0.0)]
+fn sum(a: f64, b: f64) -> f64 {
+    a + b
+}
+
+#[vectorize(target = "cuda", identity = 1)]
+fn product(a: i64, b: i64) -> i64 {
+    a.wrapping_mul(b)
+}
+
+#[vectorize(target = "cuda")]
+fn smallest(a: f32, b: f32) -> f32 {
+    a.min(b)
+}
+
+#[vectorize(target = "cuda", identity = u32::MIN)]
+fn largest(a: u32, b: u32) -> u32 {
+    a.max(b)
+}
+
+#[vectorize(target = "cuda")]
+fn ratio(a: i32, b: i32) -> i32 {
+    a / b
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn device_vectors_round_trip() {
+    let host: Vec<f32> = inputs(10_007, 1);
+    let mut d = DeviceVec::from_slice(&host).unwrap();
+    assert_eq!(d.len(), 10_007);
+    assert!(!d.is_empty());
+    assert_same("to_vec", &d.to_vec().unwrap(), &host);
+    let z = DeviceVec::<u16>::zeros(77).unwrap();
+    assert_eq!(z.to_vec().unwrap(), vec![0u16; 77]);
+    let e = DeviceVec::<f64>::zeros(0).unwrap();
+    assert!(e.is_empty() && e.to_vec().unwrap().is_empty());
+    let other: Vec<f32> = inputs(10_007, 2);
+    d.copy_from(&other).unwrap();
+    let mut back = vec![0.0f32; 10_007];
+    d.copy_to(&mut back).unwrap();
+    assert_same("copy_from/copy_to", &back, &other);
+    assert!(matches!(d.copy_from(&other[1..]), Err(Error::LengthMismatch { .. })));
+    let v = d.slice(100..200).unwrap();
+    assert_same("slice", &v.to_vec().unwrap(), &other[100..200]);
+    assert!(matches!(d.slice(10_000..10_008), Err(Error::OutOfRange { start: 10_000, end: 10_008, len: 10_007 })));
+    let mut part = d.slice_mut(5..10).unwrap();
+    part.copy_from(&[1.0, 2.0, 3.0, 4.0, 5.0]).unwrap();
+    assert_eq!(d.slice(4..11).unwrap().to_vec().unwrap(), vec![other[4], 1.0, 2.0, 3.0, 4.0, 5.0, other[10]]);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn device_arguments_are_used_in_place() {
+    let a: Vec<f32> = inputs(1 << 20, 3);
+    let b: Vec<f32> = inputs(1 << 20, 4);
+    let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| add::scalar(*x, *y)).collect();
+    let (da, db) = (DeviceVec::from_slice(&a).unwrap(), DeviceVec::from_slice(&b).unwrap());
+    assert_same("device, device", &add(&da, &db).unwrap(), &want);
+    assert_same("host, device", &add(&a, &db).unwrap(), &want);
+    assert_same("device, host", &add(&da, &b).unwrap(), &want);
+    let plus2: Vec<f32> = a.iter().map(|x| add::scalar(*x, 2.0)).collect();
+    assert_same("device, scalar", &add(&da, 2.0).unwrap(), &plus2);
+    // Results that stay on the device feed the next call.
+    let sum_dev = add::device(&da, &db).unwrap();
+    let twice = add::device(&sum_dev, &sum_dev).unwrap();
+    let want_twice: Vec<f32> = want.iter().map(|x| add::scalar(*x, *x)).collect();
+    assert_same("chained on the device", &twice.to_vec().unwrap(), &want_twice);
+    // Views.
+    let got = add(da.slice(10..1010).unwrap(), db.slice(20..1020).unwrap()).unwrap();
+    let want_view: Vec<f32> = (0..1000).map(|i| add::scalar(a[10 + i], b[20 + i])).collect();
+    assert_same("views", &got, &want_view);
+    assert!(matches!(add(da.slice(0..5).unwrap(), &db), Err(Error::LengthMismatch { .. })));
+    // Empty.
+    let empty = DeviceVec::<f32>::zeros(0).unwrap();
+    assert!(add(&empty, &empty).unwrap().is_empty());
+    assert!(add::device(&empty, 1.0).unwrap().is_empty());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn into_writes_without_allocating_results() {
+    let a: Vec<f32> = inputs(100_000, 5);
+    let b: Vec<f32> = inputs(100_000, 6);
+    let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| add::scalar(*x, *y)).collect();
+    let mut host = vec![0.0f32; 100_000];
+    add::into(&mut host, &a, &b).unwrap();
+    assert_same("into a Vec", &host, &want);
+    let mut dev = DeviceVec::<f32>::zeros(100_000).unwrap();
+    add::into(&mut dev, &a, &b).unwrap();
+    assert_same("into a DeviceVec", &dev.to_vec().unwrap(), &want);
+    let (da, db) = (DeviceVec::from_slice(&a).unwrap(), DeviceVec::from_slice(&b).unwrap());
+    let mut part = DeviceVec::<f32>::zeros(300).unwrap();
+    add::into(part.slice_mut(100..200).unwrap(), da.slice(0..100).unwrap(), db.slice(0..100).unwrap()).unwrap();
+    let got = part.to_vec().unwrap();
+    assert_same("into a view", &got[100..200], &want[..100]);
+    assert!(got[..100].iter().chain(&got[200..]).all(|v| *v == 0.0));
+    // Only scalars: every element of the output gets the value.
+    let mut filled = vec![0.0f32; 10];
+    add::into(&mut filled, 1.0, 2.0).unwrap();
+    assert_eq!(filled, vec![3.0; 10]);
+    match add::into(&mut vec![0.0f32; 3], &a, &b) {
+        Err(Error::LengthMismatch { lengths, .. }) => assert_eq!(lengths, vec![("a", 100_000), ("b", 100_000), ("out", 3)]),
+        other => panic!("expected a length mismatch, got {other:?}"),
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn reduce_folds_in_one_launch_and_a_small_pass() {
+    // Integer-valued floats: every order of additions gives the same exact sum.
+    for n in [1usize, 2, 255, 256, 257, 1000, 65_537, (1 << 24) + 3] {
+        let v: Vec<f64> = (0..n).map(|i| (i % 1000) as f64 - 300.0).collect();
+        let want: f64 = v.iter().sum();
+        assert_eq!(sum::reduce(&v).unwrap(), want, "sum of {n}");
+        let d = DeviceVec::from_slice(&v).unwrap();
+        assert_eq!(sum::reduce(&d).unwrap(), want, "sum of {n} on the device");
+    }
+    let v: Vec<i64> = (1..=100_000).map(|i| i * 7919 % 1_000_003).collect();
+    let want = v.iter().fold(1i64, |a, b| a.wrapping_mul(*b));
+    assert_eq!(product::reduce(&v).unwrap(), want);
+    let f: Vec<f32> = inputs(1_000_003, 9).into_iter().filter(|x: &f32| !x.is_nan()).collect();
+    let want = f.iter().fold(f32::INFINITY, |a, b| a.min(*b));
+    assert_eq!(smallest::reduce(&f).unwrap(), want);
+    let u: Vec<u32> = inputs(500_000, 10);
+    assert_eq!(largest::reduce(&u).unwrap(), *u.iter().max().unwrap());
+    // Empty arrays: the identity, or an error without one.
+    assert_eq!(sum::reduce(&Vec::<f64>::new()).unwrap(), 0.0);
+    assert_eq!(largest::reduce(&[0u32; 0]).unwrap(), 0);
+    assert!(matches!(smallest::reduce(&[0.0f32; 0]), Err(Error::EmptyReduce { function: "smallest" })));
+    // A scalar is an array of one.
+    assert_eq!(sum::reduce(2.5).unwrap(), 2.5);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn faults_name_the_first_failed_element() {
+    let a: Vec<i32> = (0..1_000_000).collect();
+    let mut b = vec![3i32; 1_000_000];
+    b[700_001] = 0;
+    b[900_000] = 0;
+    match ratio(&a, &b) {
+        Err(Error::KernelFault { index, message, .. }) => assert_eq!((index, message), (700_001, "attempt to divide by zero")),
+        other => panic!("expected a fault, got {other:?}"),
+    }
+    let mut out = DeviceVec::<i32>::zeros(1_000_000).unwrap();
+    assert!(matches!(ratio::into(&mut out, &a, &b), Err(Error::KernelFault { index: 700_001, .. })));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn cpu_and_parallel_targets_agree_with_the_gpu() {
+    let a: Vec<f32> = inputs(200_000, 11);
+    let b: Vec<f32> = inputs(200_000, 12);
+    let gpu = add(&a, &b).unwrap();
+    assert_same("cpu", &add::cpu(&a, &b).unwrap(), &gpu);
+    assert_same("parallel", &add::parallel(&a, &b).unwrap(), &gpu);
+    let da = DeviceVec::from_slice(&a).unwrap();
+    assert_same("cpu on device data", &add::cpu(&da, &b).unwrap(), &gpu);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn sixteen_threads_share_the_functions() {
+    std::thread::scope(|s| {
+        for t in 0..16u64 {
+            s.spawn(move || {
+                let shared = DeviceVec::from_slice(&inputs::<f32>(50_000, 100 + t)).unwrap();
+                for round in 0..50u64 {
+                    let a: Vec<f32> = inputs(10_000 + (t * 977 + round * 13) as usize, t * 1000 + round);
+                    let b: Vec<f32> = inputs(a.len(), t * 1000 + round + 500);
+                    let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| add::scalar(*x, *y)).collect();
+                    assert_same(&format!("thread {t}, round {round}"), &add(&a, &b).unwrap(), &want);
+                    let got = add(shared.slice(0..a.len()).unwrap(), &b).unwrap();
+                    let head = shared.slice(0..a.len()).unwrap().to_vec().unwrap();
+                    let want: Vec<f32> = head.iter().zip(&b).map(|(x, y)| add::scalar(*x, *y)).collect();
+                    assert_same(&format!("thread {t}, round {round}, device"), &got, &want);
+                    let ints: Vec<u32> = (0..1000).map(|i| i * (t as u32 + 1)).collect();
+                    assert_eq!(largest::reduce(&ints).unwrap(), 999 * (t as u32 + 1));
+                }
+            });
+        }
+    });
+}
