@@ -117,3 +117,30 @@ fn into_checks_the_output_length_first() {
     assert!(add_gpu::into(&mut Vec::<f32>::new(), &[0.0f32; 0], 1.0).is_ok());
     assert_eq!(add_gpu::parallel(&[1.0f32, 2.0], 0.5).unwrap(), vec![1.5, 2.5]);
 }
+
+/// One function, a kernel per listed type.
+#[vectorize(types(f32, f64))]
+fn half_hypot<T: gpu_runtime::Float>(x: T, y: T) -> T {
+    (x * x + y * y).sqrt() * T::from_f64(0.5)
+}
+
+/// A generic function with a parameter of a fixed type, and a reduction.
+#[vectorize(types(i64, u8), identity = 0)]
+fn plus<T: gpu_runtime::Scalar + std::ops::Add<Output = T>>(x: T, y: T) -> T {
+    x + y
+}
+
+#[test]
+fn generic_functions_get_one_kernel_per_type() {
+    assert_eq!(half_hypot::cpu(&[3.0f32, 6.0], 4.0).unwrap(), vec![2.5f32, 3.605_551_3]);
+    assert_eq!(half_hypot::cpu(3.0f64, &[4.0f64]).unwrap(), vec![2.5f64]);
+    assert_eq!(half_hypot::scalar(3.0f64, 4.0), 2.5);
+    assert!(half_hypot::PTX_F32.contains(".f32") && !half_hypot::PTX_F32.contains("sqrt.rn.f64"));
+    assert!(half_hypot::PTX_F64.contains("sqrt.rn.f64"));
+    assert_eq!(half_hypot::PTX, half_hypot::PTX_F32);
+    assert_eq!(<f64 as half_hypot::Element>::PTX, half_hypot::PTX_F64);
+    assert_eq!(plus::parallel(&[250u8, 3], 10).unwrap(), vec![4u8, 13]);
+    assert_eq!(plus::cpu(&[-5i64], 2).unwrap(), vec![-3i64]);
+    assert_eq!(plus::reduce(&[0i64; 0]).unwrap(), 0);
+    assert!(plus::PTX_U8.contains(".visible .entry vectorize_plus_reduce("));
+}

@@ -1,7 +1,7 @@
 //! The tokens `#[vectorize]` expands to.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, ToTokens};
 use syn::ext::IdentExt;
 
 use ptx_codegen::{frontend, CompiledKernel, Options, ScalarType};
@@ -13,13 +13,17 @@ pub fn vectorize(args: TokenStream, item: TokenStream) -> TokenStream {
         Ok(f) => f,
         Err(e) => return not_a_function(e, item, "#[vectorize]"),
     };
-    let (paths, keys) = chain::callees_of(&func);
+    // A generic function's calls are read from its first instance (where `T::from_f64` is
+    // a method of a scalar type, not a call into the crate).
+    let checked = Options::parse(args.clone()).ok().and_then(|o| instantiate(&func, &o).ok()).map(|(_, inst)| inst);
+    let first = checked.as_ref().map_or(&func, |inst| &inst[0].1);
+    let (paths, keys) = chain::callees_of(first);
     if paths.is_empty() {
         return finish_vectorize(args, &func, Vec::new(), Vec::new(), None);
     }
     // Report the function's own problems now; fetch the definitions of the functions it
     // calls (see `chain`) only for a function that has none.
-    if let Err(e) = frontend::precheck(&func, &keys) {
+    if let Err(e) = frontend::precheck(first, &keys) {
         return finish_vectorize(args, &func, Vec::new(), Vec::new(), Some(e));
     }
     let payload = quote! { (#args) [#(#keys)*] #func };
@@ -80,28 +84,59 @@ fn finish_vectorize(
         errors.push(e);
         Options::default()
     });
-    let signature = frontend::signature_types(&func.sig);
+    let (generic, concrete) = match instantiate(func, &options) {
+        Ok(x) => x,
+        Err(e) => {
+            errors.push(e);
+            let diagnostics: TokenStream = errors.iter().map(syn::Error::to_compile_error).collect();
+            let plain = stubbed(func);
+            return quote! { #diagnostics #plain };
+        }
+    };
     let precheck_failed = failed.is_some();
     errors.extend(failed);
     // A helper that did not compile has reported its errors where it is defined.
-    let compiled = if !precheck_failed && entries.iter().all(|e| e.ok) {
-        let helpers: Vec<frontend::HelperDef> = entries.iter().map(chain::Entry::helper).collect();
-        match ptx_codegen::compile_with_helpers(func, &callees, &helpers, &options) {
-            Ok(k) => Some(k),
-            Err(e) => {
-                errors.push(e);
+    let helpers_ok = entries.iter().all(|e| e.ok);
+    let helpers: Vec<frontend::HelperDef> = entries.iter().map(chain::Entry::helper).collect();
+    let instances: Vec<Instance> = concrete
+        .iter()
+        .map(|(ty, f)| {
+            let compiled = if !precheck_failed && helpers_ok && errors.is_empty() {
+                match ptx_codegen::compile_with_helpers(f, &callees, &helpers, &options) {
+                    Ok(k) => Some(k),
+                    Err(e) => {
+                        errors.push(e);
+                        None
+                    }
+                }
+            } else {
                 None
-            }
-        }
-    } else {
-        None
-    };
+            };
+            Instance { ty: *ty, compiled }
+        })
+        .collect();
+    let signature = frontend::signature_types(&concrete[0].1.sig);
     let diagnostics: TokenStream = errors.iter().map(syn::Error::to_compile_error).collect();
     match signature {
         // The call API exists even when the body has errors, so that the rest of the crate
         // type-checks and reports its own problems.
         Ok((params, ret)) => {
-            let own = chain::Entry::new(func, callees, compiled.is_some());
+            let slot = |t: ScalarType, written: &syn::Type| match generic {
+                Some(g) if is_type_param(written, g) => Slot::Generic,
+                _ => Slot::Concrete(t),
+            };
+            let written: Vec<&syn::Type> = func
+                .sig
+                .inputs
+                .iter()
+                .filter_map(|a| if let syn::FnArg::Typed(pt) = a { Some(&*pt.ty) } else { None })
+                .collect();
+            let params: Vec<Slot> = params.iter().zip(&written).map(|(t, w)| slot(*t, w)).collect();
+            let ret = match &func.sig.output {
+                syn::ReturnType::Type(_, w) => slot(ret, w),
+                syn::ReturnType::Default => Slot::Concrete(ret),
+            };
+            let own = chain::Entry::new(func, callees, instances.iter().all(|i| i.compiled.is_some()));
             let closure: Vec<chain::Entry> = std::iter::once(own).chain(entries).collect();
             let reducible = params.len() == 2 && params.iter().all(|t| *t == ret);
             let mut identity = options.identity.as_ref();
@@ -110,15 +145,65 @@ fn finish_vectorize(
                 identity_error = syn::Error::new_spanned(e, "`identity` is for `name::reduce`, which exists for functions of the form `fn(T, T) -> T`").to_compile_error();
                 identity = None;
             }
-            let api = generate(func, &params, ret, compiled.as_ref(), &closure, identity);
-            let diagnostics = quote! { #diagnostics #identity_error };
-            quote! { #diagnostics #api }
+            let api = generate(func, generic, &params, ret, &instances, &closure, identity);
+            quote! { #diagnostics #identity_error #api }
         }
         Err(_) => {
             let plain = stubbed(func);
             quote! { #diagnostics #plain }
         }
     }
+}
+
+/// Whether `ty` is the type parameter `g` itself.
+fn is_type_param(ty: &syn::Type, g: &syn::Ident) -> bool {
+    matches!(ty, syn::Type::Path(p) if p.qself.is_none() && p.path.is_ident(g))
+}
+
+/// The concrete functions to compile: the function itself, or, with `types(…)`, one copy
+/// per listed type with the type parameter replaced. Returns the type parameter too.
+fn instantiate<'a>(func: &'a syn::ItemFn, options: &Options) -> syn::Result<(Option<&'a syn::Ident>, Vec<(Option<ScalarType>, syn::ItemFn)>)> {
+    let generics = &func.sig.generics;
+    if options.types.is_empty() {
+        return Ok((None, vec![(None, func.clone())]));
+    }
+    let params: Vec<&syn::GenericParam> = generics.params.iter().collect();
+    let g = match params.as_slice() {
+        [syn::GenericParam::Type(t)] => &t.ident,
+        _ => {
+            return Err(syn::Error::new_spanned(
+                if generics.params.is_empty() { func.sig.ident.to_token_stream() } else { generics.to_token_stream() },
+                "`types(…)` compiles a function with one type parameter for each listed type: write `fn f<T: Float>(x: T) -> T`",
+            ))
+        }
+    };
+    let instances = options
+        .types
+        .iter()
+        .map(|t| {
+            let mut plain = func.clone();
+            plain.sig.generics = syn::Generics::default();
+            let tokens = substitute(plain.to_token_stream(), g, t.rust_name());
+            syn::parse2::<syn::ItemFn>(tokens).map(|f| (Some(*t), f))
+        })
+        .collect::<syn::Result<Vec<_>>>()?;
+    Ok((Some(g), instances))
+}
+
+/// `tokens` with every identifier `from` replaced by `to` (spans kept).
+fn substitute(tokens: TokenStream, from: &syn::Ident, to: &str) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|tt| match tt {
+            proc_macro2::TokenTree::Ident(i) if i == *from => proc_macro2::TokenTree::Ident(proc_macro2::Ident::new(to, i.span())),
+            proc_macro2::TokenTree::Group(g) => {
+                let mut n = proc_macro2::Group::new(g.delimiter(), substitute(g.stream(), from, to));
+                n.set_span(g.span());
+                proc_macro2::TokenTree::Group(n)
+            }
+            other => other,
+        })
+        .collect()
 }
 
 /// The item with its body replaced (its problems are reported), so that uses of its name
@@ -245,27 +330,45 @@ fn scalar_tokens(t: ScalarType) -> TokenStream {
     quote!(::core::primitive::#ident)
 }
 
+/// A parameter's or result's type in the generated API: a concrete scalar type, or the
+/// type parameter `T` of a function compiled for several types.
+#[derive(Clone, Copy, PartialEq)]
+enum Slot {
+    Concrete(ScalarType),
+    Generic,
+}
+
+/// One compiled instance of the function: for a concrete function the only one, for a
+/// generic one one per listed type.
+struct Instance {
+    ty: Option<ScalarType>,
+    compiled: Option<CompiledKernel>,
+}
+
+#[allow(clippy::too_many_arguments)]
 fn generate(
     func: &syn::ItemFn,
-    params: &[ScalarType],
-    ret: ScalarType,
-    compiled: Option<&CompiledKernel>,
+    generic: Option<&syn::Ident>,
+    params: &[Slot],
+    ret: Slot,
+    instances: &[Instance],
     closure: &[chain::Entry],
     identity: Option<&syn::Expr>,
 ) -> TokenStream {
-    let closure_macro = chain::closure_macro(closure);
     let vis = &func.vis;
     let name = &func.sig.ident;
     let name_str = name.unraw().to_string();
     let names = param_names(func);
     let idents: Vec<&syn::Ident> = names.iter().map(|(i, _)| i).collect();
     let name_strs: Vec<&str> = names.iter().map(|(_, s)| s.as_str()).collect();
-    let tys: Vec<TokenStream> = params.iter().map(|t| scalar_tokens(*t)).collect();
-    let ret_ty = scalar_tokens(ret);
-    let (ptx, llvm_ir, entry, error_flag, reduce_entry) = match compiled {
-        Some(k) => (k.ptx.as_str(), k.llvm_ir.as_str(), k.abi.entry.as_str(), k.abi.error_flag, k.abi.reduce_entry.as_deref().unwrap_or("")),
-        None => ("", "", "", false, ""),
+    let slot_tokens = |s: Slot| match (s, generic) {
+        (Slot::Concrete(t), _) => scalar_tokens(t),
+        (Slot::Generic, Some(g)) => quote!(#g),
+        (Slot::Generic, None) => quote!(()),
     };
+    let tys: Vec<TokenStream> = params.iter().map(|t| slot_tokens(*t)).collect();
+    let ret_ty = slot_tokens(ret);
+    let all_compiled = instances.iter().all(|i| i.compiled.is_some());
 
     // Attributes: docs and lints go on the call wrapper; `cfg`s on everything; the
     // original function keeps all of its own.
@@ -280,7 +383,7 @@ fn generate(
 
     let mut scalar_fn = func.clone();
     scalar_fn.attrs.clear();
-    if compiled.is_none() {
+    if !all_compiled {
         // The body did not compile for the GPU and its errors are reported: rustc need not
         // report the same problems again in the host copy.
         scalar_fn.block = Box::new(syn::parse_quote!({
@@ -296,13 +399,130 @@ fn generate(
     let device = if name_strs.contains(&"device") { format_ident!("__device") } else { format_ident!("device") };
     let out = if name_strs.contains(&"out") { format_ident!("__out") } else { format_ident!("out") };
     let mod_doc = format!("The generated API of the vectorized function `{name_str}`.");
-    // `reduce`, for functions `(T, T) -> T`.
     let reducible = params.len() == 2 && params.iter().all(|t| *t == ret);
-    let reduce = if reducible {
-        let identity = match identity {
-            Some(e) => quote!(::core::option::Option::Some(#e)),
-            None => quote!(::core::option::Option::None),
+    let spec = |k: Option<&CompiledKernel>, ptx: TokenStream| {
+        let (entry, error_flag, reduce_entry) = match k {
+            Some(k) => (k.abi.entry.as_str(), k.abi.error_flag, k.abi.reduce_entry.as_deref().unwrap_or("")),
+            None => ("", false, ""),
         };
+        quote! {
+            ::gpu_runtime::__private::Kernel::new(::gpu_runtime::__private::KernelSpec {
+                name: #name_str,
+                ptx: #ptx,
+                entry: #entry,
+                params: &[#(#name_strs),*],
+                error_flag: #error_flag,
+                reduce_entry: #reduce_entry,
+            })
+        }
+    };
+    let identity_tokens = match identity {
+        Some(e) => quote!(::core::option::Option::Some(#e)),
+        None => quote!(::core::option::Option::None),
+    };
+
+    // How the API reaches its kernel, calls the original, and what it is generic over.
+    let (kernels, kernel, outer_kernel, scalar_call, generics, outer_generics, identity_expr, closure_macro);
+    match generic {
+        None => {
+            let k = instances[0].compiled.as_ref();
+            let (ptx, llvm_ir) = k.map_or(("", ""), |k| (k.ptx.as_str(), k.llvm_ir.as_str()));
+            let kernel_spec = spec(k, quote!(PTX));
+            kernels = quote! {
+                /// The PTX generated for this function at build time.
+                pub const PTX: &str = #ptx;
+
+                /// The optimised LLVM IR the PTX was generated from.
+                pub const LLVM_IR: &str = #llvm_ir;
+
+                #[doc(hidden)]
+                pub static KERNEL: ::gpu_runtime::__private::Kernel = #kernel_spec;
+            };
+            kernel = quote!(KERNEL);
+            outer_kernel = quote!(#name::KERNEL);
+            scalar_call = quote!(scalar);
+            generics = TokenStream::new();
+            outer_generics = TokenStream::new();
+            identity_expr = identity_tokens;
+            closure_macro = chain::closure_macro(closure);
+        }
+        Some(g) => {
+            let listed: Vec<&str> = instances.iter().filter_map(|i| i.ty.map(ScalarType::rust_name)).collect();
+            let message = format!("`{name_str}` is compiled for {} only, not for `{{Self}}`", listed.join(", "));
+            let note = format!("add the type to `#[vectorize(types(…))]` to compile `{name_str}` for it");
+            let identity_ty = if reducible { quote!(Self) } else { quote!(()) };
+            let mut impls = TokenStream::new();
+            let mut first = None;
+            for inst in instances {
+                let t = inst.ty.expect("a generic function's instances have types");
+                let ty = scalar_tokens(t);
+                let upper = t.rust_name().to_uppercase();
+                let (ptx_name, ir_name, kernel_name) =
+                    (format_ident!("PTX_{}", upper), format_ident!("LLVM_IR_{}", upper), format_ident!("KERNEL_{}", upper));
+                let k = inst.compiled.as_ref();
+                let (ptx, llvm_ir) = k.map_or(("", ""), |k| (k.ptx.as_str(), k.llvm_ir.as_str()));
+                first.get_or_insert((ptx_name.clone(), ir_name.clone()));
+                let kernel_spec = spec(k, quote!(#ptx_name));
+                let ptx_doc = format!("The PTX generated for `{name_str}::<{}>`.", t.rust_name());
+                let scalar_params: Vec<TokenStream> =
+                    params.iter().map(|p| if *p == Slot::Generic { ty.clone() } else { slot_tokens(*p) }).collect();
+                let scalar_ret = if ret == Slot::Generic { ty.clone() } else { ret_ty.clone() };
+                impls.extend(quote! {
+                    #[doc = #ptx_doc]
+                    pub const #ptx_name: &str = #ptx;
+                    #[doc(hidden)]
+                    pub const #ir_name: &str = #llvm_ir;
+                    #[doc(hidden)]
+                    pub static #kernel_name: ::gpu_runtime::__private::Kernel = #kernel_spec;
+                    impl Element for #ty {
+                        const PTX: &'static str = #ptx_name;
+                        const IDENTITY: ::core::option::Option<#identity_ty> = #identity_tokens;
+                        fn kernel() -> &'static ::gpu_runtime::__private::Kernel {
+                            &#kernel_name
+                        }
+                        fn scalar(#(#idents: #scalar_params),*) -> #scalar_ret {
+                            super::#name::scalar::<#ty>(#(#idents),*)
+                        }
+                    }
+                });
+            }
+            let (first_ptx, first_ir) = first.expect("at least one type");
+            let element_params: Vec<TokenStream> = params.iter().map(|p| if *p == Slot::Generic { quote!(Self) } else { slot_tokens(*p) }).collect();
+            let element_ret = if ret == Slot::Generic { quote!(Self) } else { ret_ty.clone() };
+            kernels = quote! {
+                /// The types this function is compiled for.
+                #[diagnostic::on_unimplemented(message = #message, label = "not a type this function is compiled for", note = #note)]
+                pub trait Element: ::gpu_runtime::Scalar {
+                    /// The PTX of this type's kernel.
+                    const PTX: &'static str;
+                    #[doc(hidden)]
+                    const IDENTITY: ::core::option::Option<#identity_ty>;
+                    #[doc(hidden)]
+                    fn kernel() -> &'static ::gpu_runtime::__private::Kernel;
+                    #[doc(hidden)]
+                    fn scalar(#(#idents: #element_params),*) -> #element_ret;
+                }
+
+                /// The PTX of the first listed type (each type's is `PTX_<TYPE>`, or `T::PTX`).
+                pub const PTX: &str = #first_ptx;
+
+                /// The optimised LLVM IR of the first listed type.
+                pub const LLVM_IR: &str = #first_ir;
+
+                #impls
+            };
+            kernel = quote!(<#g as Element>::kernel());
+            outer_kernel = quote!(<#g as #name::Element>::kernel());
+            scalar_call = quote!(<#g as Element>::scalar);
+            generics = quote!(#g: Element,);
+            outer_generics = quote!(#g: #name::Element,);
+            identity_expr = quote!(<#g as Element>::IDENTITY);
+            // A generic function is not a device function (its callers are concrete).
+            closure_macro = TokenStream::new();
+        }
+    }
+
+    let reduce = if reducible {
         quote! {
             /// Folds the elements of `values` with the function, on the GPU: in one launch
             /// over the data and one small launch over the blocks' results. The folds do not
@@ -310,9 +530,9 @@ fn generate(
             /// `a.max(b)`, …); for floats the result may differ from a sequential fold by the
             /// rounding of a different order. An empty array gives the `identity`, or
             /// `Error::EmptyReduce` without one.
-            pub fn reduce<'__a>(values: impl ::gpu_runtime::Arg<'__a, #ret_ty>) -> ::gpu_runtime::Result<#ret_ty> {
+            pub fn reduce<'__a, #generics>(values: impl ::gpu_runtime::Arg<'__a, #ret_ty>) -> ::gpu_runtime::Result<#ret_ty> {
                 // SAFETY: the argument has the kernel's element type.
-                unsafe { KERNEL.reduce::<#ret_ty>(::core::option::Option::None, ::gpu_runtime::Arg::into_arg(values).erase(), #identity) }
+                unsafe { #kernel.reduce::<#ret_ty>(::core::option::Option::None, ::gpu_runtime::Arg::into_arg(values).erase(), #identity_expr) }
             }
         }
     } else {
@@ -322,9 +542,9 @@ fn generate(
     quote! {
         #(#wrapper_attrs)*
         #[allow(clippy::too_many_arguments)]
-        #vis fn #name<'__a>(#arg_list) -> ::gpu_runtime::Result<::std::vec::Vec<#ret_ty>> {
+        #vis fn #name<'__a, #outer_generics>(#arg_list) -> ::gpu_runtime::Result<::std::vec::Vec<#ret_ty>> {
             // SAFETY: the arguments follow the kernel's inputs in order and type.
-            unsafe { #name::KERNEL.call_host::<#ret_ty>(::core::option::Option::None, &#erased) }
+            unsafe { #outer_kernel.call_host::<#ret_ty>(::core::option::Option::None, &#erased) }
         }
 
         #(#mod_attrs)*
@@ -340,59 +560,44 @@ fn generate(
             #(#scalar_attrs)*
             #scalar_fn
 
-            /// The PTX generated for this function at build time.
-            pub const PTX: &str = #ptx;
-
-            /// The optimised LLVM IR the PTX was generated from.
-            pub const LLVM_IR: &str = #llvm_ir;
-
-            #[doc(hidden)]
-            pub static KERNEL: ::gpu_runtime::__private::Kernel =
-                ::gpu_runtime::__private::Kernel::new(::gpu_runtime::__private::KernelSpec {
-                    name: #name_str,
-                    ptx: PTX,
-                    entry: #entry,
-                    params: &[#(#name_strs),*],
-                    error_flag: #error_flag,
-                    reduce_entry: #reduce_entry,
-                });
+            #kernels
 
             /// Runs the function on `device`.
-            pub fn on<'__a>(#device: &::gpu_runtime::Device, #arg_list) -> ::gpu_runtime::Result<::std::vec::Vec<#ret_ty>> {
+            pub fn on<'__a, #generics>(#device: &::gpu_runtime::Device, #arg_list) -> ::gpu_runtime::Result<::std::vec::Vec<#ret_ty>> {
                 // SAFETY: the arguments follow the kernel's inputs in order and type.
-                unsafe { KERNEL.call_host::<#ret_ty>(::core::option::Option::Some(#device), &#erased) }
+                unsafe { #kernel.call_host::<#ret_ty>(::core::option::Option::Some(#device), &#erased) }
             }
 
             /// Runs the function and leaves the results on the device (inputs already there
             /// are not copied).
-            pub fn device<'__a>(#arg_list) -> ::gpu_runtime::Result<::gpu_runtime::DeviceVec<#ret_ty>> {
+            pub fn device<'__a, #generics>(#arg_list) -> ::gpu_runtime::Result<::gpu_runtime::DeviceVec<#ret_ty>> {
                 // SAFETY: the arguments follow the kernel's inputs in order and type.
-                unsafe { KERNEL.call_device::<#ret_ty>(::core::option::Option::None, &#erased) }
+                unsafe { #kernel.call_device::<#ret_ty>(::core::option::Option::None, &#erased) }
             }
 
             /// Runs the function and writes the results into `out` (host memory or a device
             /// array), whose length must be the call's; allocates nothing for the results.
-            pub fn into<'__a, '__o>(#out: impl ::gpu_runtime::Out<'__o, #ret_ty>, #arg_list) -> ::gpu_runtime::Result<()> {
+            pub fn into<'__a, '__o, #generics>(#out: impl ::gpu_runtime::Out<'__o, #ret_ty>, #arg_list) -> ::gpu_runtime::Result<()> {
                 // SAFETY: the arguments follow the kernel's inputs in order and type.
-                unsafe { KERNEL.call_into::<#ret_ty>(::core::option::Option::None, &#erased, ::gpu_runtime::Out::into_out(#out)) }
-            }
-
-            /// Runs the same computation on the CPU, element by element (device arrays are
-            /// copied to the host first).
-            pub fn cpu<'__a>(#arg_list) -> ::gpu_runtime::Result<::std::vec::Vec<#ret_ty>> {
-                #(let #idents = ::gpu_runtime::Arg::into_arg(#idents).to_host()?;)*
-                let __n = ::gpu_runtime::__private::broadcast_len(#name_str, &[#(#name_strs),*], &[#(#idents.len()),*])?;
-                ::core::result::Result::Ok((0..__n).map(|__i| scalar(#(#idents.get(__i)),*)).collect())
+                unsafe { #kernel.call_into::<#ret_ty>(::core::option::Option::None, &#erased, ::gpu_runtime::Out::into_out(#out)) }
             }
 
             #reduce
 
+            /// Runs the same computation on the CPU, element by element (device arrays are
+            /// copied to the host first).
+            pub fn cpu<'__a, #generics>(#arg_list) -> ::gpu_runtime::Result<::std::vec::Vec<#ret_ty>> {
+                #(let #idents = ::gpu_runtime::Arg::into_arg(#idents).to_host()?;)*
+                let __n = ::gpu_runtime::__private::broadcast_len(#name_str, &[#(#name_strs),*], &[#(#idents.len()),*])?;
+                ::core::result::Result::Ok((0..__n).map(|__i| #scalar_call(#(#idents.get(__i)),*)).collect())
+            }
+
             /// Runs the same computation on the CPU, split over threads with rayon.
-            pub fn parallel<'__a>(#arg_list) -> ::gpu_runtime::Result<::std::vec::Vec<#ret_ty>> {
+            pub fn parallel<'__a, #generics>(#arg_list) -> ::gpu_runtime::Result<::std::vec::Vec<#ret_ty>> {
                 use ::gpu_runtime::__private::rayon::prelude::*;
                 #(let #idents = ::gpu_runtime::Arg::into_arg(#idents).to_host()?;)*
                 let __n = ::gpu_runtime::__private::broadcast_len(#name_str, &[#(#name_strs),*], &[#(#idents.len()),*])?;
-                ::core::result::Result::Ok((0..__n).into_par_iter().map(|__i| scalar(#(#idents.get(__i)),*)).collect())
+                ::core::result::Result::Ok((0..__n).into_par_iter().map(|__i| #scalar_call(#(#idents.get(__i)),*)).collect())
             }
         }
     }

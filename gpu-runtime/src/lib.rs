@@ -28,6 +28,7 @@
 mod arg;
 mod device;
 mod error;
+mod float;
 mod kernel;
 mod memory;
 mod scalar;
@@ -37,6 +38,7 @@ pub use arg::{Arg, ArgRef, HostArg, Out, OutRef};
 pub use memory::{DeviceSlice, DeviceSliceMut, DeviceVec};
 pub use device::{default_device, device_count, is_available, set_default_device, Device};
 pub use error::{Error, Result};
+pub use float::Float;
 pub use gpu_macros::{device, vectorize};
 #[doc(hidden)]
 pub use gpu_macros::{__device_define, __vectorize_resume};

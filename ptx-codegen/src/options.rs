@@ -4,6 +4,7 @@ use proc_macro2::TokenStream;
 use syn::parse::Parser;
 
 use crate::emit::SUPPORTED_ARCHS;
+use crate::ty::ScalarType;
 
 /// How a vectorized function is compiled.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -16,15 +17,17 @@ pub struct Options {
     pub fastmath: bool,
     /// `identity = value`: what `name::reduce` returns for an empty array.
     pub identity: Option<syn::Expr>,
+    /// `types(f32, f64)`: the types a generic function `fn f<T: Float>(…)` is compiled for.
+    pub types: Vec<ScalarType>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { arch: "sm_70".to_string(), fastmath: false, identity: None }
+        Options { arch: "sm_70".to_string(), fastmath: false, identity: None, types: Vec::new() }
     }
 }
 
-const KEYS: &[&str] = &["target", "arch", "fastmath", "identity"];
+const KEYS: &[&str] = &["target", "arch", "fastmath", "identity", "types"];
 const TARGETS: &[&str] = &["cuda"];
 
 impl Options {
@@ -59,6 +62,20 @@ impl Options {
                     }
                     Ok(())
                 }
+                "types" => {
+                    meta.parse_nested_meta(|t| {
+                        let name = t.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+                        match ScalarType::from_name(&name) {
+                            Some(ty) if !opts.types.contains(&ty) => opts.types.push(ty),
+                            Some(_) => errors.push(t.error(format!("`{name}` is listed twice"))),
+                            None => errors.push(t.error(format!(
+                                "`types` lists scalar types (f32, f64, i8 … u64, isize, usize, bool), not `{}`",
+                                crate::frontend::path_key(&t.path)
+                            ))),
+                        }
+                        Ok(())
+                    })
+                }
                 "identity" => {
                     opts.identity = Some(meta.value()?.parse()?);
                     Ok(())
@@ -81,7 +98,7 @@ impl Options {
                     let shown = if key.is_empty() { "this option".to_string() } else { format!("`{key}`") };
                     let hint = suggestion(&key, KEYS);
                     errors.push(meta.error(format!(
-                        "unknown option {shown}{hint}; `#[vectorize]` takes `target = \"cuda\"`, `arch = \"sm_70\"` (or another architecture), `fastmath` and `identity = <value>`"
+                        "unknown option {shown}{hint}; `#[vectorize]` takes `target = \"cuda\"`, `arch = \"sm_70\"` (or another architecture), `fastmath`, `identity = <value>` and `types(f32, f64)`"
                     )));
                     // Skip a value, if any, so that the next option still parses.
                     if meta.input.peek(syn::Token![=]) {
@@ -133,6 +150,8 @@ mod tests {
         assert_eq!(Options::parse(quote!(target = "cuda", arch = "sm_90")).unwrap().arch, "sm_90");
         assert!(Options::parse(quote!(fastmath)).unwrap().fastmath);
         assert!(!Options::parse(quote!(fastmath = false)).unwrap().fastmath);
+        assert_eq!(Options::parse(quote!(types(f32, f64))).unwrap().types, vec![ScalarType::F32, ScalarType::F64]);
+        assert!(Options::parse(quote!(types(f32, String))).is_err());
     }
 
     #[test]

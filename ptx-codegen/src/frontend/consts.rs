@@ -18,6 +18,9 @@ pub fn associated(t: ScalarType, name: &str) -> Option<(ScalarType, Literal)> {
         let f = |a: f32, b: f64| Some(float(t, a, b));
         let int = |a: i32, b: i32, ty| Some((ty, Literal::Int(if t == F32 { a } else { b } as i128)));
         return match name {
+            // The `Float` trait's constants, for generic functions compiled per type.
+            "ZERO" => f(0.0, 0.0),
+            "ONE" => f(1.0, 1.0),
             "MAX" => f(f32::MAX, f64::MAX),
             "MIN" => f(f32::MIN, f64::MIN),
             "MIN_POSITIVE" => f(f32::MIN_POSITIVE, f64::MIN_POSITIVE),

@@ -394,7 +394,7 @@ impl Checker {
         if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
             self.error(
                 &sig.generics,
-                "a vectorized function cannot be generic: write it for concrete scalar types, such as `fn f(x: f32) -> f32`",
+                "a vectorized function is compiled for concrete types: write `#[vectorize(types(f32, f64))]` to compile `fn f<T: Float>(…)` for each listed type, or use concrete types (`fn f(x: f32) -> f32`)",
             );
         }
         if let Some(v) = &sig.variadic {
@@ -893,6 +893,17 @@ impl Checker {
                 [t] | ["std" | "core", "primitive", t] => ScalarType::from_name(t),
                 _ => None,
             };
+            // `T::from_f64(v)` of the `Float` trait, once `T` is a concrete float: `v as T`.
+            if let (Some(t), "from_f64", [(v, src)]) = (receiver_type, method.as_str(), args.as_slice()) {
+                if t.is_float() {
+                    if self.infer.unify(v.ty, Type::Scalar(ScalarType::F64)).is_err() {
+                        let found = self.infer.describe(v.ty);
+                        self.error(*src, format!("mismatched types: `from_f64` takes a `f64`, found `{found}`"));
+                    }
+                    let v = args.remove(0).0;
+                    return self.mk(ExprKind::Cast(Box::new(v)), Type::Scalar(t), span);
+                }
+            }
             let special = prefix.last() == Some(&"SpecialMath") && intrinsic::SPECIAL_MATH.contains(&method.as_str());
             if (receiver_type.is_some() || special) && !args.is_empty() {
                 let (recv, recv_src) = args.remove(0);

@@ -196,7 +196,7 @@ fn signatures_outside_the_language() {
     error_containing("fn f(x: f32) { }", "must return a value: add a return type such as `-> f32`");
     let e = errors("fn f(x: f32) -> (f32, f32) { (x, x) }");
     assert!(e[0].contains("tuple results are not supported yet"), "{e:?}");
-    error_containing("fn f<T>(x: T) -> T { x }", "cannot be generic");
+    error_containing("fn f<T>(x: T) -> T { x }", "write `#[vectorize(types(f32, f64))]`");
     error_containing("async fn f(x: f32) -> f32 { x }", "`async fn` cannot be vectorized");
     error_containing("unsafe fn f(x: f32) -> f32 { x }", "`unsafe fn` cannot be vectorized");
     error_containing("fn f((a, b): (f32, f32)) -> f32 { a }", "destructuring is not supported");
