@@ -144,3 +144,38 @@ fn generic_functions_get_one_kernel_per_type() {
     assert_eq!(plus::reduce(&[0i64; 0]).unwrap(), 0);
     assert!(plus::PTX_U8.contains(".visible .entry vectorize_plus_reduce("));
 }
+
+#[vectorize(target = "cpu", identity = 0.0)]
+fn cpu_sum(a: f64, b: f64) -> f64 {
+    a + b
+}
+
+#[vectorize(target = "parallel")]
+fn par_scale(x: f32, k: f32) -> f32 {
+    x * k
+}
+
+#[vectorize(target = "parallel", types(f32, f64))]
+fn par_square<T: gpu_runtime::Float>(x: T) -> T {
+    x * x
+}
+
+#[test]
+fn cpu_and_parallel_targets_need_no_gpu() {
+    let v: Vec<f64> = (0..10_000).map(|i| i as f64).collect();
+    assert_eq!(cpu_sum(&v, 1.0).unwrap()[9_999], 10_000.0);
+    assert_eq!(cpu_sum::reduce(&v).unwrap(), 49_995_000.0);
+    assert_eq!(cpu_sum::reduce(&[0.0f64; 0]).unwrap(), 0.0);
+    let x: Vec<f32> = (0..100_000).map(|i| i as f32).collect();
+    let y = par_scale(&x, 0.5).unwrap();
+    assert_eq!(y.len(), 100_000);
+    assert_eq!(y[99_999], 49_999.5);
+    let mut out = vec![0.0f32; 3];
+    par_scale::into(&mut out, &[1.0f32, 2.0, 3.0], 2.0).unwrap();
+    assert_eq!(out, vec![2.0, 4.0, 6.0]);
+    par_scale::into(&mut out, 1.0, 3.0).unwrap();
+    assert_eq!(out, vec![3.0; 3]);
+    assert!(matches!(par_scale::into(&mut out, &[1.0f32], 2.0), Err(Error::LengthMismatch { .. })));
+    assert_eq!(par_square(&[3.0f64, -2.0]).unwrap(), vec![9.0, 4.0]);
+    assert_eq!(par_square::cpu(&[1.5f32]).unwrap(), vec![2.25]);
+}

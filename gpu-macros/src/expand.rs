@@ -4,7 +4,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, ToTokens};
 use syn::ext::IdentExt;
 
-use ptx_codegen::{frontend, CompiledKernel, Options, ScalarType};
+use ptx_codegen::{frontend, CompiledKernel, Options, ScalarType, Target};
 
 use crate::chain;
 
@@ -101,18 +101,25 @@ fn finish_vectorize(
     let instances: Vec<Instance> = concrete
         .iter()
         .map(|(ty, f)| {
-            let compiled = if !precheck_failed && helpers_ok && errors.is_empty() {
-                match ptx_codegen::compile_with_helpers(f, &callees, &helpers, &options) {
-                    Ok(k) => Some(k),
+            let (compiled, ok) = if !precheck_failed && helpers_ok && errors.is_empty() {
+                let result = if options.target == Target::Cuda {
+                    ptx_codegen::compile_with_helpers(f, &callees, &helpers, &options).map(Some)
+                } else {
+                    // The CPU targets run the host original; the function is still checked
+                    // against the kernel language, so it can move to the GPU unchanged.
+                    frontend::check_program(f, &callees, &helpers).map(|_| None)
+                };
+                match result {
+                    Ok(k) => (k, true),
                     Err(e) => {
                         errors.push(e);
-                        None
+                        (None, false)
                     }
                 }
             } else {
-                None
+                (None, false)
             };
-            Instance { ty: *ty, compiled }
+            Instance { ty: *ty, compiled, ok }
         })
         .collect();
     let signature = frontend::signature_types(&concrete[0].1.sig);
@@ -136,7 +143,7 @@ fn finish_vectorize(
                 syn::ReturnType::Type(_, w) => slot(ret, w),
                 syn::ReturnType::Default => Slot::Concrete(ret),
             };
-            let own = chain::Entry::new(func, callees, instances.iter().all(|i| i.compiled.is_some()));
+            let own = chain::Entry::new(func, callees, instances.iter().all(|i| i.ok));
             let closure: Vec<chain::Entry> = std::iter::once(own).chain(entries).collect();
             let reducible = params.len() == 2 && params.iter().all(|t| *t == ret);
             let mut identity = options.identity.as_ref();
@@ -145,7 +152,7 @@ fn finish_vectorize(
                 identity_error = syn::Error::new_spanned(e, "`identity` is for `name::reduce`, which exists for functions of the form `fn(T, T) -> T`").to_compile_error();
                 identity = None;
             }
-            let api = generate(func, generic, &params, ret, &instances, &closure, identity);
+            let api = generate(func, generic, &params, ret, &instances, &closure, identity, options.target);
             quote! { #diagnostics #identity_error #api }
         }
         Err(_) => {
@@ -342,7 +349,10 @@ enum Slot {
 /// generic one one per listed type.
 struct Instance {
     ty: Option<ScalarType>,
+    /// The kernel (CUDA target only).
     compiled: Option<CompiledKernel>,
+    /// Whether the function passed the compiler's checks.
+    ok: bool,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -354,7 +364,9 @@ fn generate(
     instances: &[Instance],
     closure: &[chain::Entry],
     identity: Option<&syn::Expr>,
+    target: Target,
 ) -> TokenStream {
+    let gpu = target == Target::Cuda;
     let vis = &func.vis;
     let name = &func.sig.ident;
     let name_str = name.unraw().to_string();
@@ -368,7 +380,7 @@ fn generate(
     };
     let tys: Vec<TokenStream> = params.iter().map(|t| slot_tokens(*t)).collect();
     let ret_ty = slot_tokens(ret);
-    let all_compiled = instances.iter().all(|i| i.compiled.is_some());
+    let all_compiled = instances.iter().all(|i| i.ok);
 
     // Attributes: docs and lints go on the call wrapper; `cfg`s on everything; the
     // original function keeps all of its own.
@@ -428,15 +440,19 @@ fn generate(
             let k = instances[0].compiled.as_ref();
             let (ptx, llvm_ir) = k.map_or(("", ""), |k| (k.ptx.as_str(), k.llvm_ir.as_str()));
             let kernel_spec = spec(k, quote!(PTX));
-            kernels = quote! {
-                /// The PTX generated for this function at build time.
-                pub const PTX: &str = #ptx;
+            kernels = if gpu {
+                quote! {
+                    /// The PTX generated for this function at build time.
+                    pub const PTX: &str = #ptx;
 
-                /// The optimised LLVM IR the PTX was generated from.
-                pub const LLVM_IR: &str = #llvm_ir;
+                    /// The optimised LLVM IR the PTX was generated from.
+                    pub const LLVM_IR: &str = #llvm_ir;
 
-                #[doc(hidden)]
-                pub static KERNEL: ::gpu_runtime::__private::Kernel = #kernel_spec;
+                    #[doc(hidden)]
+                    pub static KERNEL: ::gpu_runtime::__private::Kernel = #kernel_spec;
+                }
+            } else {
+                TokenStream::new()
             };
             kernel = quote!(KERNEL);
             outer_kernel = quote!(#name::KERNEL);
@@ -467,19 +483,33 @@ fn generate(
                 let scalar_params: Vec<TokenStream> =
                     params.iter().map(|p| if *p == Slot::Generic { ty.clone() } else { slot_tokens(*p) }).collect();
                 let scalar_ret = if ret == Slot::Generic { ty.clone() } else { ret_ty.clone() };
-                impls.extend(quote! {
-                    #[doc = #ptx_doc]
-                    pub const #ptx_name: &str = #ptx;
-                    #[doc(hidden)]
-                    pub const #ir_name: &str = #llvm_ir;
-                    #[doc(hidden)]
-                    pub static #kernel_name: ::gpu_runtime::__private::Kernel = #kernel_spec;
-                    impl Element for #ty {
+                let gpu_items = if gpu {
+                    quote! {
+                        #[doc = #ptx_doc]
+                        pub const #ptx_name: &str = #ptx;
+                        #[doc(hidden)]
+                        pub const #ir_name: &str = #llvm_ir;
+                        #[doc(hidden)]
+                        pub static #kernel_name: ::gpu_runtime::__private::Kernel = #kernel_spec;
+                    }
+                } else {
+                    TokenStream::new()
+                };
+                let gpu_impl = if gpu {
+                    quote! {
                         const PTX: &'static str = #ptx_name;
-                        const IDENTITY: ::core::option::Option<#identity_ty> = #identity_tokens;
                         fn kernel() -> &'static ::gpu_runtime::__private::Kernel {
                             &#kernel_name
                         }
+                    }
+                } else {
+                    TokenStream::new()
+                };
+                impls.extend(quote! {
+                    #gpu_items
+                    impl Element for #ty {
+                        #gpu_impl
+                        const IDENTITY: ::core::option::Option<#identity_ty> = #identity_tokens;
                         fn scalar(#(#idents: #scalar_params),*) -> #scalar_ret {
                             super::#name::scalar::<#ty>(#(#idents),*)
                         }
@@ -489,25 +519,39 @@ fn generate(
             let (first_ptx, first_ir) = first.expect("at least one type");
             let element_params: Vec<TokenStream> = params.iter().map(|p| if *p == Slot::Generic { quote!(Self) } else { slot_tokens(*p) }).collect();
             let element_ret = if ret == Slot::Generic { quote!(Self) } else { ret_ty.clone() };
+            let gpu_trait_items = if gpu {
+                quote! {
+                    /// The PTX of this type's kernel.
+                    const PTX: &'static str;
+                    #[doc(hidden)]
+                    fn kernel() -> &'static ::gpu_runtime::__private::Kernel;
+                }
+            } else {
+                TokenStream::new()
+            };
+            let gpu_consts = if gpu {
+                quote! {
+                    /// The PTX of the first listed type (each type's is `PTX_<TYPE>`, or `T::PTX`).
+                    pub const PTX: &str = #first_ptx;
+
+                    /// The optimised LLVM IR of the first listed type.
+                    pub const LLVM_IR: &str = #first_ir;
+                }
+            } else {
+                TokenStream::new()
+            };
             kernels = quote! {
                 /// The types this function is compiled for.
                 #[diagnostic::on_unimplemented(message = #message, label = "not a type this function is compiled for", note = #note)]
                 pub trait Element: ::gpu_runtime::Scalar {
-                    /// The PTX of this type's kernel.
-                    const PTX: &'static str;
+                    #gpu_trait_items
                     #[doc(hidden)]
                     const IDENTITY: ::core::option::Option<#identity_ty>;
-                    #[doc(hidden)]
-                    fn kernel() -> &'static ::gpu_runtime::__private::Kernel;
                     #[doc(hidden)]
                     fn scalar(#(#idents: #element_params),*) -> #element_ret;
                 }
 
-                /// The PTX of the first listed type (each type's is `PTX_<TYPE>`, or `T::PTX`).
-                pub const PTX: &str = #first_ptx;
-
-                /// The optimised LLVM IR of the first listed type.
-                pub const LLVM_IR: &str = #first_ir;
+                #gpu_consts
 
                 #impls
             };
@@ -522,7 +566,30 @@ fn generate(
         }
     }
 
-    let reduce = if reducible {
+    let reduce = if reducible && !gpu {
+        let (iter, fold) = if target == Target::Parallel {
+            (quote!(into_par_iter), quote!(reduce_with))
+        } else {
+            (quote!(into_iter), quote!(reduce))
+        };
+        quote! {
+            /// Folds the elements of `values` with the function (on the CPU: this function's
+            /// target). An empty array gives the `identity`, or `Error::EmptyReduce` without
+            /// one.
+            pub fn reduce<'__a, #generics>(values: impl ::gpu_runtime::Arg<'__a, #ret_ty>) -> ::gpu_runtime::Result<#ret_ty> {
+                #[allow(unused_imports)]
+                use ::gpu_runtime::__private::rayon::prelude::*;
+                let values = ::gpu_runtime::Arg::into_arg(values).to_host()?;
+                let __n = values.len().unwrap_or(1);
+                (0..__n)
+                    .#iter()
+                    .map(|__i| values.get(__i))
+                    .#fold(|a, b| #scalar_call(a, b))
+                    .or(#identity_expr)
+                    .ok_or(::gpu_runtime::Error::EmptyReduce { function: #name_str })
+            }
+        }
+    } else if reducible {
         quote! {
             /// Folds the elements of `values` with the function, on the GPU: in one launch
             /// over the data and one small launch over the blocks' results. The folds do not
@@ -539,29 +606,17 @@ fn generate(
         TokenStream::new()
     };
 
-    quote! {
-        #(#wrapper_attrs)*
-        #[allow(clippy::too_many_arguments)]
-        #vis fn #name<'__a, #outer_generics>(#arg_list) -> ::gpu_runtime::Result<::std::vec::Vec<#ret_ty>> {
+    let args_only = quote!(#(#idents),*);
+    let wrapper_body = match target {
+        Target::Cuda => quote! {
             // SAFETY: the arguments follow the kernel's inputs in order and type.
             unsafe { #outer_kernel.call_host::<#ret_ty>(::core::option::Option::None, &#erased) }
-        }
-
-        #(#mod_attrs)*
-        #[doc = #mod_doc]
-        #[allow(non_snake_case, clippy::too_many_arguments)]
-        #vis mod #name {
-            #[allow(unused_imports)]
-            use super::*;
-
-            #closure_macro
-
-            /// The original scalar function, compiled for the host.
-            #(#scalar_attrs)*
-            #scalar_fn
-
-            #kernels
-
+        },
+        Target::Cpu => quote!(#name::cpu(#args_only)),
+        Target::Parallel => quote!(#name::parallel(#args_only)),
+    };
+    let gpu_api = if gpu {
+        quote! {
             /// Runs the function on `device`.
             pub fn on<'__a, #generics>(#device: &::gpu_runtime::Device, #arg_list) -> ::gpu_runtime::Result<::std::vec::Vec<#ret_ty>> {
                 // SAFETY: the arguments follow the kernel's inputs in order and type.
@@ -581,6 +636,55 @@ fn generate(
                 // SAFETY: the arguments follow the kernel's inputs in order and type.
                 unsafe { #kernel.call_into::<#ret_ty>(::core::option::Option::None, &#erased, ::gpu_runtime::Out::into_out(#out)) }
             }
+        }
+    } else {
+        let run = if target == Target::Parallel { quote!(parallel) } else { quote!(cpu) };
+        quote! {
+            /// Runs the function (on this function's CPU target) and writes the results into
+            /// `out`, whose length must be the call's.
+            pub fn into<'__a, '__o, #generics>(#out: impl ::gpu_runtime::Out<'__o, #ret_ty>, #arg_list) -> ::gpu_runtime::Result<()> {
+                let __out = ::gpu_runtime::Out::into_out(#out);
+                #(let #idents = ::gpu_runtime::Arg::into_arg(#idents);)*
+                let __names = [#(#name_strs,)* "out"];
+                let __lens = [#(#idents.len(),)* ::core::option::Option::Some(__out.len())];
+                let __n = ::gpu_runtime::__private::broadcast_len(#name_str, &__names, &__lens)?;
+                let mut __values = #run(#(#idents),*)?;
+                if __values.len() != __n {
+                    // Only scalars: every element of the output gets the one value.
+                    __values = ::std::vec![__values[0]; __n];
+                }
+                match __out {
+                    ::gpu_runtime::OutRef::Host(s) => s.copy_from_slice(&__values),
+                    ::gpu_runtime::OutRef::Device(mut d) => d.copy_from(&__values)?,
+                }
+                ::core::result::Result::Ok(())
+            }
+        }
+    };
+
+    quote! {
+        #(#wrapper_attrs)*
+        #[allow(clippy::too_many_arguments)]
+        #vis fn #name<'__a, #outer_generics>(#arg_list) -> ::gpu_runtime::Result<::std::vec::Vec<#ret_ty>> {
+            #wrapper_body
+        }
+
+        #(#mod_attrs)*
+        #[doc = #mod_doc]
+        #[allow(non_snake_case, clippy::too_many_arguments)]
+        #vis mod #name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #closure_macro
+
+            /// The original scalar function, compiled for the host.
+            #(#scalar_attrs)*
+            #scalar_fn
+
+            #kernels
+
+            #gpu_api
 
             #reduce
 

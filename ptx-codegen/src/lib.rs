@@ -23,7 +23,7 @@ use inkwell::context::Context;
 use syn::ext::IdentExt;
 
 pub use abi::{Fault, KernelAbi};
-pub use options::Options;
+pub use options::{Options, Target};
 pub use ty::ScalarType;
 
 /// A compiled vectorized function: its kernel's ABI, its PTX and its optimised LLVM IR.

@@ -6,9 +6,21 @@ use syn::parse::Parser;
 use crate::emit::SUPPORTED_ARCHS;
 use crate::ty::ScalarType;
 
+/// Where a vectorized function's calls run.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// A kernel on an NVIDIA GPU (the default).
+    Cuda,
+    /// A loop on the calling thread.
+    Cpu,
+    /// A loop split over threads (rayon).
+    Parallel,
+}
+
 /// How a vectorized function is compiled.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Options {
+    pub target: Target,
     /// The PTX target architecture (`sm_70` unless chosen): the oldest GPU generation the
     /// kernel runs on; the driver compiles the PTX for newer ones when it loads it.
     pub arch: String,
@@ -23,12 +35,12 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { arch: "sm_70".to_string(), fastmath: false, identity: None, types: Vec::new() }
+        Options { target: Target::Cuda, arch: "sm_70".to_string(), fastmath: false, identity: None, types: Vec::new() }
     }
 }
 
 const KEYS: &[&str] = &["target", "arch", "fastmath", "identity", "types"];
-const TARGETS: &[&str] = &["cuda"];
+const TARGETS: &[&str] = &["cuda", "cpu", "parallel"];
 
 impl Options {
     /// Parses the attribute's arguments, reporting every problem.
@@ -41,12 +53,17 @@ impl Options {
                 "target" => {
                     let lit: syn::LitStr = meta.value()?.parse()?;
                     let v = lit.value();
-                    if !TARGETS.contains(&v.as_str()) {
-                        let hint = suggestion(&v, TARGETS);
-                        errors.push(syn::Error::new(
-                            lit.span(),
-                            format!("unsupported target \"{v}\"{hint}; the supported target is \"cuda\""),
-                        ));
+                    match v.as_str() {
+                        "cuda" => opts.target = Target::Cuda,
+                        "cpu" => opts.target = Target::Cpu,
+                        "parallel" => opts.target = Target::Parallel,
+                        _ => {
+                            let hint = suggestion(&v, TARGETS);
+                            errors.push(syn::Error::new(
+                                lit.span(),
+                                format!("unsupported target \"{v}\"{hint}; the targets are \"cuda\", \"cpu\" and \"parallel\""),
+                            ));
+                        }
                     }
                     Ok(())
                 }
@@ -130,7 +147,7 @@ impl Options {
 fn suggestion(given: &str, candidates: &[&str]) -> String {
     candidates
         .iter()
-        .map(|c| (strsim::levenshtein(given, c), *c))
+        .map(|c| (strsim::osa_distance(given, c), *c))
         .filter(|(d, c)| *d <= 2.max(c.len() / 3))
         .min()
         .map(|(_, c)| format!(" (did you mean `{c}`?)"))
@@ -168,5 +185,6 @@ mod tests {
     fn unsupported_target() {
         let e = Options::parse(quote!(target = "cdua")).unwrap_err().to_string();
         assert!(e.contains("unsupported target \"cdua\" (did you mean `cuda`?)"), "{e}");
+        assert_eq!(Options::parse(quote!(target = "parallel")).unwrap().target, Target::Parallel);
     }
 }
