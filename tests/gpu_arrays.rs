@@ -194,3 +194,36 @@ fn sixteen_threads_share_the_functions() {
         }
     });
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn streams_run_work_while_the_host_goes_on() {
+    let device = gpu_runtime::default_device().unwrap();
+    let (s1, s2) = (device.new_stream().unwrap(), device.new_stream().unwrap());
+    let a: Vec<f32> = inputs(4 << 20, 21);
+    let b: Vec<f32> = inputs(4 << 20, 22);
+    let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| add::scalar(*x, *y)).collect();
+    let (da, db) = (DeviceVec::from_slice(&a).unwrap(), DeviceVec::from_slice(&b).unwrap());
+    // Three calls in flight on two streams.
+    let p1 = add::launch(&s1, &a, &b).unwrap();
+    let p2 = add::launch_device(&s2, &da, &db).unwrap();
+    let mut out = vec![0.0f32; a.len()];
+    let p3 = add::launch_into(&s1, &mut out, &da, 1.0).unwrap();
+    assert_same("launch", &p1.wait().unwrap(), &want);
+    assert_same("launch_device", &p2.wait().unwrap().to_vec().unwrap(), &want);
+    p3.wait().unwrap();
+    let plus1: Vec<f32> = a.iter().map(|x| add::scalar(*x, 1.0)).collect();
+    assert_same("launch_into", &out, &plus1);
+    // Dropping a handle waits for its work.
+    {
+        let _dropped = add::launch(&s2, &a, &b).unwrap();
+    }
+    s2.synchronize().unwrap();
+    // Faults come back through `wait`.
+    let n: Vec<i32> = (0..1000).collect();
+    let mut d = vec![1i32; 1000];
+    d[512] = 0;
+    assert!(matches!(ratio::launch(&s1, &n, &d).unwrap().wait(), Err(Error::KernelFault { index: 512, .. })));
+    // A call with nothing to do is ready at once.
+    assert!(add::launch(&s1, &[0.0f32; 0], 1.0).unwrap().is_done());
+}

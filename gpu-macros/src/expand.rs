@@ -410,6 +410,7 @@ fn generate(
     // `device` and `out` unless a parameter already has that name.
     let device = if name_strs.contains(&"device") { format_ident!("__device") } else { format_ident!("device") };
     let out = if name_strs.contains(&"out") { format_ident!("__out") } else { format_ident!("out") };
+    let stream = if name_strs.contains(&"stream") { format_ident!("__stream") } else { format_ident!("stream") };
     let mod_doc = format!("The generated API of the vectorized function `{name_str}`.");
     let reducible = params.len() == 2 && params.iter().all(|t| *t == ret);
     let spec = |k: Option<&CompiledKernel>, ptx: TokenStream| {
@@ -635,6 +636,26 @@ fn generate(
             pub fn into<'__a, '__o, #generics>(#out: impl ::gpu_runtime::Out<'__o, #ret_ty>, #arg_list) -> ::gpu_runtime::Result<()> {
                 // SAFETY: the arguments follow the kernel's inputs in order and type.
                 unsafe { #kernel.call_into::<#ret_ty>(::core::option::Option::None, &#erased, ::gpu_runtime::Out::into_out(#out)) }
+            }
+
+            /// Queues the call on `stream` and returns at once; `wait()` on the handle gives
+            /// the results. The arguments stay borrowed until then.
+            pub fn launch<'__a, #generics>(#stream: &'__a ::gpu_runtime::Stream, #arg_list) -> ::gpu_runtime::Result<::gpu_runtime::Pending<'__a, ::std::vec::Vec<#ret_ty>>> {
+                // SAFETY: the arguments follow the kernel's inputs in order and type.
+                unsafe { #kernel.launch_host::<#ret_ty>(#stream, &#erased) }
+            }
+
+            /// Queues the call on `stream`; the results stay on the device.
+            pub fn launch_device<'__a, #generics>(#stream: &'__a ::gpu_runtime::Stream, #arg_list) -> ::gpu_runtime::Result<::gpu_runtime::Pending<'__a, ::gpu_runtime::DeviceVec<#ret_ty>>> {
+                // SAFETY: the arguments follow the kernel's inputs in order and type.
+                unsafe { #kernel.launch_device::<#ret_ty>(#stream, &#erased) }
+            }
+
+            /// Queues the call on `stream`, writing into `out`, which stays borrowed until
+            /// the handle is waited for or dropped.
+            pub fn launch_into<'__a, #generics>(#stream: &'__a ::gpu_runtime::Stream, #out: impl ::gpu_runtime::Out<'__a, #ret_ty>, #arg_list) -> ::gpu_runtime::Result<::gpu_runtime::Pending<'__a, ()>> {
+                // SAFETY: the arguments follow the kernel's inputs in order and type.
+                unsafe { #kernel.launch_into::<#ret_ty>(#stream, &#erased, ::gpu_runtime::Out::into_out(#out)) }
             }
         }
     } else {

@@ -6,10 +6,10 @@
 //! value"), and a fault-word pointer when the function can fail.
 
 use std::ffi::c_void;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::sys::CUdeviceptr;
-use cudarc::driver::{result, CudaFunction, CudaSlice, DevicePtr, DevicePtrMut};
+use cudarc::driver::{result, CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use cudarc::nvrtc::Ptx;
 
 use crate::arg::{broadcast_len, ErasedArg, OutRef};
@@ -17,6 +17,7 @@ use crate::device::{default_device, Device};
 use crate::error::{Error, Result};
 use crate::memory::{alloc_error, DeviceVec};
 use crate::scalar::Scalar;
+use crate::stream::{Pending, PinnedBuffer, Stream};
 
 /// What the macro knows about a vectorized function's kernel.
 #[derive(Debug)]
@@ -186,28 +187,49 @@ impl Kernel {
     /// `outs` must have room for `plan.n` elements of the kernel's output type, whose size
     /// is `out_size`. The macro that generates the call guarantees it.
     pub unsafe fn execute(&self, plan: &Plan, args: &[ErasedArg<'_>], outs: &[ErasedOut], out_size: usize) -> Result<()> {
+        let stream = plan.device.stream().clone();
+        unsafe { self.enqueue(plan, &stream, args, outs, out_size)? }.finish()
+    }
+
+    /// Queues the work of [`Kernel::execute`] on `stream` and returns without waiting for
+    /// the GPU: host arguments are copied (the driver stages pageable memory before the
+    /// copy call returns), the kernel is launched, and results bound for host memory are
+    /// copied there asynchronously.
+    ///
+    /// # Safety
+    /// As for [`Kernel::execute`]; moreover `outs` and device arguments must stay valid,
+    /// and host outputs unread, until the returned [`Queued`] is finished.
+    pub unsafe fn enqueue(
+        &self,
+        plan: &Plan,
+        stream: &Arc<CudaStream>,
+        args: &[ErasedArg<'_>],
+        outs: &[ErasedOut],
+        out_size: usize,
+    ) -> Result<Queued> {
         let Plan { n, device } = plan;
         let n = *n;
         device.bind()?;
         let loaded = self.loaded(device)?;
-        let stream = device.stream();
         let alloc = |bytes: usize| -> Result<CudaSlice<u8>> {
             // SAFETY: every byte is written (by a copy or by the kernel) before it is read.
             unsafe { stream.alloc::<u8>(bytes) }.map_err(|e| alloc_error(device, bytes, e))
         };
 
         // Host arrays go to the device; device arrays and scalars are passed as they are.
-        let mut staged: Vec<CudaSlice<u8>> = Vec::new();
+        let mut buffers: Vec<CudaSlice<u8>> = Vec::new();
         let mut words: Vec<u64> = Vec::with_capacity(2 + outs.len() + 2 * args.len());
         words.push(n as u64);
-        let mut out_bufs: Vec<(CudaSlice<u8>, *mut u8)> = Vec::new();
+        let mut host_outs: Vec<(CUdeviceptr, *mut u8)> = Vec::new();
         for out in outs {
             match *out {
                 ErasedOut::Device { ptr } => words.push(ptr),
                 ErasedOut::Host { ptr } => {
                     let buf = alloc(n * out_size)?;
-                    words.push(buf.device_ptr(stream).0);
-                    out_bufs.push((buf, ptr));
+                    let d = buf.device_ptr(stream).0;
+                    words.push(d);
+                    host_outs.push((d, ptr));
+                    buffers.push(buf);
                 }
             }
         }
@@ -224,12 +246,12 @@ impl Kernel {
                     unsafe { result::memcpy_htod_async(dst, src, stream.cu_stream()) }
                         .map_err(|e| Error::driver("copying an argument to the GPU", e))?;
                     words.extend([dst, 0]);
-                    staged.push(buf);
+                    buffers.push(buf);
                 }
             }
         }
         // The fault word starts at "no fault"; the kernel lowers it to `index << 8 | code`.
-        let flag = if self.spec.error_flag {
+        let fault = if self.spec.error_flag {
             let mut f = unsafe { stream.alloc::<u64>(1) }.map_err(|e| alloc_error(device, 8, e))?;
             let (ptr, _) = f.device_ptr_mut(stream);
             unsafe { result::memset_d8_async(ptr, 0xff, 8, stream.cu_stream()) }
@@ -245,32 +267,19 @@ impl Kernel {
         let mut params: Vec<*mut c_void> = words.iter_mut().map(|w| (w as *mut u64).cast()).collect();
         let grid = n.div_ceil(BLOCK as usize).min(loaded.max_grid as usize).max(1) as u32;
         // SAFETY: the parameters follow the kernel's ABI (guaranteed by the caller) and
-        // every buffer outlives the synchronisation below.
+        // every buffer lives in the returned `Queued` until the work is finished.
         unsafe {
             result::launch_kernel(loaded.func.cu_function(), (grid, 1, 1), (BLOCK, 1, 1), 0, stream.cu_stream(), &mut params)
         }
         .map_err(|e| Error::driver("launching the kernel", e))?;
 
-        for (buf, host) in &out_bufs {
+        for (src, host) in host_outs {
             // SAFETY: `host` has room for `n` elements of `out_size` bytes (caller).
-            let dst = unsafe { std::slice::from_raw_parts_mut(*host, n * out_size) };
-            unsafe { result::memcpy_dtoh_async(dst, buf.device_ptr(stream).0, stream.cu_stream()) }
+            let dst = unsafe { std::slice::from_raw_parts_mut(host, n * out_size) };
+            unsafe { result::memcpy_dtoh_async(dst, src, stream.cu_stream()) }
                 .map_err(|e| Error::driver("copying the results from the GPU", e))?;
         }
-        let mut fault = u64::MAX;
-        if let Some(f) = &flag {
-            unsafe { result::memcpy_dtoh_async(std::slice::from_mut(&mut fault), f.device_ptr(stream).0, stream.cu_stream()) }
-                .map_err(|e| Error::driver("reading the kernel's error flag", e))?;
-        }
-        stream.synchronize().map_err(|e| Error::driver("running the kernel", e))?;
-        if fault != u64::MAX {
-            return Err(Error::KernelFault {
-                function: self.spec.name,
-                index: fault >> 8,
-                message: fault_message((fault & 0xff) as u32),
-            });
-        }
-        Ok(())
+        Ok(Queued { stream: stream.clone(), function: self.spec.name, buffers, fault })
     }
 
     /// The results on the host, in a new `Vec`.
@@ -417,6 +426,107 @@ impl Kernel {
         }
         // SAFETY: the completed copy wrote it.
         Ok(unsafe { value.assume_init() })
+    }
+}
+
+impl Kernel {
+    /// Queues the call on `stream`; the results come to the host when the handle is
+    /// waited for.
+    ///
+    /// # Safety
+    /// As for [`Kernel::execute`], with `R` the kernel's output type.
+    pub unsafe fn launch_host<'a, R: Scalar>(&self, stream: &'a Stream, args: &[ErasedArg<'a>]) -> Result<Pending<'a, Vec<R>>> {
+        let Some(plan) = self.plan(Some(stream.device()), args, None)? else { return Ok(Pending::ready(Vec::new())) };
+        let n = plan.n;
+        let pinned = PinnedBuffer::new(&plan.device, n * std::mem::size_of::<R>())?;
+        let dst = ErasedOut::Host { ptr: pinned.ptr() };
+        let queued = unsafe { self.enqueue(&plan, stream.cuda(), args, &[dst], std::mem::size_of::<R>())? };
+        // SAFETY (in the closure): the finished work wrote `n` values.
+        Ok(Pending::new(queued, move || Ok(unsafe { pinned.read::<R>(n) }.to_vec())))
+    }
+
+    /// Queues the call on `stream`; the results stay on the device.
+    ///
+    /// # Safety
+    /// As for [`Kernel::execute`], with `R` the kernel's output type.
+    pub unsafe fn launch_device<'a, R: Scalar>(&self, stream: &'a Stream, args: &[ErasedArg<'a>]) -> Result<Pending<'a, DeviceVec<R>>> {
+        let Some(plan) = self.plan(Some(stream.device()), args, None)? else {
+            // SAFETY: empty.
+            return Ok(Pending::ready(unsafe { DeviceVec::uninit_on(stream.device(), 0)? }));
+        };
+        // SAFETY: the kernel writes every element.
+        let out = unsafe { DeviceVec::<R>::uninit_on_stream(&plan.device, stream.cuda(), plan.n)? };
+        let dst = ErasedOut::Device { ptr: out.ptr() };
+        let queued = unsafe { self.enqueue(&plan, stream.cuda(), args, &[dst], std::mem::size_of::<R>())? };
+        Ok(Pending::new(queued, move || Ok(out)))
+    }
+
+    /// Queues the call on `stream`, writing into `out`, which stays borrowed until the
+    /// handle is waited for.
+    ///
+    /// # Safety
+    /// As for [`Kernel::execute`], with `R` the kernel's output type.
+    pub unsafe fn launch_into<'a, R: Scalar>(&self, stream: &'a Stream, args: &[ErasedArg<'a>], out: OutRef<'a, R>) -> Result<Pending<'a, ()>> {
+        let (len, out_device) = match &out {
+            OutRef::Host(s) => (s.len(), None),
+            OutRef::Device(d) => (d.len(), Some(d.device())),
+        };
+        let Some(plan) = self.plan(Some(stream.device()), args, Some((len, out_device)))? else { return Ok(Pending::ready(())) };
+        let size = std::mem::size_of::<R>();
+        match out {
+            OutRef::Device(d) => {
+                let queued = unsafe { self.enqueue(&plan, stream.cuda(), args, &[ErasedOut::Device { ptr: d.ptr() }], size)? };
+                Ok(Pending::new(queued, move || {
+                    let _written = d;
+                    Ok(())
+                }))
+            }
+            OutRef::Host(s) => {
+                let n = plan.n;
+                let pinned = PinnedBuffer::new(&plan.device, n * size)?;
+                let queued = unsafe { self.enqueue(&plan, stream.cuda(), args, &[ErasedOut::Host { ptr: pinned.ptr() }], size)? };
+                Ok(Pending::new(queued, move || {
+                    // SAFETY: the finished work wrote `n` values.
+                    s.copy_from_slice(unsafe { pinned.read::<R>(n) });
+                    Ok(())
+                }))
+            }
+        }
+    }
+}
+
+/// Work queued on a stream, with the buffers it uses: they live until it is finished.
+#[must_use = "queued work must be finished to see its errors"]
+pub struct Queued {
+    stream: Arc<CudaStream>,
+    function: &'static str,
+    buffers: Vec<CudaSlice<u8>>,
+    fault: Option<CudaSlice<u64>>,
+}
+
+impl Queued {
+    /// Waits for the work and reports a fault of the kernel, if any.
+    pub fn finish(self) -> Result<()> {
+        let mut fault = u64::MAX;
+        if let Some(f) = &self.fault {
+            // A copy to pageable memory returns when it is done, so it also waits for the
+            // work queued before it.
+            unsafe { result::memcpy_dtoh_async(std::slice::from_mut(&mut fault), f.device_ptr(&self.stream).0, self.stream.cu_stream()) }
+                .map_err(|e| Error::driver("reading the kernel's error flag", e))?;
+        }
+        self.stream.synchronize().map_err(|e| Error::driver("running the kernel", e))?;
+        drop(self.buffers);
+        if fault != u64::MAX {
+            return Err(Error::KernelFault { function: self.function, index: fault >> 8, message: fault_message((fault & 0xff) as u32) });
+        }
+        Ok(())
+    }
+
+    /// Whether the GPU has finished the work (without waiting).
+    pub fn is_done(&self) -> bool {
+        // SAFETY: a valid stream handle.
+        let status = unsafe { cudarc::driver::sys::cuStreamQuery(self.stream.cu_stream()) };
+        status == cudarc::driver::sys::CUresult::CUDA_SUCCESS
     }
 }
 

@@ -33,6 +33,7 @@ mod kernel;
 mod memory;
 mod scalar;
 mod special;
+mod stream;
 
 pub use arg::{Arg, ArgRef, HostArg, Out, OutRef};
 pub use memory::{DeviceSlice, DeviceSliceMut, DeviceVec};
@@ -44,6 +45,7 @@ pub use gpu_macros::{device, vectorize};
 pub use gpu_macros::{__device_define, __vectorize_resume};
 pub use scalar::Scalar;
 pub use special::SpecialMath;
+pub use stream::{Pending, Stream};
 
 /// Used by the code `#[vectorize]` generates; not a stable API.
 #[doc(hidden)]

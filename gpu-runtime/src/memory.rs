@@ -38,8 +38,14 @@ impl<T: Scalar> DeviceVec<T> {
     /// `len` elements on `device`, not initialised: every element must be written before
     /// it is read.
     pub(crate) unsafe fn uninit_on(device: &Device, len: usize) -> Result<DeviceVec<T>> {
+        // SAFETY: the caller's promise.
+        unsafe { DeviceVec::uninit_on_stream(device, device.stream(), len) }
+    }
+
+    /// Like [`DeviceVec::uninit_on`], allocated in the order of `stream`'s work (and freed
+    /// in it).
+    pub(crate) unsafe fn uninit_on_stream(device: &Device, stream: &std::sync::Arc<cudarc::driver::CudaStream>, len: usize) -> Result<DeviceVec<T>> {
         device.bind()?;
-        let stream = device.stream();
         // SAFETY: the caller writes every element before reading it.
         let buf = unsafe { stream.alloc::<T>(len.max(1)) }
             .map_err(|e| alloc_error(device, len.max(1) * std::mem::size_of::<T>(), e))?;
