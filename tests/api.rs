@@ -179,3 +179,36 @@ fn cpu_and_parallel_targets_need_no_gpu() {
     assert_eq!(par_square(&[3.0f64, -2.0]).unwrap(), vec![9.0, 4.0]);
     assert_eq!(par_square::cpu(&[1.5f32]).unwrap(), vec![2.25]);
 }
+
+/// A tuple result: one output array per field.
+#[vectorize(target = "parallel")]
+fn split(x: f64) -> (i64, f64) {
+    let whole = x.trunc();
+    (whole as i64, x - whole)
+}
+
+#[vectorize(target = "cpu", types(f32, f64))]
+fn sincos<T: gpu_runtime::Float>(x: T) -> (T, T, bool) {
+    (x.sin(), x.cos(), x < T::ZERO)
+}
+
+#[test]
+fn tuple_results_come_back_as_one_array_per_field() {
+    let (whole, frac) = split(&[1.25f64, -2.5, 3.0]).unwrap();
+    assert_eq!(whole, vec![1, -2, 3]);
+    assert_eq!(frac, vec![0.25, -0.5, 0.0]);
+    assert_eq!(split::cpu(7.75).unwrap(), (vec![7], vec![0.75]));
+    assert_eq!(split::scalar(-0.5), (0, -0.5));
+    let (mut w, mut f) = (vec![0i64; 2], vec![0.0f64; 2]);
+    split::into((&mut w, &mut f), &[5.5f64, 6.25]).unwrap();
+    assert_eq!((w.clone(), f.clone()), (vec![5, 6], vec![0.5, 0.25]));
+    // Every output's length is checked, by name.
+    let mut short = vec![0.0f64; 1];
+    let e = split::into((&mut w, &mut short), &[5.5f64, 6.25]).unwrap_err();
+    assert_eq!(e.to_string(), "`split`: the slice arguments must have the same length, but `x` has 2, `out.0` has 2 and `out.1` has 1 elements");
+    let (s, c, neg) = sincos(&[0.0f32, -1.0]).unwrap();
+    assert_eq!((s[0], c[0], neg), (0.0, 1.0, vec![false, true]));
+    assert_eq!(sincos::parallel(&[0.0f64]).unwrap().1, vec![1.0]);
+    // An empty call gives empty arrays.
+    assert_eq!(split(&[0.0f64; 0]).unwrap(), (vec![], vec![]));
+}

@@ -227,3 +227,42 @@ fn streams_run_work_while_the_host_goes_on() {
     // A call with nothing to do is ready at once.
     assert!(add::launch(&s1, &[0.0f32; 0], 1.0).unwrap().is_done());
 }
+
+/// A tuple result: one output array per field.
+#[vectorize(target = "cuda")]
+fn divmod(a: i32, b: i32) -> (i32, i32, bool) {
+    if b == 0 {
+        (0, 0, false)
+    } else {
+        (a.wrapping_div(b), a.wrapping_rem(b), true)
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn tuple_results_fill_one_array_each() {
+    let a: Vec<i32> = (0..300_000).map(|i| i * 7 - 1_000_000).collect();
+    let b: Vec<i32> = (0..300_000).map(|i| i % 13 - 6).collect();
+    let want = divmod::cpu(&a, &b).unwrap();
+    let got = divmod(&a, &b).unwrap();
+    assert!(got == want, "divmod on the host vectors");
+    // On the device, then into a mix of host and device outputs.
+    let (q, r, ok) = divmod::device(&DeviceVec::from_slice(&a).unwrap(), &b).unwrap();
+    assert!((q.to_vec().unwrap(), r.to_vec().unwrap(), ok.to_vec().unwrap()) == want, "divmod::device");
+    let mut q_host = vec![0i32; a.len()];
+    let mut r_dev = DeviceVec::<i32>::zeros(a.len()).unwrap();
+    let mut ok_host = vec![false; a.len()];
+    divmod::into((&mut q_host, &mut r_dev, &mut ok_host), &a, &b).unwrap();
+    assert!((q_host.clone(), r_dev.to_vec().unwrap(), ok_host.clone()) == want, "divmod::into");
+    // Streams: the results come when waited for.
+    let stream = gpu_runtime::default_device().unwrap().new_stream().unwrap();
+    let pending = divmod::launch(&stream, &a, 5).unwrap();
+    let (q5, r5, _) = pending.wait().unwrap();
+    assert_eq!((q5[10], r5[10]), (a[10] / 5, a[10] % 5));
+    let mut outs = (vec![0i32; a.len()], vec![0i32; a.len()], vec![false; a.len()]);
+    divmod::launch_into(&stream, (&mut outs.0, &mut outs.1, &mut outs.2), &a, &b).unwrap().wait().unwrap();
+    assert!(outs == want, "divmod::launch_into");
+    // An output of the wrong length is an error before any work.
+    let mut short = vec![0i32; 3];
+    assert!(matches!(divmod::into((&mut q_host, &mut short, &mut ok_host), &a, &b), Err(Error::LengthMismatch { .. })));
+}

@@ -46,6 +46,18 @@ macro_rules! check_exact {
 }
 check_exact!(bool, i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
 
+macro_rules! check_tuple {
+    ($($t:ident $i:tt),*) => {
+        impl<$($t: Check),*> Check for ($($t,)*) {
+            fn check(self, want: Self, mode: Mode) -> bool {
+                $(self.$i.check(want.$i, mode))&&*
+            }
+        }
+    };
+}
+check_tuple!(A 0, B 1);
+check_tuple!(A 0, B 1, C 2);
+
 macro_rules! check_float {
     ($($t:ident: $bits:ident),*) => {$(
         impl Check for $t {
@@ -158,13 +170,14 @@ macro_rules! case {
             $( let $p: Vec<$t> = inputs(n, g.next_u64()); )*
             let cpu: Vec<Result<$r, String>> = (0..n).map(|_i| catch(|| $reference($($p[_i]),*))).collect();
             let gpu = |keep: Option<&[usize]>| -> gpu_runtime::Result<Vec<$r>> {
-                match keep {
-                    None => f($(&$p),*),
+                let host = match keep {
+                    None => f($(&$p),*)?,
                     Some(_idx) => {
                         $( let $p: Vec<$t> = _idx.iter().map(|&i| $p[i]).collect(); )*
-                        f($(&$p),*)
+                        f($(&$p),*)?
                     }
-                }
+                };
+                Ok(<$r as gpu_runtime::Results>::zip(host))
             };
             let inputs_of = |_i: usize| -> String {
                 let parts: Vec<String> = vec![$(format!("{} = {:?}", stringify!($p), $p[_i])),*];

@@ -4,6 +4,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, ToTokens};
 use syn::ext::IdentExt;
 
+use ptx_codegen::ir::RetType;
 use ptx_codegen::{frontend, CompiledKernel, Options, ScalarType, Target};
 
 use crate::chain;
@@ -139,26 +140,43 @@ fn finish_vectorize(
                 .filter_map(|a| if let syn::FnArg::Typed(pt) = a { Some(&*pt.ty) } else { None })
                 .collect();
             let params: Vec<Slot> = params.iter().zip(&written).map(|(t, w)| slot(*t, w)).collect();
-            let ret = match &func.sig.output {
-                syn::ReturnType::Type(_, w) => slot(ret, w),
-                syn::ReturnType::Default => Slot::Concrete(ret),
+            // The result: one scalar, or a tuple of them (one output array each).
+            let (ret, tuple) = match (ret, &func.sig.output) {
+                (RetType::Scalar(t), syn::ReturnType::Type(_, w)) => (vec![slot(t, w)], false),
+                (RetType::Tuple(ts), syn::ReturnType::Type(_, w)) => {
+                    let written: Vec<&syn::Type> = match strip_parens(w) {
+                        syn::Type::Tuple(t) => t.elems.iter().collect(),
+                        other => vec![other],
+                    };
+                    (ts.iter().zip(written).map(|(t, w)| slot(*t, w)).collect(), true)
+                }
+                (RetType::Scalar(t), syn::ReturnType::Default) => (vec![Slot::Concrete(t)], false),
+                (RetType::Tuple(ts), syn::ReturnType::Default) => (ts.into_iter().map(Slot::Concrete).collect(), true),
             };
             let own = chain::Entry::new(func, callees, instances.iter().all(|i| i.ok));
             let closure: Vec<chain::Entry> = std::iter::once(own).chain(entries).collect();
-            let reducible = params.len() == 2 && params.iter().all(|t| *t == ret);
+            let reducible = !tuple && params.len() == 2 && params.iter().all(|t| *t == ret[0]);
             let mut identity = options.identity.as_ref();
             let mut identity_error = TokenStream::new();
             if let (Some(e), false) = (identity, reducible) {
                 identity_error = syn::Error::new_spanned(e, "`identity` is for `name::reduce`, which exists for functions of the form `fn(T, T) -> T`").to_compile_error();
                 identity = None;
             }
-            let api = generate(func, generic, &params, ret, &instances, &closure, identity, options.target);
+            let api = generate(func, generic, &params, Ret { slots: ret, tuple }, &instances, &closure, identity, options.target);
             quote! { #diagnostics #identity_error #api }
         }
         Err(_) => {
             let plain = stubbed(func);
             quote! { #diagnostics #plain }
         }
+    }
+}
+
+fn strip_parens(ty: &syn::Type) -> &syn::Type {
+    match ty {
+        syn::Type::Paren(p) => strip_parens(&p.elem),
+        syn::Type::Group(g) => strip_parens(&g.elem),
+        other => other,
     }
 }
 
@@ -345,6 +363,49 @@ enum Slot {
     Generic,
 }
 
+/// The result of each element: one scalar, or a tuple (an output array per field).
+struct Ret {
+    slots: Vec<Slot>,
+    tuple: bool,
+}
+
+impl Ret {
+    /// The result type, with `generic` for the type parameter's slots.
+    fn tokens(&self, each: impl Fn(Slot) -> TokenStream) -> TokenStream {
+        let each: Vec<TokenStream> = self.slots.iter().map(|s| each(*s)).collect();
+        if self.tuple {
+            quote!((#(#each,)*))
+        } else {
+            quote!(#(#each)*)
+        }
+    }
+
+    /// The type of the results on the host (`Vec<R>`, or a tuple of vectors) or on a
+    /// device (`DeviceVec<R>`, …).
+    fn arrays(&self, each: impl Fn(Slot) -> TokenStream, array: TokenStream) -> TokenStream {
+        self.tokens(|s| {
+            let t = each(s);
+            quote!(#array<#t>)
+        })
+    }
+
+    /// The `out` parameter's type (one `impl Out` per output) and the expression that
+    /// turns it into the kernel's `Outs`.
+    fn outs(&self, each: impl Fn(Slot) -> TokenStream, out: &syn::Ident, lifetime: TokenStream) -> (TokenStream, TokenStream) {
+        let ty = self.tokens(|s| {
+            let t = each(s);
+            quote!(impl ::gpu_runtime::Out<#lifetime, #t>)
+        });
+        let conv = if self.tuple {
+            let i = (0..self.slots.len()).map(syn::Index::from);
+            quote!((#(::gpu_runtime::Out::into_out(#out.#i),)*))
+        } else {
+            quote!(::gpu_runtime::Out::into_out(#out))
+        };
+        (ty, conv)
+    }
+}
+
 /// One compiled instance of the function: for a concrete function the only one, for a
 /// generic one one per listed type.
 struct Instance {
@@ -360,7 +421,7 @@ fn generate(
     func: &syn::ItemFn,
     generic: Option<&syn::Ident>,
     params: &[Slot],
-    ret: Slot,
+    ret: Ret,
     instances: &[Instance],
     closure: &[chain::Entry],
     identity: Option<&syn::Expr>,
@@ -379,7 +440,9 @@ fn generate(
         (Slot::Generic, None) => quote!(()),
     };
     let tys: Vec<TokenStream> = params.iter().map(|t| slot_tokens(*t)).collect();
-    let ret_ty = slot_tokens(ret);
+    let ret_ty = ret.tokens(slot_tokens);
+    let host_ty = ret.arrays(slot_tokens, quote!(::std::vec::Vec));
+    let device_ty = ret.arrays(slot_tokens, quote!(::gpu_runtime::DeviceVec));
     let all_compiled = instances.iter().all(|i| i.ok);
 
     // Attributes: docs and lints go on the call wrapper; `cfg`s on everything; the
@@ -412,7 +475,7 @@ fn generate(
     let out = if name_strs.contains(&"out") { format_ident!("__out") } else { format_ident!("out") };
     let stream = if name_strs.contains(&"stream") { format_ident!("__stream") } else { format_ident!("stream") };
     let mod_doc = format!("The generated API of the vectorized function `{name_str}`.");
-    let reducible = params.len() == 2 && params.iter().all(|t| *t == ret);
+    let reducible = !ret.tuple && params.len() == 2 && params.iter().all(|t| *t == ret.slots[0]);
     let spec = |k: Option<&CompiledKernel>, ptx: TokenStream| {
         let (entry, error_flag, reduce_entry) = match k {
             Some(k) => (k.abi.entry.as_str(), k.abi.error_flag, k.abi.reduce_entry.as_deref().unwrap_or("")),
@@ -483,7 +546,7 @@ fn generate(
                 let ptx_doc = format!("The PTX generated for `{name_str}::<{}>`.", t.rust_name());
                 let scalar_params: Vec<TokenStream> =
                     params.iter().map(|p| if *p == Slot::Generic { ty.clone() } else { slot_tokens(*p) }).collect();
-                let scalar_ret = if ret == Slot::Generic { ty.clone() } else { ret_ty.clone() };
+                let scalar_ret = ret.tokens(|s| if s == Slot::Generic { ty.clone() } else { slot_tokens(s) });
                 let gpu_items = if gpu {
                     quote! {
                         #[doc = #ptx_doc]
@@ -519,7 +582,7 @@ fn generate(
             }
             let (first_ptx, first_ir) = first.expect("at least one type");
             let element_params: Vec<TokenStream> = params.iter().map(|p| if *p == Slot::Generic { quote!(Self) } else { slot_tokens(*p) }).collect();
-            let element_ret = if ret == Slot::Generic { quote!(Self) } else { ret_ty.clone() };
+            let element_ret = ret.tokens(|s| if s == Slot::Generic { quote!(Self) } else { slot_tokens(s) });
             let gpu_trait_items = if gpu {
                 quote! {
                     /// The PTX of this type's kernel.
@@ -608,6 +671,9 @@ fn generate(
     };
 
     let args_only = quote!(#(#idents),*);
+    let (out_ty, out_conv) = ret.outs(slot_tokens, &out, quote!('__o));
+    let (launch_out_ty, _) = ret.outs(slot_tokens, &out, quote!('__a));
+
     let wrapper_body = match target {
         Target::Cuda => quote! {
             // SAFETY: the arguments follow the kernel's inputs in order and type.
@@ -619,66 +685,60 @@ fn generate(
     let gpu_api = if gpu {
         quote! {
             /// Runs the function on `device`.
-            pub fn on<'__a, #generics>(#device: &::gpu_runtime::Device, #arg_list) -> ::gpu_runtime::Result<::std::vec::Vec<#ret_ty>> {
+            pub fn on<'__a, #generics>(#device: &::gpu_runtime::Device, #arg_list) -> ::gpu_runtime::Result<#host_ty> {
                 // SAFETY: the arguments follow the kernel's inputs in order and type.
                 unsafe { #kernel.call_host::<#ret_ty>(::core::option::Option::Some(#device), &#erased) }
             }
 
             /// Runs the function and leaves the results on the device (inputs already there
             /// are not copied).
-            pub fn device<'__a, #generics>(#arg_list) -> ::gpu_runtime::Result<::gpu_runtime::DeviceVec<#ret_ty>> {
+            pub fn device<'__a, #generics>(#arg_list) -> ::gpu_runtime::Result<#device_ty> {
                 // SAFETY: the arguments follow the kernel's inputs in order and type.
                 unsafe { #kernel.call_device::<#ret_ty>(::core::option::Option::None, &#erased) }
             }
 
             /// Runs the function and writes the results into `out` (host memory or a device
             /// array), whose length must be the call's; allocates nothing for the results.
-            pub fn into<'__a, '__o, #generics>(#out: impl ::gpu_runtime::Out<'__o, #ret_ty>, #arg_list) -> ::gpu_runtime::Result<()> {
+            pub fn into<'__a, '__o, #generics>(#out: #out_ty, #arg_list) -> ::gpu_runtime::Result<()> {
                 // SAFETY: the arguments follow the kernel's inputs in order and type.
-                unsafe { #kernel.call_into::<#ret_ty>(::core::option::Option::None, &#erased, ::gpu_runtime::Out::into_out(#out)) }
+                unsafe { #kernel.call_into::<#ret_ty>(::core::option::Option::None, &#erased, #out_conv) }
             }
 
             /// Queues the call on `stream` and returns at once; `wait()` on the handle gives
             /// the results. The arguments stay borrowed until then.
-            pub fn launch<'__a, #generics>(#stream: &'__a ::gpu_runtime::Stream, #arg_list) -> ::gpu_runtime::Result<::gpu_runtime::Pending<'__a, ::std::vec::Vec<#ret_ty>>> {
+            pub fn launch<'__a, #generics>(#stream: &'__a ::gpu_runtime::Stream, #arg_list) -> ::gpu_runtime::Result<::gpu_runtime::Pending<'__a, #host_ty>> {
                 // SAFETY: the arguments follow the kernel's inputs in order and type.
                 unsafe { #kernel.launch_host::<#ret_ty>(#stream, &#erased) }
             }
 
             /// Queues the call on `stream`; the results stay on the device.
-            pub fn launch_device<'__a, #generics>(#stream: &'__a ::gpu_runtime::Stream, #arg_list) -> ::gpu_runtime::Result<::gpu_runtime::Pending<'__a, ::gpu_runtime::DeviceVec<#ret_ty>>> {
+            pub fn launch_device<'__a, #generics>(#stream: &'__a ::gpu_runtime::Stream, #arg_list) -> ::gpu_runtime::Result<::gpu_runtime::Pending<'__a, #device_ty>> {
                 // SAFETY: the arguments follow the kernel's inputs in order and type.
                 unsafe { #kernel.launch_device::<#ret_ty>(#stream, &#erased) }
             }
 
             /// Queues the call on `stream`, writing into `out`, which stays borrowed until
             /// the handle is waited for or dropped.
-            pub fn launch_into<'__a, #generics>(#stream: &'__a ::gpu_runtime::Stream, #out: impl ::gpu_runtime::Out<'__a, #ret_ty>, #arg_list) -> ::gpu_runtime::Result<::gpu_runtime::Pending<'__a, ()>> {
+            pub fn launch_into<'__a, #generics>(#stream: &'__a ::gpu_runtime::Stream, #out: #launch_out_ty, #arg_list) -> ::gpu_runtime::Result<::gpu_runtime::Pending<'__a, ()>> {
                 // SAFETY: the arguments follow the kernel's inputs in order and type.
-                unsafe { #kernel.launch_into::<#ret_ty>(#stream, &#erased, ::gpu_runtime::Out::into_out(#out)) }
+                unsafe { #kernel.launch_into::<#ret_ty>(#stream, &#erased, #out_conv) }
             }
         }
     } else {
-        let run = if target == Target::Parallel { quote!(parallel) } else { quote!(cpu) };
+        let parallel = target == Target::Parallel;
         quote! {
             /// Runs the function (on this function's CPU target) and writes the results into
             /// `out`, whose length must be the call's.
-            pub fn into<'__a, '__o, #generics>(#out: impl ::gpu_runtime::Out<'__o, #ret_ty>, #arg_list) -> ::gpu_runtime::Result<()> {
-                let __out = ::gpu_runtime::Out::into_out(#out);
-                #(let #idents = ::gpu_runtime::Arg::into_arg(#idents);)*
-                let __names = [#(#name_strs,)* "out"];
-                let __lens = [#(#idents.len(),)* ::core::option::Option::Some(__out.len())];
-                let __n = ::gpu_runtime::__private::broadcast_len(#name_str, &__names, &__lens)?;
-                let mut __values = #run(#(#idents),*)?;
-                if __values.len() != __n {
-                    // Only scalars: every element of the output gets the one value.
-                    __values = ::std::vec![__values[0]; __n];
-                }
-                match __out {
-                    ::gpu_runtime::OutRef::Host(s) => s.copy_from_slice(&__values),
-                    ::gpu_runtime::OutRef::Device(mut d) => d.copy_from(&__values)?,
-                }
-                ::core::result::Result::Ok(())
+            pub fn into<'__a, '__o, #generics>(#out: #out_ty, #arg_list) -> ::gpu_runtime::Result<()> {
+                #(let #idents = ::gpu_runtime::Arg::into_arg(#idents).to_host()?;)*
+                ::gpu_runtime::__private::cpu_into::<#ret_ty>(
+                    #name_str,
+                    &[#(#name_strs),*],
+                    &[#(#idents.len()),*],
+                    #out_conv,
+                    #parallel,
+                    |__i| #scalar_call(#(#idents.get(__i)),*),
+                )
             }
         }
     };
@@ -686,7 +746,7 @@ fn generate(
     quote! {
         #(#wrapper_attrs)*
         #[allow(clippy::too_many_arguments)]
-        #vis fn #name<'__a, #outer_generics>(#arg_list) -> ::gpu_runtime::Result<::std::vec::Vec<#ret_ty>> {
+        #vis fn #name<'__a, #outer_generics>(#arg_list) -> ::gpu_runtime::Result<#host_ty> {
             #wrapper_body
         }
 
@@ -711,18 +771,20 @@ fn generate(
 
             /// Runs the same computation on the CPU, element by element (device arrays are
             /// copied to the host first).
-            pub fn cpu<'__a, #generics>(#arg_list) -> ::gpu_runtime::Result<::std::vec::Vec<#ret_ty>> {
+            pub fn cpu<'__a, #generics>(#arg_list) -> ::gpu_runtime::Result<#host_ty> {
                 #(let #idents = ::gpu_runtime::Arg::into_arg(#idents).to_host()?;)*
                 let __n = ::gpu_runtime::__private::broadcast_len(#name_str, &[#(#name_strs),*], &[#(#idents.len()),*])?;
-                ::core::result::Result::Ok((0..__n).map(|__i| #scalar_call(#(#idents.get(__i)),*)).collect())
+                let __values: ::std::vec::Vec<#ret_ty> = (0..__n).map(|__i| #scalar_call(#(#idents.get(__i)),*)).collect();
+                ::core::result::Result::Ok(<#ret_ty as ::gpu_runtime::Results>::unzip(__values))
             }
 
             /// Runs the same computation on the CPU, split over threads with rayon.
-            pub fn parallel<'__a, #generics>(#arg_list) -> ::gpu_runtime::Result<::std::vec::Vec<#ret_ty>> {
+            pub fn parallel<'__a, #generics>(#arg_list) -> ::gpu_runtime::Result<#host_ty> {
                 use ::gpu_runtime::__private::rayon::prelude::*;
                 #(let #idents = ::gpu_runtime::Arg::into_arg(#idents).to_host()?;)*
                 let __n = ::gpu_runtime::__private::broadcast_len(#name_str, &[#(#name_strs),*], &[#(#idents.len()),*])?;
-                ::core::result::Result::Ok((0..__n).into_par_iter().map(|__i| #scalar_call(#(#idents.get(__i)),*)).collect())
+                let __values: ::std::vec::Vec<#ret_ty> = (0..__n).into_par_iter().map(|__i| #scalar_call(#(#idents.get(__i)),*)).collect();
+                ::core::result::Result::Ok(<#ret_ty as ::gpu_runtime::Results>::unzip(__values))
             }
         }
     }

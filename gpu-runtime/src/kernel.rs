@@ -12,10 +12,11 @@ use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{result, CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use cudarc::nvrtc::Ptx;
 
-use crate::arg::{broadcast_len, ErasedArg, OutRef};
+use crate::arg::{broadcast_len, ErasedArg};
 use crate::device::{default_device, Device};
 use crate::error::{Error, Result};
-use crate::memory::{alloc_error, DeviceVec};
+use crate::memory::alloc_error;
+use crate::results::{OutSlot, Results};
 use crate::scalar::Scalar;
 use crate::stream::{Pending, PinnedBuffer, Stream};
 
@@ -34,6 +35,9 @@ pub struct KernelSpec {
     /// The reduction entry of a function `(T, T) -> T` (empty otherwise).
     pub reduce_entry: &'static str,
 }
+
+/// The names of a tuple result's outputs, in messages.
+pub(crate) const OUT_NAMES: [&str; 6] = ["out.0", "out.1", "out.2", "out.3", "out.4", "out.5"];
 
 /// Devices whose loaded kernel is found without a lock.
 const FAST_DEVICES: usize = 8;
@@ -68,8 +72,8 @@ pub struct Plan {
 /// Where a launch writes one of its outputs.
 #[derive(Copy, Clone, Debug)]
 pub enum ErasedOut {
-    /// Host memory with room for `n` elements: the results are copied there.
-    Host { ptr: *mut u8 },
+    /// Host memory with room for `n` elements of `size` bytes: the results are copied there.
+    Host { ptr: *mut u8, size: usize },
     /// Device memory with room for `n` elements: the kernel writes there.
     Device { ptr: CUdeviceptr },
 }
@@ -145,13 +149,14 @@ impl Kernel {
         &self,
         device: Option<&Device>,
         args: &[ErasedArg<'a>],
-        out: Option<(usize, Option<&'a Device>)>,
+        outs: &[OutSlot<'a>],
     ) -> Result<Option<Plan>> {
         let mut names: Vec<&'static str> = self.spec.params.to_vec();
         let mut lens: Vec<Option<usize>> = args.iter().map(ErasedArg::len).collect();
-        if let Some((len, _)) = out {
-            names.push("out");
-            lens.push(Some(len));
+        let out_names: &[&'static str] = if outs.len() == 1 { &["out"] } else { &OUT_NAMES };
+        for (name, out) in out_names.iter().zip(outs) {
+            names.push(name);
+            lens.push(Some(out.len()));
         }
         let n = broadcast_len(self.spec.name, &names, &lens)?;
         let mut on: Vec<(&'static str, &Device)> = Vec::new();
@@ -163,8 +168,10 @@ impl Kernel {
                 on.push((name, device));
             }
         }
-        if let Some((_, Some(d))) = out {
-            on.push(("out", d));
+        for (name, out) in out_names.iter().zip(outs) {
+            if let OutSlot::Device { device, .. } = out {
+                on.push((name, device));
+            }
         }
         if on.iter().any(|(_, d)| d.ordinal() != on[0].1.ordinal()) {
             let devices = on.iter().map(|(name, d)| (*name, d.ordinal())).collect();
@@ -183,12 +190,12 @@ impl Kernel {
     /// Runs the kernel over `plan.n` elements and writes the results to `outs`.
     ///
     /// # Safety
-    /// `args` must match the kernel's inputs in number, order and element type; each of
-    /// `outs` must have room for `plan.n` elements of the kernel's output type, whose size
-    /// is `out_size`. The macro that generates the call guarantees it.
-    pub unsafe fn execute(&self, plan: &Plan, args: &[ErasedArg<'_>], outs: &[ErasedOut], out_size: usize) -> Result<()> {
+    /// `args` must match the kernel's inputs in number, order and element type, and `outs`
+    /// its outputs; each output must have room for `plan.n` elements of its type. The
+    /// macro that generates the call guarantees it.
+    pub unsafe fn execute(&self, plan: &Plan, args: &[ErasedArg<'_>], outs: &[ErasedOut]) -> Result<()> {
         let stream = plan.device.stream().clone();
-        unsafe { self.enqueue(plan, &stream, args, outs, out_size)? }.finish()
+        unsafe { self.enqueue(plan, &stream, args, outs)? }.finish()
     }
 
     /// Queues the work of [`Kernel::execute`] on `stream` and returns without waiting for
@@ -205,7 +212,6 @@ impl Kernel {
         stream: &Arc<CudaStream>,
         args: &[ErasedArg<'_>],
         outs: &[ErasedOut],
-        out_size: usize,
     ) -> Result<Queued> {
         let Plan { n, device } = plan;
         let n = *n;
@@ -220,15 +226,15 @@ impl Kernel {
         let mut buffers: Vec<CudaSlice<u8>> = Vec::new();
         let mut words: Vec<u64> = Vec::with_capacity(2 + outs.len() + 2 * args.len());
         words.push(n as u64);
-        let mut host_outs: Vec<(CUdeviceptr, *mut u8)> = Vec::new();
+        let mut host_outs: Vec<(CUdeviceptr, *mut u8, usize)> = Vec::new();
         for out in outs {
             match *out {
                 ErasedOut::Device { ptr } => words.push(ptr),
-                ErasedOut::Host { ptr } => {
-                    let buf = alloc(n * out_size)?;
+                ErasedOut::Host { ptr, size } => {
+                    let buf = alloc(n * size)?;
                     let d = buf.device_ptr(stream).0;
                     words.push(d);
-                    host_outs.push((d, ptr));
+                    host_outs.push((d, ptr, n * size));
                     buffers.push(buf);
                 }
             }
@@ -273,63 +279,65 @@ impl Kernel {
         }
         .map_err(|e| Error::driver("launching the kernel", e))?;
 
-        for (src, host) in host_outs {
-            // SAFETY: `host` has room for `n` elements of `out_size` bytes (caller).
-            let dst = unsafe { std::slice::from_raw_parts_mut(host, n * out_size) };
+        for (src, host, bytes) in host_outs {
+            // SAFETY: `host` has room for `n` elements of its type (caller).
+            let dst = unsafe { std::slice::from_raw_parts_mut(host, bytes) };
             unsafe { result::memcpy_dtoh_async(dst, src, stream.cu_stream()) }
                 .map_err(|e| Error::driver("copying the results from the GPU", e))?;
         }
         Ok(Queued { stream: stream.clone(), function: self.spec.name, buffers, fault })
     }
 
-    /// The results on the host, in a new `Vec`.
+    /// The results on the host, in new vectors.
     ///
     /// # Safety
-    /// As for [`Kernel::execute`], with `R` the kernel's output type.
-    pub unsafe fn call_host<R: Scalar>(&self, device: Option<&Device>, args: &[ErasedArg<'_>]) -> Result<Vec<R>> {
-        let Some(plan) = self.plan(device, args, None)? else { return Ok(Vec::new()) };
-        let mut out: Vec<R> = Vec::with_capacity(plan.n);
-        let dst = ErasedOut::Host { ptr: out.as_mut_ptr().cast() };
-        unsafe { self.execute(&plan, args, &[dst], std::mem::size_of::<R>())? };
-        // SAFETY: `execute` wrote `n` elements.
-        unsafe { out.set_len(plan.n) };
-        Ok(out)
+    /// As for [`Kernel::execute`], with `R` the kernel's result type.
+    pub unsafe fn call_host<R: Results>(&self, device: Option<&Device>, args: &[ErasedArg<'_>]) -> Result<R::Host> {
+        let Some(plan) = self.plan(device, args, &[])? else { return Ok(R::host_with_capacity(0).0) };
+        let (mut host, ptrs) = R::host_with_capacity(plan.n);
+        let outs: Vec<ErasedOut> = ptrs.into_iter().zip(R::sizes()).map(|(ptr, size)| ErasedOut::Host { ptr, size }).collect();
+        unsafe { self.execute(&plan, args, &outs)? };
+        // SAFETY: `execute` wrote `n` elements of each.
+        unsafe { R::host_set_len(&mut host, plan.n) };
+        Ok(host)
     }
 
-    /// The results in a new array on the device that computed them.
+    /// The results in new arrays on the device that computed them.
     ///
     /// # Safety
-    /// As for [`Kernel::execute`], with `R` the kernel's output type.
-    pub unsafe fn call_device<R: Scalar>(&self, device: Option<&Device>, args: &[ErasedArg<'_>]) -> Result<DeviceVec<R>> {
-        let Some(plan) = self.plan(device, args, None)? else {
+    /// As for [`Kernel::execute`], with `R` the kernel's result type.
+    pub unsafe fn call_device<R: Results>(&self, device: Option<&Device>, args: &[ErasedArg<'_>]) -> Result<R::Device> {
+        let Some(plan) = self.plan(device, args, &[])? else {
             let device = match (device, args.iter().find_map(|a| if let ErasedArg::Device { device, .. } = a { Some(*device) } else { None })) {
                 (Some(d), _) | (None, Some(d)) => d.clone(),
                 (None, None) => default_device()?,
             };
             // SAFETY: empty.
-            return unsafe { DeviceVec::uninit_on(&device, 0) };
+            return Ok(unsafe { R::device_uninit(&device, device.stream(), 0)? }.0);
         };
         // SAFETY: the kernel writes every element.
-        let out = unsafe { DeviceVec::<R>::uninit_on(&plan.device, plan.n)? };
-        unsafe { self.execute(&plan, args, &[ErasedOut::Device { ptr: out.ptr() }], std::mem::size_of::<R>())? };
+        let (out, ptrs) = unsafe { R::device_uninit(&plan.device, plan.device.stream(), plan.n)? };
+        let outs: Vec<ErasedOut> = ptrs.into_iter().map(|ptr| ErasedOut::Device { ptr }).collect();
+        unsafe { self.execute(&plan, args, &outs)? };
         Ok(out)
     }
 
-    /// The results written into `out`, whose length must be the call's.
+    /// The results written into `outs`, whose lengths must be the call's.
     ///
     /// # Safety
-    /// As for [`Kernel::execute`], with `R` the kernel's output type.
-    pub unsafe fn call_into<R: Scalar>(&self, device: Option<&Device>, args: &[ErasedArg<'_>], out: OutRef<'_, R>) -> Result<()> {
-        let (len, out_device) = match &out {
-            OutRef::Host(s) => (s.len(), None),
-            OutRef::Device(d) => (d.len(), Some(d.device())),
-        };
-        let Some(plan) = self.plan(device, args, Some((len, out_device)))? else { return Ok(()) };
-        let dst = match out {
-            OutRef::Host(s) => ErasedOut::Host { ptr: s.as_mut_ptr().cast() },
-            OutRef::Device(d) => ErasedOut::Device { ptr: d.ptr() },
-        };
-        unsafe { self.execute(&plan, args, &[dst], std::mem::size_of::<R>()) }
+    /// As for [`Kernel::execute`], with `R` the kernel's result type.
+    pub unsafe fn call_into<'a, R: Results>(&self, device: Option<&Device>, args: &[ErasedArg<'a>], outs: R::Outs<'a>) -> Result<()> {
+        let slots = R::out_slots(outs);
+        let Some(plan) = self.plan(device, args, &slots)? else { return Ok(()) };
+        let outs: Vec<ErasedOut> = slots
+            .iter()
+            .zip(R::sizes())
+            .map(|(slot, size)| match *slot {
+                OutSlot::Host { ptr, .. } => ErasedOut::Host { ptr, size },
+                OutSlot::Device { ptr, .. } => ErasedOut::Device { ptr },
+            })
+            .collect();
+        unsafe { self.execute(&plan, args, &outs) }
     }
 }
 
@@ -348,7 +356,7 @@ impl Kernel {
         if n == 0 {
             return identity.ok_or(Error::EmptyReduce { function: self.spec.name });
         }
-        let Some(plan) = self.plan(device, std::slice::from_ref(&arg), None)? else {
+        let Some(plan) = self.plan(device, std::slice::from_ref(&arg), &[])? else {
             return identity.ok_or(Error::EmptyReduce { function: self.spec.name });
         };
         let device = &plan.device;
@@ -434,64 +442,89 @@ impl Kernel {
     /// waited for.
     ///
     /// # Safety
-    /// As for [`Kernel::execute`], with `R` the kernel's output type.
-    pub unsafe fn launch_host<'a, R: Scalar>(&self, stream: &'a Stream, args: &[ErasedArg<'a>]) -> Result<Pending<'a, Vec<R>>> {
-        let Some(plan) = self.plan(Some(stream.device()), args, None)? else { return Ok(Pending::ready(Vec::new())) };
+    /// As for [`Kernel::execute`], with `R` the kernel's result type.
+    pub unsafe fn launch_host<'a, R: Results>(&self, stream: &'a Stream, args: &[ErasedArg<'a>]) -> Result<Pending<'a, R::Host>> {
+        let Some(plan) = self.plan(Some(stream.device()), args, &[])? else { return Ok(Pending::ready(R::host_with_capacity(0).0)) };
         let n = plan.n;
-        let pinned = PinnedBuffer::new(&plan.device, n * std::mem::size_of::<R>())?;
-        let dst = ErasedOut::Host { ptr: pinned.ptr() };
-        let queued = unsafe { self.enqueue(&plan, stream.cuda(), args, &[dst], std::mem::size_of::<R>())? };
-        // SAFETY (in the closure): the finished work wrote `n` values.
-        Ok(Pending::new(queued, move || Ok(unsafe { pinned.read::<R>(n) }.to_vec())))
+        let sizes = R::sizes();
+        let pinned = sizes.iter().map(|size| PinnedBuffer::new(&plan.device, n * size)).collect::<Result<Vec<_>>>()?;
+        let outs: Vec<ErasedOut> = pinned.iter().zip(&sizes).map(|(p, &size)| ErasedOut::Host { ptr: p.ptr(), size }).collect();
+        let queued = unsafe { self.enqueue(&plan, stream.cuda(), args, &outs)? };
+        Ok(Pending::new(queued, move || {
+            let (mut host, ptrs) = R::host_with_capacity(n);
+            for ((src, dst), size) in pinned.iter().zip(ptrs).zip(sizes) {
+                // SAFETY: the finished work wrote `n` values to each buffer; each vector
+                // has room for them.
+                unsafe { std::ptr::copy_nonoverlapping(src.ptr(), dst, n * size) };
+            }
+            // SAFETY: copied above.
+            unsafe { R::host_set_len(&mut host, n) };
+            Ok(host)
+        }))
     }
 
     /// Queues the call on `stream`; the results stay on the device.
     ///
     /// # Safety
-    /// As for [`Kernel::execute`], with `R` the kernel's output type.
-    pub unsafe fn launch_device<'a, R: Scalar>(&self, stream: &'a Stream, args: &[ErasedArg<'a>]) -> Result<Pending<'a, DeviceVec<R>>> {
-        let Some(plan) = self.plan(Some(stream.device()), args, None)? else {
+    /// As for [`Kernel::execute`], with `R` the kernel's result type.
+    pub unsafe fn launch_device<'a, R: Results>(&self, stream: &'a Stream, args: &[ErasedArg<'a>]) -> Result<Pending<'a, R::Device>> {
+        let Some(plan) = self.plan(Some(stream.device()), args, &[])? else {
             // SAFETY: empty.
-            return Ok(Pending::ready(unsafe { DeviceVec::uninit_on(stream.device(), 0)? }));
+            return Ok(Pending::ready(unsafe { R::device_uninit(stream.device(), stream.cuda(), 0)? }.0));
         };
         // SAFETY: the kernel writes every element.
-        let out = unsafe { DeviceVec::<R>::uninit_on_stream(&plan.device, stream.cuda(), plan.n)? };
-        let dst = ErasedOut::Device { ptr: out.ptr() };
-        let queued = unsafe { self.enqueue(&plan, stream.cuda(), args, &[dst], std::mem::size_of::<R>())? };
+        let (out, ptrs) = unsafe { R::device_uninit(&plan.device, stream.cuda(), plan.n)? };
+        let outs: Vec<ErasedOut> = ptrs.into_iter().map(|ptr| ErasedOut::Device { ptr }).collect();
+        let queued = unsafe { self.enqueue(&plan, stream.cuda(), args, &outs)? };
         Ok(Pending::new(queued, move || Ok(out)))
     }
 
-    /// Queues the call on `stream`, writing into `out`, which stays borrowed until the
+    /// Queues the call on `stream`, writing into `outs`, which stay borrowed until the
     /// handle is waited for.
     ///
     /// # Safety
-    /// As for [`Kernel::execute`], with `R` the kernel's output type.
-    pub unsafe fn launch_into<'a, R: Scalar>(&self, stream: &'a Stream, args: &[ErasedArg<'a>], out: OutRef<'a, R>) -> Result<Pending<'a, ()>> {
-        let (len, out_device) = match &out {
-            OutRef::Host(s) => (s.len(), None),
-            OutRef::Device(d) => (d.len(), Some(d.device())),
-        };
-        let Some(plan) = self.plan(Some(stream.device()), args, Some((len, out_device)))? else { return Ok(Pending::ready(())) };
-        let size = std::mem::size_of::<R>();
-        match out {
-            OutRef::Device(d) => {
-                let queued = unsafe { self.enqueue(&plan, stream.cuda(), args, &[ErasedOut::Device { ptr: d.ptr() }], size)? };
-                Ok(Pending::new(queued, move || {
-                    let _written = d;
-                    Ok(())
-                }))
-            }
-            OutRef::Host(s) => {
-                let n = plan.n;
-                let pinned = PinnedBuffer::new(&plan.device, n * size)?;
-                let queued = unsafe { self.enqueue(&plan, stream.cuda(), args, &[ErasedOut::Host { ptr: pinned.ptr() }], size)? };
-                Ok(Pending::new(queued, move || {
-                    // SAFETY: the finished work wrote `n` values.
-                    s.copy_from_slice(unsafe { pinned.read::<R>(n) });
-                    Ok(())
-                }))
+    /// As for [`Kernel::execute`], with `R` the kernel's result type.
+    pub unsafe fn launch_into<'a, R: Results>(&self, stream: &'a Stream, args: &[ErasedArg<'a>], outs: R::Outs<'a>) -> Result<Pending<'a, ()>> {
+        let slots = R::out_slots(outs);
+        let Some(plan) = self.plan(Some(stream.device()), args, &slots)? else { return Ok(Pending::ready(())) };
+        let n = plan.n;
+        // Host outputs get the results through page-locked buffers, copied when waited for.
+        let mut staged: Vec<(PinnedBuffer, *mut u8, usize)> = Vec::new();
+        let mut erased = Vec::with_capacity(slots.len());
+        for (slot, size) in slots.iter().zip(R::sizes()) {
+            match *slot {
+                OutSlot::Device { ptr, .. } => erased.push(ErasedOut::Device { ptr }),
+                OutSlot::Host { ptr, .. } => {
+                    let pinned = PinnedBuffer::new(&plan.device, n * size)?;
+                    erased.push(ErasedOut::Host { ptr: pinned.ptr(), size });
+                    staged.push((pinned, ptr, n * size));
+                }
             }
         }
+        let queued = unsafe { self.enqueue(&plan, stream.cuda(), args, &erased)? };
+        let staged = SendPtrs(staged);
+        Ok(Pending::new(queued, move || {
+            // The slots keep the outputs borrowed until the results are in.
+            let _borrowed = slots;
+            for (pinned, dst, bytes) in staged.into_inner() {
+                // SAFETY: the finished work wrote `bytes` bytes; `dst` is the borrowed
+                // output, with room for them.
+                unsafe { std::ptr::copy_nonoverlapping(pinned.ptr(), dst, bytes) };
+            }
+            Ok(())
+        }))
+    }
+}
+
+/// Page-locked buffers with the host outputs they are copied to.
+struct SendPtrs(Vec<(PinnedBuffer, *mut u8, usize)>);
+
+// SAFETY: the pointers are outputs borrowed (through their slots) by the pending call.
+unsafe impl Send for SendPtrs {}
+
+impl SendPtrs {
+    fn into_inner(self) -> Vec<(PinnedBuffer, *mut u8, usize)> {
+        self.0
     }
 }
 

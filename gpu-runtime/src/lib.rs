@@ -31,6 +31,7 @@ mod error;
 mod float;
 mod kernel;
 mod memory;
+mod results;
 mod scalar;
 mod special;
 mod stream;
@@ -43,6 +44,7 @@ pub use float::Float;
 pub use gpu_macros::{device, vectorize};
 #[doc(hidden)]
 pub use gpu_macros::{__device_define, __vectorize_resume};
+pub use results::Results;
 pub use scalar::Scalar;
 pub use special::SpecialMath;
 pub use stream::{Pending, Stream};
@@ -51,6 +53,7 @@ pub use stream::{Pending, Stream};
 #[doc(hidden)]
 pub mod __private {
     pub use crate::arg::{broadcast_len, ErasedArg};
+    pub use crate::results::cpu_into;
     pub use rayon;
     pub use crate::kernel::{fault_message, ErasedOut, Kernel, KernelSpec, Plan};
 }

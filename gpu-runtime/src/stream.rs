@@ -57,7 +57,6 @@ impl Stream {
 /// Page-locked host memory: the GPU copies into it while the host goes on.
 pub(crate) struct PinnedBuffer {
     ptr: *mut u8,
-    bytes: usize,
 }
 
 // SAFETY: plain memory owned by this value.
@@ -68,21 +67,11 @@ impl PinnedBuffer {
         device.bind()?;
         // SAFETY: a plain allocation of `bytes` (at least one) bytes.
         let ptr = unsafe { result::malloc_host(bytes.max(1), 0) }.map_err(|e| Error::driver("allocating page-locked memory", e))?;
-        Ok(PinnedBuffer { ptr: ptr.cast(), bytes })
+        Ok(PinnedBuffer { ptr: ptr.cast() })
     }
 
     pub(crate) fn ptr(&self) -> *mut u8 {
         self.ptr
-    }
-
-    /// The contents, as `n` values of `T`.
-    ///
-    /// # Safety
-    /// The buffer must hold `n` initialised values of `T`.
-    pub(crate) unsafe fn read<T: Copy>(&self, n: usize) -> &[T] {
-        debug_assert!(n * std::mem::size_of::<T>() <= self.bytes);
-        // SAFETY: the caller's promise; the allocation is page-aligned.
-        unsafe { std::slice::from_raw_parts(self.ptr.cast(), n) }
     }
 }
 

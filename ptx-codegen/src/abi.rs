@@ -3,7 +3,8 @@
 //!
 //! Entry parameters, in order:
 //! 1. `n: u64`, the number of elements;
-//! 2. one `out: *mut R` (global memory) for the result;
+//! 2. one `out_k: *mut R_k` (global memory) per result (a function returning a tuple has
+//!    one per element);
 //! 3. for each input `i`: `ptr_i: *const T_i` and `val_i: T_i`. A null `ptr_i` means the
 //!    input is a scalar broadcast to every element, passed by value in `val_i` (no device
 //!    copy); otherwise element `k` is `ptr_i[k]` and `val_i` is ignored. `bool` travels as
@@ -20,7 +21,8 @@ pub struct KernelAbi {
     /// The PTX `.entry` symbol.
     pub entry: String,
     pub inputs: Vec<ScalarType>,
-    pub output: ScalarType,
+    /// The results: one output array each (a function returning a tuple has several).
+    pub outputs: Vec<ScalarType>,
     /// Whether the entry takes the trailing `err` parameter.
     pub error_flag: bool,
     /// For a function `(T, T) -> T`, the entry of its reduction kernel (see

@@ -29,19 +29,20 @@ pub struct HostFunction<'ctx> {
     _engine: ExecutionEngine<'ctx>,
     eval: JitFunction<'ctx, EvalFn>,
     pub params: Vec<ScalarType>,
-    pub ret: ScalarType,
+    /// The results (a tuple's elements, or one scalar).
+    pub rets: Vec<ScalarType>,
 }
 
 impl HostFunction<'_> {
     /// Calls the function: each argument's bits sit in the low bytes of a `u64` (as the
-    /// runtime passes scalars). Returns the result's bits and the fault code (0: none).
-    pub fn call(&self, args: &[u64]) -> (u64, u32) {
+    /// runtime passes scalars). Returns the results' bits and the fault code (0: none).
+    pub fn call(&self, args: &[u64]) -> (Vec<u64>, u32) {
         assert_eq!(args.len(), self.params.len(), "argument count");
-        let mut out = 0u64;
+        let mut out = vec![0u64; self.rets.len()];
         let mut fault = 0u32;
-        // SAFETY: `eval` reads `params.len()` words from `args` and writes one to `out` and
-        // possibly one `u32` to `fault`.
-        unsafe { self.eval.call(args.as_ptr(), &mut out, &mut fault) };
+        // SAFETY: `eval` reads `params.len()` words from `args`, writes one word per result
+        // to `out` and possibly one `u32` to `fault`.
+        unsafe { self.eval.call(args.as_ptr(), out.as_mut_ptr(), &mut fault) };
         (out, fault)
     }
 }
@@ -80,7 +81,7 @@ pub fn jit<'ctx>(cx: &'ctx Context, program: &Program, math: &dyn Fn(&str) -> Op
     }
     // SAFETY: `eval` has exactly this signature (built by `add_eval`).
     let eval = unsafe { engine.get_function::<EvalFn>("eval") }.map_err(|e| e.to_string())?;
-    Ok(HostFunction { _engine: engine, eval, params: f.params.iter().map(|p| p.ty).collect(), ret: f.ret })
+    Ok(HostFunction { _engine: engine, eval, params: f.params.iter().map(|p| p.ty).collect(), rets: f.ret.scalars().to_vec() })
 }
 
 fn e<T>(r: Result<T, inkwell::builder::BuilderError>) -> Result<T, String> {
@@ -119,13 +120,14 @@ fn add_eval<'ctx>(
     }
     let call = e(b.build_call(scalar, &call_args, "r"))?;
     let r = basic_value(call.try_as_basic_value(), f.span).map_err(|e| e.message)?;
-    let r: BasicValueEnum = if f.ret == ScalarType::Bool {
-        e(b.build_int_z_extend(r.into_int_value(), cx.i8_type(), "byte"))?.into()
-    } else {
-        r
-    };
-    e(b.build_store(out, cx.i64_type().const_zero()))?;
-    e(b.build_store(out, r))?;
+    let rets = f.ret.scalars();
+    for (k, t) in rets.iter().enumerate() {
+        let v = if rets.len() == 1 { r } else { e(b.build_extract_value(r.into_struct_value(), k as u32, "result"))? };
+        let v: BasicValueEnum = if *t == ScalarType::Bool { e(b.build_int_z_extend(v.into_int_value(), cx.i8_type(), "byte"))?.into() } else { v };
+        let slot = unsafe { e(b.build_in_bounds_gep(cx.i64_type(), out, &[cx.i64_type().const_int(k as u64, false)], "out"))? };
+        e(b.build_store(slot, cx.i64_type().const_zero()))?;
+        e(b.build_store(slot, v))?;
+    }
     e(b.build_return(None))?;
     Ok(())
 }

@@ -16,6 +16,9 @@ pub enum Type {
     Never,
     Infer(InferVar),
     Error,
+    /// A tuple: an index into the checker's tuple table while checking, and into
+    /// [`Program::tuples`] afterwards.
+    Tuple(u32),
 }
 
 impl Type {
@@ -44,6 +47,8 @@ pub struct FnId(pub u32);
 pub struct Program {
     /// The vectorized function first, then its helpers; [`FnId`] indexes this.
     pub functions: Vec<Function>,
+    /// The element types of every tuple type the program uses ([`Type::Tuple`]).
+    pub tuples: Vec<Vec<ScalarType>>,
 }
 
 impl Program {
@@ -61,10 +66,45 @@ impl Program {
 pub struct Function {
     pub name: String,
     pub params: Vec<Param>,
-    pub ret: ScalarType,
+    pub ret: RetType,
     pub locals: Vec<Local>,
     pub body: Block,
     pub span: Span,
+}
+
+/// What a function returns: one scalar, or a tuple of scalars (several outputs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RetType {
+    Scalar(ScalarType),
+    Tuple(Vec<ScalarType>),
+}
+
+impl RetType {
+    /// The scalars returned, in order (one for a scalar).
+    pub fn scalars(&self) -> &[ScalarType] {
+        match self {
+            RetType::Scalar(t) => std::slice::from_ref(t),
+            RetType::Tuple(ts) => ts,
+        }
+    }
+
+    pub fn scalar(&self) -> Option<ScalarType> {
+        match self {
+            RetType::Scalar(t) => Some(*t),
+            RetType::Tuple(_) => None,
+        }
+    }
+
+    /// As Rust writes it: `f32` or `(f32, u8)`.
+    pub fn rust_name(&self) -> String {
+        match self {
+            RetType::Scalar(t) => t.rust_name().to_string(),
+            RetType::Tuple(ts) => {
+                let names: Vec<&str> = ts.iter().map(|t| t.rust_name()).collect();
+                if names.len() == 1 { format!("({},)", names[0]) } else { format!("({})", names.join(", ")) }
+            }
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -92,6 +132,8 @@ pub enum Stmt {
     /// `let x = init;` (`init` is `None` for `let x;`, which rustc only accepts when every
     /// path assigns before use).
     Let { local: LocalId, init: Option<Expr> },
+    /// `let (a, _, c) = tuple;`: one local (or `_`) per element.
+    LetTuple { locals: Vec<Option<LocalId>>, init: Expr },
     Expr(Expr),
 }
 
@@ -232,6 +274,10 @@ pub enum ExprKind {
     Call(Intrinsic, Vec<Expr>),
     /// A call of a helper function of the program.
     CallFn(FnId, Vec<Expr>),
+    /// `(a, b, …)`.
+    Tuple(Vec<Expr>),
+    /// `t.0`: an element of a tuple.
+    Field(Box<Expr>, usize),
     /// Code that cannot run (after the last arm of an exhaustive `match` whose arm has a
     /// guard; rustc checks exhaustiveness on the host copy of the function).
     Unreachable,
@@ -281,7 +327,7 @@ pub fn visit_block(b: &Block, f: &mut dyn FnMut(&Expr)) {
                     visit_expr(e, f)
                 }
             }
-            Stmt::Expr(e) => visit_expr(e, f),
+            Stmt::LetTuple { init: e, .. } | Stmt::Expr(e) => visit_expr(e, f),
         }
     }
     if let Some(t) = &b.tail {
@@ -324,10 +370,11 @@ pub fn visit_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
                 visit_expr(v, f);
             }
         }
-        ExprKind::Call(_, args) | ExprKind::CallFn(_, args) => {
+        ExprKind::Call(_, args) | ExprKind::CallFn(_, args) | ExprKind::Tuple(args) => {
             for a in args {
                 visit_expr(a, f);
             }
         }
+        ExprKind::Field(a, _) => visit_expr(a, f),
     }
 }

@@ -63,11 +63,11 @@ pub fn compile_with_helpers(
 pub fn compile_ir(program: &ir::Program, name: &str, options: &Options) -> Result<CompiledKernel, String> {
     let f = program.entry();
     let inputs: Vec<ScalarType> = f.params.iter().map(|p| p.ty).collect();
-    let reducible = inputs.len() == 2 && inputs.iter().all(|t| *t == f.ret);
+    let reducible = f.ret.scalar().is_some_and(|r| inputs.len() == 2 && inputs.iter().all(|t| *t == r));
     let abi = KernelAbi {
         entry: entry_symbol(name),
         inputs,
-        output: f.ret,
+        outputs: f.ret.scalars().to_vec(),
         error_flag: program.may_fail(),
         reduce_entry: reducible.then(|| format!("{}_reduce", entry_symbol(name))),
     };
@@ -77,7 +77,7 @@ pub fn compile_ir(program: &ir::Program, name: &str, options: &Options) -> Resul
         .and_then(|fns| {
             lower::lower_kernel_entry(&cx, &module, fns[0], &abi)?;
             if let Some(r) = &abi.reduce_entry {
-                lower::lower_reduce_entry(&cx, &module, fns[0], abi.output, r, abi.error_flag)?;
+                lower::lower_reduce_entry(&cx, &module, fns[0], abi.outputs[0], r, abi.error_flag)?;
             }
             Ok(())
         });

@@ -16,7 +16,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use ptx_codegen::{frontend, host, ScalarType};
 
-type Reference = Box<dyn Fn(&[u64]) -> u64>;
+type Reference = Box<dyn Fn(&[u64]) -> Vec<u64>>;
 
 fn native<Args, F: Native<Args> + 'static>(f: F) -> Reference {
     Box::new(move |args| f.call(args))
@@ -27,7 +27,7 @@ thread_local! {
 }
 
 /// Runs a reference; `Err` holds Rust's panic message.
-fn run_reference(r: &Reference, args: &[u64]) -> Result<u64, String> {
+fn run_reference(r: &Reference, args: &[u64]) -> Result<Vec<u64>, String> {
     static HOOK: std::sync::Once = std::sync::Once::new();
     HOOK.call_once(|| {
         let default = std::panic::take_hook();
@@ -143,15 +143,17 @@ fn check(name: &str, src: &str, reference: &Reference, how: Compare, cases: u32)
         match run_reference(reference, &args) {
             Ok(want) => {
                 if fault != 0 {
-                    return Err(TestCaseError::fail(format!("{name}({}) raised fault {fault}, Rust returns {}", shown.join(", "), show(jit.ret, want))));
+                    return Err(TestCaseError::fail(format!("{name}({}) raised fault {fault}, Rust returns {want:?}", shown.join(", "))));
                 }
-                if !same(jit.ret, got, want, how) {
-                    return Err(TestCaseError::fail(format!(
-                        "{name}({}) = {}, Rust says {}",
-                        shown.join(", "),
-                        show(jit.ret, got),
-                        show(jit.ret, want)
-                    )));
+                for (k, t) in jit.rets.iter().enumerate() {
+                    if !same(*t, got[k], want[k], how) {
+                        return Err(TestCaseError::fail(format!(
+                            "{name}({}): result {k} = {}, Rust says {}",
+                            shown.join(", "),
+                            show(*t, got[k]),
+                            show(*t, want[k])
+                        )));
+                    }
                 }
             }
             Err(msg) => {
@@ -160,9 +162,8 @@ fn check(name: &str, src: &str, reference: &Reference, how: Compare, cases: u32)
                     Some(m) if msg.starts_with(m) => {}
                     _ => {
                         return Err(TestCaseError::fail(format!(
-                            "{name}({}): Rust panics with {msg:?}, the lowering gives fault {fault} and {}",
+                            "{name}({}): Rust panics with {msg:?}, the lowering gives fault {fault} and {got:?}",
                             shown.join(", "),
-                            show(jit.ret, got)
                         )))
                     }
                 }

@@ -44,9 +44,25 @@ enum VarState {
 #[derive(Default)]
 pub struct InferTable {
     vars: Vec<VarState>,
+    /// Element types of the tuple types ([`Type::Tuple`] indexes this).
+    tuples: Vec<Vec<Type>>,
 }
 
 impl InferTable {
+    /// A tuple type with these element types.
+    pub fn tuple(&mut self, elems: Vec<Type>) -> Type {
+        self.tuples.push(elems);
+        Type::Tuple(self.tuples.len() as u32 - 1)
+    }
+
+    /// The element types of a tuple type.
+    pub fn tuple_elems(&self, t: Type) -> Option<Vec<Type>> {
+        match self.shallow(t) {
+            Type::Tuple(i) => Some(self.tuples[i as usize].clone()),
+            _ => None,
+        }
+    }
+
     pub fn fresh(&mut self, kind: VarKind) -> Type {
         self.vars.push(VarState::Unbound(kind));
         Type::Infer(InferVar(self.vars.len() as u32 - 1))
@@ -90,6 +106,16 @@ impl InferTable {
             (Type::Never, x) | (x, Type::Never) => Ok(x),
             (Type::Unit, Type::Unit) => Ok(Type::Unit),
             (Type::Scalar(x), Type::Scalar(y)) if x == y => Ok(a),
+            (Type::Tuple(x), Type::Tuple(y)) => {
+                let (xs, ys) = (self.tuples[x as usize].clone(), self.tuples[y as usize].clone());
+                if xs.len() != ys.len() {
+                    return Err(());
+                }
+                for (p, q) in xs.into_iter().zip(ys) {
+                    self.unify(p, q)?;
+                }
+                Ok(a)
+            }
             (Type::Infer(v), Type::Infer(w)) => {
                 if v == w {
                     return Ok(a);
@@ -131,6 +157,10 @@ impl InferTable {
             (_, Some(VarKind::Int)) => "{integer}".into(),
             (_, Some(VarKind::Float)) => "{float}".into(),
             (Type::Unit, _) => "()".into(),
+            (Type::Tuple(i), _) => {
+                let parts: Vec<String> = self.tuples[i as usize].clone().into_iter().map(|e| self.describe(e)).collect();
+                if parts.len() == 1 { format!("({},)", parts[0]) } else { format!("({})", parts.join(", ")) }
+            }
             (Type::Never, _) => "!".into(),
             _ => "_".into(),
         }

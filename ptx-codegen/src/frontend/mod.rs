@@ -16,7 +16,7 @@ use syn::spanned::Spanned;
 
 use crate::ir::{
     BinaryOp, Block, Expr, ExprKind, FnId, ForRange, Function, Literal, Local, LocalId, LogicalOp,
-    LoopId, Param, Program, Stmt, Type, UnaryOp,
+    LoopId, Param, Program, RetType, Stmt, Type, UnaryOp,
 };
 use crate::intrinsic::{self, Lookup};
 use crate::ty::ScalarType;
@@ -70,7 +70,8 @@ pub fn check_program(entry: &syn::ItemFn, entry_callees: &[(String, String)], he
         return Err(e);
     }
     let functions = std::mem::take(&mut cx.functions).into_iter().collect::<Option<Vec<_>>>();
-    functions.map(|functions| Program { functions }).ok_or_else(|| syn::Error::new_spanned(&entry.sig.ident, "internal compiler error: a function was not checked"))
+    let tuples = std::mem::take(&mut cx.program_tuples);
+    functions.map(|functions| Program { functions, tuples }).ok_or_else(|| syn::Error::new_spanned(&entry.sig.ident, "internal compiler error: a function was not checked"))
 }
 
 /// Checks a function whose calls of `external` paths (functions defined elsewhere, whose
@@ -97,7 +98,7 @@ pub fn precheck(entry: &syn::ItemFn, external: &[String]) -> Result<(), syn::Err
 struct FnSig {
     name: String,
     params: Vec<ScalarType>,
-    ret: ScalarType,
+    ret: RetType,
 }
 
 fn fn_sig(item: &syn::ItemFn) -> Option<FnSig> {
@@ -123,7 +124,7 @@ struct FnState {
     locals: Vec<LocalInfo>,
     scopes: Vec<Vec<(String, LocalId)>>,
     loops: Vec<LoopFrame>,
-    ret: Option<ScalarType>,
+    ret: Option<Type>,
     generic_names: Vec<String>,
 }
 
@@ -131,7 +132,7 @@ struct FnState {
 /// them to generate the call wrapper even when the body has errors.
 pub fn signature_types(
     sig: &syn::Signature,
-) -> Result<(Vec<ScalarType>, ScalarType), syn::Error> {
+) -> Result<(Vec<ScalarType>, RetType), syn::Error> {
     let mut cx = Checker::default();
     let (params, ret) = cx.signature(sig);
     match (cx.errors.is_empty(), ret) {
@@ -221,7 +222,8 @@ struct Checker {
     scopes: Vec<Vec<(String, LocalId)>>,
     loops: Vec<LoopFrame>,
     next_loop: u32,
-    ret: Option<ScalarType>,
+    /// The current function's result type (a scalar or a tuple).
+    ret: Option<Type>,
     obligations: Vec<Obligation>,
     generic_names: Vec<String>,
     /// The program's functions by [`FnId`], filled as they are checked.
@@ -233,6 +235,8 @@ struct Checker {
     calls: Vec<(FnId, FnId, SpanRange)>,
     current: Option<FnId>,
     outer_locals: Vec<String>,
+    /// The program's tuple types, after inference ([`Program::tuples`]).
+    program_tuples: Vec<Vec<ScalarType>>,
 }
 
 const SCALAR_TYPES_HINT: &str =
@@ -346,9 +350,9 @@ impl Checker {
 
     // ----- signature ---------------------------------------------------------------
 
-    fn function(&mut self, item: &syn::ItemFn) -> Option<(Vec<Param>, ScalarType, Block)> {
+    fn function(&mut self, item: &syn::ItemFn) -> Option<(Vec<Param>, RetType, Block)> {
         let (params, ret) = self.signature(&item.sig);
-        self.ret = ret;
+        self.ret = ret.as_ref().map(|r| self.ret_type(r));
         // Every named parameter is in scope, also one whose type was rejected (as an error
         // type), so that the body's uses of it report nothing more.
         let bindings = self
@@ -362,25 +366,38 @@ impl Checker {
         let (body, body_ty) = self.block(&item.block);
         self.scopes.pop();
         let ret = ret?;
-        if self.infer.unify(body_ty, Type::Scalar(ret)).is_err() {
+        let want = self.ret.expect("set above");
+        if self.infer.unify(body_ty, want).is_err() {
             let found = self.infer.describe(body_ty);
+            let ret_name = ret.rust_name();
             let at = match item.block.stmts.last() {
                 Some(syn::Stmt::Expr(e, None)) => SpanRange::of(e),
                 _ => item.block.brace_token.span.close().into(),
             };
             let msg = if body_ty == Type::Unit {
                 format!(
-                    "this function returns `{ret}` but its body ends without a value: end it with an expression of type `{ret}` (no `;`) or `return` one"
+                    "this function returns `{ret_name}` but its body ends without a value: end it with an expression of type `{ret_name}` (no `;`) or `return` one"
                 )
             } else {
-                format!("mismatched types: this function returns `{ret}` but its body evaluates to `{found}`")
+                format!("mismatched types: this function returns `{ret_name}` but its body evaluates to `{found}`")
             };
             self.error_at(at, msg);
         }
         Some((params, ret, body))
     }
 
-    fn signature(&mut self, sig: &syn::Signature) -> (Vec<Param>, Option<ScalarType>) {
+    /// The checker type of a function result.
+    fn ret_type(&mut self, r: &RetType) -> Type {
+        match r {
+            RetType::Scalar(t) => Type::Scalar(*t),
+            RetType::Tuple(ts) => {
+                let elems = ts.iter().map(|t| Type::Scalar(*t)).collect();
+                self.infer.tuple(elems)
+            }
+        }
+    }
+
+    fn signature(&mut self, sig: &syn::Signature) -> (Vec<Param>, Option<RetType>) {
         if let Some(a) = &sig.asyncness {
             self.error(a, "`async fn` cannot be vectorized: a vectorized function is a plain scalar function that runs once per element");
         }
@@ -432,7 +449,14 @@ impl Checker {
                 );
                 None
             }
-            syn::ReturnType::Type(_, ty) => self.scalar_type(ty, TypeUse::Return),
+            syn::ReturnType::Type(_, ty) => match strip_parens(ty) {
+                // Several results: a tuple of scalars (each an output array).
+                syn::Type::Tuple(t) if !t.elems.is_empty() => {
+                    let elems: Vec<Option<ScalarType>> = t.elems.iter().map(|e| self.scalar_type(e, TypeUse::TupleElement)).collect();
+                    elems.into_iter().collect::<Option<Vec<_>>>().map(RetType::Tuple)
+                }
+                _ => self.scalar_type(ty, TypeUse::Return).map(RetType::Scalar),
+            },
         };
         (params, ret)
     }
@@ -516,7 +540,7 @@ impl Checker {
             match stmt {
                 syn::Stmt::Local(l) => {
                     if let Some(s) = self.let_stmt(l) {
-                        if let Stmt::Let { init: Some(e), .. } = &s {
+                        if let Stmt::Let { init: Some(e), .. } | Stmt::LetTuple { init: e, .. } = &s {
                             diverges |= self.infer.shallow(e.ty) == Type::Never;
                         }
                         out.stmts.push(s);
@@ -640,6 +664,9 @@ impl Checker {
             syn::Pat::Type(pt) => (&*pt.pat, Some(&*pt.ty)),
             p => (p, None),
         };
+        if let (syn::Pat::Tuple(tp), None) = (pat, annotation) {
+            return self.let_tuple(tp, l);
+        }
         let declared = match annotation {
             Some(syn::Type::Infer(_)) | None => None,
             Some(t) => Some(Type::Scalar(self.scalar_type(t, TypeUse::Let)?)),
@@ -666,6 +693,43 @@ impl Checker {
         };
         let local = self.declare(name, ty, mutable, span);
         Some(Stmt::Let { local, init })
+    }
+
+    /// `let (a, _, c) = tuple;`
+    fn let_tuple(&mut self, tp: &syn::PatTuple, l: &syn::Local) -> Option<Stmt> {
+        let Some(li) = &l.init else {
+            self.error(tp, "a tuple pattern needs a value: `let (a, b) = …;`");
+            return None;
+        };
+        let init = self.expr(&li.expr);
+        let names: Vec<Option<(String, bool, Span)>> = tp
+            .elems
+            .iter()
+            .map(|p| match p {
+                syn::Pat::Wild(_) => None,
+                p => self.binding(p, "tuple pattern"),
+            })
+            .collect();
+        let elems = match self.infer.tuple_elems(init.ty) {
+            Some(e) if e.len() == names.len() => e,
+            Some(e) => {
+                self.error(tp, format!("this pattern has {} elements but the tuple has {}", names.len(), e.len()));
+                vec![Type::Error; names.len()]
+            }
+            None => {
+                if self.infer.shallow(init.ty) != Type::Error {
+                    let found = self.infer.describe(init.ty);
+                    self.error(&li.expr, format!("a tuple pattern needs a tuple, found `{found}`"));
+                }
+                vec![Type::Error; names.len()]
+            }
+        };
+        let locals = names
+            .into_iter()
+            .zip(elems)
+            .map(|(n, ty)| n.map(|(name, mutable, span)| self.declare(name, ty, mutable, span)))
+            .collect();
+        Some(Stmt::LetTuple { locals, init })
     }
 
     fn item_stmt(&mut self, item: &syn::Item) {
@@ -734,6 +798,12 @@ impl Checker {
             syn::Expr::Tuple(t) if t.elems.is_empty() => {
                 self.mk(ExprKind::Block(Block::default()), Type::Unit, span)
             }
+            syn::Expr::Tuple(t) => {
+                let elems: Vec<Expr> = t.elems.iter().map(|e| self.expr(e)).collect();
+                let ty = self.infer.tuple(elems.iter().map(|e| e.ty).collect());
+                self.mk(ExprKind::Tuple(elems), ty, span)
+            }
+            syn::Expr::Field(f) if matches!(f.member, syn::Member::Unnamed(_)) => self.tuple_field(f),
             syn::Expr::Macro(m) => {
                 self.macro_error(&m.mac);
                 self.error_expr(span)
@@ -744,8 +814,7 @@ impl Checker {
             syn::Expr::Async(_) | syn::Expr::Await(_) => self.unsupported(e, "`async`/`.await` cannot run in a vectorized function: it computes synchronously, one element per call"),
             syn::Expr::Closure(_) => self.unsupported(e, "closures are not supported in a vectorized function: write the computation inline"),
             syn::Expr::Index(_) => self.unsupported(e, "indexing is not supported: a vectorized function sees one element of each argument at a time, as a scalar"),
-            syn::Expr::Field(_) => self.unsupported(e, "field access is not supported: a vectorized function works on scalars (f32, f64, integers, bool), not structs or tuples"),
-            syn::Expr::Tuple(_) => self.unsupported(e, "tuples are not supported in a vectorized function: it computes with scalars"),
+            syn::Expr::Field(_) => self.unsupported(e, "field access is not supported: a vectorized function works on scalars (f32, f64, integers, bool) and tuples of them (`t.0`), not structs"),
             syn::Expr::Array(_) | syn::Expr::Repeat(_) => self.unsupported(e, "arrays are not supported in a vectorized function: it computes with scalars; the call broadcasts it over slices"),
             syn::Expr::Reference(_) => self.unsupported(e, "references are not supported in a vectorized function: it computes with scalar values"),
             syn::Expr::Struct(_) => self.unsupported(e, "structs are not supported in a vectorized function: it computes with scalars (f32, f64, integers, bool)"),
@@ -864,6 +933,30 @@ impl Checker {
         self.error_expr(span)
     }
 
+    /// `t.0`.
+    fn tuple_field(&mut self, f: &syn::ExprField) -> Expr {
+        let span = f.span();
+        let base = self.expr(&f.base);
+        let syn::Member::Unnamed(index) = &f.member else { return self.error_expr(span) };
+        let i = index.index as usize;
+        match self.infer.tuple_elems(base.ty) {
+            Some(elems) if i < elems.len() => {
+                let ty = elems[i];
+                self.mk(ExprKind::Field(Box::new(base), i), ty, span)
+            }
+            Some(elems) => {
+                self.error(&f.member, format!("no field `{i}`: the tuple has {} elements", elems.len()));
+                self.error_expr(span)
+            }
+            None if self.infer.shallow(base.ty) == Type::Error => self.error_expr(span),
+            None => {
+                let found = self.infer.describe(base.ty);
+                self.error(f, format!("`.{i}` takes an element of a tuple, but this is `{found}`"));
+                self.error_expr(span)
+            }
+        }
+    }
+
     fn method_call(&mut self, m: &syn::ExprMethodCall) -> Expr {
         if let Some(t) = &m.turbofish {
             self.error(t, "generic arguments (`::<…>`) are not supported on methods in a vectorized function");
@@ -952,7 +1045,8 @@ impl Checker {
             }
             checked.push(a);
         }
-        self.mk(ExprKind::CallFn(id, checked), Type::Scalar(sig.ret), span)
+        let ty = self.ret_type(&sig.ret);
+        self.mk(ExprKind::CallFn(id, checked), ty, span)
     }
 
     /// A built-in method on `recv` with `args` (after the receiver).
@@ -1582,13 +1676,14 @@ impl Checker {
         let value = r.expr.as_ref().map(|v| self.expr(v));
         if let Some(ret) = self.ret {
             let vt = value.as_ref().map_or(Type::Unit, |v| v.ty);
-            if self.infer.unify(vt, Type::Scalar(ret)).is_err() {
+            if self.infer.unify(vt, ret).is_err() {
                 let found = self.infer.describe(vt);
+                let want = self.infer.describe(ret);
                 let msg = if value.is_none() {
-                    format!("`return` needs a value: this function returns `{ret}`")
+                    format!("`return` needs a value: this function returns `{want}`")
                 } else {
-                    let hint = conversion_hint(r.expr.as_ref().unwrap(), &found, ret.rust_name());
-                    format!("mismatched types: this function returns `{ret}`, found `{found}`{hint}")
+                    let hint = conversion_hint(r.expr.as_ref().unwrap(), &found, &want);
+                    format!("mismatched types: this function returns `{want}`, found `{found}`{hint}")
                 };
                 self.error(r, msg);
             }
@@ -1599,12 +1694,12 @@ impl Checker {
     // ----- resolution ---------------------------------------------------------------
 
     /// Resolves the types of a checked function's locals and body.
-    fn finish_function(&mut self, f: Option<(Vec<Param>, ScalarType, Block)>, item: &syn::ItemFn) -> Option<Function> {
+    fn finish_function(&mut self, f: Option<(Vec<Param>, RetType, Block)>, item: &syn::ItemFn) -> Option<Function> {
         let mut locals = Vec::with_capacity(self.locals.len());
         for l in std::mem::take(&mut self.locals) {
-            let ty = self.infer.resolve(l.ty);
+            let ty = self.final_type(l.ty);
             match ty {
-                Type::Scalar(_) | Type::Error => {}
+                Type::Scalar(_) | Type::Error | Type::Tuple(_) => {}
                 Type::Infer(_) | Type::Never => {
                     // A variable that is never given a value of known type.
                     self.error_at(l.span, format!("type annotations needed: give `{}` a type, e.g. `let {}: f32 = …`", l.name, l.name));
@@ -1620,12 +1715,49 @@ impl Checker {
         Some(Function { name: item.sig.ident.to_string(), params, ret, locals, body, span: item.sig.ident.span() })
     }
 
+    /// A type after inference, with tuples renumbered into the program's tuple table.
+    fn final_type(&mut self, t: Type) -> Type {
+        let t = self.infer.resolve(t);
+        let Type::Tuple(_) = t else { return t };
+        let elems = self.infer.tuple_elems(t).expect("a tuple");
+        let mut scalars = Vec::with_capacity(elems.len());
+        for e in elems {
+            match self.infer.resolve(e) {
+                Type::Scalar(s) => scalars.push(s),
+                // Nested tuples, `()` or unknowns in a tuple: reported where they arise.
+                _ => return Type::Error,
+            }
+        }
+        let id = match self.program_tuples.iter().position(|p| *p == scalars) {
+            Some(i) => i,
+            None => {
+                self.program_tuples.push(scalars);
+                self.program_tuples.len() - 1
+            }
+        };
+        Type::Tuple(id as u32)
+    }
+
     fn check_obligation(&mut self, t: Type, req: &Require, span: SpanRange) {
         let Type::Scalar(s) = t else {
-            if let (Type::Unit, Require::Comparable | Require::Numeric(_)) = (t, req) {
-                self.error_at(span, "`()` has no value to compute with");
+            match (t, req) {
+                (Type::Unit, Require::Comparable | Require::Numeric(_)) => self.error_at(span, "`()` has no value to compute with"),
+                (Type::Tuple(_), _) => {
+                    let what = match req {
+                        Require::Numeric(op) | Require::IntOrBool(op) => format!("`{op}`"),
+                        Require::Negatable => "unary `-`".into(),
+                        Require::Comparable => "a comparison".into(),
+                        Require::CastTo(to) => format!("`as {to}`"),
+                        Require::Matchable => "`match`".into(),
+                        Require::Int(what) => what.to_string(),
+                        Require::Fits(_) => return,
+                    };
+                    let shown = self.infer.describe(t);
+                    self.error_at(span, format!("{what} does not apply to the tuple `{shown}`: apply it to its elements (`t.0`, `t.1`, …)"));
+                }
+                _ => {} // errors and unknowns are reported elsewhere
             }
-            return; // errors and unknowns are reported elsewhere
+            return;
         };
         let problem = match req {
             Require::Numeric(op) if !(s.is_int() || s.is_float()) => {
@@ -1662,7 +1794,7 @@ impl Checker {
     fn resolve_block(&mut self, b: &mut Block) {
         for s in &mut b.stmts {
             match s {
-                Stmt::Let { init: Some(e), .. } | Stmt::Expr(e) => self.resolve_expr(e),
+                Stmt::Let { init: Some(e), .. } | Stmt::LetTuple { init: e, .. } | Stmt::Expr(e) => self.resolve_expr(e),
                 Stmt::Let { init: None, .. } => {}
             }
         }
@@ -1672,7 +1804,7 @@ impl Checker {
     }
 
     fn resolve_expr(&mut self, e: &mut Expr) {
-        e.ty = self.infer.resolve(e.ty);
+        e.ty = self.final_type(e.ty);
         if let Type::Infer(_) = e.ty {
             self.error_at(e.span, "type annotations needed for this expression");
         }
@@ -1710,11 +1842,12 @@ impl Checker {
                     self.resolve_expr(v);
                 }
             }
-            ExprKind::Call(_, args) | ExprKind::CallFn(_, args) => {
+            ExprKind::Call(_, args) | ExprKind::CallFn(_, args) | ExprKind::Tuple(args) => {
                 for a in args {
                     self.resolve_expr(a);
                 }
             }
+            ExprKind::Field(a, _) => self.resolve_expr(a),
         }
     }
 }
@@ -1742,8 +1875,17 @@ fn cast_problem(from: ScalarType, to: ScalarType) -> Option<String> {
 enum TypeUse {
     Param,
     Return,
+    TupleElement,
     Let,
     Cast,
+}
+
+fn strip_parens(ty: &syn::Type) -> &syn::Type {
+    match ty {
+        syn::Type::Paren(p) => strip_parens(&p.elem),
+        syn::Type::Group(g) => strip_parens(&g.elem),
+        t => t,
+    }
 }
 
 impl TypeUse {
@@ -1756,8 +1898,11 @@ impl TypeUse {
             (TypeUse::Return, syntax::TypeProblem::Reference | syntax::TypeProblem::Sequence) => format!(
                 "`{shown}` cannot be returned from a vectorized function: it returns one scalar per element (e.g. `-> f32`); the call collects them into a `Vec`"
             ),
-            (TypeUse::Return, syntax::TypeProblem::Tuple) => format!(
-                "`{shown}`: a vectorized function returns one scalar (e.g. `-> f32`); tuple results are not supported yet"
+            (TypeUse::Param, syntax::TypeProblem::Tuple) => format!(
+                "`{shown}` cannot be a parameter of a vectorized function: its parameters are scalars; pass each field as a parameter of its own (tuples are for results, e.g. `-> (f32, f32)`)"
+            ),
+            (TypeUse::TupleElement, _) => format!(
+                "`{shown}` cannot be part of a result: a vectorized function returns a scalar or a tuple of scalars (e.g. `-> (f32, f32)`)"
             ),
             (_, syntax::TypeProblem::Unit) => format!("`{shown}` is not a scalar type: {SCALAR_TYPES_HINT}"),
             (_, syntax::TypeProblem::Named(name)) => format!("`{name}` is not a scalar type: {SCALAR_TYPES_HINT}"),

@@ -52,7 +52,7 @@ fn the_seed_function() {
     let f = ok("fn add_gpu(a: f32, b: f32) -> f32 { a + b }");
     assert_eq!(f.name, "add_gpu");
     assert_eq!(f.params.iter().map(|p| p.ty).collect::<Vec<_>>(), [F32, F32]);
-    assert_eq!(f.ret, F32);
+    assert_eq!(f.ret, RetType::Scalar(F32));
     assert!(!f.may_fail());
 }
 
@@ -133,7 +133,7 @@ fn return_type_mismatches() {
 #[test]
 fn early_return_and_if_else() {
     let f = ok("fn f(x: f32) -> f32 { if x < 0.0 { return -x; } x }");
-    assert_eq!(f.ret, F32);
+    assert_eq!(f.ret, RetType::Scalar(F32));
     ok("fn f(x: f32) -> f32 { if x < 0.0 { -x } else if x > 1.0 { 1.0 } else { x } }");
     error_containing("fn f(x: f32) -> f32 { if x < 0.0 { 1.0 } else { 1 } }", "`if` and `else` have different types");
     error_containing("fn f(x: f32) -> f32 { if x < 0.0 { 1.0 } x }", "`if` without `else` cannot produce a value");
@@ -194,8 +194,8 @@ fn signatures_outside_the_language() {
     error_containing("fn f(x: Vec<f32>) -> f32 { 0.0 }", "cannot be a parameter");
     error_containing("fn f(x: String) -> f32 { 0.0 }", "`String` is not a scalar type");
     error_containing("fn f(x: f32) { }", "must return a value: add a return type such as `-> f32`");
-    let e = errors("fn f(x: f32) -> (f32, f32) { (x, x) }");
-    assert!(e[0].contains("tuple results are not supported yet"), "{e:?}");
+    let e = errors("fn f(x: f32) -> (f32, [f32; 2]) { (x, [x, x]) }");
+    assert!(e[0].contains("cannot be part of a result") && e[1].contains("arrays are not supported"), "{e:?}");
     error_containing("fn f<T>(x: T) -> T { x }", "write `#[vectorize(types(f32, f64))]`");
     error_containing("async fn f(x: f32) -> f32 { x }", "`async fn` cannot be vectorized");
     error_containing("unsafe fn f(x: f32) -> f32 { x }", "`unsafe fn` cannot be vectorized");
@@ -212,9 +212,8 @@ fn bodies_outside_the_language() {
     error_containing("fn f(x: f32) -> f32 { x.frobnicate() }", "unknown method `frobnicate`");
     error_containing("fn f(x: f32) -> f32 { foo(x) }", "cannot find function `foo`");
     error_containing("fn f(x: f32) -> f32 { let s = \"a\"; x }", "only numeric and `bool` literals");
-    let e = errors("fn f(x: f32) -> f32 { let (a, b) = (x, x); a + b }");
-    assert_eq!(e.len(), 2, "{e:#?}");
-    assert!(e[0].contains("tuples are not supported") && e[1].contains("destructuring is not supported"), "{e:#?}");
+    let e = errors("fn f(x: f32) -> f32 { let [a, b] = [x, x]; a + b }");
+    assert!(e[0].contains("arrays are not supported") && e[1].contains("destructuring is not supported"), "{e:?}");
 }
 
 #[test]
@@ -231,7 +230,7 @@ fn every_error_of_a_function_is_reported() {
 fn signature_types_survive_body_errors() {
     let item: syn::ItemFn = syn::parse_str("fn f(a: f64, n: i32) -> f32 { println!() }").unwrap();
     let (params, ret) = signature_types(&item.sig).unwrap();
-    assert_eq!((params, ret), (vec![F64, I32], F32));
+    assert_eq!((params, ret), (vec![F64, I32], RetType::Scalar(F32)));
     let item: syn::ItemFn = syn::parse_str("fn f(a: &f64) -> f32 { 0.0 }").unwrap();
     assert!(signature_types(&item.sig).is_err());
 }
@@ -251,7 +250,7 @@ fn match_on_integers_and_bools() {
 #[test]
 fn methods_and_constants() {
     let f = ok("fn f(x: f32) -> f32 { x.sqrt().max(f32::EPSILON) * std::f32::consts::PI + f32::powi(x, 3) }");
-    assert_eq!(f.ret, F32);
+    assert_eq!(f.ret, RetType::Scalar(F32));
     ok("fn f(x: u32) -> u32 { x.count_ones() + x.rotate_left(3).leading_zeros() + u32::BITS }");
     ok("fn f(x: i16) -> u16 { x.abs_diff(-3) + x.unsigned_abs() }");
     error_containing("fn f(x: u32) -> u32 { x.abs() }", "`abs` is a method of floats and signed integers, not of `u32`");
@@ -300,4 +299,28 @@ fn recursion_is_reported() {
         "recursion",
     );
     assert!(e.contains("`even` calls `odd` calls `even`"), "{e}");
+}
+
+#[test]
+fn tuples_as_results_and_values() {
+    let p = check_all("fn polar(x: f32, y: f32) -> (f32, f32) { if x == 0.0 { (y.abs(), 1.5) } else { (x.hypot(y), y.atan2(x)) } }").unwrap();
+    assert_eq!(p.entry().ret, RetType::Tuple(vec![F32, F32]));
+    let p = check_all(
+        "fn f(x: f64, n: i32) -> (f64, i32, bool) {
+            fn split(v: f64) -> (f64, f64) { (v.trunc(), v.fract()) }
+            let (whole, frac) = split(x);
+            let t = (frac, n);
+            let (_, m) = t;
+            (whole + t.0, m * 2, frac > 0.5)
+        }",
+    )
+    .unwrap();
+    assert_eq!(p.entry().ret, RetType::Tuple(vec![F64, I32, Bool]));
+    assert!(p.tuples.contains(&vec![F64, F64]) && p.tuples.contains(&vec![F64, I32]));
+    error_containing("fn f(x: f32) -> (f32, f32) { (x, 1) }", "returns `(f32, f32)` but its body evaluates to `(f32, {integer})`");
+    error_containing("fn f(x: f32) -> f32 { let t = (x, x); t.2 }", "no field `2`: the tuple has 2 elements");
+    error_containing("fn f(x: f32) -> f32 { let (a, b, c) = (x, x); a }", "this pattern has 3 elements but the tuple has 2");
+    error_containing("fn f(x: f32) -> f32 { x.0 }", "`.0` takes an element of a tuple, but this is `f32`");
+    let e = errors("fn f(x: f32) -> f32 { let t = (x, x); t + t }");
+    assert!(e.iter().any(|m| m.contains("`+` does not apply to the tuple `(f32, f32)`")), "{e:?}");
 }

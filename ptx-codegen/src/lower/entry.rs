@@ -23,7 +23,9 @@ pub fn lower_kernel_entry<'ctx>(
 ) -> LResult<FunctionValue<'ctx>> {
     let global = cx.ptr_type(AddressSpace::from(1u16));
     let i64t = cx.i64_type();
-    let mut params: Vec<inkwell::types::BasicMetadataTypeEnum> = vec![i64t.into(), global.into()];
+    let outs = abi.outputs.len() as u32;
+    let mut params: Vec<inkwell::types::BasicMetadataTypeEnum> = vec![i64t.into()];
+    params.extend(abi.outputs.iter().map(|_| inkwell::types::BasicMetadataTypeEnum::from(global)));
     for &t in &abi.inputs {
         params.push(global.into());
         params.push(memory_type(cx, t).into());
@@ -36,13 +38,15 @@ pub fn lower_kernel_entry<'ctx>(
     // Arrays never overlap (the runtime allocates or checks them), inputs are only read:
     // LLVM may then use the read-only data cache (`ld.global.nc`).
     for idx in 0..abi.inputs.len() as u32 {
-        let p = 2 + 2 * idx;
+        let p = 1 + outs + 2 * idx;
         kernel.add_attribute(AttributeLoc::Param(p), cx.create_enum_attribute(kind("noalias"), 0));
         kernel.add_attribute(AttributeLoc::Param(p), cx.create_enum_attribute(kind("readonly"), 0));
         kernel.add_attribute(AttributeLoc::Param(p), cx.create_enum_attribute(kind("nocapture"), 0));
     }
-    kernel.add_attribute(AttributeLoc::Param(1), cx.create_enum_attribute(kind("noalias"), 0));
-    kernel.add_attribute(AttributeLoc::Param(1), cx.create_enum_attribute(kind("nocapture"), 0));
+    for o in 0..outs {
+        kernel.add_attribute(AttributeLoc::Param(1 + o), cx.create_enum_attribute(kind("noalias"), 0));
+        kernel.add_attribute(AttributeLoc::Param(1 + o), cx.create_enum_attribute(kind("nocapture"), 0));
+    }
     let annotation = cx.metadata_node(&[
         kernel.as_global_value().as_pointer_value().into(),
         cx.metadata_string("kernel").into(),
@@ -70,19 +74,19 @@ pub fn lower_kernel_entry<'ctx>(
     let stride = b.build_int_mul(nctaid, ntid, "stride")?;
     let param = |i: u32| kernel.get_nth_param(i).expect("declared above");
     let n = param(0).into_int_value();
-    let out = param(1).into_pointer_value();
+    let out: Vec<PointerValue<'ctx>> = (0..outs).map(|o| param(1 + o).into_pointer_value()).collect();
     // The per-element fault code (a local the scalar function writes) and the launch's
     // fault word: the smallest `index << 8 | code` of all failed elements, which is the
     // fault a sequential loop on the CPU would panic with first.
     let err = if abi.error_flag {
-        let global = param(2 + 2 * abi.inputs.len() as u32).into_pointer_value();
+        let global = param(1 + outs + 2 * abi.inputs.len() as u32).into_pointer_value();
         let local = b.build_alloca(cx.i32_type(), "fault")?;
         Some(FaultSlots { local, global })
     } else {
         None
     };
     let inputs: Vec<(PointerValue<'ctx>, BasicValueEnum<'ctx>)> = (0..abi.inputs.len() as u32)
-        .map(|i| (param(2 + 2 * i).into_pointer_value(), param(3 + 2 * i)))
+        .map(|i| (param(1 + outs + 2 * i).into_pointer_value(), param(2 + outs + 2 * i)))
         .collect();
 
     let loops = GridLoop { cx, builder: &b, kernel, scalar, abi, first, stride, n, out, err };
@@ -115,7 +119,8 @@ struct GridLoop<'a, 'ctx> {
     first: IntValue<'ctx>,
     stride: IntValue<'ctx>,
     n: IntValue<'ctx>,
-    out: PointerValue<'ctx>,
+    /// One output array per result (a tuple's elements in order).
+    out: Vec<PointerValue<'ctx>>,
     err: Option<FaultSlots<'ctx>>,
 }
 
@@ -177,10 +182,12 @@ impl<'ctx> GridLoop<'_, 'ctx> {
         if let Some(err) = self.err {
             self.record_fault(err, idx)?;
         }
-        let y = self.to_memory(y, self.abi.output)?;
-        let out_ty = memory_type(cx, self.abi.output);
-        let dst = unsafe { b.build_in_bounds_gep(out_ty, self.out, &[idx], "dst")? };
-        b.build_store(dst, y)?;
+        for (k, (&t, &ptr)) in self.abi.outputs.iter().zip(&self.out).enumerate() {
+            let v = if self.abi.outputs.len() == 1 { y } else { b.build_extract_value(y.into_struct_value(), k as u32, "result")? };
+            let v = self.to_memory(v, t)?;
+            let dst = unsafe { b.build_in_bounds_gep(memory_type(cx, t), ptr, &[idx], "dst")? };
+            b.build_store(dst, v)?;
+        }
         let next = b.build_int_add(idx, self.stride, "next")?;
         let latch = b.get_insert_block().expect("positioned");
         i.add_incoming(&[(&next, latch)]);

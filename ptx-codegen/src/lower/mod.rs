@@ -31,7 +31,7 @@ use proc_macro2::Span;
 use crate::abi::Fault;
 use crate::ir::{
     self, BinaryOp, Block, Expr, ExprKind, FnId, ForRange, Function, Literal, LocalId, LogicalOp, LoopId, Program,
-    Stmt, Type, UnaryOp,
+    RetType, Stmt, Type, UnaryOp,
 };
 use crate::ty::ScalarType;
 
@@ -76,6 +76,19 @@ pub fn int_type(cx: &Context, t: ScalarType) -> IntType<'_> {
     }
 }
 
+/// The LLVM type of a function's result: a scalar, or a struct of the tuple's scalars.
+pub fn ret_type<'ctx>(cx: &'ctx Context, r: &RetType) -> BasicTypeEnum<'ctx> {
+    match r {
+        RetType::Scalar(t) => llvm_type(cx, *t),
+        RetType::Tuple(ts) => tuple_type(cx, ts),
+    }
+}
+
+fn tuple_type<'ctx>(cx: &'ctx Context, ts: &[ScalarType]) -> BasicTypeEnum<'ctx> {
+    let fields: Vec<BasicTypeEnum<'ctx>> = ts.iter().map(|t| llvm_type(cx, *t)).collect();
+    cx.struct_type(&fields, false).into()
+}
+
 /// The LLVM type of a scalar in memory and in kernel parameters (`bool` is one byte).
 pub fn memory_type<'ctx>(cx: &'ctx Context, t: ScalarType) -> BasicTypeEnum<'ctx> {
     match t {
@@ -106,13 +119,13 @@ pub fn lower_program<'ctx>(
             if error_flag {
                 params.push(cx.ptr_type(AddressSpace::default()).into());
             }
-            let fn_ty = llvm_type(cx, f.ret).fn_type(&params, false);
+            let fn_ty = ret_type(cx, &f.ret).fn_type(&params, false);
             let name = if i == 0 { symbol.to_string() } else { format!("{symbol}.{}.{i}", f.name) };
             module.add_function(&name, fn_ty, Some(Linkage::Internal))
         })
         .collect();
     for (f, llfn) in program.functions.iter().zip(&functions) {
-        lower_body(cx, module, f, *llfn, &functions, error_flag, fastmath)?;
+        lower_body(cx, module, f, *llfn, &functions, &program.tuples, error_flag, fastmath)?;
     }
     if fastmath {
         fast_math(cx, module, &functions);
@@ -120,12 +133,14 @@ pub fn lower_program<'ctx>(
     Ok(functions)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn lower_body<'ctx>(
     cx: &'ctx Context,
     module: &Module<'ctx>,
     f: &Function,
     llfn: FunctionValue<'ctx>,
     functions: &[FunctionValue<'ctx>],
+    tuples: &[Vec<ScalarType>],
     error_flag: bool,
     fastmath: bool,
 ) -> LResult<()> {
@@ -140,6 +155,7 @@ fn lower_body<'ctx>(
         llfn,
         entry,
         functions,
+        tuples,
         fastmath,
         locals: vec![None; f.locals.len()],
         loops: HashMap::new(),
@@ -152,7 +168,7 @@ fn lower_body<'ctx>(
         let v = llfn.get_nth_param(i as u32).ok_or_else(|| internal("missing parameter", f.span))?;
         fl.builder.build_store(slot, v)?;
     }
-    let ret_ty = llvm_type(cx, f.ret);
+    let ret_ty = ret_type(cx, &f.ret);
     let ret_slot = fl.alloca(ret_ty, "ret")?;
     let ret_bb = cx.append_basic_block(llfn, "return");
     fl.ret_slot = Some(ret_slot);
@@ -224,6 +240,8 @@ struct FnLower<'a, 'ctx> {
     entry: BasicBlock<'ctx>,
     /// Every function of the program, by [`FnId`].
     functions: &'a [FunctionValue<'ctx>],
+    /// The program's tuple types ([`Type::Tuple`]).
+    tuples: &'a [Vec<ScalarType>],
     fastmath: bool,
     locals: Vec<Option<PointerValue<'ctx>>>,
     loops: HashMap<LoopId, LoopTargets<'ctx>>,
@@ -251,12 +269,21 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
             return Ok(p);
         }
         let local = self.func.local(id);
-        let Type::Scalar(t) = local.ty else {
-            return Err(internal(format!("local `{}` has no scalar type", local.name), self.func.span));
+        let Some(t) = self.value_type(local.ty) else {
+            return Err(internal(format!("local `{}` has no value type", local.name), self.func.span));
         };
-        let p = self.alloca(llvm_type(self.cx, t), &local.name)?;
+        let p = self.alloca(t, &local.name)?;
         self.locals[id.0 as usize] = Some(p);
         Ok(p)
+    }
+
+    /// The LLVM type of a value of type `t` (`None` for `()` and `!`).
+    fn value_type(&self, t: Type) -> Option<BasicTypeEnum<'ctx>> {
+        match t {
+            Type::Scalar(s) => Some(llvm_type(self.cx, s)),
+            Type::Tuple(i) => Some(tuple_type(self.cx, &self.tuples[i as usize])),
+            _ => None,
+        }
     }
 
     fn scalar_of(&self, e: &Expr) -> LResult<ScalarType> {
@@ -291,6 +318,17 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
                         }
                     }
                 }
+                Stmt::LetTuple { locals, init } => {
+                    if let Some(v) = self.expr(init)? {
+                        for (i, local) in locals.iter().enumerate() {
+                            if let Some(l) = local {
+                                let slot = self.slot(*l)?;
+                                let x = self.builder.build_extract_value(v.into_struct_value(), i as u32, "element")?;
+                                self.builder.build_store(slot, x)?;
+                            }
+                        }
+                    }
+                }
                 Stmt::Expr(e) => {
                     self.expr(e)?;
                 }
@@ -307,8 +345,21 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
             ExprKind::Lit(l) => Ok(Some(self.literal(*l, self.scalar_of(e)?))),
             ExprKind::Local(id) => {
                 let slot = self.slot(*id)?;
-                let t = llvm_type(self.cx, self.scalar_of(e)?);
+                let t = self.value_type(e.ty).ok_or_else(|| internal("a local without a value type", e.span))?;
                 Ok(Some(self.builder.build_load(t, slot, &self.func.local(*id).name)?))
+            }
+            ExprKind::Tuple(elems) => {
+                let t = self.value_type(e.ty).ok_or_else(|| internal("a tuple without a type", e.span))?.into_struct_type();
+                let mut agg = t.get_undef();
+                for (i, el) in elems.iter().enumerate() {
+                    let Some(v) = self.expr(el)? else { return Ok(None) };
+                    agg = self.builder.build_insert_value(agg, v, i as u32, "tuple")?.into_struct_value();
+                }
+                Ok(Some(agg.into()))
+            }
+            ExprKind::Field(base, i) => {
+                let Some(v) = self.expr(base)? else { return Ok(None) };
+                Ok(Some(self.builder.build_extract_value(v.into_struct_value(), *i as u32, "field")?))
             }
             ExprKind::Unary(op, a) => {
                 let Some(v) = self.expr(a)? else { return Ok(None) };
@@ -593,7 +644,7 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
         let cond = self.unlikely(cond)?;
         self.builder.build_conditional_branch(cond, fail, cont)?;
         self.builder.position_at_end(fail);
-        let ret_ty = llvm_type(self.cx, self.func.ret);
+        let ret_ty = ret_type(self.cx, &self.func.ret);
         self.builder.build_store(self.ret_slot.expect("set before the body"), ret_ty.const_zero())?;
         self.builder.build_unconditional_branch(self.ret_bb.expect("set before the body"))?;
         self.builder.position_at_end(cont);
@@ -621,7 +672,7 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
         // Rust panics at the first failing operation: record it and return at once, so
         // one element reports one fault (the kernel keeps the first element's).
         self.builder.build_store(err, code)?;
-        let ret_ty = llvm_type(self.cx, self.func.ret);
+        let ret_ty = ret_type(self.cx, &self.func.ret);
         self.builder.build_store(self.ret_slot.expect("set before the body"), ret_ty.const_zero())?;
         self.builder.build_unconditional_branch(self.ret_bb.expect("set before the body"))?;
         self.builder.position_at_end(cont);
@@ -691,9 +742,9 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
     }
 
     fn if_expr(&mut self, e: &Expr, cond: &Expr, then: &Block, els: Option<&Expr>) -> LResult<Value<'ctx>> {
-        let slot = match e.ty {
-            Type::Scalar(t) => Some(self.alloca(llvm_type(self.cx, t), "if_value")?),
-            _ => None,
+        let slot = match self.value_type(e.ty) {
+            Some(t) => Some(self.alloca(t, "if_value")?),
+            None => None,
         };
         let Some(c) = self.expr(cond)? else { return Ok(None) };
         let then_bb = self.cx.append_basic_block(self.llfn, "then");
@@ -722,8 +773,8 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
     }
 
     fn load_opt(&self, slot: Option<PointerValue<'ctx>>, e: &Expr) -> LResult<Value<'ctx>> {
-        match (slot, e.ty) {
-            (Some(slot), Type::Scalar(t)) => Ok(Some(self.builder.build_load(llvm_type(self.cx, t), slot, "value")?)),
+        match (slot, self.value_type(e.ty)) {
+            (Some(slot), Some(t)) => Ok(Some(self.builder.build_load(t, slot, "value")?)),
             _ => Ok(None),
         }
     }
@@ -748,9 +799,9 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
     }
 
     fn loop_expr(&mut self, e: &Expr, id: LoopId, body: &Block) -> LResult<Value<'ctx>> {
-        let result = match e.ty {
-            Type::Scalar(t) => Some(self.alloca(llvm_type(self.cx, t), "loop_value")?),
-            _ => None,
+        let result = match self.value_type(e.ty) {
+            Some(t) => Some(self.alloca(t, "loop_value")?),
+            None => None,
         };
         let body_bb = self.cx.append_basic_block(self.llfn, "loop_body");
         let exit = self.cx.append_basic_block(self.llfn, "loop_end");

@@ -10,7 +10,7 @@ macro_rules! corpus {
             #![allow(unused_mut, unused_parens, clippy::all)]
             $(pub fn $name($($p: $t),*) -> $r $body)*
         }
-        pub const CORPUS: &[(&str, &str, fn(&[u64]) -> u64)] = &[$((
+        pub const CORPUS: &[(&str, &str, fn(&[u64]) -> Vec<u64>)] = &[$((
             stringify!($name),
             stringify!(fn $name($($p: $t),*) -> $r $body),
             |args: &[u64]| crate::corpus::Native::call(&native::$name, args),
@@ -18,21 +18,41 @@ macro_rules! corpus {
     };
 }
 
-/// A native function called with its arguments' bits.
+/// A native function called with its arguments' bits; returns its results' bits.
 pub trait Native<Args> {
-    fn call(&self, args: &[u64]) -> u64;
+    fn call(&self, args: &[u64]) -> Vec<u64>;
 }
 macro_rules! native_arity {
     ($($a:ident),*) => {
-        impl<F: Fn($($a),*) -> R, R: Bits, $($a: Bits),*> Native<($($a,)*)> for F {
+        impl<F: Fn($($a),*) -> R, R: Words, $($a: Bits),*> Native<($($a,)*)> for F {
             #[allow(non_snake_case, unused_mut, unused_variables, unused_assignments)]
-            fn call(&self, args: &[u64]) -> u64 {
+            fn call(&self, args: &[u64]) -> Vec<u64> {
                 let mut i = 0;
                 $(let $a = $a::from_u64(args[i]); i += 1;)*
-                self($($a),*).to_u64()
+                self($($a),*).words()
             }
         }
     };
+}
+
+/// A result's bits: one word per scalar (a tuple has one per element).
+pub trait Words {
+    fn words(self) -> Vec<u64>;
+}
+impl<T: Bits> Words for T {
+    fn words(self) -> Vec<u64> {
+        vec![self.to_u64()]
+    }
+}
+impl<A: Bits, B: Bits> Words for (A, B) {
+    fn words(self) -> Vec<u64> {
+        vec![self.0.to_u64(), self.1.to_u64()]
+    }
+}
+impl<A: Bits, B: Bits, C: Bits> Words for (A, B, C) {
+    fn words(self) -> Vec<u64> {
+        vec![self.0.to_u64(), self.1.to_u64(), self.2.to_u64()]
+    }
 }
 native_arity!();
 native_arity!(A);

@@ -1,0 +1,244 @@
+//! The results of a vectorized function: one scalar per element, or a tuple of scalars
+//! (several output arrays, as CUDA `guvectorize` functions with several outputs give).
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use cudarc::driver::sys::CUdeviceptr;
+use cudarc::driver::CudaStream;
+
+use crate::arg::OutRef;
+use crate::device::Device;
+use crate::error::Result;
+use crate::memory::DeviceVec;
+use crate::scalar::Scalar;
+
+/// Where a launch writes one output, with the destination's length and device.
+pub enum OutSlot<'a> {
+    Host { ptr: *mut u8, len: usize, borrow: PhantomData<&'a mut [u8]> },
+    Device { ptr: CUdeviceptr, len: usize, device: &'a Device },
+}
+
+impl OutSlot<'_> {
+    pub fn len(&self) -> usize {
+        match self {
+            OutSlot::Host { len, .. } | OutSlot::Device { len, .. } => *len,
+        }
+    }
+}
+
+// SAFETY: a slot is a borrow of an output (host or device memory) held by its call.
+unsafe impl Send for OutSlot<'_> {}
+
+/// One scalar type, or a tuple of them: what each element of a call produces.
+pub trait Results: Copy + Send + Sync + 'static {
+    /// The results in host memory: `Vec<T>`, or `(Vec<A>, Vec<B>)` for a tuple.
+    type Host: Send;
+    /// The results in device memory: `DeviceVec<T>`, or a tuple of them.
+    type Device: Send;
+    /// Where `into` writes: an [`OutRef`], or a tuple of them.
+    type Outs<'a>: Send;
+
+    /// The size in bytes of each output's elements.
+    fn sizes() -> Vec<usize>;
+
+    /// Empty host vectors with room for `n` elements each, and where each one's elements go.
+    fn host_with_capacity(n: usize) -> (Self::Host, Vec<*mut u8>);
+
+    /// # Safety
+    /// The first `n` elements of every vector must be initialised.
+    unsafe fn host_set_len(host: &mut Self::Host, n: usize);
+
+    /// Arrays of `n` uninitialised elements on `device`, in the order of `stream`'s work.
+    ///
+    /// # Safety
+    /// Every element must be written before it is read.
+    unsafe fn device_uninit(device: &Device, stream: &Arc<CudaStream>, n: usize) -> Result<(Self::Device, Vec<CUdeviceptr>)>;
+
+    fn out_slots<'a>(outs: Self::Outs<'a>) -> Vec<OutSlot<'a>>;
+
+    /// The lengths of the outputs.
+    fn out_slots_len(outs: &Self::Outs<'_>) -> Vec<usize>;
+
+    /// Per-element results gathered into host vectors (the CPU targets).
+    fn unzip(values: Vec<Self>) -> Self::Host;
+
+    /// The per-element results of host vectors (the inverse of [`Results::unzip`]); the
+    /// vectors must have one length.
+    fn zip(host: Self::Host) -> Vec<Self>;
+
+    /// Writes per-element results into the outputs, whose lengths are `values.len()`.
+    fn write(values: Vec<Self>, outs: Self::Outs<'_>) -> Result<()>;
+}
+
+impl<T: Scalar> Results for T {
+    type Host = Vec<T>;
+    type Device = DeviceVec<T>;
+    type Outs<'a> = OutRef<'a, T>;
+
+    fn sizes() -> Vec<usize> {
+        vec![std::mem::size_of::<T>()]
+    }
+
+    fn host_with_capacity(n: usize) -> (Vec<T>, Vec<*mut u8>) {
+        let mut v: Vec<T> = Vec::with_capacity(n);
+        let p = v.as_mut_ptr().cast();
+        (v, vec![p])
+    }
+
+    unsafe fn host_set_len(host: &mut Vec<T>, n: usize) {
+        // SAFETY: the caller's promise.
+        unsafe { host.set_len(n) }
+    }
+
+    unsafe fn device_uninit(device: &Device, stream: &Arc<CudaStream>, n: usize) -> Result<(DeviceVec<T>, Vec<CUdeviceptr>)> {
+        // SAFETY: the caller's promise.
+        let v = unsafe { DeviceVec::uninit_on_stream(device, stream, n)? };
+        let p = v.ptr();
+        Ok((v, vec![p]))
+    }
+
+    fn out_slots<'a>(out: Self::Outs<'a>) -> Vec<OutSlot<'a>> {
+        vec![slot(out)]
+    }
+
+    fn out_slots_len(out: &OutRef<'_, T>) -> Vec<usize> {
+        vec![out.len()]
+    }
+
+    fn unzip(values: Vec<T>) -> Vec<T> {
+        values
+    }
+
+    fn zip(host: Vec<T>) -> Vec<T> {
+        host
+    }
+
+    fn write(values: Vec<T>, out: OutRef<'_, T>) -> Result<()> {
+        write_one(&values, out)
+    }
+}
+
+fn write_one<T: Scalar>(values: &[T], out: OutRef<'_, T>) -> Result<()> {
+    match out {
+        OutRef::Host(s) => {
+            s.copy_from_slice(values);
+            Ok(())
+        }
+        OutRef::Device(mut d) => d.copy_from(values),
+    }
+}
+
+/// `into` for the CPU targets: checks the lengths as a GPU call does, runs `f` for every
+/// element (split over threads with `parallel`) and writes the results.
+pub fn cpu_into<R: Results>(
+    function: &'static str,
+    names: &[&'static str],
+    lens: &[Option<usize>],
+    outs: R::Outs<'_>,
+    parallel: bool,
+    f: impl Fn(usize) -> R + Sync,
+) -> Result<()> {
+    use rayon::prelude::*;
+    let slots = R::out_slots_len(&outs);
+    let mut all_names = names.to_vec();
+    let mut all_lens = lens.to_vec();
+    let out_names: &[&'static str] = if slots.len() == 1 { &["out"] } else { &crate::kernel::OUT_NAMES };
+    for (name, len) in out_names.iter().zip(slots) {
+        all_names.push(name);
+        all_lens.push(Some(len));
+    }
+    let n = crate::arg::broadcast_len(function, &all_names, &all_lens)?;
+    let values: Vec<R> = if parallel { (0..n).into_par_iter().map(&f).collect() } else { (0..n).map(&f).collect() };
+    R::write(values, outs)
+}
+
+fn slot<T: Scalar>(out: OutRef<'_, T>) -> OutSlot<'_> {
+    match out {
+        OutRef::Host(s) => OutSlot::Host { ptr: s.as_mut_ptr().cast(), len: s.len(), borrow: PhantomData },
+        OutRef::Device(d) => OutSlot::Device { ptr: d.ptr(), len: d.len(), device: d.device() },
+    }
+}
+
+macro_rules! tuple_results {
+    ($($t:ident $i:tt),*) => {
+        impl<$($t: Scalar),*> Results for ($($t,)*) {
+            type Host = ($(Vec<$t>,)*);
+            type Device = ($(DeviceVec<$t>,)*);
+            type Outs<'a> = ($(OutRef<'a, $t>,)*);
+
+            fn sizes() -> Vec<usize> {
+                vec![$(std::mem::size_of::<$t>()),*]
+            }
+
+            #[allow(non_snake_case)]
+            fn host_with_capacity(n: usize) -> (Self::Host, Vec<*mut u8>) {
+                let mut host: Self::Host = ($(Vec::<$t>::with_capacity(n),)*);
+                let ptrs = vec![$(host.$i.as_mut_ptr().cast()),*];
+                (host, ptrs)
+            }
+
+            unsafe fn host_set_len(host: &mut Self::Host, n: usize) {
+                // SAFETY: the caller's promise.
+                $(unsafe { host.$i.set_len(n) };)*
+            }
+
+            unsafe fn device_uninit(device: &Device, stream: &Arc<CudaStream>, n: usize) -> Result<(Self::Device, Vec<CUdeviceptr>)> {
+                // SAFETY: the caller's promise.
+                let d: Self::Device = ($(unsafe { DeviceVec::<$t>::uninit_on_stream(device, stream, n)? },)*);
+                let ptrs = vec![$(d.$i.ptr()),*];
+                Ok((d, ptrs))
+            }
+
+            fn out_slots<'a>(outs: Self::Outs<'a>) -> Vec<OutSlot<'a>> {
+                vec![$(slot(outs.$i)),*]
+            }
+
+            fn out_slots_len(outs: &Self::Outs<'_>) -> Vec<usize> {
+                vec![$(outs.$i.len()),*]
+            }
+
+            fn zip(host: Self::Host) -> Vec<Self> {
+                let n = host.0.len();
+                $(assert_eq!(host.$i.len(), n, "the vectors of a tuple result have one length");)*
+                (0..n).map(|k| ($(host.$i[k],)*)).collect()
+            }
+
+            fn write(values: Vec<Self>, outs: Self::Outs<'_>) -> Result<()> {
+                let host = Self::unzip(values);
+                $(write_one(&host.$i, outs.$i)?;)*
+                Ok(())
+            }
+
+            fn unzip(values: Vec<Self>) -> Self::Host {
+                let mut host: Self::Host = ($(Vec::<$t>::with_capacity(values.len()),)*);
+                for v in values {
+                    $(host.$i.push(v.$i);)*
+                }
+                host
+            }
+        }
+    };
+}
+
+tuple_results!(A 0);
+tuple_results!(A 0, B 1);
+tuple_results!(A 0, B 1, C 2);
+tuple_results!(A 0, B 1, C 2, D 3);
+tuple_results!(A 0, B 1, C 2, D 3, E 4);
+tuple_results!(A 0, B 1, C 2, D 3, E 4, F 5);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tuples_unzip_into_one_vector_per_element() {
+        let (a, b) = <(f32, u8)>::unzip(vec![(1.0, 2), (3.0, 4)]);
+        assert_eq!((a.clone(), b.clone()), (vec![1.0, 3.0], vec![2, 4]));
+        assert_eq!(<(f32, u8)>::zip((a, b)), vec![(1.0, 2), (3.0, 4)]);
+        assert_eq!(<(f64, u8, bool)>::sizes(), vec![8, 1, 1]);
+        let (host, ptrs) = <(f32, i64)>::host_with_capacity(10);
+        assert_eq!((host.0.capacity() >= 10, host.1.capacity() >= 10, ptrs.len()), (true, true, 2));
+    }
+}
