@@ -212,3 +212,63 @@ fn tuple_results_come_back_as_one_array_per_field() {
     // An empty call gives empty arrays.
     assert_eq!(split(&[0.0f64; 0]).unwrap(), (vec![], vec![]));
 }
+
+// ----- N-dimensional broadcasting (the `ndarray` feature), on the CPU targets -----------
+
+use gpu_runtime::ndarray::{self, s, Array, Array1, Array2, Array3, ArrayD, IxDyn};
+
+#[vectorize(target = "parallel")]
+fn nd_add(a: f64, b: f64) -> f64 {
+    a + b
+}
+
+#[vectorize(target = "cpu")]
+fn nd_split(x: f64, k: i32) -> (f64, bool) {
+    (x * k as f64, x < 0.0)
+}
+
+#[test]
+fn nd_broadcasts_as_numpy_and_ndarray_do() {
+    let a = Array2::from_shape_fn((3, 4), |(i, j)| (i * 4 + j) as f64);
+    let row = Array1::from_vec(vec![10.0, 20.0, 30.0, 40.0]);
+    let col = Array2::from_shape_fn((3, 1), |(i, _)| 100.0 * i as f64);
+    // Against ndarray's own broadcasting arithmetic.
+    assert_eq!(nd_add::nd(&a, &row).unwrap(), (&a + &row).into_dyn());
+    assert_eq!(nd_add::nd(&col, &row).unwrap(), (&col + &row).into_dyn());
+    assert_eq!(nd_add::nd(a.t(), 0.5).unwrap(), (&a.t() + 0.5).into_dyn());
+    assert_eq!(nd_add::nd(a.slice(s![..;-1, 1..;2]), &col.slice(s![.., 0])).unwrap_err().to_string(),
+        "`nd_add`: the shapes do not broadcast together: `a` is [3, 2] and `b` is [3]");
+    let cube = Array3::from_shape_fn((2, 3, 4), |(i, j, k)| (i * 12 + j * 4 + k) as f64);
+    assert_eq!(nd_add::nd(&cube, &a).unwrap(), (&cube + &a).into_dyn());
+    // Scalars only: a zero-dimensional result.
+    assert_eq!(nd_add::nd(1.0, 2.0).unwrap(), ArrayD::from_elem(IxDyn(&[]), 3.0));
+    // An empty axis: an empty result of the broadcast shape.
+    let empty = Array2::<f64>::zeros((0, 4));
+    assert_eq!(nd_add::nd(&empty, &row).unwrap().shape(), &[0, 4]);
+    // The GPU target's host twin agrees.
+    assert_eq!(nd_add::nd_cpu(&a, &row).unwrap(), nd_add::nd(&a, &row).unwrap());
+}
+
+#[test]
+fn nd_into_writes_any_layout_and_checks_the_shape() {
+    let a = Array2::from_shape_fn((3, 4), |(i, j)| (i * 4 + j) as f64);
+    let mut out = Array2::<f64>::zeros((3, 4));
+    nd_add::nd_into(&mut out, &a, 1.0).unwrap();
+    assert_eq!(out, &a + 1.0);
+    // A transposed (non-contiguous) output.
+    let mut t = Array2::<f64>::zeros((4, 3));
+    nd_add::nd_into(t.view_mut().reversed_axes(), &a, &a).unwrap();
+    assert_eq!(t.t(), &a * 2.0);
+    // The output is not broadcast: its shape must be the call's.
+    let mut small = Array1::<f64>::zeros(4);
+    let e = nd_add::nd_into(&mut small, &a, 1.0).unwrap_err();
+    assert_eq!(e.to_string(), "`nd_add`: `out` has shape [4], but the call's shape is [3, 4]");
+    // Tuple results: one array per field.
+    let x = Array::from_shape_vec((2, 2), vec![1.5, -2.0, 0.0, -0.5]).unwrap();
+    let (scaled, negative) = nd_split::nd(&x, &Array1::from_vec(vec![2, 3])).unwrap();
+    assert_eq!(scaled, ndarray::arr2(&[[3.0, -6.0], [0.0, -1.5]]).into_dyn());
+    assert_eq!(negative, ndarray::arr2(&[[false, true], [false, true]]).into_dyn());
+    let (mut o1, mut o2) = (Array2::<f64>::zeros((2, 2)), Array2::from_elem((2, 2), true));
+    nd_split::nd_into((&mut o1, &mut o2), &x, 1).unwrap();
+    assert_eq!((o1, o2), (x.clone(), x.mapv(|v| v < 0.0)));
+}

@@ -58,7 +58,7 @@ fn device_vectors_round_trip() {
     assert!(matches!(d.slice(10_000..10_008), Err(Error::OutOfRange { start: 10_000, end: 10_008, len: 10_007 })));
     let mut part = d.slice_mut(5..10).unwrap();
     part.copy_from(&[1.0, 2.0, 3.0, 4.0, 5.0]).unwrap();
-    assert_eq!(d.slice(4..11).unwrap().to_vec().unwrap(), vec![other[4], 1.0, 2.0, 3.0, 4.0, 5.0, other[10]]);
+    assert_same("slice_mut", &d.slice(4..11).unwrap().to_vec().unwrap(), &[other[4], 1.0, 2.0, 3.0, 4.0, 5.0, other[10]]);
 }
 
 #[test]

@@ -210,6 +210,8 @@ fn hand_mode(name: &str) -> Mode {
     match name {
         // Cancellation between the terms: compare against the scale of the terms.
         "trig_mix" => Mode::UlpsOfOne(256),
+        // `hypot` and `atan2`: libdevice's bounds plus the CPU's.
+        "polar" => Mode::Ulps(4),
         _ => Mode::Exact,
     }
 }
@@ -288,9 +290,11 @@ macro_rules! float_module {
 mod reference;
 
 // libdevice's documented maximum errors (CUDA Math API), plus the CPU's own: one ulp for
-// f32, two for f64 (glibc documents up to two for several double functions).
-float_module!(f32_methods: f32, f32, [2, 3, 3, 2, 2, 2, 3, 2, 3, 3, 5, 3, 3, 3, 4, 3, 3, 4, 5, 4, 5, 4, 4, 6, 3, 5, 6, 7]);
-float_module!(f64_methods: f64, f64, [3, 3, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 3, 3, 5, 5, 4, 4, 4, 4, 6, 4, 7, 12, 6]);
+// f32, two for f64 (glibc documents up to two for several double functions). `ln_gamma`
+// (last) has no documented bound for -10.001 < x < -2.264 (f32) and -23.0001 < x < -2.2637
+// (f64): there, the worst errors the `ulp_table` example measured (12 and 16 ulps of one).
+float_module!(f32_methods: f32, f32, [2, 3, 3, 2, 2, 2, 3, 2, 3, 3, 5, 3, 3, 3, 4, 3, 3, 4, 5, 4, 5, 4, 4, 6, 3, 5, 6, 13]);
+float_module!(f64_methods: f64, f64, [3, 3, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 3, 3, 5, 5, 4, 4, 4, 4, 6, 4, 7, 12, 18]);
 
 macro_rules! int_case {
     ($cases:ident, $t:ident, $m:ident::$n:ident, ($($p:ident: $pt:ty),*) -> $r:ty) => {

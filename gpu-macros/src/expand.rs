@@ -391,16 +391,25 @@ impl Ret {
 
     /// The `out` parameter's type (one `impl Out` per output) and the expression that
     /// turns it into the kernel's `Outs`.
-    fn outs(&self, each: impl Fn(Slot) -> TokenStream, out: &syn::Ident, lifetime: TokenStream) -> (TokenStream, TokenStream) {
+    /// `out_trait` is the trait an output implements (`Out`), `method` the one that
+    /// converts it.
+    fn outs(
+        &self,
+        each: impl Fn(Slot) -> TokenStream,
+        out: &syn::Ident,
+        lifetime: TokenStream,
+        out_trait: TokenStream,
+        method: TokenStream,
+    ) -> (TokenStream, TokenStream) {
         let ty = self.tokens(|s| {
             let t = each(s);
-            quote!(impl ::gpu_runtime::Out<#lifetime, #t>)
+            quote!(impl #out_trait<#lifetime, #t>)
         });
         let conv = if self.tuple {
             let i = (0..self.slots.len()).map(syn::Index::from);
-            quote!((#(::gpu_runtime::Out::into_out(#out.#i),)*))
+            quote!((#(#out_trait::#method(#out.#i),)*))
         } else {
-            quote!(::gpu_runtime::Out::into_out(#out))
+            quote!(#out_trait::#method(#out))
         };
         (ty, conv)
     }
@@ -477,9 +486,9 @@ fn generate(
     let mod_doc = format!("The generated API of the vectorized function `{name_str}`.");
     let reducible = !ret.tuple && params.len() == 2 && params.iter().all(|t| *t == ret.slots[0]);
     let spec = |k: Option<&CompiledKernel>, ptx: TokenStream| {
-        let (entry, error_flag, reduce_entry) = match k {
-            Some(k) => (k.abi.entry.as_str(), k.abi.error_flag, k.abi.reduce_entry.as_deref().unwrap_or("")),
-            None => ("", false, ""),
+        let (entry, error_flag, reduce_entry, strided_entry) = match k {
+            Some(k) => (k.abi.entry.clone(), k.abi.error_flag, k.abi.reduce_entry.clone().unwrap_or_default(), k.abi.strided_entry()),
+            None => (String::new(), false, String::new(), String::new()),
         };
         quote! {
             ::gpu_runtime::__private::Kernel::new(::gpu_runtime::__private::KernelSpec {
@@ -489,6 +498,7 @@ fn generate(
                 params: &[#(#name_strs),*],
                 error_flag: #error_flag,
                 reduce_entry: #reduce_entry,
+                strided_entry: #strided_entry,
             })
         }
     };
@@ -671,8 +681,22 @@ fn generate(
     };
 
     let args_only = quote!(#(#idents),*);
-    let (out_ty, out_conv) = ret.outs(slot_tokens, &out, quote!('__o));
-    let (launch_out_ty, _) = ret.outs(slot_tokens, &out, quote!('__a));
+    let out_trait = quote!(::gpu_runtime::Out);
+    let (out_ty, out_conv) = ret.outs(slot_tokens, &out, quote!('__o), out_trait.clone(), quote!(into_out));
+    let (launch_out_ty, _) = ret.outs(slot_tokens, &out, quote!('__a), out_trait, quote!(into_out));
+    let nd = nd_api(NdApi {
+        name_str: &name_str,
+        name_strs: &name_strs,
+        idents: &idents,
+        tys: &tys,
+        ret: &ret,
+        slot_tokens: &slot_tokens,
+        out: &out,
+        generics: &generics,
+        kernel: &kernel,
+        scalar_call: &scalar_call,
+        target,
+    });
 
     let wrapper_body = match target {
         Target::Cuda => quote! {
@@ -769,6 +793,8 @@ fn generate(
 
             #reduce
 
+            #nd
+
             /// Runs the same computation on the CPU, element by element (device arrays are
             /// copied to the host first).
             pub fn cpu<'__a, #generics>(#arg_list) -> ::gpu_runtime::Result<#host_ty> {
@@ -785,6 +811,76 @@ fn generate(
                 let __n = ::gpu_runtime::__private::broadcast_len(#name_str, &[#(#name_strs),*], &[#(#idents.len()),*])?;
                 let __values: ::std::vec::Vec<#ret_ty> = (0..__n).into_par_iter().map(|__i| #scalar_call(#(#idents.get(__i)),*)).collect();
                 ::core::result::Result::Ok(<#ret_ty as ::gpu_runtime::Results>::unzip(__values))
+            }
+        }
+    }
+}
+
+/// What [`nd_api`] needs of [`generate`]'s state.
+struct NdApi<'a> {
+    name_str: &'a str,
+    name_strs: &'a [&'a str],
+    idents: &'a [&'a syn::Ident],
+    tys: &'a [TokenStream],
+    ret: &'a Ret,
+    slot_tokens: &'a dyn Fn(Slot) -> TokenStream,
+    out: &'a syn::Ident,
+    generics: &'a TokenStream,
+    kernel: &'a TokenStream,
+    scalar_call: &'a TokenStream,
+    target: Target,
+}
+
+/// `name::nd`, `name::nd_into` and `name::nd_cpu`: the function broadcast over `ndarray`
+/// arrays. They exist when `gpu-runtime`'s `ndarray` feature is on (`__if_ndarray!`).
+fn nd_api(a: NdApi<'_>) -> TokenStream {
+    let NdApi { name_str, name_strs, idents, tys, ret, slot_tokens, out, generics, kernel, scalar_call, target } = a;
+    let ret_ty = ret.tokens(slot_tokens);
+    let nd_ty = ret.arrays(slot_tokens, quote!(::gpu_runtime::nd::ArrayD));
+    let (out_ty, out_conv) = ret.outs(slot_tokens, out, quote!('__o), quote!(::gpu_runtime::nd::NdOut), quote!(into_nd_out));
+    let arg_list = quote! { #(#idents: impl ::gpu_runtime::nd::NdArg<'__a, #tys>),* };
+    let erased = quote! { [#(::gpu_runtime::nd::NdArg::into_nd(#idents).erase()),*] };
+    let ks = 0..idents.len();
+    // SAFETY (in the expansion): argument `k` has the parameter's type `tys[k]`.
+    let element = quote! { |__at: &::gpu_runtime::nd::NdAt<'_>| #scalar_call(#(unsafe { __at.get::<#tys>(#ks) }),*) };
+    let host = |parallel: bool| {
+        (
+            quote! { ::gpu_runtime::nd::host_nd::<#ret_ty>(#name_str, &[#(#name_strs),*], &#erased, #parallel, #element) },
+            quote! { ::gpu_runtime::nd::host_nd_into::<#ret_ty>(#name_str, &[#(#name_strs),*], &#erased, #out_conv, #parallel, #element) },
+        )
+    };
+    let (nd_body, into_body) = match target {
+        Target::Cuda => (
+            quote! {
+                // SAFETY: the arguments follow the kernel's inputs in order and type.
+                unsafe { #kernel.call_nd::<#ret_ty>(&#erased) }
+            },
+            quote! {
+                // SAFETY: the arguments follow the kernel's inputs in order and type.
+                unsafe { #kernel.call_nd_into::<#ret_ty>(&#erased, #out_conv) }
+            },
+        ),
+        Target::Cpu => host(false),
+        Target::Parallel => host(true),
+    };
+    let (cpu_body, _) = host(false);
+    quote! {
+        ::gpu_runtime::__if_ndarray! {
+            /// Broadcasts the function over `ndarray` arrays of any dimension and strides
+            /// (and scalars), by NumPy's rules, and returns arrays of the broadcast shape.
+            /// Shapes that do not broadcast are an `Error::ShapeMismatch`.
+            pub fn nd<'__a, #generics>(#arg_list) -> ::gpu_runtime::Result<#nd_ty> {
+                #nd_body
+            }
+
+            /// As [`nd`], writing into arrays of the broadcast shape (any strides).
+            pub fn nd_into<'__a, '__o, #generics>(#out: #out_ty, #arg_list) -> ::gpu_runtime::Result<()> {
+                #into_body
+            }
+
+            /// As [`nd`], on the CPU.
+            pub fn nd_cpu<'__a, #generics>(#arg_list) -> ::gpu_runtime::Result<#nd_ty> {
+                #cpu_body
             }
         }
     }

@@ -36,6 +36,23 @@ pub enum Error {
         lengths: Vec<(&'static str, usize)>,
     },
 
+    /// Array arguments whose shapes do not broadcast together (NumPy's rules).
+    #[error("`{function}`: the shapes do not broadcast together: {}", describe_shapes(.shapes))]
+    ShapeMismatch {
+        function: &'static str,
+        /// `(parameter name, shape)` of every array argument, in order.
+        shapes: Vec<(&'static str, Vec<usize>)>,
+    },
+
+    /// An output of `nd_into` whose shape is not the call's broadcast shape.
+    #[error("`{function}`: `{out}` has shape {shape:?}, but the call's shape is {expected:?}")]
+    OutShape {
+        function: &'static str,
+        out: &'static str,
+        shape: Vec<usize>,
+        expected: Vec<usize>,
+    },
+
     /// Arguments of one call that live on different devices (data is never copied between
     /// devices behind your back).
     #[error("`{function}`: the arguments are on different devices: {} (copy them to one device first)", describe_devices(.devices))]
@@ -79,6 +96,15 @@ fn describe_lengths(lengths: &[(&'static str, usize)]) -> String {
         Some((last, rest)) if !rest.is_empty() => format!("{} and {last} elements", rest.join(", ")),
         Some((only, _)) => format!("{only} elements"),
         None => "no slice was given".to_string(),
+    }
+}
+
+fn describe_shapes(shapes: &[(&'static str, Vec<usize>)]) -> String {
+    let parts: Vec<String> = shapes.iter().map(|(name, shape)| format!("`{name}` is {shape:?}")).collect();
+    match parts.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        Some((only, _)) => only.clone(),
+        None => "no array was given".to_string(),
     }
 }
 

@@ -34,6 +34,8 @@ pub struct KernelSpec {
     pub error_flag: bool,
     /// The reduction entry of a function `(T, T) -> T` (empty otherwise).
     pub reduce_entry: &'static str,
+    /// The entry over strided views (N-dimensional broadcasting).
+    pub strided_entry: &'static str,
 }
 
 /// The names of a tuple result's outputs, in messages.
@@ -53,7 +55,24 @@ struct Loaded {
     max_grid: u32,
     /// The reduction entry and its grid limit, for functions `(T, T) -> T`.
     reduce: Option<(CudaFunction, u32)>,
+    /// The strided entry and its grid limit.
+    strided: Option<(CudaFunction, u32)>,
 }
+
+/// The strided entry's view of a call's arguments (see the compiler's `abi` module).
+#[cfg_attr(not(feature = "ndarray"), allow(dead_code))]
+pub(crate) struct StridedLayout {
+    /// The merged axes' extents, innermost first (at most `MAX_DIMS`).
+    pub dims: Vec<usize>,
+    /// Per argument, its stride on each axis in elements (zeros for a scalar).
+    pub strides: Vec<Vec<isize>>,
+    /// Per argument, the byte offset from the start of its uploaded span to the element
+    /// the strides start from.
+    pub origins: Vec<u64>,
+}
+
+/// The axes the strided entry takes (the compiler's `lower::MAX_DIMS`).
+pub(crate) const STRIDED_DIMS: usize = 8;
 
 /// A kernel with its per-device cache. The macro puts one in a `static` per function.
 pub struct Kernel {
@@ -132,7 +151,14 @@ impl Kernel {
             let limit = grid_limit(&r)?;
             Some((r, limit))
         };
-        let loaded = Loaded { max_grid: grid_limit(&func)?, func, reduce };
+        let strided = if self.spec.strided_entry.is_empty() {
+            None
+        } else {
+            let f = module.load_function(self.spec.strided_entry).map_err(|e| Error::driver("finding the strided entry", e))?;
+            let limit = grid_limit(&f)?;
+            Some((f, limit))
+        };
+        let loaded = Loaded { max_grid: grid_limit(&func)?, func, reduce, strided };
         match self.fast.get(ordinal) {
             Some(slot) => {
                 let _ = slot.set(loaded.clone());
@@ -195,7 +221,7 @@ impl Kernel {
     /// macro that generates the call guarantees it.
     pub unsafe fn execute(&self, plan: &Plan, args: &[ErasedArg<'_>], outs: &[ErasedOut]) -> Result<()> {
         let stream = plan.device.stream().clone();
-        unsafe { self.enqueue(plan, &stream, args, outs)? }.finish()
+        unsafe { self.enqueue(plan, &stream, args, outs, None)? }.finish()
     }
 
     /// Queues the work of [`Kernel::execute`] on `stream` and returns without waiting for
@@ -206,17 +232,33 @@ impl Kernel {
     /// # Safety
     /// As for [`Kernel::execute`]; moreover `outs` and device arguments must stay valid,
     /// and host outputs unread, until the returned [`Queued`] is finished.
-    pub unsafe fn enqueue(
+    pub(crate) unsafe fn enqueue(
         &self,
         plan: &Plan,
         stream: &Arc<CudaStream>,
         args: &[ErasedArg<'_>],
         outs: &[ErasedOut],
+        layout: Option<&StridedLayout>,
     ) -> Result<Queued> {
         let Plan { n, device } = plan;
         let n = *n;
         device.bind()?;
         let loaded = self.loaded(device)?;
+        let (func, max_grid) = match layout {
+            None => (&loaded.func, loaded.max_grid),
+            Some(_) => match &loaded.strided {
+                Some((f, limit)) => (f, *limit),
+                None => {
+                    return Err(Error::Driver {
+                        action: "launching over strided arrays",
+                        code: 0,
+                        name: "no strided entry".into(),
+                        description: format!("`{}` was compiled without a strided entry", self.spec.name),
+                    })
+                }
+            },
+        };
+        let origin = |k: usize| layout.map_or(0, |l| l.origins[k]);
         let alloc = |bytes: usize| -> Result<CudaSlice<u8>> {
             // SAFETY: every byte is written (by a copy or by the kernel) before it is read.
             unsafe { stream.alloc::<u8>(bytes) }.map_err(|e| alloc_error(device, bytes, e))
@@ -239,10 +281,10 @@ impl Kernel {
                 }
             }
         }
-        for arg in args {
+        for (k, arg) in args.iter().enumerate() {
             match *arg {
                 ErasedArg::Scalar { bits } => words.extend([0, bits]),
-                ErasedArg::Device { ptr, .. } => words.extend([ptr, 0]),
+                ErasedArg::Device { ptr, .. } => words.extend([ptr + origin(k), 0]),
                 ErasedArg::Host { ptr, bytes, .. } => {
                     let buf = alloc(bytes)?;
                     let dst = buf.device_ptr(stream).0;
@@ -251,9 +293,17 @@ impl Kernel {
                     let src = unsafe { std::slice::from_raw_parts(ptr, bytes) };
                     unsafe { result::memcpy_htod_async(dst, src, stream.cu_stream()) }
                         .map_err(|e| Error::driver("copying an argument to the GPU", e))?;
-                    words.extend([dst, 0]);
+                    words.extend([dst + origin(k), 0]);
                     buffers.push(buf);
                 }
+            }
+        }
+        if let Some(l) = layout {
+            // `ndim`, the extents (unused ones 1) and each argument's strides (unused 0).
+            words.push(l.dims.len() as u64);
+            words.extend((0..STRIDED_DIMS).map(|d| l.dims.get(d).map_or(1, |&e| e as u64)));
+            for strides in &l.strides {
+                words.extend((0..STRIDED_DIMS).map(|d| strides.get(d).map_or(0, |&s| s as i64 as u64)));
             }
         }
         // The fault word starts at "no fault"; the kernel lowers it to `index << 8 | code`.
@@ -271,11 +321,11 @@ impl Kernel {
         // Each kernel parameter is read from its own 8-byte word: a pointer, `n`, or a
         // scalar whose bytes sit at the start of the word (little-endian).
         let mut params: Vec<*mut c_void> = words.iter_mut().map(|w| (w as *mut u64).cast()).collect();
-        let grid = n.div_ceil(BLOCK as usize).min(loaded.max_grid as usize).max(1) as u32;
+        let grid = n.div_ceil(BLOCK as usize).min(max_grid as usize).max(1) as u32;
         // SAFETY: the parameters follow the kernel's ABI (guaranteed by the caller) and
         // every buffer lives in the returned `Queued` until the work is finished.
         unsafe {
-            result::launch_kernel(loaded.func.cu_function(), (grid, 1, 1), (BLOCK, 1, 1), 0, stream.cu_stream(), &mut params)
+            result::launch_kernel(func.cu_function(), (grid, 1, 1), (BLOCK, 1, 1), 0, stream.cu_stream(), &mut params)
         }
         .map_err(|e| Error::driver("launching the kernel", e))?;
 
@@ -329,15 +379,7 @@ impl Kernel {
     pub unsafe fn call_into<'a, R: Results>(&self, device: Option<&Device>, args: &[ErasedArg<'a>], outs: R::Outs<'a>) -> Result<()> {
         let slots = R::out_slots(outs);
         let Some(plan) = self.plan(device, args, &slots)? else { return Ok(()) };
-        let outs: Vec<ErasedOut> = slots
-            .iter()
-            .zip(R::sizes())
-            .map(|(slot, size)| match *slot {
-                OutSlot::Host { ptr, .. } => ErasedOut::Host { ptr, size },
-                OutSlot::Device { ptr, .. } => ErasedOut::Device { ptr },
-            })
-            .collect();
-        unsafe { self.execute(&plan, args, &outs) }
+        unsafe { self.execute(&plan, args, &erase_slots::<R>(&slots)) }
     }
 }
 
@@ -449,7 +491,7 @@ impl Kernel {
         let sizes = R::sizes();
         let pinned = sizes.iter().map(|size| PinnedBuffer::new(&plan.device, n * size)).collect::<Result<Vec<_>>>()?;
         let outs: Vec<ErasedOut> = pinned.iter().zip(&sizes).map(|(p, &size)| ErasedOut::Host { ptr: p.ptr(), size }).collect();
-        let queued = unsafe { self.enqueue(&plan, stream.cuda(), args, &outs)? };
+        let queued = unsafe { self.enqueue(&plan, stream.cuda(), args, &outs, None)? };
         Ok(Pending::new(queued, move || {
             let (mut host, ptrs) = R::host_with_capacity(n);
             for ((src, dst), size) in pinned.iter().zip(ptrs).zip(sizes) {
@@ -475,7 +517,7 @@ impl Kernel {
         // SAFETY: the kernel writes every element.
         let (out, ptrs) = unsafe { R::device_uninit(&plan.device, stream.cuda(), plan.n)? };
         let outs: Vec<ErasedOut> = ptrs.into_iter().map(|ptr| ErasedOut::Device { ptr }).collect();
-        let queued = unsafe { self.enqueue(&plan, stream.cuda(), args, &outs)? };
+        let queued = unsafe { self.enqueue(&plan, stream.cuda(), args, &outs, None)? };
         Ok(Pending::new(queued, move || Ok(out)))
     }
 
@@ -501,7 +543,7 @@ impl Kernel {
                 }
             }
         }
-        let queued = unsafe { self.enqueue(&plan, stream.cuda(), args, &erased)? };
+        let queued = unsafe { self.enqueue(&plan, stream.cuda(), args, &erased, None)? };
         let staged = SendPtrs(staged);
         Ok(Pending::new(queued, move || {
             // The slots keep the outputs borrowed until the results are in.
@@ -514,6 +556,130 @@ impl Kernel {
             Ok(())
         }))
     }
+}
+
+#[cfg(feature = "ndarray")]
+impl Kernel {
+    /// An N-dimensional call (see [`crate::nd`]): the results as arrays of the broadcast
+    /// shape.
+    ///
+    /// # Safety
+    /// As for [`Kernel::execute`], with `R` the kernel's result type.
+    pub unsafe fn call_nd<R: Results>(&self, args: &[crate::nd::ErasedNd<'_>]) -> Result<R::Nd> {
+        let plan = crate::nd::NdPlan::new(self.spec.name, self.spec.params, args, &[])?;
+        let host = unsafe { self.nd_host::<R>(&plan, args)? };
+        Ok(R::to_nd(host, &plan.shape))
+    }
+
+    /// An N-dimensional call writing into `outs`, whose shapes must be the broadcast
+    /// shape: directly when they are contiguous, else through host vectors.
+    ///
+    /// # Safety
+    /// As for [`Kernel::execute`], with `R` the kernel's result type.
+    pub unsafe fn call_nd_into<R: Results>(&self, args: &[crate::nd::ErasedNd<'_>], outs: R::NdOuts<'_>) -> Result<()> {
+        let shapes = R::nd_shapes(&outs);
+        let shapes: Vec<&[usize]> = shapes.iter().map(Vec::as_slice).collect();
+        let plan = crate::nd::NdPlan::new(self.spec.name, self.spec.params, args, &shapes)?;
+        if plan.n == 0 {
+            return Ok(());
+        }
+        match R::nd_direct(outs) {
+            Ok(flat) => {
+                let erased = erase_slots::<R>(&R::out_slots(flat));
+                unsafe { self.run_nd(&plan, args, &erased) }
+            }
+            Err(outs) => {
+                let host = unsafe { self.nd_host::<R>(&plan, args)? };
+                R::nd_assign(host, &plan.shape, outs);
+                Ok(())
+            }
+        }
+    }
+
+    /// The results of a planned call in new host vectors (C order).
+    unsafe fn nd_host<R: Results>(&self, plan: &crate::nd::NdPlan, args: &[crate::nd::ErasedNd<'_>]) -> Result<R::Host> {
+        let (mut host, ptrs) = R::host_with_capacity(plan.n);
+        if plan.n == 0 {
+            return Ok(host);
+        }
+        let outs: Vec<ErasedOut> = ptrs.into_iter().zip(R::sizes()).map(|(ptr, size)| ErasedOut::Host { ptr, size }).collect();
+        unsafe { self.run_nd(plan, args, &outs)? };
+        // SAFETY: the launch wrote `n` elements of each.
+        unsafe { R::host_set_len(&mut host, plan.n) };
+        Ok(host)
+    }
+
+    /// Uploads each array's span (or, for a sparse view, only the elements it reads) and
+    /// launches the plain entry when every array is then contiguous, else the strided one.
+    unsafe fn run_nd(&self, plan: &crate::nd::NdPlan, args: &[crate::nd::ErasedNd<'_>], outs: &[ErasedOut]) -> Result<()> {
+        use crate::nd::ErasedNd;
+        let dims = &plan.dims;
+        // More merged axes than the strided entry takes: every array is gathered into a
+        // contiguous copy of the whole broadcast shape.
+        let dense = dims.len() > STRIDED_DIMS;
+        let mut gathered: Vec<Vec<u8>> = Vec::new();
+        let mut erased: Vec<ErasedArg<'_>> = Vec::with_capacity(args.len());
+        let mut strides: Vec<Vec<isize>> = Vec::with_capacity(args.len());
+        let mut origins: Vec<u64> = Vec::with_capacity(args.len());
+        for (arg, op) in args.iter().zip(&plan.operands) {
+            let (arg, st, origin) = match (arg, op) {
+                (ErasedNd::Scalar { bits }, _) => (ErasedArg::Scalar { bits: *bits }, Vec::new(), 0),
+                (ErasedNd::Host { .. }, Some(op)) if op.distinct(dims) == 1 => {
+                    // One element read everywhere: passed by value.
+                    let mut bits = [0u8; 8];
+                    // SAFETY: the borrowed view's first element, of `size` (≤ 8) bytes.
+                    let src = unsafe { std::slice::from_raw_parts(op.origin, op.size) };
+                    bits[..op.size].copy_from_slice(src);
+                    (ErasedArg::Scalar { bits: u64::from_le_bytes(bits) }, Vec::new(), 0)
+                }
+                (ErasedNd::Host { .. }, Some(op)) if dense || op.span_len() > 2 * op.distinct(dims) => {
+                    // A sparse view (or too many axes): only the elements read are copied.
+                    let (bytes, st) = op.gather(dims, dense);
+                    gathered.push(bytes);
+                    let b = gathered.last().expect("pushed");
+                    let a = ErasedArg::Host { ptr: b.as_ptr(), bytes: b.len(), len: b.len() / op.size, _borrow: std::marker::PhantomData };
+                    (a, st, 0)
+                }
+                (ErasedNd::Host { .. }, Some(op)) => {
+                    // The view's memory span as it is; the strides walk it on the device.
+                    // SAFETY: the span lies in the borrowed view's allocation.
+                    let start = unsafe { op.origin.offset(op.span.0 * op.size as isize) };
+                    let a = ErasedArg::Host { ptr: start, bytes: op.span_len() * op.size, len: op.span_len(), _borrow: std::marker::PhantomData };
+                    (a, op.strides.clone(), op.span.0.unsigned_abs() as u64 * op.size as u64)
+                }
+                (ErasedNd::Host { .. }, None) => {
+                    return Err(Error::Driver {
+                        action: "planning an N-dimensional call",
+                        code: 0,
+                        name: "inconsistent plan".into(),
+                        description: format!("`{}`: an array argument was planned as a scalar", self.spec.name),
+                    })
+                }
+            };
+            erased.push(arg);
+            strides.push(st);
+            origins.push(origin);
+        }
+        let flat = dense
+            || (dims.len() <= 1 && erased.iter().zip(&strides).all(|(a, st)| matches!(a, ErasedArg::Scalar { .. }) || st.iter().all(|&s| s == 1)));
+        let layout = StridedLayout { dims: if dense { vec![plan.n] } else { dims.clone() }, strides, origins };
+        let device = default_device()?;
+        let run = Plan { n: plan.n, device };
+        let stream = run.device.stream().clone();
+        unsafe { self.enqueue(&run, &stream, &erased, outs, if flat { None } else { Some(&layout) })? }.finish()
+    }
+}
+
+/// Where the kernel writes each of `R`'s outputs.
+fn erase_slots<R: Results>(slots: &[OutSlot<'_>]) -> Vec<ErasedOut> {
+    slots
+        .iter()
+        .zip(R::sizes())
+        .map(|(slot, size)| match *slot {
+            OutSlot::Host { ptr, .. } => ErasedOut::Host { ptr, size },
+            OutSlot::Device { ptr, .. } => ErasedOut::Device { ptr },
+        })
+        .collect()
 }
 
 /// Page-locked buffers with the host outputs they are copied to.

@@ -31,6 +31,8 @@ mod error;
 mod float;
 mod kernel;
 mod memory;
+#[cfg(feature = "ndarray")]
+pub mod nd;
 mod results;
 mod scalar;
 mod special;
@@ -48,6 +50,25 @@ pub use results::Results;
 pub use scalar::Scalar;
 pub use special::SpecialMath;
 pub use stream::{Pending, Stream};
+
+#[cfg(feature = "ndarray")]
+pub use ndarray;
+
+/// Expands to its input when the `ndarray` feature is on (the N-dimensional API of each
+/// vectorized function), to nothing otherwise.
+#[cfg(feature = "ndarray")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __if_ndarray {
+    ($($t:tt)*) => { $($t)* };
+}
+
+#[cfg(not(feature = "ndarray"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __if_ndarray {
+    ($($t:tt)*) => {};
+}
 
 /// Used by the code `#[vectorize]` generates; not a stable API.
 #[doc(hidden)]

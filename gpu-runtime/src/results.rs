@@ -69,6 +69,51 @@ pub trait Results: Copy + Send + Sync + 'static {
 
     /// Writes per-element results into the outputs, whose lengths are `values.len()`.
     fn write(values: Vec<Self>, outs: Self::Outs<'_>) -> Result<()>;
+
+    /// The results of an N-dimensional call: `ArrayD<T>`, or a tuple of them.
+    #[cfg(feature = "ndarray")]
+    type Nd;
+    /// Where `nd_into` writes: an `ArrayViewMutD`, or a tuple of them.
+    #[cfg(feature = "ndarray")]
+    type NdOuts<'a>: Send;
+
+    /// Host vectors (C order) shaped as arrays of `shape`.
+    #[cfg(feature = "ndarray")]
+    fn to_nd(host: Self::Host, shape: &[usize]) -> Self::Nd;
+
+    /// The shapes of the outputs.
+    #[cfg(feature = "ndarray")]
+    fn nd_shapes(outs: &Self::NdOuts<'_>) -> Vec<Vec<usize>>;
+
+    /// The outputs as flat slices when all of them are contiguous in C order (the kernel
+    /// can write there directly), or back unchanged.
+    #[cfg(feature = "ndarray")]
+    fn nd_direct(outs: Self::NdOuts<'_>) -> std::result::Result<Self::Outs<'_>, Self::NdOuts<'_>>;
+
+    /// Copies host vectors (C order, of `shape`) into the outputs, whatever their strides.
+    #[cfg(feature = "ndarray")]
+    fn nd_assign(host: Self::Host, shape: &[usize], outs: Self::NdOuts<'_>);
+}
+
+/// `values` (C order) as an array of `shape`.
+#[cfg(feature = "ndarray")]
+fn shaped<T: Scalar>(values: Vec<T>, shape: &[usize]) -> ndarray::ArrayD<T> {
+    let n = values.len();
+    ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(shape), values)
+        .unwrap_or_else(|e| unreachable!("{n} results for shape {shape:?}: {e}"))
+}
+
+#[cfg(feature = "ndarray")]
+fn assign<T: Scalar>(values: &[T], shape: &[usize], mut out: ndarray::ArrayViewMutD<'_, T>) {
+    match ndarray::ArrayViewD::from_shape(ndarray::IxDyn(shape), values) {
+        Ok(v) => out.assign(&v),
+        Err(e) => unreachable!("{} results for shape {shape:?}: {e}", values.len()),
+    }
+}
+
+#[cfg(feature = "ndarray")]
+fn contiguous<T: Scalar>(out: ndarray::ArrayViewMutD<'_, T>) -> OutRef<'_, T> {
+    OutRef::Host(out.into_slice().unwrap_or_default())
 }
 
 impl<T: Scalar> Results for T {
@@ -116,6 +161,31 @@ impl<T: Scalar> Results for T {
 
     fn write(values: Vec<T>, out: OutRef<'_, T>) -> Result<()> {
         write_one(&values, out)
+    }
+
+    #[cfg(feature = "ndarray")]
+    type Nd = ndarray::ArrayD<T>;
+    #[cfg(feature = "ndarray")]
+    type NdOuts<'a> = ndarray::ArrayViewMutD<'a, T>;
+
+    #[cfg(feature = "ndarray")]
+    fn to_nd(host: Vec<T>, shape: &[usize]) -> ndarray::ArrayD<T> {
+        shaped(host, shape)
+    }
+
+    #[cfg(feature = "ndarray")]
+    fn nd_shapes(out: &Self::NdOuts<'_>) -> Vec<Vec<usize>> {
+        vec![out.shape().to_vec()]
+    }
+
+    #[cfg(feature = "ndarray")]
+    fn nd_direct(out: Self::NdOuts<'_>) -> std::result::Result<Self::Outs<'_>, Self::NdOuts<'_>> {
+        if out.is_standard_layout() { Ok(contiguous(out)) } else { Err(out) }
+    }
+
+    #[cfg(feature = "ndarray")]
+    fn nd_assign(host: Vec<T>, shape: &[usize], out: Self::NdOuts<'_>) {
+        assign(&host, shape, out)
     }
 }
 
@@ -208,6 +278,35 @@ macro_rules! tuple_results {
                 let host = Self::unzip(values);
                 $(write_one(&host.$i, outs.$i)?;)*
                 Ok(())
+            }
+
+            #[cfg(feature = "ndarray")]
+            type Nd = ($(ndarray::ArrayD<$t>,)*);
+            #[cfg(feature = "ndarray")]
+            type NdOuts<'a> = ($(ndarray::ArrayViewMutD<'a, $t>,)*);
+
+            #[cfg(feature = "ndarray")]
+            fn to_nd(host: Self::Host, shape: &[usize]) -> Self::Nd {
+                ($(shaped(host.$i, shape),)*)
+            }
+
+            #[cfg(feature = "ndarray")]
+            fn nd_shapes(outs: &Self::NdOuts<'_>) -> Vec<Vec<usize>> {
+                vec![$(outs.$i.shape().to_vec()),*]
+            }
+
+            #[cfg(feature = "ndarray")]
+            fn nd_direct(outs: Self::NdOuts<'_>) -> std::result::Result<Self::Outs<'_>, Self::NdOuts<'_>> {
+                if $(outs.$i.is_standard_layout())&&* {
+                    Ok(($(contiguous(outs.$i),)*))
+                } else {
+                    Err(outs)
+                }
+            }
+
+            #[cfg(feature = "ndarray")]
+            fn nd_assign(host: Self::Host, shape: &[usize], outs: Self::NdOuts<'_>) {
+                $(assign(&host.$i, shape, outs.$i);)*
             }
 
             fn unzip(values: Vec<Self>) -> Self::Host {

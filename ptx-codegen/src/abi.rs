@@ -9,7 +9,12 @@
 //!    input is a scalar broadcast to every element, passed by value in `val_i` (no device
 //!    copy); otherwise element `k` is `ptr_i[k]` and `val_i` is ignored. `bool` travels as
 //!    one byte, as Rust stores it;
-//! 4. `err: *mut u64`, only when [`KernelAbi::error_flag`] is set; the runtime sets it to
+//! 4. in the strided entry ([`KernelAbi::strided_entry`]) only: `ndim: i64` (at most
+//!    `lower::MAX_DIMS`), then `MAX_DIMS` extents (innermost axis first; those past `ndim`
+//!    are ignored), then for each input `MAX_DIMS` strides in elements (signed; 0 on a
+//!    broadcast axis). Element `i` of the output (C order) reads input `k` at `ptr_k[o]`,
+//!    with `o` the sum over axes of `coordinate * stride`; the outputs are contiguous;
+//! 5. `err: *mut u64`, only when [`KernelAbi::error_flag`] is set; the runtime sets it to
 //!    `u64::MAX`. When element `i` fails where Rust would panic, the kernel lowers it to
 //!    `i << 8 | code` (atomic minimum), so it ends up naming the first failed element and its
 //!    [`Fault`] code: the panic a sequential loop on the CPU would have hit first.
@@ -44,6 +49,14 @@ pub enum Fault {
     FloatClampBounds = 6,
     /// Integer `clamp` with `min > max`.
     IntClampBounds = 7,
+}
+
+impl KernelAbi {
+    /// The entry for strided inputs (N-dimensional broadcasting): the same function over
+    /// views with arbitrary strides.
+    pub fn strided_entry(&self) -> String {
+        format!("{}_strided", self.entry)
+    }
 }
 
 impl Fault {

@@ -75,7 +75,8 @@ pub fn compile_ir(program: &ir::Program, name: &str, options: &Options) -> Resul
     let module = cx.create_module(name);
     let lowered = lower::lower_program(&cx, &module, program, &format!("{name}_scalar"), abi.error_flag, options.fastmath)
         .and_then(|fns| {
-            lower::lower_kernel_entry(&cx, &module, fns[0], &abi)?;
+            lower::lower_kernel_entry(&cx, &module, fns[0], &abi, false)?;
+            lower::lower_kernel_entry(&cx, &module, fns[0], &abi, true)?;
             if let Some(r) = &abi.reduce_entry {
                 lower::lower_reduce_entry(&cx, &module, fns[0], abi.outputs[0], r, abi.error_flag)?;
             }
@@ -84,7 +85,8 @@ pub fn compile_ir(program: &ir::Program, name: &str, options: &Options) -> Resul
     if let Err(e) = lowered {
         return Err(format!("internal compiler error while lowering `{name}`: {}", e.message));
     }
-    let kernels: Vec<&str> = std::iter::once(abi.entry.as_str()).chain(abi.reduce_entry.as_deref()).collect();
+    let strided = abi.strided_entry();
+    let kernels: Vec<&str> = [abi.entry.as_str(), strided.as_str()].into_iter().chain(abi.reduce_entry.as_deref()).collect();
     let out = emit::emit_ptx(&cx, &module, &options.arch, &kernels)?;
     dump(name, &out)?;
     Ok(CompiledKernel { abi, ptx: out.ptx, llvm_ir: out.llvm_ir, llvm_ir_unoptimized: out.llvm_ir_unoptimized })

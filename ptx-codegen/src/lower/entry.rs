@@ -13,13 +13,16 @@ use super::{basic_value, internal, memory_type, LResult};
 use crate::abi::KernelAbi;
 use crate::ty::ScalarType;
 
-/// Adds the kernel entry `abi.entry` that applies `scalar` to every element (see
-/// [`crate::abi`] for its parameters), as a grid-stride loop with 64-bit indices.
+/// Adds the kernel entry that applies `scalar` to every element (see [`crate::abi`] for
+/// its parameters), as a grid-stride loop with 64-bit indices: `abi.entry`, whose arrays
+/// are contiguous, or with `strided` `abi.strided_entry`, whose inputs are strided views
+/// of an N-dimensional broadcast.
 pub fn lower_kernel_entry<'ctx>(
     cx: &'ctx Context,
     module: &Module<'ctx>,
     scalar: FunctionValue<'ctx>,
     abi: &KernelAbi,
+    strided: bool,
 ) -> LResult<FunctionValue<'ctx>> {
     let global = cx.ptr_type(AddressSpace::from(1u16));
     let i64t = cx.i64_type();
@@ -30,10 +33,14 @@ pub fn lower_kernel_entry<'ctx>(
         params.push(global.into());
         params.push(memory_type(cx, t).into());
     }
+    // `ndim`, the shape (innermost axis first) and each input's strides, in elements.
+    let layout_params = if strided { 1 + MAX_DIMS * (1 + abi.inputs.len()) } else { 0 };
+    params.extend(std::iter::repeat_n(inkwell::types::BasicMetadataTypeEnum::from(i64t), layout_params));
     if abi.error_flag {
         params.push(global.into());
     }
-    let kernel = module.add_function(&abi.entry, cx.void_type().fn_type(&params, false), None);
+    let symbol = if strided { abi.strided_entry() } else { abi.entry.clone() };
+    let kernel = module.add_function(&symbol, cx.void_type().fn_type(&params, false), None);
     let kind = |name: &str| Attribute::get_named_enum_kind_id(name);
     // Arrays never overlap (the runtime allocates or checks them), inputs are only read:
     // LLVM may then use the read-only data cache (`ld.global.nc`).
@@ -78,8 +85,19 @@ pub fn lower_kernel_entry<'ctx>(
     // The per-element fault code (a local the scalar function writes) and the launch's
     // fault word: the smallest `index << 8 | code` of all failed elements, which is the
     // fault a sequential loop on the CPU would panic with first.
+    let layout_at = 1 + outs + 2 * abi.inputs.len() as u32;
+    let layout = if strided {
+        let at = |k: usize| param(layout_at + k as u32).into_int_value();
+        Some(Layout {
+            ndim: at(0),
+            shape: (0..MAX_DIMS).map(|d| at(1 + d)).collect(),
+            strides: (0..abi.inputs.len()).map(|k| (0..MAX_DIMS).map(|d| at(1 + MAX_DIMS * (1 + k) + d)).collect()).collect(),
+        })
+    } else {
+        None
+    };
     let err = if abi.error_flag {
-        let global = param(1 + outs + 2 * abi.inputs.len() as u32).into_pointer_value();
+        let global = param(layout_at + layout_params as u32).into_pointer_value();
         let local = b.build_alloca(cx.i32_type(), "fault")?;
         Some(FaultSlots { local, global })
     } else {
@@ -89,7 +107,12 @@ pub fn lower_kernel_entry<'ctx>(
         .map(|i| (param(1 + outs + 2 * i).into_pointer_value(), param(2 + outs + 2 * i)))
         .collect();
 
-    let loops = GridLoop { cx, builder: &b, kernel, scalar, abi, first, stride, n, out, err };
+    let offsets = match &layout {
+        Some(_) => (0..abi.inputs.len()).map(|_| b.build_alloca(i64t, "offset")).collect::<Result<Vec<_>, _>>()?,
+        None => Vec::new(),
+    };
+    let remainder = b.build_alloca(i64t, "remainder")?;
+    let loops = GridLoop { cx, builder: &b, kernel, scalar, abi, first, stride, n, out, err, layout, offsets, remainder };
     if inputs.is_empty() {
         loops.emit(&inputs, true)?;
     } else {
@@ -122,6 +145,22 @@ struct GridLoop<'a, 'ctx> {
     /// One output array per result (a tuple's elements in order).
     out: Vec<PointerValue<'ctx>>,
     err: Option<FaultSlots<'ctx>>,
+    /// The strided entry's layout parameters.
+    layout: Option<Layout<'ctx>>,
+    /// Per input, the element offset of the current index (strided entry).
+    offsets: Vec<PointerValue<'ctx>>,
+    remainder: PointerValue<'ctx>,
+}
+
+/// The most axes a strided launch takes (after the runtime merges the axes it can).
+pub const MAX_DIMS: usize = 8;
+
+struct Layout<'ctx> {
+    ndim: IntValue<'ctx>,
+    /// The extent of each axis, innermost first.
+    shape: Vec<IntValue<'ctx>>,
+    /// Per input, the stride of each axis in elements (signed; 0 for a broadcast axis).
+    strides: Vec<Vec<IntValue<'ctx>>>,
 }
 
 #[derive(Copy, Clone)]
@@ -146,13 +185,24 @@ impl<'ctx> GridLoop<'_, 'ctx> {
         let i = b.build_phi(i64t, "i")?;
         i.add_incoming(&[(&self.first, pre)]);
         let idx = i.as_basic_value().into_int_value();
+        if let Some(layout) = &self.layout {
+            self.strided_offsets(layout, idx)?;
+        }
         let mut args: Vec<BasicMetadataValueEnum> = Vec::new();
         for (k, (ptr, val)) in inputs.iter().enumerate() {
             let t = self.abi.inputs[k];
             let mt = memory_type(cx, t);
             let load = |b: &Builder<'ctx>| -> LResult<BasicValueEnum<'ctx>> {
-                // SAFETY of the GEP: `idx < n` and the runtime passes arrays of `n` elements.
-                let p = unsafe { b.build_in_bounds_gep(mt, *ptr, &[idx], "elem")? };
+                let p = match self.offsets.get(k) {
+                    // A strided view: the offset may be negative (a reversed axis); the
+                    // runtime passes the address of the view's first element.
+                    Some(slot) => {
+                        let off = b.build_load(i64t, *slot, "off")?.into_int_value();
+                        unsafe { b.build_gep(mt, *ptr, &[off], "elem")? }
+                    }
+                    // SAFETY of the GEP: `idx < n` and the runtime passes arrays of `n` elements.
+                    None => unsafe { b.build_in_bounds_gep(mt, *ptr, &[idx], "elem")? },
+                };
                 Ok(b.build_load(mt, p, "x")?)
             };
             let raw = if all_arrays {
@@ -195,6 +245,51 @@ impl<'ctx> GridLoop<'_, 'ctx> {
         b.build_conditional_branch(more, head, done)?;
         b.position_at_end(done);
         b.build_return(None)?;
+        Ok(())
+    }
+
+    /// Each input's element offset for the flat index `idx` of the broadcast shape (in
+    /// C order: the innermost axis varies fastest): the index is split into coordinates
+    /// axis by axis, up to `ndim` axes, and each coordinate scaled by the input's stride.
+    fn strided_offsets(&self, layout: &Layout<'ctx>, idx: IntValue<'ctx>) -> LResult<()> {
+        let (cx, b) = (self.cx, self.builder);
+        let i64t = cx.i64_type();
+        for slot in &self.offsets {
+            b.build_store(*slot, i64t.const_zero())?;
+        }
+        b.build_store(self.remainder, idx)?;
+        let done = cx.append_basic_block(self.kernel, "offsets_done");
+        for d in 0..MAX_DIMS {
+            let axis = cx.append_basic_block(self.kernel, "axis");
+            let has = b.build_int_compare(IntPredicate::ULT, i64t.const_int(d as u64, false), layout.ndim, "has_axis")?;
+            b.build_conditional_branch(has, axis, done)?;
+            b.position_at_end(axis);
+            let rem = b.build_load(i64t, self.remainder, "rem")?.into_int_value();
+            let extent = layout.shape[d];
+            // The outermost axis needs no division: its coordinate is what remains.
+            let last = b.build_int_compare(IntPredicate::EQ, i64t.const_int(d as u64 + 1, false), layout.ndim, "last")?;
+            let divide = cx.append_basic_block(self.kernel, "divide");
+            let coord_ready = cx.append_basic_block(self.kernel, "coord");
+            b.build_conditional_branch(last, coord_ready, divide)?;
+            b.position_at_end(divide);
+            let q = b.build_int_unsigned_div(rem, extent, "q")?;
+            let r = b.build_int_sub(rem, b.build_int_mul(q, extent, "qe")?, "r")?;
+            b.build_unconditional_branch(coord_ready)?;
+            b.position_at_end(coord_ready);
+            let coord = b.build_phi(i64t, "coord")?;
+            coord.add_incoming(&[(&rem, axis), (&r, divide)]);
+            let rest = b.build_phi(i64t, "rest")?;
+            rest.add_incoming(&[(&i64t.const_zero(), axis), (&q, divide)]);
+            let coord = coord.as_basic_value().into_int_value();
+            b.build_store(self.remainder, rest.as_basic_value().into_int_value())?;
+            for (slot, strides) in self.offsets.iter().zip(&layout.strides) {
+                let off = b.build_load(i64t, *slot, "off")?.into_int_value();
+                let step = b.build_int_mul(coord, strides[d], "step")?;
+                b.build_store(*slot, b.build_int_add(off, step, "off")?)?;
+            }
+        }
+        b.build_unconditional_branch(done)?;
+        b.position_at_end(done);
         Ok(())
     }
 

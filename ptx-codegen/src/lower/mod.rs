@@ -13,7 +13,7 @@ mod reduce;
 
 use std::collections::HashMap;
 
-pub use entry::lower_kernel_entry;
+pub use entry::{lower_kernel_entry, MAX_DIMS};
 pub use reduce::{lower_reduce_entry, REDUCE_BLOCK};
 
 use inkwell::basic_block::BasicBlock;
