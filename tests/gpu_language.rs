@@ -210,7 +210,7 @@ fn hand_mode(name: &str) -> Mode {
     match name {
         // Cancellation between the terms: compare against the scale of the terms.
         "trig_mix" => Mode::UlpsOfOne(256),
-        // `hypot` and `atan2`: libdevice's bounds plus the CPU's.
+        // `atan2`: libdevice's bound plus the CPU's.
         "polar" => Mode::Ulps(4),
         _ => Mode::Exact,
     }

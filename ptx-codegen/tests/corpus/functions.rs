@@ -58,7 +58,7 @@ corpus! {
     fn nested_helpers(x: f64, y: f64) -> f64 { const K: f64 = 0.5; fn sq(v: f64) -> f64 { v * v } fn norm(a: f64, b: f64) -> f64 { (sq(a) + sq(b)).sqrt() } norm(x, y) * K }
     fn nested_fault(a: i32, b: i32) -> i32 { fn q(a: i32, b: i32) -> i32 { a / b } fn r(a: i32, b: i32) -> i32 { a % b } q(a, b).wrapping_add(r(b, a)) }
     fn nested_loop_fault(n: u8, d: u8) -> u32 { fn step(i: u8, d: u8) -> u32 { (i / d) as u32 } let mut s = 0u32; for i in 0..n { s += step(i, d); } s }
-    fn polar(x: f32, y: f32) -> (f32, f32) { if x == 0.0 && y == 0.0 { (0.0, 0.0) } else { (x.hypot(y), y.atan2(x)) } }
+    fn polar(x: f32, y: f32) -> (f32, f32) { if x == 0.0 && y == 0.0 { (0.0, 0.0) } else { ((x * x + y * y).sqrt(), y.atan2(x)) } }
     fn divmod(a: i32, b: i32) -> (i32, i32, bool) { fn dm(a: i32, b: i32) -> (i32, i32) { (a.wrapping_div(b), a.wrapping_rem(b)) } let (q, r) = dm(a, b); let t = (q, r); (t.0, t.1, r < 0) }
     fn trig_mix(x: f32, y: f32) -> f32 { x.sin() * y.cos() + x.atan2(y) - x.hypot(y).ln_1p() }
 }
