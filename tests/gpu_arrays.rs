@@ -266,3 +266,38 @@ fn tuple_results_fill_one_array_each() {
     let mut short = vec![0i32; 3];
     assert!(matches!(divmod::into((&mut q_host, &mut short, &mut ok_host), &a, &b), Err(Error::LengthMismatch { .. })));
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn large_host_arrays_go_through_the_chunked_pipeline() {
+    // 2^24 + 7 elements: 64 MiB per f32 array, cut into chunks over three streams.
+    let n = (1 << 24) + 7;
+    let a: Vec<f32> = inputs(n, 31);
+    let b: Vec<f32> = inputs(n, 32);
+    let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| add::scalar(*x, *y)).collect();
+    assert_same("host slices", &add(&a, &b).unwrap(), &want);
+    // Host and device arguments mixed, a scalar, and `into` a host slice.
+    let db = DeviceVec::from_slice(&b).unwrap();
+    let mut out = vec![0.0f32; n];
+    add::into(&mut out, &a, &db).unwrap();
+    assert_same("host + device into host", &out, &want);
+    let plus: Vec<f32> = a.iter().map(|x| add::scalar(*x, 0.5)).collect();
+    assert_same("host + scalar", &add(&a, 0.5).unwrap(), &plus);
+    // Results left on the device from host inputs.
+    assert_same("device results", &add::device(&a, &b).unwrap().to_vec().unwrap(), &want);
+    // Tuple results, and a fault far into the array: its index is the global one.
+    let x: Vec<i32> = (0..n as i32).collect();
+    let mut y = vec![3i32; n];
+    let (q, r, ok) = divmod(&x, &y).unwrap();
+    assert!(q[n - 1] == (n as i32 - 1) / 3 && r[n - 1] == (n as i32 - 1) % 3 && ok.iter().all(|v| *v));
+    y[12_345_678] = 0;
+    y[13_000_000] = 0;
+    match ratio(&x, &y) {
+        Err(Error::KernelFault { index, .. }) => assert_eq!(index, 12_345_678),
+        other => panic!("expected a fault, got {other:?}"),
+    }
+    // Many calls in a row reuse the page-locked buffers.
+    for _ in 0..5 {
+        assert_same("again", &add(&a, &b).unwrap(), &want);
+    }
+}

@@ -42,7 +42,7 @@ impl<'a, T: Scalar> ArgRef<'a, T> {
                 len: s.len(),
                 _borrow: PhantomData,
             },
-            ArgRef::Device(d) => ErasedArg::Device { ptr: d.ptr(), len: d.len(), device: d.device() },
+            ArgRef::Device(d) => ErasedArg::Device { ptr: d.ptr(), len: d.len(), size: std::mem::size_of::<T>(), device: d.device() },
         }
     }
 
@@ -170,7 +170,7 @@ impl<'a, T: Scalar> Out<'a, T> for DeviceSliceMut<'a, T> {
 pub enum ErasedArg<'a> {
     Scalar { bits: u64 },
     Host { ptr: *const u8, bytes: usize, len: usize, _borrow: PhantomData<&'a [u8]> },
-    Device { ptr: CUdeviceptr, len: usize, device: &'a Device },
+    Device { ptr: CUdeviceptr, len: usize, size: usize, device: &'a Device },
 }
 
 // SAFETY: an `ErasedArg` is a shared borrow of plain data (host or device memory).

@@ -23,6 +23,8 @@ pub(crate) struct DeviceInner {
     /// serialise behind each other.
     pub(crate) stream: Arc<CudaStream>,
     pub(crate) sm_count: u32,
+    /// Streams and page-locked buffers for calls on large host arrays.
+    pub(crate) staging: Mutex<Option<crate::pipeline::Staging>>,
     name: String,
     compute_capability: (u32, u32),
 }
@@ -111,7 +113,15 @@ impl Device {
         let name = ctx.name().map_err(|e| Error::driver("reading the device name", e))?;
         let stream = ctx.per_thread_stream();
         Ok(Device {
-            inner: Arc::new(DeviceInner { ordinal, ctx, stream, sm_count, name, compute_capability: (major, minor) }),
+            inner: Arc::new(DeviceInner {
+                ordinal,
+                ctx,
+                stream,
+                sm_count,
+                staging: Mutex::new(None),
+                name,
+                compute_capability: (major, minor),
+            }),
         })
     }
 

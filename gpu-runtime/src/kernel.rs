@@ -49,10 +49,10 @@ const FAST_DEVICES: usize = 8;
 const BLOCK: u32 = 256;
 
 #[derive(Clone)]
-struct Loaded {
-    func: CudaFunction,
+pub(crate) struct Loaded {
+    pub(crate) func: CudaFunction,
     /// Blocks that fit on the whole device at once: the grid-stride loop needs no more.
-    max_grid: u32,
+    pub(crate) max_grid: u32,
     /// The reduction entry and its grid limit, for functions `(T, T) -> T`.
     reduce: Option<(CudaFunction, u32)>,
     /// The strided entry and its grid limit.
@@ -93,8 +93,8 @@ pub struct Plan {
 pub enum ErasedOut {
     /// Host memory with room for `n` elements of `size` bytes: the results are copied there.
     Host { ptr: *mut u8, size: usize },
-    /// Device memory with room for `n` elements: the kernel writes there.
-    Device { ptr: CUdeviceptr },
+    /// Device memory with room for `n` elements of `size` bytes: the kernel writes there.
+    Device { ptr: CUdeviceptr, size: usize },
 }
 
 impl Kernel {
@@ -113,7 +113,7 @@ impl Kernel {
 
     /// The kernel on `device`, loading its PTX on first use (the driver compiles it for the
     /// device and caches the result on disk).
-    fn loaded(&self, device: &Device) -> Result<Loaded> {
+    pub(crate) fn loaded(&self, device: &Device) -> Result<Loaded> {
         let ordinal = device.ordinal();
         let cached = || -> Option<Loaded> {
             match self.fast.get(ordinal) {
@@ -220,6 +220,10 @@ impl Kernel {
     /// its outputs; each output must have room for `plan.n` elements of its type. The
     /// macro that generates the call guarantees it.
     pub unsafe fn execute(&self, plan: &Plan, args: &[ErasedArg<'_>], outs: &[ErasedOut]) -> Result<()> {
+        if crate::pipeline::worth_it(plan.n, args, outs) {
+            // SAFETY: the caller's promise.
+            return unsafe { self.run_pipelined(plan, args, outs) };
+        }
         let stream = plan.device.stream().clone();
         unsafe { self.enqueue(plan, &stream, args, outs, None)? }.finish()
     }
@@ -271,7 +275,7 @@ impl Kernel {
         let mut host_outs: Vec<(CUdeviceptr, *mut u8, usize)> = Vec::new();
         for out in outs {
             match *out {
-                ErasedOut::Device { ptr } => words.push(ptr),
+                ErasedOut::Device { ptr, .. } => words.push(ptr),
                 ErasedOut::Host { ptr, size } => {
                     let buf = alloc(n * size)?;
                     let d = buf.device_ptr(stream).0;
@@ -318,16 +322,9 @@ impl Kernel {
             None
         };
 
-        // Each kernel parameter is read from its own 8-byte word: a pointer, `n`, or a
-        // scalar whose bytes sit at the start of the word (little-endian).
-        let mut params: Vec<*mut c_void> = words.iter_mut().map(|w| (w as *mut u64).cast()).collect();
-        let grid = n.div_ceil(BLOCK as usize).min(max_grid as usize).max(1) as u32;
         // SAFETY: the parameters follow the kernel's ABI (guaranteed by the caller) and
         // every buffer lives in the returned `Queued` until the work is finished.
-        unsafe {
-            result::launch_kernel(func.cu_function(), (grid, 1, 1), (BLOCK, 1, 1), 0, stream.cu_stream(), &mut params)
-        }
-        .map_err(|e| Error::driver("launching the kernel", e))?;
+        unsafe { launch(func, max_grid, stream, n, &mut words)? };
 
         for (src, host, bytes) in host_outs {
             // SAFETY: `host` has room for `n` elements of its type (caller).
@@ -367,7 +364,7 @@ impl Kernel {
         };
         // SAFETY: the kernel writes every element.
         let (out, ptrs) = unsafe { R::device_uninit(&plan.device, plan.device.stream(), plan.n)? };
-        let outs: Vec<ErasedOut> = ptrs.into_iter().map(|ptr| ErasedOut::Device { ptr }).collect();
+        let outs: Vec<ErasedOut> = ptrs.into_iter().zip(R::sizes()).map(|(ptr, size)| ErasedOut::Device { ptr, size }).collect();
         unsafe { self.execute(&plan, args, &outs)? };
         Ok(out)
     }
@@ -516,7 +513,7 @@ impl Kernel {
         };
         // SAFETY: the kernel writes every element.
         let (out, ptrs) = unsafe { R::device_uninit(&plan.device, stream.cuda(), plan.n)? };
-        let outs: Vec<ErasedOut> = ptrs.into_iter().map(|ptr| ErasedOut::Device { ptr }).collect();
+        let outs: Vec<ErasedOut> = ptrs.into_iter().zip(R::sizes()).map(|(ptr, size)| ErasedOut::Device { ptr, size }).collect();
         let queued = unsafe { self.enqueue(&plan, stream.cuda(), args, &outs, None)? };
         Ok(Pending::new(queued, move || Ok(out)))
     }
@@ -535,7 +532,7 @@ impl Kernel {
         let mut erased = Vec::with_capacity(slots.len());
         for (slot, size) in slots.iter().zip(R::sizes()) {
             match *slot {
-                OutSlot::Device { ptr, .. } => erased.push(ErasedOut::Device { ptr }),
+                OutSlot::Device { ptr, .. } => erased.push(ErasedOut::Device { ptr, size }),
                 OutSlot::Host { ptr, .. } => {
                     let pinned = PinnedBuffer::new(&plan.device, n * size)?;
                     erased.push(ErasedOut::Host { ptr: pinned.ptr(), size });
@@ -665,8 +662,11 @@ impl Kernel {
         let layout = StridedLayout { dims: if dense { vec![plan.n] } else { dims.clone() }, strides, origins };
         let device = default_device()?;
         let run = Plan { n: plan.n, device };
+        if flat {
+            return unsafe { self.execute(&run, &erased, outs) };
+        }
         let stream = run.device.stream().clone();
-        unsafe { self.enqueue(&run, &stream, &erased, outs, if flat { None } else { Some(&layout) })? }.finish()
+        unsafe { self.enqueue(&run, &stream, &erased, outs, Some(&layout))? }.finish()
     }
 }
 
@@ -677,7 +677,7 @@ fn erase_slots<R: Results>(slots: &[OutSlot<'_>]) -> Vec<ErasedOut> {
         .zip(R::sizes())
         .map(|(slot, size)| match *slot {
             OutSlot::Host { ptr, .. } => ErasedOut::Host { ptr, size },
-            OutSlot::Device { ptr, .. } => ErasedOut::Device { ptr },
+            OutSlot::Device { ptr, .. } => ErasedOut::Device { ptr, size },
         })
         .collect()
 }
@@ -692,6 +692,21 @@ impl SendPtrs {
     fn into_inner(self) -> Vec<(PinnedBuffer, *mut u8, usize)> {
         self.0
     }
+}
+
+/// Launches `func` over `n` elements on `stream` with enough blocks for `n` (at most
+/// `max_grid`). Each kernel parameter is read from its own 8-byte word of `words`: a
+/// pointer, `n`, or a scalar whose bytes sit at the start of the word (little-endian).
+///
+/// # Safety
+/// `words` must follow the entry's parameter layout, and the memory they point to must
+/// stay valid until the work is finished.
+pub(crate) unsafe fn launch(func: &CudaFunction, max_grid: u32, stream: &Arc<CudaStream>, n: usize, words: &mut [u64]) -> Result<()> {
+    let mut params: Vec<*mut c_void> = words.iter_mut().map(|w| (w as *mut u64).cast()).collect();
+    let grid = n.div_ceil(BLOCK as usize).min(max_grid as usize).max(1) as u32;
+    // SAFETY: the caller's promise.
+    unsafe { result::launch_kernel(func.cu_function(), (grid, 1, 1), (BLOCK, 1, 1), 0, stream.cu_stream(), &mut params) }
+        .map_err(|e| Error::driver("launching the kernel", e))
 }
 
 /// Work queued on a stream, with the buffers it uses: they live until it is finished.

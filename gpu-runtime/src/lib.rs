@@ -33,6 +33,7 @@ mod kernel;
 mod memory;
 #[cfg(feature = "ndarray")]
 pub mod nd;
+mod pipeline;
 mod results;
 mod scalar;
 mod special;

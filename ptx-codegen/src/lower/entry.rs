@@ -152,6 +152,9 @@ struct GridLoop<'a, 'ctx> {
     remainder: PointerValue<'ctx>,
 }
 
+/// Elements per iteration of the contiguous entry's main loop.
+const UNROLL: u64 = 4;
+
 /// The most axes a strided launch takes (after the runtime merges the axes it can).
 pub const MAX_DIMS: usize = 8;
 
@@ -172,22 +175,87 @@ struct FaultSlots<'ctx> {
 impl<'ctx> GridLoop<'_, 'ctx> {
     /// `for (i = first; i < n; i += stride) out[i] = f(inputs[i]…)`, then `ret`. With
     /// `all_arrays`, every input is loaded from its array; otherwise each input checks
-    /// whether it is an array or a broadcast scalar.
+    /// whether it is an array or a broadcast scalar. The contiguous entry first runs
+    /// [`UNROLL`] elements per iteration (all their loads issued before any is used, so
+    /// more memory requests are in flight), then the loop above finishes the rest.
     fn emit(&self, inputs: &[(PointerValue<'ctx>, BasicValueEnum<'ctx>)], all_arrays: bool) -> LResult<()> {
         let (cx, b) = (self.cx, self.builder);
         let i64t = cx.i64_type();
+        let start = if self.layout.is_none() { self.emit_tiles(inputs, all_arrays)? } else { self.first };
         let pre = b.get_insert_block().expect("positioned");
         let head = cx.append_basic_block(self.kernel, "loop");
         let done = cx.append_basic_block(self.kernel, "done");
-        let enter = b.build_int_compare(IntPredicate::ULT, self.first, self.n, "enter")?;
+        let enter = b.build_int_compare(IntPredicate::ULT, start, self.n, "enter")?;
         b.build_conditional_branch(enter, head, done)?;
         b.position_at_end(head);
         let i = b.build_phi(i64t, "i")?;
-        i.add_incoming(&[(&self.first, pre)]);
+        i.add_incoming(&[(&start, pre)]);
         let idx = i.as_basic_value().into_int_value();
         if let Some(layout) = &self.layout {
             self.strided_offsets(layout, idx)?;
         }
+        let args = self.load_args(inputs, idx, all_arrays)?;
+        self.call_and_store(args, idx)?;
+        let next = b.build_int_add(idx, self.stride, "next")?;
+        let latch = b.get_insert_block().expect("positioned");
+        i.add_incoming(&[(&next, latch)]);
+        let more = b.build_int_compare(IntPredicate::ULT, next, self.n, "more")?;
+        b.build_conditional_branch(more, head, done)?;
+        b.position_at_end(done);
+        b.build_return(None)?;
+        Ok(())
+    }
+
+    /// `while i + (UNROLL - 1) * stride < n { UNROLL elements i, i + stride, … }`; returns
+    /// the first index left for the one-element loop.
+    fn emit_tiles(&self, inputs: &[(PointerValue<'ctx>, BasicValueEnum<'ctx>)], all_arrays: bool) -> LResult<IntValue<'ctx>> {
+        let (cx, b) = (self.cx, self.builder);
+        let i64t = cx.i64_type();
+        let pre = b.get_insert_block().expect("positioned");
+        let head = cx.append_basic_block(self.kernel, "tile");
+        let exit = cx.append_basic_block(self.kernel, "tiles_done");
+        let reach = b.build_int_mul(self.stride, i64t.const_int(UNROLL - 1, false), "reach")?;
+        let fits = |b: &Builder<'ctx>, at: IntValue<'ctx>| -> LResult<IntValue<'ctx>> {
+            // `at + reach < n`, written so that it cannot overflow.
+            let room = b.build_int_compare(IntPredicate::ULT, reach, self.n, "room")?;
+            let left = b.build_int_sub(self.n, reach, "left")?;
+            let inside = b.build_int_compare(IntPredicate::ULT, at, left, "inside")?;
+            Ok(b.build_and(room, inside, "fits")?)
+        };
+        b.build_conditional_branch(fits(b, self.first)?, head, exit)?;
+        b.position_at_end(head);
+        let i = b.build_phi(i64t, "t")?;
+        i.add_incoming(&[(&self.first, pre)]);
+        let base = i.as_basic_value().into_int_value();
+        let mut idxs = vec![base];
+        for j in 1..UNROLL {
+            let off = b.build_int_mul(self.stride, i64t.const_int(j, false), "off")?;
+            idxs.push(b.build_int_add(base, off, "tj")?);
+        }
+        let loaded = idxs.iter().map(|&idx| self.load_args(inputs, idx, all_arrays)).collect::<LResult<Vec<_>>>()?;
+        for (args, &idx) in loaded.into_iter().zip(&idxs) {
+            self.call_and_store(args, idx)?;
+        }
+        let step = b.build_int_mul(self.stride, i64t.const_int(UNROLL, false), "step")?;
+        let next = b.build_int_add(base, step, "next_tile")?;
+        let latch = b.get_insert_block().expect("positioned");
+        i.add_incoming(&[(&next, latch)]);
+        b.build_conditional_branch(fits(b, next)?, head, exit)?;
+        b.position_at_end(exit);
+        let start = b.build_phi(i64t, "rest")?;
+        start.add_incoming(&[(&self.first, pre), (&next, latch)]);
+        Ok(start.as_basic_value().into_int_value())
+    }
+
+    /// The scalar function's arguments for element `idx`.
+    fn load_args(
+        &self,
+        inputs: &[(PointerValue<'ctx>, BasicValueEnum<'ctx>)],
+        idx: IntValue<'ctx>,
+        all_arrays: bool,
+    ) -> LResult<Vec<BasicMetadataValueEnum<'ctx>>> {
+        let (cx, b) = (self.cx, self.builder);
+        let i64t = cx.i64_type();
         let mut args: Vec<BasicMetadataValueEnum> = Vec::new();
         for (k, (ptr, val)) in inputs.iter().enumerate() {
             let t = self.abi.inputs[k];
@@ -223,6 +291,12 @@ impl<'ctx> GridLoop<'_, 'ctx> {
             };
             args.push(self.from_memory(raw, t)?.into());
         }
+        Ok(args)
+    }
+
+    /// `out[idx] = f(args)` (each output of a tuple in its array), recording a fault.
+    fn call_and_store(&self, mut args: Vec<BasicMetadataValueEnum<'ctx>>, idx: IntValue<'ctx>) -> LResult<()> {
+        let (cx, b) = (self.cx, self.builder);
         if let Some(err) = self.err {
             b.build_store(err.local, cx.i32_type().const_zero())?;
             args.push(err.local.into());
@@ -238,13 +312,6 @@ impl<'ctx> GridLoop<'_, 'ctx> {
             let dst = unsafe { b.build_in_bounds_gep(memory_type(cx, t), ptr, &[idx], "dst")? };
             b.build_store(dst, v)?;
         }
-        let next = b.build_int_add(idx, self.stride, "next")?;
-        let latch = b.get_insert_block().expect("positioned");
-        i.add_incoming(&[(&next, latch)]);
-        let more = b.build_int_compare(IntPredicate::ULT, next, self.n, "more")?;
-        b.build_conditional_branch(more, head, done)?;
-        b.position_at_end(done);
-        b.build_return(None)?;
         Ok(())
     }
 

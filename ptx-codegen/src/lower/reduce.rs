@@ -19,6 +19,9 @@ use proc_macro2::Span;
 use super::{basic_value, internal, memory_type, LResult};
 use crate::ty::ScalarType;
 
+/// Elements per iteration of each thread's fold.
+const UNROLL: u64 = 4;
+
 /// Threads per block of the reduction kernel (the runtime launches it with this many).
 pub const REDUCE_BLOCK: u32 = 256;
 
@@ -126,14 +129,48 @@ pub fn lower_reduce_entry<'ctx>(
         Ok(if t == ScalarType::Bool { b.build_int_z_extend(r.into_int_value(), cx.i8_type(), "byte")?.into() } else { r })
     };
 
-    // Phase 1: each thread folds its grid-stride elements.
+    // Phase 1: each thread folds its grid-stride elements: the first one starts the
+    // value, then UNROLL elements per iteration (their loads issued together), then the
+    // rest one by one.
+    let start = bb("fold_start");
+    let tiles = bb("fold_tiles");
+    let tile = bb("fold_tile");
     let head = bb("fold");
     let body = bb("fold_body");
-    let first_value = bb("first_value");
-    let next_value = bb("next_value");
-    let latch = bb("fold_next");
     let tree = bb("tree");
-    b.build_unconditional_branch(head)?;
+    let has_first = b.build_int_compare(IntPredicate::ULT, first, n, "has_first")?;
+    b.build_conditional_branch(has_first, start, tree)?;
+    b.position_at_end(start);
+    let p = unsafe { b.build_in_bounds_gep(mt, input, &[first], "p")? };
+    b.build_store(acc, b.build_load(mt, p, "x")?)?;
+    b.build_store(has, cx.bool_type().const_int(1, false))?;
+    b.build_store(idx, b.build_int_add(first, stride, "second")?)?;
+    b.build_unconditional_branch(tiles)?;
+    // `i + (UNROLL - 1) * stride < n`, written so that it cannot overflow.
+    b.position_at_end(tiles);
+    let reach = b.build_int_mul(stride, i64t.const_int(UNROLL - 1, false), "reach")?;
+    let i = b.build_load(i64t, idx, "i")?.into_int_value();
+    let room = b.build_int_compare(IntPredicate::ULT, reach, n, "room")?;
+    let left = b.build_int_sub(n, reach, "left")?;
+    let inside = b.build_int_compare(IntPredicate::ULT, i, left, "inside")?;
+    let fits = b.build_and(room, inside, "fits")?;
+    b.build_conditional_branch(fits, tile, head)?;
+    b.position_at_end(tile);
+    let mut at = Vec::new();
+    let mut xs = Vec::new();
+    for j in 0..UNROLL {
+        let k = b.build_int_add(i, b.build_int_mul(stride, i64t.const_int(j, false), "off")?, "k")?;
+        let p = unsafe { b.build_in_bounds_gep(mt, input, &[k], "p")? };
+        xs.push(b.build_load(mt, p, "x")?);
+        at.push(k);
+    }
+    let mut cur = b.build_load(mt, acc, "acc")?;
+    for (x, k) in xs.into_iter().zip(at) {
+        cur = combine(cur, x, k)?;
+    }
+    b.build_store(acc, cur)?;
+    b.build_store(idx, b.build_int_add(i, b.build_int_mul(stride, i64t.const_int(UNROLL, false), "step")?, "next")?)?;
+    b.build_unconditional_branch(tiles)?;
     b.position_at_end(head);
     let i = b.build_load(i64t, idx, "i")?.into_int_value();
     let more = b.build_int_compare(IntPredicate::ULT, i, n, "more")?;
@@ -141,19 +178,9 @@ pub fn lower_reduce_entry<'ctx>(
     b.position_at_end(body);
     let p = unsafe { b.build_in_bounds_gep(mt, input, &[i], "p")? };
     let x = b.build_load(mt, p, "x")?;
-    let had = b.build_load(cx.bool_type(), has, "had")?.into_int_value();
-    b.build_conditional_branch(had, next_value, first_value)?;
-    b.position_at_end(first_value);
-    b.build_store(acc, x)?;
-    b.build_store(has, cx.bool_type().const_int(1, false))?;
-    b.build_unconditional_branch(latch)?;
-    b.position_at_end(next_value);
     let cur = b.build_load(mt, acc, "acc")?;
     let r = combine(cur, x, i)?;
     b.build_store(acc, r)?;
-    b.build_unconditional_branch(latch)?;
-    b.position_at_end(latch);
-    let i = b.build_load(i64t, idx, "i")?.into_int_value();
     b.build_store(idx, b.build_int_add(i, stride, "next")?)?;
     b.build_unconditional_branch(head)?;
 

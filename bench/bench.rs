@@ -1,0 +1,179 @@
+//! The benchmark of the elementwise workloads (issue: speed at the hardware limit). Prints
+//! a readable table, then one JSON object on the last line (`bench/compare.py` reads it
+//! and runs the same work in Numba, CuPy and PyTorch).
+//!
+//! `cargo run --release --bin bench` on a machine with a GPU. Sizes: `BENCH_LOG2_N`
+//! (default 28) elements for the large cases.
+
+use std::time::{Duration, Instant};
+
+use gpu_runtime::{vectorize, DeviceVec};
+
+#[vectorize(target = "cuda")]
+fn add(a: f32, b: f32) -> f32 {
+    a + b
+}
+
+#[vectorize(target = "cuda", types(f32, f64))]
+fn heavy<T: gpu_runtime::Float>(x: T, y: T) -> T {
+    (-x * x).exp() * y.sin() + x.abs().sqrt()
+}
+
+#[vectorize(target = "cuda", identity = 0.0)]
+fn sum(a: f32, b: f32) -> f32 {
+    a + b
+}
+
+#[vectorize(target = "cpu")]
+fn heavy_cpu(x: f32, y: f32) -> f32 {
+    (-x * x).exp() * y.sin() + x.abs().sqrt()
+}
+
+#[vectorize(target = "parallel")]
+fn heavy_par(x: f32, y: f32) -> f32 {
+    (-x * x).exp() * y.sin() + x.abs().sqrt()
+}
+
+fn heavy_by_hand(x: f32, y: f32) -> f32 {
+    (-x * x).exp() * y.sin() + x.abs().sqrt()
+}
+
+/// The median of `reps` timings of `f` (after one warm-up call).
+fn time<T>(reps: usize, mut f: impl FnMut() -> T) -> Duration {
+    std::hint::black_box(f());
+    let mut times: Vec<Duration> = (0..reps)
+        .map(|_| {
+            let t = Instant::now();
+            std::hint::black_box(f());
+            t.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[reps / 2]
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+/// Uniform in [lo, hi), from a fixed seed.
+fn uniform(n: usize, lo: f64, hi: f64, seed: u64) -> Vec<f64> {
+    let mut s = seed | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            lo + (hi - lo) * ((s >> 11) as f64 / (1u64 << 53) as f64)
+        })
+        .collect()
+}
+
+struct Row {
+    key: &'static str,
+    what: String,
+    us: f64,
+    gbps: Option<f64>,
+}
+
+fn main() -> gpu_runtime::Result<()> {
+    let start = Instant::now();
+    let log2: u32 = std::env::var("BENCH_LOG2_N").ok().and_then(|v| v.parse().ok()).unwrap_or(28);
+    let n = 1usize << log2;
+    let mut rows: Vec<Row> = Vec::new();
+    let mut push = |key: &'static str, what: String, d: Duration, bytes: Option<f64>| {
+        let us = us(d);
+        rows.push(Row { key, what, us, gbps: bytes.map(|b| b / d.as_secs_f64() / 1e9) });
+    };
+
+    // 7. Start-up: context, module load, first result.
+    let device = gpu_runtime::default_device()?;
+    let context = start.elapsed();
+    let t = Instant::now();
+    let first = add(&[1.0f32, 2.0], 3.0f32)?;
+    let first_call = t.elapsed();
+    assert_eq!(first, vec![4.0, 5.0]);
+    let first_result = start.elapsed();
+
+    let x32: Vec<f32> = uniform(n, -2.0, 2.0, 1).into_iter().map(|v| v as f32).collect();
+    let y32: Vec<f32> = uniform(n, 0.0, 6.0, 2).into_iter().map(|v| v as f32).collect();
+    let (dx, dy) = (DeviceVec::from_slice(&x32)?, DeviceVec::from_slice(&y32)?);
+    let mut dout = DeviceVec::<f32>::zeros(n)?;
+
+    // 1. add, on the device.
+    let reps = 20;
+    let d = time(reps, || add::into(&mut dout, &dx, &dy).unwrap());
+    push("add_device", format!("add, 2^{log2} f32 on the device"), d, Some(12.0 * n as f64));
+    // 3. add with a broadcast scalar.
+    let d = time(reps, || add::into(&mut dout, &dx, 2.0f32).unwrap());
+    push("add_scalar", format!("add(x, 2.0), 2^{log2} f32"), d, Some(8.0 * n as f64));
+    // 2. heavy, f32 and f64.
+    let d = time(reps, || heavy::into(&mut dout, &dx, &dy).unwrap());
+    push("heavy_f32", format!("heavy, 2^{log2} f32"), d, Some(12.0 * n as f64));
+    drop((dx, dy, dout));
+    {
+        let x64 = uniform(n, -2.0, 2.0, 1);
+        let y64 = uniform(n, 0.0, 6.0, 2);
+        let (dx, dy) = (DeviceVec::from_slice(&x64)?, DeviceVec::from_slice(&y64)?);
+        let mut dout = DeviceVec::<f64>::zeros(n)?;
+        let d = time(reps, || heavy::into(&mut dout, &dx, &dy).unwrap());
+        push("heavy_f64", format!("heavy, 2^{log2} f64"), d, Some(24.0 * n as f64));
+    }
+    // 4. Per-call latency on 1024 elements.
+    {
+        let small = DeviceVec::from_slice(&x32[..1024])?;
+        let mut out = DeviceVec::<f32>::zeros(1024)?;
+        let calls = 5000;
+        add::into(&mut out, &small, &small)?;
+        let t = Instant::now();
+        for _ in 0..calls {
+            add::into(&mut out, &small, &small)?;
+        }
+        push("latency_1024", "add, 1024 f32 on the device, per call".into(), t.elapsed() / calls, None);
+    }
+    // 6. reduce (sum).
+    {
+        let dx = DeviceVec::from_slice(&x32)?;
+        let d = time(reps, || sum::reduce(&dx).unwrap());
+        push("reduce_sum", format!("sum, 2^{log2} f32 on the device"), d, Some(4.0 * n as f64));
+    }
+    // 5. Host slices, end to end.
+    let d = time(5, || add(&x32, &y32).unwrap());
+    push("add_host", format!("add, 2^{log2} f32 host slices end to end"), d, Some(12.0 * n as f64));
+
+    // 8. The CPU targets against hand-written loops (2^24 elements).
+    let m = 1usize << 24.min(log2);
+    let (xs, ys) = (&x32[..m], &y32[..m]);
+    let d = time(5, || heavy_cpu(xs, ys).unwrap());
+    push("cpu_target", "heavy, 2^24 f32, target = \"cpu\"".into(), d, None);
+    let d = time(5, || xs.iter().zip(ys).map(|(&x, &y)| heavy_by_hand(x, y)).collect::<Vec<f32>>());
+    push("cpu_by_hand", "heavy, 2^24 f32, a hand-written loop".into(), d, None);
+    let d = time(5, || heavy_par(xs, ys).unwrap());
+    push("parallel_target", "heavy, 2^24 f32, target = \"parallel\"".into(), d, None);
+    let d = time(5, || {
+        use rayon::prelude::*;
+        xs.par_iter().zip(ys).map(|(&x, &y)| heavy_by_hand(x, y)).collect::<Vec<f32>>()
+    });
+    push("parallel_by_hand", "heavy, 2^24 f32, hand-written rayon".into(), d, None);
+
+    println!("device: {} (compute capability {:?}, {} SMs)", device.name(), device.compute_capability(), device.sm_count());
+    println!("start-up: context {:.1} ms, first call (module load + run) {:.1} ms, first result {:.1} ms after start",
+        context.as_secs_f64() * 1e3, first_call.as_secs_f64() * 1e3, first_result.as_secs_f64() * 1e3);
+    println!("{:<48} {:>12} {:>10}", "case", "µs", "GB/s");
+    for r in &rows {
+        println!("{:<48} {:>12.1} {:>10}", r.what, r.us, r.gbps.map_or(String::new(), |g| format!("{g:.0}")));
+    }
+    let cases: Vec<String> = rows
+        .iter()
+        .map(|r| format!("\"{}\": {{\"us\": {:.3}, \"gbps\": {}}}", r.key, r.us, r.gbps.map_or("null".into(), |g| format!("{g:.1}"))))
+        .collect();
+    println!(
+        "{{\"device\": \"{}\", \"log2_n\": {log2}, \"context_ms\": {:.2}, \"first_call_ms\": {:.2}, \"first_result_ms\": {:.2}, \"cases\": {{{}}}}}",
+        device.name(),
+        context.as_secs_f64() * 1e3,
+        first_call.as_secs_f64() * 1e3,
+        first_result.as_secs_f64() * 1e3,
+        cases.join(", ")
+    );
+    Ok(())
+}

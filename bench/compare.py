@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""Runs the Rust benchmark (bench/bench.rs) and the same work in Numba, CuPy and PyTorch,
+in one process run on one GPU, and prints a table of times and ratios.
+
+    python3 bench/compare.py --bench target/release/bench [--log2-n 28] [--json out.json]
+
+Every time is the median of several calls; each call is synchronised (as a call of the
+Rust API is), except the 1024-element latency, where the peers queue 5000 calls and
+synchronise once (their usual use) while the Rust calls each wait for their result.
+A peer that is not installed is left out of the table.
+"""
+
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+REPS = 20
+LATENCY_CALLS = 5000
+
+
+def median_time(fn, sync, reps=REPS):
+    fn()
+    sync()
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        fn()
+        sync()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times) * 1e6
+
+
+def latency(fn, sync, calls=LATENCY_CALLS):
+    fn()
+    sync()
+    t = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    sync()
+    return (time.perf_counter() - t) / calls * 1e6
+
+
+def uniform(n, lo, hi, seed, dtype):
+    rng = np.random.default_rng(seed)
+    return (lo + (hi - lo) * rng.random(n)).astype(dtype)
+
+
+def run_torch(n, x32, y32, x64, y64):
+    import torch
+
+    dev = torch.device("cuda")
+    sync = torch.cuda.synchronize
+    out = {}
+    x, y = torch.from_numpy(x32).to(dev), torch.from_numpy(y32).to(dev)
+    c = torch.empty_like(x)
+    out["add_device"] = median_time(lambda: torch.add(x, y, out=c), sync)
+    out["add_scalar"] = median_time(lambda: torch.add(x, 2.0, out=c), sync)
+    out["heavy_f32"] = median_time(lambda: torch.exp(-x * x) * torch.sin(y) + torch.sqrt(torch.abs(x)), sync)
+    out["reduce_sum"] = median_time(lambda: torch.sum(x), sync)
+    sx, sc = x[:1024].clone(), c[:1024].clone()
+    out["latency_1024"] = latency(lambda: torch.add(sx, sx, out=sc), sync)
+    del x, y, c
+    x, y = torch.from_numpy(x64).to(dev), torch.from_numpy(y64).to(dev)
+    out["heavy_f64"] = median_time(lambda: torch.exp(-x * x) * torch.sin(y) + torch.sqrt(torch.abs(x)), sync)
+    del x, y
+    torch.cuda.empty_cache()
+    out["add_host"] = median_time(
+        lambda: (torch.from_numpy(x32).to(dev) + torch.from_numpy(y32).to(dev)).cpu().numpy(), sync, reps=5
+    )
+    torch.cuda.empty_cache()
+    return out
+
+
+def run_cupy(n, x32, y32, x64, y64):
+    import cupy as cp
+
+    sync = cp.cuda.Device().synchronize
+    ufunc, ek = {}, {}
+    add_k = cp.ElementwiseKernel("T a, T b", "T c", "c = a + b", "bench_add")
+    heavy_k = cp.ElementwiseKernel("T x, T y", "T z", "z = exp(-x * x) * sin(y) + sqrt(abs(x))", "bench_heavy")
+    x, y = cp.asarray(x32), cp.asarray(y32)
+    c = cp.empty_like(x)
+    ufunc["add_device"] = median_time(lambda: cp.add(x, y, out=c), sync)
+    ek["add_device"] = median_time(lambda: add_k(x, y, c), sync)
+    ufunc["add_scalar"] = median_time(lambda: cp.add(x, np.float32(2.0), out=c), sync)
+    ufunc["heavy_f32"] = median_time(lambda: cp.exp(-x * x) * cp.sin(y) + cp.sqrt(cp.abs(x)), sync)
+    ek["heavy_f32"] = median_time(lambda: heavy_k(x, y, c), sync)
+    ufunc["reduce_sum"] = median_time(lambda: cp.sum(x), sync)
+    sx, sc = x[:1024].copy(), c[:1024].copy()
+    ufunc["latency_1024"] = latency(lambda: cp.add(sx, sx, out=sc), sync)
+    ek["latency_1024"] = latency(lambda: add_k(sx, sx, sc), sync)
+    del x, y, c
+    x, y = cp.asarray(x64), cp.asarray(y64)
+    c = cp.empty_like(x)
+    ufunc["heavy_f64"] = median_time(lambda: cp.exp(-x * x) * cp.sin(y) + cp.sqrt(cp.abs(x)), sync)
+    ek["heavy_f64"] = median_time(lambda: heavy_k(x, y, c), sync)
+    del x, y, c
+    cp.get_default_memory_pool().free_all_blocks()
+    ufunc["add_host"] = median_time(lambda: cp.asnumpy(cp.add(cp.asarray(x32), cp.asarray(y32))), sync, reps=5)
+    cp.get_default_memory_pool().free_all_blocks()
+    return ufunc, ek
+
+
+def run_numba(n, x32, y32, x64, y64):
+    np.row_stack = np.vstack  # numba 0.68 still refers to it
+    from numba import cuda, vectorize
+
+    @vectorize(["float32(float32, float32)"], target="cuda")
+    def nb_add(a, b):
+        return a + b
+
+    @vectorize(["float32(float32, float32)", "float64(float64, float64)"], target="cuda")
+    def nb_heavy(x, y):
+        return math.exp(-x * x) * math.sin(y) + math.sqrt(abs(x))
+
+    nb_sum = cuda.reduce(lambda a, b: a + b)
+    sync = cuda.synchronize
+    out = {}
+    x, y = cuda.to_device(x32), cuda.to_device(y32)
+    c = cuda.device_array_like(x)
+    out["add_device"] = median_time(lambda: nb_add(x, y, out=c), sync)
+    out["add_scalar"] = median_time(lambda: nb_add(x, np.float32(2.0), out=c), sync)
+    out["heavy_f32"] = median_time(lambda: nb_heavy(x, y, out=c), sync)
+    out["reduce_sum"] = median_time(lambda: nb_sum(x), sync)
+    sx, sc = cuda.to_device(x32[:1024]), cuda.device_array(1024, dtype=np.float32)
+    out["latency_1024"] = latency(lambda: nb_add(sx, sx, out=sc), sync, calls=1000)
+    del x, y, c
+    x, y = cuda.to_device(x64), cuda.to_device(y64)
+    c = cuda.device_array_like(x)
+    out["heavy_f64"] = median_time(lambda: nb_heavy(x, y, out=c), sync)
+    del x, y, c
+    out["add_host"] = median_time(lambda: nb_add(x32, y32), sync, reps=5)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bench", required=True, help="the Rust bench binary")
+    ap.add_argument("--log2-n", type=int, default=28)
+    ap.add_argument("--json", help="write all figures here")
+    ap.add_argument("--peers", default="torch,cupy,numba")
+    args = ap.parse_args()
+
+    env = dict(os.environ, BENCH_LOG2_N=str(args.log2_n))
+    run = subprocess.run([args.bench], env=env, capture_output=True, text=True)
+    sys.stdout.write(run.stdout)
+    if run.returncode != 0:
+        sys.stderr.write(run.stderr)
+        sys.exit(run.returncode)
+    ours = json.loads(run.stdout.strip().splitlines()[-1])
+
+    n = 1 << args.log2_n
+    x32, y32 = uniform(n, -2.0, 2.0, 1, np.float32), uniform(n, 0.0, 6.0, 2, np.float32)
+    x64, y64 = uniform(n, -2.0, 2.0, 1, np.float64), uniform(n, 0.0, 6.0, 2, np.float64)
+    peers = {}
+    for name in args.peers.split(","):
+        try:
+            if name == "torch":
+                peers["PyTorch"] = run_torch(n, x32, y32, x64, y64)
+            elif name == "cupy":
+                peers["CuPy"], peers["CuPy EK"] = run_cupy(n, x32, y32, x64, y64)
+            elif name == "numba":
+                peers["Numba"] = run_numba(n, x32, y32, x64, y64)
+        except ImportError as e:
+            print(f"{name}: not installed ({e})", file=sys.stderr)
+
+    names = list(peers)
+    cases = ["add_device", "add_scalar", "heavy_f32", "heavy_f64", "latency_1024", "reduce_sum", "add_host"]
+    header = f"| case | ours µs | " + " | ".join(f"{p} µs" for p in names) + " | best peer / ours |"
+    print()
+    print(f"Device: {ours['device']}; 2^{args.log2_n} elements; {time.strftime('%Y-%m-%d')}")
+    print(header)
+    print("|" + " --- |" * (3 + len(names)))
+    for case in cases:
+        mine = ours["cases"][case]["us"]
+        theirs = [peers[p].get(case) for p in names]
+        best = min((t for t in theirs if t is not None), default=None)
+        cells = " | ".join("" if t is None else f"{t:.1f}" for t in theirs)
+        ratio = "" if best is None else f"{best / mine:.2f}"
+        print(f"| {case} | {mine:.1f} | {cells} | {ratio} |")
+    print(
+        f"\nStart-up (ours): context {ours['context_ms']:.1f} ms, first call with module load "
+        f"{ours['first_call_ms']:.1f} ms, first result {ours['first_result_ms']:.1f} ms after start."
+    )
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"ours": ours, "peers": peers}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
