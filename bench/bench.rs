@@ -100,15 +100,27 @@ fn main() -> gpu_runtime::Result<()> {
     let (dx, dy) = (DeviceVec::from_slice(&x32)?, DeviceVec::from_slice(&y32)?);
     let mut dout = DeviceVec::<f32>::zeros(n)?;
 
+    // Calls whose results stay on the device return once the kernel is queued: each timed
+    // call waits for the GPU, as the peers' timings do.
+    let sync = || device.synchronize().unwrap();
     // 1. add, on the device.
     let reps = 20;
-    let d = time(reps, || add::into(&mut dout, &dx, &dy).unwrap());
+    let d = time(reps, || {
+        add::into(&mut dout, &dx, &dy).unwrap();
+        sync()
+    });
     push("add_device", format!("add, 2^{log2} f32 on the device"), d, Some(12.0 * n as f64));
     // 3. add with a broadcast scalar.
-    let d = time(reps, || add::into(&mut dout, &dx, 2.0f32).unwrap());
+    let d = time(reps, || {
+        add::into(&mut dout, &dx, 2.0f32).unwrap();
+        sync()
+    });
     push("add_scalar", format!("add(x, 2.0), 2^{log2} f32"), d, Some(8.0 * n as f64));
     // 2. heavy, f32 and f64.
-    let d = time(reps, || heavy::into(&mut dout, &dx, &dy).unwrap());
+    let d = time(reps, || {
+        heavy::into(&mut dout, &dx, &dy).unwrap();
+        sync()
+    });
     push("heavy_f32", format!("heavy, 2^{log2} f32"), d, Some(12.0 * n as f64));
     drop((dx, dy, dout));
     {
@@ -116,7 +128,10 @@ fn main() -> gpu_runtime::Result<()> {
         let y64 = uniform(n, 0.0, 6.0, 2);
         let (dx, dy) = (DeviceVec::from_slice(&x64)?, DeviceVec::from_slice(&y64)?);
         let mut dout = DeviceVec::<f64>::zeros(n)?;
-        let d = time(reps, || heavy::into(&mut dout, &dx, &dy).unwrap());
+        let d = time(reps, || {
+            heavy::into(&mut dout, &dx, &dy).unwrap();
+            sync()
+        });
         push("heavy_f64", format!("heavy, 2^{log2} f64"), d, Some(24.0 * n as f64));
     }
     // 4. Per-call latency on 1024 elements.
@@ -125,11 +140,20 @@ fn main() -> gpu_runtime::Result<()> {
         let mut out = DeviceVec::<f32>::zeros(1024)?;
         let calls = 5000;
         add::into(&mut out, &small, &small)?;
+        sync();
         let t = Instant::now();
         for _ in 0..calls {
             add::into(&mut out, &small, &small)?;
         }
+        sync();
         push("latency_1024", "add, 1024 f32 on the device, per call".into(), t.elapsed() / calls, None);
+        // Each call waited for before the next.
+        let t = Instant::now();
+        for _ in 0..calls {
+            add::into(&mut out, &small, &small)?;
+            sync();
+        }
+        push("latency_sync_1024", "the same, waiting for each call".into(), t.elapsed() / calls, None);
     }
     // 6. reduce (sum).
     {

@@ -301,3 +301,79 @@ fn large_host_arrays_go_through_the_chunked_pipeline() {
         assert_same("again", &add(&a, &b).unwrap(), &want);
     }
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn views_at_any_offset_take_the_unaligned_loop() {
+    let a: Vec<f32> = inputs(100_003, 41);
+    let b: Vec<f32> = inputs(100_003, 42);
+    let (da, db) = (DeviceVec::from_slice(&a).unwrap(), DeviceVec::from_slice(&b).unwrap());
+    for (s, e) in [(1, 100_003), (3, 99_000), (4, 100_000), (8, 100_003), (5, 6)] {
+        let want: Vec<f32> = a[s..e].iter().zip(&b[s..e]).map(|(x, y)| add::scalar(*x, *y)).collect();
+        let got = add(da.slice(s..e).unwrap(), db.slice(s..e).unwrap()).unwrap();
+        assert_same(&format!("views {s}..{e}"), &got, &want);
+        // One view aligned, the other not.
+        let shifted: Vec<f32> = a[s..e].iter().zip(&b[..e - s]).map(|(x, y)| add::scalar(*x, *y)).collect();
+        assert_same(&format!("mixed {s}..{e}"), &add(da.slice(s..e).unwrap(), &b[..e - s]).unwrap(), &shifted);
+        let mut out = DeviceVec::<f32>::zeros(e - s + 1).unwrap();
+        add::into(out.slice_mut(1..).unwrap(), da.slice(s..e).unwrap(), 1.0).unwrap();
+        let plus: Vec<f32> = a[s..e].iter().map(|x| add::scalar(*x, 1.0)).collect();
+        assert_same(&format!("into an odd view {s}..{e}"), &out.to_vec().unwrap()[1..], &plus);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn device_results_are_ordered_across_threads_and_streams() {
+    // Calls whose results stay on the device return before the kernel finishes; every
+    // later use from another stream must still see them.
+    let n = 1 << 26;
+    let a: Vec<f32> = inputs(n, 51);
+    let b: Vec<f32> = inputs(n, 52);
+    let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| add::scalar(*x, *y)).collect();
+    let (da, db) = (DeviceVec::from_slice(&a).unwrap(), DeviceVec::from_slice(&b).unwrap());
+    // Written on this thread's stream, read on another thread's.
+    let mut out = DeviceVec::<f32>::zeros(n).unwrap();
+    add::into(&mut out, &da, &db).unwrap();
+    let read = std::thread::spawn(move || out.to_vec().unwrap()).join().unwrap();
+    assert_same("read on another thread", &read, &want);
+    // An input dropped on another thread while the kernel may still read it: its memory
+    // is freed after the kernel, so a new array written there cannot leak into the result.
+    let mut out = DeviceVec::<f32>::zeros(n).unwrap();
+    let da2 = DeviceVec::from_slice(&a).unwrap();
+    add::into(&mut out, &da2, &db).unwrap();
+    std::thread::spawn(move || {
+        drop(da2);
+        let _overwrite = DeviceVec::from_slice(&vec![f32::NAN; n]).unwrap();
+    })
+    .join()
+    .unwrap();
+    assert_same("input dropped on another thread", &out.to_vec().unwrap(), &want);
+    // A chain of queued calls on one thread, then a user stream reading the last result.
+    let mut x = add::device(&da, 0.0f32).unwrap();
+    for _ in 0..10 {
+        x = add::device(&x, 1.0f32).unwrap();
+    }
+    let stream = gpu_runtime::default_device().unwrap().new_stream().unwrap();
+    let y = add::launch_device(&stream, &x, &db).unwrap().wait().unwrap();
+    let expect: Vec<f32> = a.iter().zip(&b).map(|(v, w)| {
+        let mut t = add::scalar(*v, 0.0);
+        for _ in 0..10 {
+            t = add::scalar(t, 1.0);
+        }
+        add::scalar(t, *w)
+    }).collect();
+    assert_same("chain then another stream", &y.to_vec().unwrap(), &expect);
+    // Sixteen threads writing into their own outputs from shared inputs.
+    std::thread::scope(|s| {
+        for t in 0..16 {
+            let (da, db, want) = (&da, &db, &want);
+            s.spawn(move || {
+                let mut out = DeviceVec::<f32>::zeros(n / 16).unwrap();
+                let range = t * (n / 16)..(t + 1) * (n / 16);
+                add::into(&mut out, da.slice(range.clone()).unwrap(), db.slice(range.clone()).unwrap()).unwrap();
+                assert_same("per-thread slices", &out.to_vec().unwrap(), &want[range]);
+            });
+        }
+    });
+}

@@ -10,6 +10,7 @@ use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::memory::{DeviceSlice, DeviceSliceMut, DeviceVec};
 use crate::scalar::Scalar;
+use crate::usage::Uses;
 
 /// One argument of a vectorized function whose parameter has type `T`.
 #[derive(Copy, Clone, Debug)]
@@ -42,7 +43,9 @@ impl<'a, T: Scalar> ArgRef<'a, T> {
                 len: s.len(),
                 _borrow: PhantomData,
             },
-            ArgRef::Device(d) => ErasedArg::Device { ptr: d.ptr(), len: d.len(), size: std::mem::size_of::<T>(), device: d.device() },
+            ArgRef::Device(d) => {
+                ErasedArg::Device { ptr: d.ptr(), len: d.len(), size: std::mem::size_of::<T>(), device: d.device(), uses: d.uses() }
+            }
         }
     }
 
@@ -170,7 +173,7 @@ impl<'a, T: Scalar> Out<'a, T> for DeviceSliceMut<'a, T> {
 pub enum ErasedArg<'a> {
     Scalar { bits: u64 },
     Host { ptr: *const u8, bytes: usize, len: usize, _borrow: PhantomData<&'a [u8]> },
-    Device { ptr: CUdeviceptr, len: usize, size: usize, device: &'a Device },
+    Device { ptr: CUdeviceptr, len: usize, size: usize, device: &'a Device, uses: &'a Uses },
 }
 
 // SAFETY: an `ErasedArg` is a shared borrow of plain data (host or device memory).

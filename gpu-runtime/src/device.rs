@@ -23,6 +23,8 @@ pub(crate) struct DeviceInner {
     /// serialise behind each other.
     pub(crate) stream: Arc<CudaStream>,
     pub(crate) sm_count: u32,
+    /// Events for ordering work between streams, for reuse.
+    pub(crate) events: crate::usage::EventPool,
     /// Streams and page-locked buffers for calls on large host arrays.
     pub(crate) staging: Mutex<Option<crate::pipeline::Staging>>,
     name: String,
@@ -118,6 +120,7 @@ impl Device {
                 ctx,
                 stream,
                 sm_count,
+                events: Default::default(),
                 staging: Mutex::new(None),
                 name,
                 compute_capability: (major, minor),

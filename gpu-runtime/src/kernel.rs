@@ -19,6 +19,7 @@ use crate::memory::alloc_error;
 use crate::results::{OutSlot, Results};
 use crate::scalar::Scalar;
 use crate::stream::{Pending, PinnedBuffer, Stream};
+use crate::usage::{Event, StreamKey, Uses};
 
 /// What the macro knows about a vectorized function's kernel.
 #[derive(Debug)]
@@ -219,13 +220,35 @@ impl Kernel {
     /// `args` must match the kernel's inputs in number, order and element type, and `outs`
     /// its outputs; each output must have room for `plan.n` elements of its type. The
     /// macro that generates the call guarantees it.
-    pub unsafe fn execute(&self, plan: &Plan, args: &[ErasedArg<'_>], outs: &[ErasedOut]) -> Result<()> {
+    ///
+    /// A call whose results all stay on the device, of a function that cannot fail,
+    /// returns once its kernel is queued: `out_uses` (the device outputs) and the device
+    /// arguments note an event after the kernel, which later uses from other streams wait
+    /// for (see `usage.rs`). Any other call waits for its results.
+    pub unsafe fn execute(&self, plan: &Plan, args: &[ErasedArg<'_>], outs: &[ErasedOut], out_uses: &[&Uses]) -> Result<()> {
+        let stream = plan.device.stream().clone();
         if crate::pipeline::worth_it(plan.n, args, outs) {
+            // The pipeline runs on streams of its own: device data it reads or writes must
+            // be ready before it starts.
+            plan.device.bind()?;
+            for uses in arg_uses(args).chain(out_uses.iter().copied()) {
+                uses.order_before(&stream)?;
+            }
+            stream.synchronize().map_err(|e| Error::driver("waiting for earlier work", e))?;
             // SAFETY: the caller's promise.
             return unsafe { self.run_pipelined(plan, args, outs) };
         }
-        let stream = plan.device.stream().clone();
-        unsafe { self.enqueue(plan, &stream, args, outs, None)? }.finish()
+        let queued = unsafe { self.enqueue(plan, &stream, args, outs, None, out_uses)? };
+        if self.spec.error_flag || outs.iter().any(|o| matches!(o, ErasedOut::Host { .. })) {
+            return queued.finish();
+        }
+        let event = Event::record(&plan.device, &stream)?;
+        let key = StreamKey::of(&stream);
+        for uses in arg_uses(args).chain(out_uses.iter().copied()) {
+            uses.note(key, &event);
+        }
+        queued.detach();
+        Ok(())
     }
 
     /// Queues the work of [`Kernel::execute`] on `stream` and returns without waiting for
@@ -243,10 +266,15 @@ impl Kernel {
         args: &[ErasedArg<'_>],
         outs: &[ErasedOut],
         layout: Option<&StridedLayout>,
+        out_uses: &[&Uses],
     ) -> Result<Queued> {
         let Plan { n, device } = plan;
         let n = *n;
         device.bind()?;
+        // Device data that work on other streams still uses is ready first.
+        for uses in arg_uses(args).chain(out_uses.iter().copied()) {
+            uses.order_before(stream)?;
+        }
         let loaded = self.loaded(device)?;
         let (func, max_grid) = match layout {
             None => (&loaded.func, loaded.max_grid),
@@ -343,7 +371,7 @@ impl Kernel {
         let Some(plan) = self.plan(device, args, &[])? else { return Ok(R::host_with_capacity(0).0) };
         let (mut host, ptrs) = R::host_with_capacity(plan.n);
         let outs: Vec<ErasedOut> = ptrs.into_iter().zip(R::sizes()).map(|(ptr, size)| ErasedOut::Host { ptr, size }).collect();
-        unsafe { self.execute(&plan, args, &outs)? };
+        unsafe { self.execute(&plan, args, &outs, &[])? };
         // SAFETY: `execute` wrote `n` elements of each.
         unsafe { R::host_set_len(&mut host, plan.n) };
         Ok(host)
@@ -365,7 +393,7 @@ impl Kernel {
         // SAFETY: the kernel writes every element.
         let (out, ptrs) = unsafe { R::device_uninit(&plan.device, plan.device.stream(), plan.n)? };
         let outs: Vec<ErasedOut> = ptrs.into_iter().zip(R::sizes()).map(|(ptr, size)| ErasedOut::Device { ptr, size }).collect();
-        unsafe { self.execute(&plan, args, &outs)? };
+        unsafe { self.execute(&plan, args, &outs, &R::device_uses(&out))? };
         Ok(out)
     }
 
@@ -376,7 +404,7 @@ impl Kernel {
     pub unsafe fn call_into<'a, R: Results>(&self, device: Option<&Device>, args: &[ErasedArg<'a>], outs: R::Outs<'a>) -> Result<()> {
         let slots = R::out_slots(outs);
         let Some(plan) = self.plan(device, args, &slots)? else { return Ok(()) };
-        unsafe { self.execute(&plan, args, &erase_slots::<R>(&slots)) }
+        unsafe { self.execute(&plan, args, &erase_slots::<R>(&slots), &slot_uses(&slots)) }
     }
 }
 
@@ -410,6 +438,9 @@ impl Kernel {
             });
         };
         let stream = device.stream();
+        if let ErasedArg::Device { uses, .. } = arg {
+            uses.order_before(stream)?;
+        }
         let size = std::mem::size_of::<T>();
         let alloc = |bytes: usize| -> Result<CudaSlice<u8>> {
             // SAFETY: written by a copy or the kernel before it is read.
@@ -488,7 +519,7 @@ impl Kernel {
         let sizes = R::sizes();
         let pinned = sizes.iter().map(|size| PinnedBuffer::new(&plan.device, n * size)).collect::<Result<Vec<_>>>()?;
         let outs: Vec<ErasedOut> = pinned.iter().zip(&sizes).map(|(p, &size)| ErasedOut::Host { ptr: p.ptr(), size }).collect();
-        let queued = unsafe { self.enqueue(&plan, stream.cuda(), args, &outs, None)? };
+        let queued = unsafe { self.enqueue(&plan, stream.cuda(), args, &outs, None, &[])? };
         Ok(Pending::new(queued, move || {
             let (mut host, ptrs) = R::host_with_capacity(n);
             for ((src, dst), size) in pinned.iter().zip(ptrs).zip(sizes) {
@@ -514,7 +545,7 @@ impl Kernel {
         // SAFETY: the kernel writes every element.
         let (out, ptrs) = unsafe { R::device_uninit(&plan.device, stream.cuda(), plan.n)? };
         let outs: Vec<ErasedOut> = ptrs.into_iter().zip(R::sizes()).map(|(ptr, size)| ErasedOut::Device { ptr, size }).collect();
-        let queued = unsafe { self.enqueue(&plan, stream.cuda(), args, &outs, None)? };
+        let queued = unsafe { self.enqueue(&plan, stream.cuda(), args, &outs, None, &[])? };
         Ok(Pending::new(queued, move || Ok(out)))
     }
 
@@ -540,7 +571,7 @@ impl Kernel {
                 }
             }
         }
-        let queued = unsafe { self.enqueue(&plan, stream.cuda(), args, &erased, None)? };
+        let queued = unsafe { self.enqueue(&plan, stream.cuda(), args, &erased, None, &slot_uses(&slots))? };
         let staged = SendPtrs(staged);
         Ok(Pending::new(queued, move || {
             // The slots keep the outputs borrowed until the results are in.
@@ -663,11 +694,21 @@ impl Kernel {
         let device = default_device()?;
         let run = Plan { n: plan.n, device };
         if flat {
-            return unsafe { self.execute(&run, &erased, outs) };
+            return unsafe { self.execute(&run, &erased, outs, &[]) };
         }
         let stream = run.device.stream().clone();
-        unsafe { self.enqueue(&run, &stream, &erased, outs, Some(&layout))? }.finish()
+        unsafe { self.enqueue(&run, &stream, &erased, outs, Some(&layout), &[])? }.finish()
     }
+}
+
+/// The use records of the device arrays among `args`.
+fn arg_uses<'a>(args: &'a [ErasedArg<'a>]) -> impl Iterator<Item = &'a Uses> + 'a {
+    args.iter().filter_map(|a| if let ErasedArg::Device { uses, .. } = a { Some(*uses) } else { None })
+}
+
+/// The use records of the device outputs among `slots`.
+fn slot_uses<'a>(slots: &[OutSlot<'a>]) -> Vec<&'a Uses> {
+    slots.iter().filter_map(|s| if let OutSlot::Device { uses, .. } = s { Some(*uses) } else { None }).collect()
 }
 
 /// Where the kernel writes each of `R`'s outputs.
@@ -734,6 +775,14 @@ impl Queued {
             return Err(Error::KernelFault { function: self.function, index: fault >> 8, message: fault_message((fault & 0xff) as u32) });
         }
         Ok(())
+    }
+
+    /// Lets the work run on without waiting for it: only for work with no host results and
+    /// no fault word, whose buffers (device copies of host arguments) are freed in the
+    /// stream's order.
+    pub(crate) fn detach(self) {
+        debug_assert!(self.fault.is_none(), "a call that can fault is waited for");
+        drop(self.buffers);
     }
 
     /// Whether the GPU has finished the work (without waiting).

@@ -34,6 +34,7 @@ mod memory;
 #[cfg(feature = "ndarray")]
 pub mod nd;
 mod pipeline;
+mod usage;
 mod results;
 mod scalar;
 mod special;

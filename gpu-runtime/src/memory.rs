@@ -11,6 +11,7 @@ use cudarc::driver::{result, CudaSlice, DevicePtr};
 use crate::device::{default_device, Device};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
+use crate::usage::Uses;
 
 /// A vector in the memory of one GPU. Dropping it frees the memory.
 pub struct DeviceVec<T: Scalar> {
@@ -18,6 +19,18 @@ pub struct DeviceVec<T: Scalar> {
     buf: CudaSlice<T>,
     len: usize,
     device: Device,
+    /// Queued work of other streams that uses the vector (see [`crate::usage`]).
+    uses: Uses,
+}
+
+impl<T: Scalar> Drop for DeviceVec<T> {
+    fn drop(&mut self) {
+        // The memory is freed in the order of the stream it was allocated on: after the
+        // work of other streams that still uses it.
+        if self.device.bind().is_ok() {
+            let _ = self.uses.order_before(self.buf.stream());
+        }
+    }
 }
 
 impl<T: Scalar> std::fmt::Debug for DeviceVec<T> {
@@ -35,6 +48,10 @@ pub(crate) fn alloc_error(device: &Device, requested: usize, e: cudarc::driver::
 }
 
 impl<T: Scalar> DeviceVec<T> {
+    pub(crate) fn uses(&self) -> &Uses {
+        &self.uses
+    }
+
     /// `len` elements on `device`, not initialised: every element must be written before
     /// it is read.
     pub(crate) unsafe fn uninit_on(device: &Device, len: usize) -> Result<DeviceVec<T>> {
@@ -49,7 +66,7 @@ impl<T: Scalar> DeviceVec<T> {
         // SAFETY: the caller writes every element before reading it.
         let buf = unsafe { stream.alloc::<T>(len.max(1)) }
             .map_err(|e| alloc_error(device, len.max(1) * std::mem::size_of::<T>(), e))?;
-        Ok(DeviceVec { buf, len, device: device.clone() })
+        Ok(DeviceVec { buf, len, device: device.clone(), uses: Uses::default() })
     }
 
     /// A copy of `data` on the default device.
@@ -102,12 +119,12 @@ impl<T: Scalar> DeviceVec<T> {
 
     /// The whole vector as a borrowed view.
     pub fn as_slice(&self) -> DeviceSlice<'_, T> {
-        DeviceSlice { ptr: self.ptr(), len: self.len, device: &self.device, _borrow: PhantomData }
+        DeviceSlice { ptr: self.ptr(), len: self.len, device: &self.device, uses: &self.uses, _borrow: PhantomData }
     }
 
     /// The whole vector as a mutable view.
     pub fn as_mut_slice(&mut self) -> DeviceSliceMut<'_, T> {
-        DeviceSliceMut { ptr: self.ptr(), len: self.len, device: &self.device, _borrow: PhantomData }
+        DeviceSliceMut { ptr: self.ptr(), len: self.len, device: &self.device, uses: &self.uses, _borrow: PhantomData }
     }
 
     /// The elements in `range`, borrowed; an out-of-bounds range is an error.
@@ -119,7 +136,7 @@ impl<T: Scalar> DeviceVec<T> {
     pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> Result<DeviceSliceMut<'_, T>> {
         let (start, end) = bounds(range, self.len)?;
         let ptr = self.ptr() + (start * std::mem::size_of::<T>()) as u64;
-        Ok(DeviceSliceMut { ptr, len: end - start, device: &self.device, _borrow: PhantomData })
+        Ok(DeviceSliceMut { ptr, len: end - start, device: &self.device, uses: &self.uses, _borrow: PhantomData })
     }
 
     /// The data, copied to the host.
@@ -169,6 +186,7 @@ pub struct DeviceSlice<'a, T> {
     ptr: CUdeviceptr,
     len: usize,
     device: &'a Device,
+    uses: &'a Uses,
     _borrow: PhantomData<&'a [T]>,
 }
 
@@ -186,6 +204,10 @@ impl<T> std::fmt::Debug for DeviceSlice<'_, T> {
 }
 
 impl<'a, T: Scalar> DeviceSlice<'a, T> {
+    pub(crate) fn uses(&self) -> &'a Uses {
+        self.uses
+    }
+
     pub fn len(&self) -> usize {
         self.len
     }
@@ -213,6 +235,7 @@ impl<'a, T: Scalar> DeviceSlice<'a, T> {
         if self.len > 0 {
             self.device.bind()?;
             let stream = self.device.stream();
+            self.uses.order_before(stream)?;
             // SAFETY: the copy writes all `len` elements of the spare capacity.
             unsafe {
                 result::memcpy_dtoh_async(&mut out.spare_capacity_mut()[..self.len], self.ptr, stream.cu_stream())
@@ -230,6 +253,7 @@ impl<'a, T: Scalar> DeviceSlice<'a, T> {
         if self.len > 0 {
             self.device.bind()?;
             let stream = self.device.stream();
+            self.uses.order_before(stream)?;
             unsafe { result::memcpy_dtoh_async(out, self.ptr, stream.cu_stream()) }
                 .map_err(|e| Error::driver("copying from the GPU", e))?;
             stream.synchronize().map_err(|e| Error::driver("copying from the GPU", e))?;
@@ -243,6 +267,7 @@ pub struct DeviceSliceMut<'a, T> {
     ptr: CUdeviceptr,
     len: usize,
     device: &'a Device,
+    uses: &'a Uses,
     _borrow: PhantomData<&'a mut [T]>,
 }
 
@@ -253,6 +278,10 @@ impl<T> std::fmt::Debug for DeviceSliceMut<'_, T> {
 }
 
 impl<'a, T: Scalar> DeviceSliceMut<'a, T> {
+    pub(crate) fn uses(&self) -> &'a Uses {
+        self.uses
+    }
+
     pub fn len(&self) -> usize {
         self.len
     }
@@ -271,7 +300,7 @@ impl<'a, T: Scalar> DeviceSliceMut<'a, T> {
 
     /// A shared view of the same elements.
     pub fn as_slice(&self) -> DeviceSlice<'_, T> {
-        DeviceSlice { ptr: self.ptr, len: self.len, device: self.device, _borrow: PhantomData }
+        DeviceSlice { ptr: self.ptr, len: self.len, device: self.device, uses: self.uses, _borrow: PhantomData }
     }
 
     /// A narrower mutable view.
@@ -281,6 +310,7 @@ impl<'a, T: Scalar> DeviceSliceMut<'a, T> {
             ptr: self.ptr + (start * std::mem::size_of::<T>()) as u64,
             len: end - start,
             device: self.device,
+            uses: self.uses,
             _borrow: PhantomData,
         })
     }
@@ -294,6 +324,7 @@ impl<'a, T: Scalar> DeviceSliceMut<'a, T> {
         if self.len > 0 {
             self.device.bind()?;
             let stream = self.device.stream();
+            self.uses.order_before(stream)?;
             // SAFETY: `data` is a live slice; a copy from pageable memory is staged by the
             // driver before the call returns.
             unsafe { result::memcpy_htod_async(self.ptr, data, stream.cu_stream()) }

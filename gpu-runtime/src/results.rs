@@ -12,11 +12,12 @@ use crate::device::Device;
 use crate::error::Result;
 use crate::memory::DeviceVec;
 use crate::scalar::Scalar;
+use crate::usage::Uses;
 
 /// Where a launch writes one output, with the destination's length and device.
 pub enum OutSlot<'a> {
     Host { ptr: *mut u8, len: usize, borrow: PhantomData<&'a mut [u8]> },
-    Device { ptr: CUdeviceptr, len: usize, device: &'a Device },
+    Device { ptr: CUdeviceptr, len: usize, device: &'a Device, uses: &'a Uses },
 }
 
 impl OutSlot<'_> {
@@ -56,6 +57,10 @@ pub trait Results: Copy + Send + Sync + 'static {
     unsafe fn device_uninit(device: &Device, stream: &Arc<CudaStream>, n: usize) -> Result<(Self::Device, Vec<CUdeviceptr>)>;
 
     fn out_slots<'a>(outs: Self::Outs<'a>) -> Vec<OutSlot<'a>>;
+
+    /// The use records of device results (see `usage.rs`).
+    #[doc(hidden)]
+    fn device_uses(device: &Self::Device) -> Vec<&Uses>;
 
     /// The lengths of the outputs.
     fn out_slots_len(outs: &Self::Outs<'_>) -> Vec<usize>;
@@ -147,6 +152,10 @@ impl<T: Scalar> Results for T {
         vec![slot(out)]
     }
 
+    fn device_uses(device: &DeviceVec<T>) -> Vec<&Uses> {
+        vec![device.uses()]
+    }
+
     fn out_slots_len(out: &OutRef<'_, T>) -> Vec<usize> {
         vec![out.len()]
     }
@@ -226,7 +235,7 @@ pub fn cpu_into<R: Results>(
 fn slot<T: Scalar>(out: OutRef<'_, T>) -> OutSlot<'_> {
     match out {
         OutRef::Host(s) => OutSlot::Host { ptr: s.as_mut_ptr().cast(), len: s.len(), borrow: PhantomData },
-        OutRef::Device(d) => OutSlot::Device { ptr: d.ptr(), len: d.len(), device: d.device() },
+        OutRef::Device(d) => OutSlot::Device { ptr: d.ptr(), len: d.len(), device: d.device(), uses: d.uses() },
     }
 }
 
@@ -262,6 +271,10 @@ macro_rules! tuple_results {
 
             fn out_slots<'a>(outs: Self::Outs<'a>) -> Vec<OutSlot<'a>> {
                 vec![$(slot(outs.$i)),*]
+            }
+
+            fn device_uses(device: &Self::Device) -> Vec<&Uses> {
+                vec![$(device.$i.uses()),*]
             }
 
             fn out_slots_len(outs: &Self::Outs<'_>) -> Vec<usize> {

@@ -46,6 +46,8 @@ fn fast() -> Options {
 fn add_is_ieee_with_read_only_loads() {
     let p = ptx("fn add_gpu(a: f32, b: f32) -> f32 { a + b }", &Options::default());
     assert!(p.contains("add.rn.f32") && p.contains("ld.global.nc.f32"), "{p}");
+    // Aligned arrays are read and written 16 bytes at a time.
+    assert!(p.contains("ld.global.nc.v4.f32") && p.contains("st.global.v4.f32"), "{p}");
     insta::assert_snapshot!("add_f32_sm70", p);
 }
 

@@ -5,7 +5,7 @@ use inkwell::builder::Builder;
 use inkwell::context::Context;
 use inkwell::intrinsics::Intrinsic as LlvmIntrinsic;
 use inkwell::module::Module;
-use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FunctionValue, IntValue, PointerValue};
+use inkwell::values::{BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, IntValue, PointerValue};
 use inkwell::{AddressSpace, AtomicOrdering, AtomicRMWBinOp, IntPredicate};
 use proc_macro2::Span;
 
@@ -112,9 +112,32 @@ pub fn lower_kernel_entry<'ctx>(
         None => Vec::new(),
     };
     let remainder = b.build_alloca(i64t, "remainder")?;
+    let strided = layout.is_some();
     let loops = GridLoop { cx, builder: &b, kernel, scalar, abi, first, stride, n, out, err, layout, offsets, remainder };
+    // The contiguous entry reads and writes VECTOR elements at a time when every array is
+    // aligned for it (device allocations are; a view at an odd offset may not be).
+    let emit_both = |all_arrays: bool| -> LResult<()> {
+        if strided {
+            return loops.emit(&inputs, all_arrays, Shape::Plain);
+        }
+        let mut aligned = cx.bool_type().const_int(1, false);
+        let arrays = inputs.iter().map(|(p, _)| (*p, abi_input_align(abi, &inputs, *p))).chain(loops.out.iter().zip(&abi.outputs).map(|(p, t)| (*p, vector_align(*t))));
+        for (p, align) in arrays {
+            let addr = b.build_ptr_to_int(p, i64t, "addr")?;
+            let low = b.build_and(addr, i64t.const_int(align - 1, false), "misaligned")?;
+            let ok = b.build_int_compare(IntPredicate::EQ, low, i64t.const_zero(), "aligned")?;
+            aligned = b.build_and(aligned, ok, "all_aligned")?;
+        }
+        let vector = cx.append_basic_block(kernel, "vector");
+        let tiles = cx.append_basic_block(kernel, "unaligned");
+        b.build_conditional_branch(aligned, vector, tiles)?;
+        b.position_at_end(vector);
+        loops.emit(&inputs, all_arrays, Shape::Vector)?;
+        b.position_at_end(tiles);
+        loops.emit(&inputs, all_arrays, Shape::Tiles)
+    };
     if inputs.is_empty() {
-        loops.emit(&inputs, true)?;
+        emit_both(true)?;
     } else {
         // The common case, every input an array, gets a loop without per-element checks.
         let mut all_arrays = cx.bool_type().const_int(1, false);
@@ -126,11 +149,37 @@ pub fn lower_kernel_entry<'ctx>(
         let mixed = cx.append_basic_block(kernel, "mixed");
         b.build_conditional_branch(all_arrays, fast, mixed)?;
         b.position_at_end(fast);
-        loops.emit(&inputs, true)?;
+        emit_both(true)?;
         b.position_at_end(mixed);
-        loops.emit(&inputs, false)?;
+        emit_both(false)?;
     }
     Ok(kernel)
+}
+
+/// Elements per vector access of the contiguous entry.
+const VECTOR: u32 = 8;
+
+/// The alignment a `VECTOR`-element access of `t` needs (at most 16 bytes: wider vectors
+/// are split into 16-byte accesses).
+fn vector_align(t: ScalarType) -> u64 {
+    (VECTOR as u64 * t.size_bytes() as u64).min(16)
+}
+
+fn abi_input_align(abi: &KernelAbi, inputs: &[(PointerValue<'_>, BasicValueEnum<'_>)], p: PointerValue<'_>) -> u64 {
+    let k = inputs.iter().position(|(q, _)| *q == p).expect("one of the inputs");
+    vector_align(abi.inputs[k])
+}
+
+/// How the element loop of an entry is shaped.
+#[derive(Copy, Clone, PartialEq)]
+enum Shape {
+    /// `VECTOR` consecutive elements per thread per iteration, with vector loads and
+    /// stores; then the one-element loop for the last few.
+    Vector,
+    /// `UNROLL` elements a grid stride apart per iteration; then the one-element loop.
+    Tiles,
+    /// One element per iteration (the strided entry).
+    Plain,
 }
 
 struct GridLoop<'a, 'ctx> {
@@ -152,7 +201,16 @@ struct GridLoop<'a, 'ctx> {
     remainder: PointerValue<'ctx>,
 }
 
-/// Elements per iteration of the contiguous entry's main loop.
+/// `VECTOR` lanes of a scalar memory type.
+fn vector_of(t: inkwell::types::BasicTypeEnum<'_>) -> inkwell::types::VectorType<'_> {
+    match t {
+        inkwell::types::BasicTypeEnum::IntType(i) => i.vec_type(VECTOR),
+        inkwell::types::BasicTypeEnum::FloatType(f) => f.vec_type(VECTOR),
+        other => unreachable!("memory types are integers or floats, not {other:?}"),
+    }
+}
+
+/// Elements per iteration of the unaligned contiguous loop.
 const UNROLL: u64 = 4;
 
 /// The most axes a strided launch takes (after the runtime merges the axes it can).
@@ -178,10 +236,14 @@ impl<'ctx> GridLoop<'_, 'ctx> {
     /// whether it is an array or a broadcast scalar. The contiguous entry first runs
     /// [`UNROLL`] elements per iteration (all their loads issued before any is used, so
     /// more memory requests are in flight), then the loop above finishes the rest.
-    fn emit(&self, inputs: &[(PointerValue<'ctx>, BasicValueEnum<'ctx>)], all_arrays: bool) -> LResult<()> {
+    fn emit(&self, inputs: &[(PointerValue<'ctx>, BasicValueEnum<'ctx>)], all_arrays: bool, shape: Shape) -> LResult<()> {
         let (cx, b) = (self.cx, self.builder);
         let i64t = cx.i64_type();
-        let start = if self.layout.is_none() { self.emit_tiles(inputs, all_arrays)? } else { self.first };
+        let start = match shape {
+            Shape::Vector => self.emit_vectors(inputs, all_arrays)?,
+            Shape::Tiles => self.emit_tiles(inputs, all_arrays)?,
+            Shape::Plain => self.first,
+        };
         let pre = b.get_insert_block().expect("positioned");
         let head = cx.append_basic_block(self.kernel, "loop");
         let done = cx.append_basic_block(self.kernel, "done");
@@ -204,6 +266,94 @@ impl<'ctx> GridLoop<'_, 'ctx> {
         b.position_at_end(done);
         b.build_return(None)?;
         Ok(())
+    }
+
+    /// `for (g = first; g < n / VECTOR; g += stride)` over groups of `VECTOR` consecutive
+    /// elements, loaded and stored as vectors; returns the first index left for the
+    /// one-element loop (`n / VECTOR * VECTOR + first`).
+    fn emit_vectors(&self, inputs: &[(PointerValue<'ctx>, BasicValueEnum<'ctx>)], all_arrays: bool) -> LResult<IntValue<'ctx>> {
+        let (cx, b) = (self.cx, self.builder);
+        let i64t = cx.i64_type();
+        let width = i64t.const_int(VECTOR as u64, false);
+        let groups = b.build_int_unsigned_div(self.n, width, "groups")?;
+        let pre = b.get_insert_block().expect("positioned");
+        let head = cx.append_basic_block(self.kernel, "vectors");
+        let exit = cx.append_basic_block(self.kernel, "vectors_done");
+        let enter = b.build_int_compare(IntPredicate::ULT, self.first, groups, "enter_vectors")?;
+        b.build_conditional_branch(enter, head, exit)?;
+        b.position_at_end(head);
+        let g = b.build_phi(i64t, "g")?;
+        g.add_incoming(&[(&self.first, pre)]);
+        let g_val = g.as_basic_value().into_int_value();
+        let base = b.build_int_mul(g_val, width, "base")?;
+        // Each input's VECTOR values: lanes of one vector load, or the broadcast scalar.
+        let mut lanes: Vec<Vec<BasicValueEnum<'ctx>>> = Vec::new();
+        for (k, (ptr, val)) in inputs.iter().enumerate() {
+            let t = self.abi.inputs[k];
+            let mt = memory_type(cx, t);
+            let vt = vector_of(mt);
+            let load = |b: &Builder<'ctx>| -> LResult<BasicValueEnum<'ctx>> {
+                // SAFETY of the GEP: `base + VECTOR <= n` and the arrays have `n` elements.
+                let p = unsafe { b.build_in_bounds_gep(mt, *ptr, &[base], "vp")? };
+                let v = b.build_load(vt, p, "vx")?;
+                if let Some(inst) = v.as_instruction_value() {
+                    inst.set_alignment(vector_align(t) as u32).map_err(|e| internal(e.to_string(), Span::call_site()))?;
+                }
+                Ok(v)
+            };
+            let values: Vec<BasicValueEnum<'ctx>> = if all_arrays {
+                let v = load(b)?.into_vector_value();
+                (0..VECTOR).map(|j| b.build_extract_element(v, cx.i32_type().const_int(j as u64, false), "lane")).collect::<Result<_, _>>()?
+            } else {
+                let mut splat = vt.get_undef();
+                for j in 0..VECTOR {
+                    splat = b.build_insert_element(splat, *val, cx.i32_type().const_int(j as u64, false), "splat")?;
+                }
+                let is_array = b.build_is_not_null(*ptr, "is_array")?;
+                let from_array = cx.append_basic_block(self.kernel, "vector_from_array");
+                let joined = cx.append_basic_block(self.kernel, "vector_arg");
+                let here = b.get_insert_block().expect("positioned");
+                b.build_conditional_branch(is_array, from_array, joined)?;
+                b.position_at_end(from_array);
+                let loaded = load(b)?;
+                let loaded_in = b.get_insert_block().expect("positioned");
+                b.build_unconditional_branch(joined)?;
+                b.position_at_end(joined);
+                let phi = b.build_phi(vt, "vx")?;
+                phi.add_incoming(&[(&loaded, loaded_in), (&splat, here)]);
+                let v = phi.as_basic_value().into_vector_value();
+                (0..VECTOR).map(|j| b.build_extract_element(v, cx.i32_type().const_int(j as u64, false), "lane")).collect::<Result<_, _>>()?
+            };
+            lanes.push(values);
+        }
+        let mut results: Vec<Vec<BasicValueEnum<'ctx>>> = Vec::new();
+        for j in 0..VECTOR {
+            let idx = b.build_int_add(base, i64t.const_int(j as u64, false), "e")?;
+            let args = lanes
+                .iter()
+                .enumerate()
+                .map(|(k, l)| self.from_memory(l[j as usize], self.abi.inputs[k]).map(Into::into))
+                .collect::<LResult<Vec<BasicMetadataValueEnum<'ctx>>>>()?;
+            results.push(self.call(args, idx)?);
+        }
+        for (o, (&t, &ptr)) in self.abi.outputs.iter().zip(&self.out).enumerate() {
+            let vt = vector_of(memory_type(cx, t));
+            let mut v = vt.get_undef();
+            for (j, r) in results.iter().enumerate() {
+                v = b.build_insert_element(v, r[o], cx.i32_type().const_int(j as u64, false), "out_lane")?;
+            }
+            let dst = unsafe { b.build_in_bounds_gep(memory_type(cx, t), ptr, &[base], "vdst")? };
+            let st = b.build_store(dst, v)?;
+            st.set_alignment(vector_align(t) as u32).map_err(|e| internal(e.to_string(), Span::call_site()))?;
+        }
+        let next = b.build_int_add(g_val, self.stride, "next_group")?;
+        let latch = b.get_insert_block().expect("positioned");
+        g.add_incoming(&[(&next, latch)]);
+        let more = b.build_int_compare(IntPredicate::ULT, next, groups, "more_vectors")?;
+        b.build_conditional_branch(more, head, exit)?;
+        b.position_at_end(exit);
+        let done = b.build_int_mul(groups, width, "vectorized")?;
+        Ok(b.build_int_add(done, self.first, "tail")?)
     }
 
     /// `while i + (UNROLL - 1) * stride < n { UNROLL elements i, i + stride, … }`; returns
@@ -294,8 +444,8 @@ impl<'ctx> GridLoop<'_, 'ctx> {
         Ok(args)
     }
 
-    /// `out[idx] = f(args)` (each output of a tuple in its array), recording a fault.
-    fn call_and_store(&self, mut args: Vec<BasicMetadataValueEnum<'ctx>>, idx: IntValue<'ctx>) -> LResult<()> {
+    /// `f(args)` for element `idx`, recording a fault: each output's value, as stored.
+    fn call(&self, mut args: Vec<BasicMetadataValueEnum<'ctx>>, idx: IntValue<'ctx>) -> LResult<Vec<BasicValueEnum<'ctx>>> {
         let (cx, b) = (self.cx, self.builder);
         if let Some(err) = self.err {
             b.build_store(err.local, cx.i32_type().const_zero())?;
@@ -306,9 +456,19 @@ impl<'ctx> GridLoop<'_, 'ctx> {
         if let Some(err) = self.err {
             self.record_fault(err, idx)?;
         }
-        for (k, (&t, &ptr)) in self.abi.outputs.iter().zip(&self.out).enumerate() {
+        let mut values = Vec::with_capacity(self.abi.outputs.len());
+        for (k, &t) in self.abi.outputs.iter().enumerate() {
             let v = if self.abi.outputs.len() == 1 { y } else { b.build_extract_value(y.into_struct_value(), k as u32, "result")? };
-            let v = self.to_memory(v, t)?;
+            values.push(self.to_memory(v, t)?);
+        }
+        Ok(values)
+    }
+
+    /// `out[idx] = f(args)` (each output of a tuple in its array), recording a fault.
+    fn call_and_store(&self, args: Vec<BasicMetadataValueEnum<'ctx>>, idx: IntValue<'ctx>) -> LResult<()> {
+        let (cx, b) = (self.cx, self.builder);
+        let values = self.call(args, idx)?;
+        for ((&t, &ptr), v) in self.abi.outputs.iter().zip(&self.out).zip(values) {
             let dst = unsafe { b.build_in_bounds_gep(memory_type(cx, t), ptr, &[idx], "dst")? };
             b.build_store(dst, v)?;
         }
