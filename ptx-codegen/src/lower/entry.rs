@@ -113,15 +113,19 @@ pub fn lower_kernel_entry<'ctx>(
     };
     let remainder = b.build_alloca(i64t, "remainder")?;
     let strided = layout.is_some();
-    let loops = GridLoop { cx, builder: &b, kernel, scalar, abi, first, stride, n, out, err, layout, offsets, remainder };
-    // The contiguous entry reads and writes VECTOR elements at a time when every array is
+    let lanes = vector_lanes(abi);
+    let loops = GridLoop { cx, builder: &b, kernel, scalar, abi, first, stride, n, out, err, layout, offsets, remainder, lanes };
+    // The contiguous entry reads and writes `lanes` elements at a time when every array is
     // aligned for it (device allocations are; a view at an odd offset may not be).
     let emit_both = |all_arrays: bool| -> LResult<()> {
         if strided {
             return loops.emit(&inputs, all_arrays, Shape::Plain);
         }
         let mut aligned = cx.bool_type().const_int(1, false);
-        let arrays = inputs.iter().map(|(p, _)| (*p, abi_input_align(abi, &inputs, *p))).chain(loops.out.iter().zip(&abi.outputs).map(|(p, t)| (*p, vector_align(*t))));
+        let arrays = inputs
+            .iter()
+            .map(|(p, _)| (*p, abi_input_align(abi, &inputs, *p, loops.lanes)))
+            .chain(loops.out.iter().zip(&abi.outputs).map(|(p, t)| (*p, vector_align(*t, loops.lanes))));
         for (p, align) in arrays {
             let addr = b.build_ptr_to_int(p, i64t, "addr")?;
             let low = b.build_and(addr, i64t.const_int(align - 1, false), "misaligned")?;
@@ -156,24 +160,29 @@ pub fn lower_kernel_entry<'ctx>(
     Ok(kernel)
 }
 
-/// Elements per vector access of the contiguous entry.
-const VECTOR: u32 = 8;
-
-/// The alignment a `VECTOR`-element access of `t` needs (at most 16 bytes: wider vectors
-/// are split into 16-byte accesses).
-fn vector_align(t: ScalarType) -> u64 {
-    (VECTOR as u64 * t.size_bytes() as u64).min(16)
+/// Elements per vector access of the contiguous entry: 32 bytes of the widest array type
+/// (8 `f32`s, 4 `f64`s), between 2 and 8. Enough bytes in flight per thread to keep the
+/// memory system busy, without the register pressure of wider accesses.
+fn vector_lanes(abi: &KernelAbi) -> u32 {
+    let widest = abi.inputs.iter().chain(&abi.outputs).map(|t| t.size_bytes()).max().unwrap_or(4).max(1);
+    (32 / widest).clamp(2, 8)
 }
 
-fn abi_input_align(abi: &KernelAbi, inputs: &[(PointerValue<'_>, BasicValueEnum<'_>)], p: PointerValue<'_>) -> u64 {
+/// The alignment a `lanes`-element access of `t` needs (at most 16 bytes: wider vectors
+/// are split into 16-byte accesses).
+fn vector_align(t: ScalarType, lanes: u32) -> u64 {
+    (lanes as u64 * t.size_bytes() as u64).min(16)
+}
+
+fn abi_input_align(abi: &KernelAbi, inputs: &[(PointerValue<'_>, BasicValueEnum<'_>)], p: PointerValue<'_>, lanes: u32) -> u64 {
     let k = inputs.iter().position(|(q, _)| *q == p).expect("one of the inputs");
-    vector_align(abi.inputs[k])
+    vector_align(abi.inputs[k], lanes)
 }
 
 /// How the element loop of an entry is shaped.
 #[derive(Copy, Clone, PartialEq)]
 enum Shape {
-    /// `VECTOR` consecutive elements per thread per iteration, with vector loads and
+    /// `lanes` consecutive elements per thread per iteration, with vector loads and
     /// stores; then the one-element loop for the last few.
     Vector,
     /// `UNROLL` elements a grid stride apart per iteration; then the one-element loop.
@@ -199,13 +208,15 @@ struct GridLoop<'a, 'ctx> {
     /// Per input, the element offset of the current index (strided entry).
     offsets: Vec<PointerValue<'ctx>>,
     remainder: PointerValue<'ctx>,
+    /// Elements per vector access (contiguous entry).
+    lanes: u32,
 }
 
-/// `VECTOR` lanes of a scalar memory type.
-fn vector_of(t: inkwell::types::BasicTypeEnum<'_>) -> inkwell::types::VectorType<'_> {
+/// `lanes` lanes of a scalar memory type.
+fn vector_of(t: inkwell::types::BasicTypeEnum<'_>, lanes: u32) -> inkwell::types::VectorType<'_> {
     match t {
-        inkwell::types::BasicTypeEnum::IntType(i) => i.vec_type(VECTOR),
-        inkwell::types::BasicTypeEnum::FloatType(f) => f.vec_type(VECTOR),
+        inkwell::types::BasicTypeEnum::IntType(i) => i.vec_type(lanes),
+        inkwell::types::BasicTypeEnum::FloatType(f) => f.vec_type(lanes),
         other => unreachable!("memory types are integers or floats, not {other:?}"),
     }
 }
@@ -268,13 +279,14 @@ impl<'ctx> GridLoop<'_, 'ctx> {
         Ok(())
     }
 
-    /// `for (g = first; g < n / VECTOR; g += stride)` over groups of `VECTOR` consecutive
+    /// `for (g = first; g < n / lanes; g += stride)` over groups of `lanes` consecutive
     /// elements, loaded and stored as vectors; returns the first index left for the
-    /// one-element loop (`n / VECTOR * VECTOR + first`).
+    /// one-element loop (`n / lanes * lanes + first`).
     fn emit_vectors(&self, inputs: &[(PointerValue<'ctx>, BasicValueEnum<'ctx>)], all_arrays: bool) -> LResult<IntValue<'ctx>> {
         let (cx, b) = (self.cx, self.builder);
         let i64t = cx.i64_type();
-        let width = i64t.const_int(VECTOR as u64, false);
+        let lanes = self.lanes;
+        let width = i64t.const_int(lanes as u64, false);
         let groups = b.build_int_unsigned_div(self.n, width, "groups")?;
         let pre = b.get_insert_block().expect("positioned");
         let head = cx.append_basic_block(self.kernel, "vectors");
@@ -286,27 +298,27 @@ impl<'ctx> GridLoop<'_, 'ctx> {
         g.add_incoming(&[(&self.first, pre)]);
         let g_val = g.as_basic_value().into_int_value();
         let base = b.build_int_mul(g_val, width, "base")?;
-        // Each input's VECTOR values: lanes of one vector load, or the broadcast scalar.
-        let mut lanes: Vec<Vec<BasicValueEnum<'ctx>>> = Vec::new();
+        // Each input's `lanes` values: lanes of one vector load, or the broadcast scalar.
+        let mut per_input: Vec<Vec<BasicValueEnum<'ctx>>> = Vec::new();
         for (k, (ptr, val)) in inputs.iter().enumerate() {
             let t = self.abi.inputs[k];
             let mt = memory_type(cx, t);
-            let vt = vector_of(mt);
+            let vt = vector_of(mt, lanes);
             let load = |b: &Builder<'ctx>| -> LResult<BasicValueEnum<'ctx>> {
-                // SAFETY of the GEP: `base + VECTOR <= n` and the arrays have `n` elements.
+                // SAFETY of the GEP: `base + lanes <= n` and the arrays have `n` elements.
                 let p = unsafe { b.build_in_bounds_gep(mt, *ptr, &[base], "vp")? };
                 let v = b.build_load(vt, p, "vx")?;
                 if let Some(inst) = v.as_instruction_value() {
-                    inst.set_alignment(vector_align(t) as u32).map_err(|e| internal(e.to_string(), Span::call_site()))?;
+                    inst.set_alignment(vector_align(t, lanes) as u32).map_err(|e| internal(e.to_string(), Span::call_site()))?;
                 }
                 Ok(v)
             };
             let values: Vec<BasicValueEnum<'ctx>> = if all_arrays {
                 let v = load(b)?.into_vector_value();
-                (0..VECTOR).map(|j| b.build_extract_element(v, cx.i32_type().const_int(j as u64, false), "lane")).collect::<Result<_, _>>()?
+                (0..lanes).map(|j| b.build_extract_element(v, cx.i32_type().const_int(j as u64, false), "lane")).collect::<Result<_, _>>()?
             } else {
                 let mut splat = vt.get_undef();
-                for j in 0..VECTOR {
+                for j in 0..lanes {
                     splat = b.build_insert_element(splat, *val, cx.i32_type().const_int(j as u64, false), "splat")?;
                 }
                 let is_array = b.build_is_not_null(*ptr, "is_array")?;
@@ -322,14 +334,14 @@ impl<'ctx> GridLoop<'_, 'ctx> {
                 let phi = b.build_phi(vt, "vx")?;
                 phi.add_incoming(&[(&loaded, loaded_in), (&splat, here)]);
                 let v = phi.as_basic_value().into_vector_value();
-                (0..VECTOR).map(|j| b.build_extract_element(v, cx.i32_type().const_int(j as u64, false), "lane")).collect::<Result<_, _>>()?
+                (0..lanes).map(|j| b.build_extract_element(v, cx.i32_type().const_int(j as u64, false), "lane")).collect::<Result<_, _>>()?
             };
-            lanes.push(values);
+            per_input.push(values);
         }
         let mut results: Vec<Vec<BasicValueEnum<'ctx>>> = Vec::new();
-        for j in 0..VECTOR {
+        for j in 0..lanes {
             let idx = b.build_int_add(base, i64t.const_int(j as u64, false), "e")?;
-            let args = lanes
+            let args = per_input
                 .iter()
                 .enumerate()
                 .map(|(k, l)| self.from_memory(l[j as usize], self.abi.inputs[k]).map(Into::into))
@@ -337,14 +349,14 @@ impl<'ctx> GridLoop<'_, 'ctx> {
             results.push(self.call(args, idx)?);
         }
         for (o, (&t, &ptr)) in self.abi.outputs.iter().zip(&self.out).enumerate() {
-            let vt = vector_of(memory_type(cx, t));
+            let vt = vector_of(memory_type(cx, t), lanes);
             let mut v = vt.get_undef();
             for (j, r) in results.iter().enumerate() {
                 v = b.build_insert_element(v, r[o], cx.i32_type().const_int(j as u64, false), "out_lane")?;
             }
             let dst = unsafe { b.build_in_bounds_gep(memory_type(cx, t), ptr, &[base], "vdst")? };
             let st = b.build_store(dst, v)?;
-            st.set_alignment(vector_align(t) as u32).map_err(|e| internal(e.to_string(), Span::call_site()))?;
+            st.set_alignment(vector_align(t, lanes) as u32).map_err(|e| internal(e.to_string(), Span::call_site()))?;
         }
         let next = b.build_int_add(g_val, self.stride, "next_group")?;
         let latch = b.get_insert_block().expect("positioned");
