@@ -75,10 +75,11 @@ pub fn compile_ir(program: &ir::Program, name: &str, options: &Options) -> Resul
     let module = cx.create_module(name);
     let lowered = lower::lower_program(&cx, &module, program, &format!("{name}_scalar"), abi.error_flag, options.fastmath)
         .and_then(|fns| {
-            lower::lower_kernel_entry(&cx, &module, fns[0], &abi, false)?;
-            lower::lower_kernel_entry(&cx, &module, fns[0], &abi, true)?;
+            let heavy = libdevice::needed(&module);
+            lower::lower_kernel_entry(&cx, &module, fns[0], &abi, false, heavy)?;
+            lower::lower_kernel_entry(&cx, &module, fns[0], &abi, true, heavy)?;
             if let Some(r) = &abi.reduce_entry {
-                lower::lower_reduce_entry(&cx, &module, fns[0], abi.outputs[0], r, abi.error_flag)?;
+                lower::lower_reduce_entry(&cx, &module, fns[0], abi.outputs[0], r, abi.error_flag, heavy)?;
             }
             Ok(())
         });

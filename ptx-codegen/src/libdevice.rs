@@ -42,6 +42,7 @@ pub fn link<'ctx>(cx: &'ctx Context, module: &Module<'ctx>, tm: &TargetMachine, 
     let bytes = bitcode()?;
     let buf = MemoryBuffer::create_from_memory_range(bytes, "libdevice");
     let lib = Module::parse_bitcode_from_buffer(&buf, cx).map_err(|e| format!("cannot parse libdevice: {e}"))?;
+    prune(module, &lib);
     // libdevice says `nvptx64-nvidia-gpulibs`; take the module's triple and layout to link quietly.
     lib.set_triple(&tm.get_triple());
     lib.set_data_layout(&tm.get_target_data().get_data_layout());
@@ -58,4 +59,40 @@ pub fn link<'ctx>(cx: &'ctx Context, module: &Module<'ctx>, tm: &TargetMachine, 
         }
     }
     Ok(())
+}
+
+/// Deletes from `lib` every function that `module` does not reach (directly or through
+/// other libdevice functions), so that linking and optimising see only what is used.
+fn prune(module: &Module<'_>, lib: &Module<'_>) {
+    use inkwell::values::InstructionOpcode;
+    use std::collections::HashSet;
+    let mut needed: HashSet<String> = module
+        .get_functions()
+        .filter(|f| f.count_basic_blocks() == 0)
+        .map(|f| f.get_name().to_string_lossy().into_owned())
+        .collect();
+    let mut work: Vec<String> = needed.iter().cloned().collect();
+    while let Some(name) = work.pop() {
+        let Some(f) = lib.get_function(&name) else { continue };
+        for bb in f.get_basic_block_iter() {
+            let mut inst = bb.get_first_instruction();
+            while let Some(i) = inst {
+                if i.get_opcode() == InstructionOpcode::Call {
+                    let callee = i.get_num_operands().checked_sub(1).and_then(|k| i.get_operand(k)).and_then(|o| if let inkwell::values::Operand::Value(v) = o { Some(v) } else { None });
+                    if let Some(c) = callee {
+                        let callee_name = c.get_name().to_string_lossy().into_owned();
+                        if !callee_name.is_empty() && needed.insert(callee_name.clone()) {
+                            work.push(callee_name);
+                        }
+                    }
+                }
+                inst = i.get_next_instruction();
+            }
+        }
+    }
+    let unused: Vec<_> = lib.get_functions().filter(|f| !needed.contains(f.get_name().to_string_lossy().as_ref())).collect();
+    for f in unused {
+        // SAFETY: nothing that stays refers to it (the walk above found every call).
+        unsafe { f.delete() };
+    }
 }

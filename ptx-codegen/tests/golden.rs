@@ -80,13 +80,17 @@ fn integer_division_reports_the_first_failed_element() {
 }
 
 #[test]
-fn f64_math_links_libdevice_and_inlines_it() {
+fn f64_math_links_libdevice_and_inlines_it_into_the_kernel() {
     let p = ptx("fn hyp(x: f64, y: f64) -> f64 { x.hypot(y).ln() }", &Options { arch: "sm_90".into(), ..Options::default() });
     assert!(p.contains(".target sm_90"), "{p}");
-    // libdevice is inlined: the entries are the kernel and its reduction (the strided
-    // entry is left out here), and no call remains.
+    // The entries are the kernel and its reduction (the strided entry is left out here).
     assert_eq!(p.matches(".entry").count(), 2);
-    assert!(!p.contains("call.uni"), "{p}");
+    // libdevice is inlined into the function, and the function into the kernel; the
+    // reduction (and the strided entry) call one copy of it instead of inlining more.
+    let kernel = &p[p.find(".entry vectorize_hyp(").unwrap()..p.find(".entry vectorize_hyp_reduce(").unwrap()];
+    assert!(!kernel.contains("call.uni"), "{kernel}");
+    assert!(!p.contains("__nv_"), "{p}");
+    assert!(p[p.find(".entry vectorize_hyp_reduce(").unwrap()..].contains("call.uni"), "{p}");
 }
 
 #[test]

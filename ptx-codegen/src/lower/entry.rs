@@ -16,13 +16,15 @@ use crate::ty::ScalarType;
 /// Adds the kernel entry that applies `scalar` to every element (see [`crate::abi`] for
 /// its parameters), as a grid-stride loop with 64-bit indices: `abi.entry`, whose arrays
 /// are contiguous, or with `strided` `abi.strided_entry`, whose inputs are strided views
-/// of an N-dimensional broadcast.
+/// of an N-dimensional broadcast. `heavy`: the scalar function uses libdevice (see
+/// `outline` below).
 pub fn lower_kernel_entry<'ctx>(
     cx: &'ctx Context,
     module: &Module<'ctx>,
     scalar: FunctionValue<'ctx>,
     abi: &KernelAbi,
     strided: bool,
+    heavy: bool,
 ) -> LResult<FunctionValue<'ctx>> {
     let global = cx.ptr_type(AddressSpace::from(1u16));
     let i64t = cx.i64_type();
@@ -114,13 +116,19 @@ pub fn lower_kernel_entry<'ctx>(
     let remainder = b.build_alloca(i64t, "remainder")?;
     let strided = layout.is_some();
     let lanes = vector_lanes(abi);
-    let loops = GridLoop { cx, builder: &b, kernel, scalar, abi, first, stride, n, out, err, layout, offsets, remainder, lanes };
+    // A function that uses libdevice's math is large once inlined: the strided entry
+    // (broadcasting, not the fast path) calls it rather than inlining another copy.
+    let outline = strided && heavy;
+    let loops = GridLoop { cx, builder: &b, kernel, scalar, abi, first, stride, n, out, err, layout, offsets, remainder, lanes, outline };
+    if strided {
+        // Views over N dimensions: one loop, each input checked for being a scalar (the
+        // strided entry is for broadcasting, where scalars and arrays mix).
+        loops.emit(&inputs, false, Shape::Plain)?;
+        return Ok(kernel);
+    }
     // The contiguous entry reads and writes `lanes` elements at a time when every array is
     // aligned for it (device allocations are; a view at an odd offset may not be).
     let emit_both = |all_arrays: bool| -> LResult<()> {
-        if strided {
-            return loops.emit(&inputs, all_arrays, Shape::Plain);
-        }
         let mut aligned = cx.bool_type().const_int(1, false);
         let arrays = inputs
             .iter()
@@ -133,12 +141,12 @@ pub fn lower_kernel_entry<'ctx>(
             aligned = b.build_and(aligned, ok, "all_aligned")?;
         }
         let vector = cx.append_basic_block(kernel, "vector");
-        let tiles = cx.append_basic_block(kernel, "unaligned");
-        b.build_conditional_branch(aligned, vector, tiles)?;
+        let unaligned = cx.append_basic_block(kernel, "unaligned");
+        b.build_conditional_branch(aligned, vector, unaligned)?;
         b.position_at_end(vector);
         loops.emit(&inputs, all_arrays, Shape::Vector)?;
-        b.position_at_end(tiles);
-        loops.emit(&inputs, all_arrays, Shape::Tiles)
+        b.position_at_end(unaligned);
+        loops.emit(&inputs, all_arrays, Shape::Plain)
     };
     if inputs.is_empty() {
         emit_both(true)?;
@@ -185,9 +193,7 @@ enum Shape {
     /// `lanes` consecutive elements per thread per iteration, with vector loads and
     /// stores; then the one-element loop for the last few.
     Vector,
-    /// `UNROLL` elements a grid stride apart per iteration; then the one-element loop.
-    Tiles,
-    /// One element per iteration (the strided entry).
+    /// One element per iteration (the strided entry, and unaligned views).
     Plain,
 }
 
@@ -210,6 +216,8 @@ struct GridLoop<'a, 'ctx> {
     remainder: PointerValue<'ctx>,
     /// Elements per vector access (contiguous entry).
     lanes: u32,
+    /// Call the scalar function instead of inlining it (see `lower_kernel_entry`).
+    outline: bool,
 }
 
 /// `lanes` lanes of a scalar memory type.
@@ -221,8 +229,6 @@ fn vector_of(t: inkwell::types::BasicTypeEnum<'_>, lanes: u32) -> inkwell::types
     }
 }
 
-/// Elements per iteration of the unaligned contiguous loop.
-const UNROLL: u64 = 4;
 
 /// The most axes a strided launch takes (after the runtime merges the axes it can).
 pub const MAX_DIMS: usize = 8;
@@ -252,7 +258,6 @@ impl<'ctx> GridLoop<'_, 'ctx> {
         let i64t = cx.i64_type();
         let start = match shape {
             Shape::Vector => self.emit_vectors(inputs, all_arrays)?,
-            Shape::Tiles => self.emit_tiles(inputs, all_arrays)?,
             Shape::Plain => self.first,
         };
         let pre = b.get_insert_block().expect("positioned");
@@ -368,47 +373,6 @@ impl<'ctx> GridLoop<'_, 'ctx> {
         Ok(b.build_int_add(done, self.first, "tail")?)
     }
 
-    /// `while i + (UNROLL - 1) * stride < n { UNROLL elements i, i + stride, … }`; returns
-    /// the first index left for the one-element loop.
-    fn emit_tiles(&self, inputs: &[(PointerValue<'ctx>, BasicValueEnum<'ctx>)], all_arrays: bool) -> LResult<IntValue<'ctx>> {
-        let (cx, b) = (self.cx, self.builder);
-        let i64t = cx.i64_type();
-        let pre = b.get_insert_block().expect("positioned");
-        let head = cx.append_basic_block(self.kernel, "tile");
-        let exit = cx.append_basic_block(self.kernel, "tiles_done");
-        let reach = b.build_int_mul(self.stride, i64t.const_int(UNROLL - 1, false), "reach")?;
-        let fits = |b: &Builder<'ctx>, at: IntValue<'ctx>| -> LResult<IntValue<'ctx>> {
-            // `at + reach < n`, written so that it cannot overflow.
-            let room = b.build_int_compare(IntPredicate::ULT, reach, self.n, "room")?;
-            let left = b.build_int_sub(self.n, reach, "left")?;
-            let inside = b.build_int_compare(IntPredicate::ULT, at, left, "inside")?;
-            Ok(b.build_and(room, inside, "fits")?)
-        };
-        b.build_conditional_branch(fits(b, self.first)?, head, exit)?;
-        b.position_at_end(head);
-        let i = b.build_phi(i64t, "t")?;
-        i.add_incoming(&[(&self.first, pre)]);
-        let base = i.as_basic_value().into_int_value();
-        let mut idxs = vec![base];
-        for j in 1..UNROLL {
-            let off = b.build_int_mul(self.stride, i64t.const_int(j, false), "off")?;
-            idxs.push(b.build_int_add(base, off, "tj")?);
-        }
-        let loaded = idxs.iter().map(|&idx| self.load_args(inputs, idx, all_arrays)).collect::<LResult<Vec<_>>>()?;
-        for (args, &idx) in loaded.into_iter().zip(&idxs) {
-            self.call_and_store(args, idx)?;
-        }
-        let step = b.build_int_mul(self.stride, i64t.const_int(UNROLL, false), "step")?;
-        let next = b.build_int_add(base, step, "next_tile")?;
-        let latch = b.get_insert_block().expect("positioned");
-        i.add_incoming(&[(&next, latch)]);
-        b.build_conditional_branch(fits(b, next)?, head, exit)?;
-        b.position_at_end(exit);
-        let start = b.build_phi(i64t, "rest")?;
-        start.add_incoming(&[(&self.first, pre), (&next, latch)]);
-        Ok(start.as_basic_value().into_int_value())
-    }
-
     /// The scalar function's arguments for element `idx`.
     fn load_args(
         &self,
@@ -464,6 +428,9 @@ impl<'ctx> GridLoop<'_, 'ctx> {
             args.push(err.local.into());
         }
         let call = b.build_call(self.scalar, &args, "y")?;
+        if self.outline {
+            call.add_attribute(AttributeLoc::Function, cx.create_enum_attribute(Attribute::get_named_enum_kind_id("noinline"), 0));
+        }
         let y = basic_value(call.try_as_basic_value(), Span::call_site())?;
         if let Some(err) = self.err {
             self.record_fault(err, idx)?;

@@ -33,6 +33,7 @@ pub fn lower_reduce_entry<'ctx>(
     t: ScalarType,
     entry: &str,
     error_flag: bool,
+    heavy: bool,
 ) -> LResult<FunctionValue<'ctx>> {
     let global = cx.ptr_type(AddressSpace::from(1u16));
     let i64t = cx.i64_type();
@@ -113,7 +114,13 @@ pub fn lower_reduce_entry<'ctx>(
             b.build_store(f, i32t.const_zero())?;
             args.push(f.into());
         }
-        let r = basic_value(b.build_call(scalar, &args, "r")?.try_as_basic_value(), Span::call_site())?;
+        let call = b.build_call(scalar, &args, "r")?;
+        if heavy {
+            // A reduction with a large function (libdevice math) calls it rather than
+            // inlining a copy at each of the fold's steps.
+            call.add_attribute(AttributeLoc::Function, cx.create_enum_attribute(kind("noinline"), 0));
+        }
+        let r = basic_value(call.try_as_basic_value(), Span::call_site())?;
         if let (Some(f), Some(g)) = (fault_local, fault_global) {
             let code = b.build_load(i32t, f, "code")?.into_int_value();
             let failed = b.build_int_compare(IntPredicate::NE, code, i32t.const_zero(), "failed")?;

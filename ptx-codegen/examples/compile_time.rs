@@ -1,0 +1,36 @@
+//! How long the macro's compiler takes per kernel: `cargo run --release -p ptx-codegen
+//! --example compile_time`. Each kernel is compiled several times in one process (as the
+//! macro compiles every function of a crate in one compiler process); the first
+//! compile of a kernel that needs libdevice also reads its file.
+
+use std::time::Instant;
+
+use ptx_codegen::{compile_str, Options};
+
+fn main() {
+    let kernels = [
+        ("add (f32)", "fn add(a: f32, b: f32) -> f32 { a + b }"),
+        ("saxpy (f32)", "fn saxpy(a: f32, x: f32, y: f32) -> f32 { a * x + y }"),
+        ("int division (i32)", "fn div(a: i32, b: i32) -> i32 { a / b }"),
+        ("heavy (f32, libdevice)", "fn heavy(x: f32, y: f32) -> f32 { (-x * x).exp() * y.sin() + x.abs().sqrt() }"),
+        ("heavy (f64, libdevice)", "fn heavy(x: f64, y: f64) -> f64 { (-x * x).exp() * y.sin() + x.abs().sqrt() }"),
+        (
+            "loop with branches (f64)",
+            "fn collatz(x: u64) -> u32 { let mut n = x.max(1); let mut steps = 0u32; while n != 1 { n = if n % 2 == 0 { n / 2 } else { 3 * n + 1 }; steps += 1; } steps }",
+        ),
+    ];
+    let options = Options::default();
+    println!("{:<28} {:>12} {:>14}", "kernel", "first (ms)", "again (ms)");
+    for (name, src) in kernels {
+        let t = Instant::now();
+        compile_str(src, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let first = t.elapsed();
+        let reps = 5;
+        let t = Instant::now();
+        for _ in 0..reps {
+            compile_str(src, &options).unwrap();
+        }
+        let again = t.elapsed() / reps;
+        println!("{name:<28} {:>12.1} {:>14.1}", first.as_secs_f64() * 1e3, again.as_secs_f64() * 1e3);
+    }
+}
