@@ -73,6 +73,25 @@ fn the_generated_ptx_is_there_to_read() {
 
 /// Without a driver or a device, a call is an error, never a panic; with one, it works.
 #[test]
+fn device_queries_without_a_driver_are_errors() {
+    if gpu_runtime::is_available() {
+        return; // this test is about machines without a GPU (CI); the GPU tests cover the rest
+    }
+    let no_gpu = |e: &Error| matches!(e, Error::NoDriver | Error::NoDevice);
+    assert!(no_gpu(&gpu_runtime::devices().unwrap_err()));
+    assert!(gpu_runtime::driver_version().is_err());
+    assert!(no_gpu(&gpu_runtime::Device::cuda(0).unwrap_err()));
+    // The gpu-info tool explains and exits with status 2.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_gpu-info")).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("no GPU to use") && text.contains("what to do"), "{text}");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_gpu-info")).arg("--json").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("{\"ok\": false, \"error\": "), "{text}");
+}
+
+#[test]
 fn a_call_without_a_gpu_is_an_error() {
     let r = add_gpu(&[1.0f32], &[2.0f32]);
     if gpu_runtime::is_available() {

@@ -178,15 +178,103 @@ fn default_slot() -> &'static RwLock<Option<Device>> {
     DEFAULT.get_or_init(|| RwLock::new(None))
 }
 
-/// The device that vectorized calls use unless told otherwise: device 0 until
-/// [`set_default_device`] chooses another.
+/// The environment variable that names the default device's ordinal (read once, at the
+/// first call that needs a device; [`set_default_device`] overrides it).
+pub const DEVICE_ENV: &str = "GPU_VECTORIZE_DEVICE";
+
+thread_local! {
+    /// The device of the innermost [`Device::scope`] on this thread.
+    static SCOPED: std::cell::RefCell<Vec<Device>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The device that vectorized calls use unless told otherwise: the device of the
+/// innermost [`Device::scope`] on this thread, else the process default: the one
+/// [`set_default_device`] chose, else `GPU_VECTORIZE_DEVICE`'s ordinal, else device 0.
 pub fn default_device() -> Result<Device> {
+    if let Some(d) = SCOPED.with(|s| s.borrow().last().cloned()) {
+        return Ok(d);
+    }
     if let Some(d) = default_slot().read().unwrap_or_else(|p| p.into_inner()).as_ref() {
         return Ok(d.clone());
     }
-    let d = Device::cuda(0)?;
+    let ordinal = match std::env::var(DEVICE_ENV) {
+        Ok(v) => v.trim().parse::<usize>().map_err(|_| Error::BadDeviceEnv { value: v })?,
+        Err(_) => 0,
+    };
+    let d = Device::cuda(ordinal)?;
     let mut slot = default_slot().write().unwrap_or_else(|p| p.into_inner());
     Ok(slot.get_or_insert(d).clone())
+}
+
+/// Restores the enclosing default device when a [`Device::scope`] ends (also on panic).
+struct ScopeGuard;
+
+impl Drop for ScopeGuard {
+    fn drop(&mut self) {
+        SCOPED.with(|s| s.borrow_mut().pop());
+    }
+}
+
+impl Device {
+    /// Runs `f` with this device as the default for the calling thread (TensorFlow's
+    /// `with tf.device(...)`): vectorized calls, `DeviceVec::from_slice` and the other
+    /// calls that use [`default_device`] go to it. Scopes nest.
+    pub fn scope<R>(&self, f: impl FnOnce() -> R) -> R {
+        SCOPED.with(|s| s.borrow_mut().push(self.clone()));
+        let _restore = ScopeGuard;
+        f()
+    }
+
+    /// What the driver reports about the device now (its free memory changes).
+    pub fn info(&self) -> Result<DeviceInfo> {
+        let (free_memory, total_memory) = self.memory_info()?;
+        Ok(DeviceInfo {
+            ordinal: self.ordinal(),
+            name: self.name().to_string(),
+            compute_capability: self.compute_capability(),
+            sm_count: self.sm_count(),
+            total_memory,
+            free_memory,
+        })
+    }
+}
+
+/// A CUDA device as [`devices`] lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceInfo {
+    pub ordinal: usize,
+    /// E.g. "NVIDIA H200".
+    pub name: String,
+    /// (major, minor): (9, 0) for Hopper.
+    pub compute_capability: (u32, u32),
+    /// Streaming multiprocessors.
+    pub sm_count: u32,
+    /// Bytes.
+    pub total_memory: usize,
+    /// Bytes free when listed.
+    pub free_memory: usize,
+}
+
+/// Every CUDA device the driver reports (after `CUDA_VISIBLE_DEVICES`), with its memory.
+/// Without a driver: [`Error::NoDriver`]; with one but no device: [`Error::NoDevice`].
+pub fn devices() -> Result<Vec<DeviceInfo>> {
+    let count = device_count()?;
+    if count == 0 {
+        return Err(Error::NoDevice);
+    }
+    (0..count).map(|i| Device::cuda(i)?.info()).collect()
+}
+
+/// The CUDA version the installed driver supports, as (major, minor): (13, 0) for a CUDA
+/// 13 driver.
+pub fn driver_version() -> Result<(u32, u32)> {
+    driver()?;
+    let mut v = 0i32;
+    // SAFETY: writes one integer.
+    unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) }
+        .result()
+        .map_err(|e| Error::driver("reading the driver version", e))?;
+    Ok(((v / 1000) as u32, ((v % 1000) / 10) as u32))
 }
 
 /// Makes CUDA device `ordinal` the default for every later call in this process.

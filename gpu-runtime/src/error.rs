@@ -24,6 +24,19 @@ pub enum Error {
     )]
     NoDevice,
 
+    /// `GPU_VECTORIZE_DEVICE` is set to something that is not a device ordinal.
+    #[error("GPU_VECTORIZE_DEVICE is {value:?}, not a device ordinal: set it to 0, 1, … (or unset it for device 0)")]
+    BadDeviceEnv { value: String },
+
+    /// The driver cannot load the PTX the compiler emitted: it is older than the PTX
+    /// version needs.
+    #[error(
+        "the NVIDIA driver is too old for this program's kernels (it supports CUDA {}.{}): \
+         update the driver, or build with an older `arch`",
+        .driver.0, .driver.1
+    )]
+    DriverTooOld { driver: (u32, u32) },
+
     /// A device ordinal beyond the devices the driver reports.
     #[error("CUDA device {ordinal} does not exist: the driver reports {count} device(s), numbered from 0")]
     DeviceNotFound { ordinal: usize, count: usize },

@@ -136,7 +136,12 @@ impl Kernel {
         let module = inner
             .ctx
             .load_module(Ptx::from_src(self.spec.ptx))
-            .map_err(|e| Error::driver("loading the kernel's PTX", e))?;
+            .map_err(|e| match e.0 {
+                cudarc::driver::sys::CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION => {
+                    crate::device::driver_version().map_or_else(|err| err, |driver| Error::DriverTooOld { driver })
+                }
+                _ => Error::driver("loading the kernel's PTX", e),
+            })?;
         let func = module.load_function(self.spec.entry).map_err(|e| Error::driver("finding the kernel entry", e))?;
         let grid_limit = |f: &CudaFunction| -> Result<u32> {
             let per_sm = f
@@ -226,6 +231,16 @@ impl Kernel {
     /// arguments note an event after the kernel, which later uses from other streams wait
     /// for (see `usage.rs`). Any other call waits for its results.
     pub unsafe fn execute(&self, plan: &Plan, args: &[ErasedArg<'_>], outs: &[ErasedOut], out_uses: &[&Uses]) -> Result<()> {
+        let started = trace::enabled().then(std::time::Instant::now);
+        let result = unsafe { self.execute_untraced(plan, args, outs, out_uses) };
+        if let Some(t) = started {
+            trace::call(self.spec.name, plan, args, outs, Some(t.elapsed()), &result);
+        }
+        result.map(|_| ())
+    }
+
+    /// [`Kernel::execute`]; says whether it waited for the GPU.
+    unsafe fn execute_untraced(&self, plan: &Plan, args: &[ErasedArg<'_>], outs: &[ErasedOut], out_uses: &[&Uses]) -> Result<bool> {
         let stream = plan.device.stream().clone();
         if crate::pipeline::worth_it(plan.n, args, outs) {
             // The pipeline runs on streams of its own: device data it reads or writes must
@@ -236,11 +251,11 @@ impl Kernel {
             }
             stream.synchronize().map_err(|e| Error::driver("waiting for earlier work", e))?;
             // SAFETY: the caller's promise.
-            return unsafe { self.run_pipelined(plan, args, outs) };
+            return unsafe { self.run_pipelined(plan, args, outs) }.map(|()| true);
         }
         let queued = unsafe { self.enqueue(plan, &stream, args, outs, None, out_uses)? };
         if self.spec.error_flag || outs.iter().any(|o| matches!(o, ErasedOut::Host { .. })) {
-            return queued.finish();
+            return queued.finish().map(|()| true);
         }
         let event = Event::record(&plan.device, &stream)?;
         let key = StreamKey::of(&stream);
@@ -248,7 +263,7 @@ impl Kernel {
             uses.note(key, &event);
         }
         queued.detach();
-        Ok(())
+        Ok(false)
     }
 
     /// Queues the work of [`Kernel::execute`] on `stream` and returns without waiting for
@@ -502,6 +517,9 @@ impl Kernel {
         if fault != u64::MAX {
             return Err(Error::KernelFault { function: self.spec.name, index: fault >> 8, message: fault_message((fault & 0xff) as u32) });
         }
+        if trace::enabled() {
+            trace::call(self.spec.name, &plan, std::slice::from_ref(&arg), &[], None, &Ok(true));
+        }
         // SAFETY: the completed copy wrote it.
         Ok(unsafe { value.assume_init() })
     }
@@ -520,6 +538,9 @@ impl Kernel {
         let pinned = sizes.iter().map(|size| PinnedBuffer::new(&plan.device, n * size)).collect::<Result<Vec<_>>>()?;
         let outs: Vec<ErasedOut> = pinned.iter().zip(&sizes).map(|(p, &size)| ErasedOut::Host { ptr: p.ptr(), size }).collect();
         let queued = unsafe { self.enqueue(&plan, stream.cuda(), args, &outs, None, &[])? };
+        if trace::enabled() {
+            trace::call(self.spec.name, &plan, args, &outs, None, &Ok(false));
+        }
         Ok(Pending::new(queued, move || {
             let (mut host, ptrs) = R::host_with_capacity(n);
             for ((src, dst), size) in pinned.iter().zip(ptrs).zip(sizes) {
@@ -546,6 +567,9 @@ impl Kernel {
         let (out, ptrs) = unsafe { R::device_uninit(&plan.device, stream.cuda(), plan.n)? };
         let outs: Vec<ErasedOut> = ptrs.into_iter().zip(R::sizes()).map(|(ptr, size)| ErasedOut::Device { ptr, size }).collect();
         let queued = unsafe { self.enqueue(&plan, stream.cuda(), args, &outs, None, &[])? };
+        if trace::enabled() {
+            trace::call(self.spec.name, &plan, args, &outs, None, &Ok(false));
+        }
         Ok(Pending::new(queued, move || Ok(out)))
     }
 
@@ -572,6 +596,9 @@ impl Kernel {
             }
         }
         let queued = unsafe { self.enqueue(&plan, stream.cuda(), args, &erased, None, &slot_uses(&slots))? };
+        if trace::enabled() {
+            trace::call(self.spec.name, &plan, args, &erased, None, &Ok(false));
+        }
         let staged = SendPtrs(staged);
         Ok(Pending::new(queued, move || {
             // The slots keep the outputs borrowed until the results are in.
@@ -790,6 +817,49 @@ impl Queued {
         // SAFETY: a valid stream handle.
         let status = unsafe { cudarc::driver::sys::cuStreamQuery(self.stream.cu_stream()) };
         status == cudarc::driver::sys::CUresult::CUDA_SUCCESS
+    }
+}
+
+/// `tracing` events: one per call (target `gpu_runtime`, level DEBUG), so a program can
+/// see where its work ran and what crossed the bus. Off (one cached check per call)
+/// unless a subscriber wants them.
+pub(crate) mod trace {
+    use super::{ErasedArg, ErasedOut, Plan};
+    use crate::error::Result;
+
+    pub(crate) fn enabled() -> bool {
+        tracing::enabled!(target: "gpu_runtime", tracing::Level::DEBUG)
+    }
+
+    /// One finished (or queued: `waited` false) call of `function`.
+    pub(crate) fn call(
+        function: &'static str,
+        plan: &Plan,
+        args: &[ErasedArg<'_>],
+        outs: &[ErasedOut],
+        elapsed: Option<std::time::Duration>,
+        result: &Result<bool>,
+    ) {
+        let to_device: usize = args.iter().map(|a| if let ErasedArg::Host { bytes, .. } = a { *bytes } else { 0 }).sum();
+        let from_device: usize = outs.iter().map(|o| if let ErasedOut::Host { size, .. } = o { size * plan.n } else { 0 }).sum();
+        let device = plan.device.ordinal();
+        let name = plan.device.name();
+        let micros = elapsed.map_or(0, |d| d.as_micros() as u64);
+        match result {
+            Ok(waited) => tracing::debug!(
+                target: "gpu_runtime",
+                function,
+                device,
+                device_name = name,
+                elements = plan.n,
+                bytes_to_device = to_device,
+                bytes_from_device = from_device,
+                micros,
+                waited = *waited,
+                "vectorized call on the GPU"
+            ),
+            Err(e) => tracing::debug!(target: "gpu_runtime", function, device, elements = plan.n, error = %e, "vectorized call failed"),
+        }
     }
 }
 

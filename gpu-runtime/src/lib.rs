@@ -42,7 +42,7 @@ mod stream;
 
 pub use arg::{Arg, ArgRef, HostArg, Out, OutRef};
 pub use memory::{DeviceSlice, DeviceSliceMut, DeviceVec};
-pub use device::{default_device, device_count, is_available, set_default_device, Device};
+pub use device::{default_device, device_count, devices, driver_version, is_available, set_default_device, Device, DeviceInfo, DEVICE_ENV};
 pub use error::{Error, Result};
 pub use float::Float;
 pub use gpu_macros::{device, vectorize};
