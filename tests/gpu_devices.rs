@@ -144,3 +144,28 @@ fn each_call_emits_a_trace_event() {
         assert!(device.contains(part), "{part} in {device}");
     }
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn two_devices_keep_their_data_apart() {
+    let count = gpu_runtime::device_count().unwrap();
+    if count < 2 {
+        eprintln!("one device: the two-device checks need a second GPU");
+        return;
+    }
+    let (d0, d1) = (Device::cuda(0).unwrap(), Device::cuda(1).unwrap());
+    let a0 = DeviceVec::from_slice_on(&d0, &[1.0f32, 2.0]).unwrap();
+    let a1 = DeviceVec::from_slice_on(&d1, &[3.0f32, 4.0]).unwrap();
+    // Arguments on different devices: an error naming them, not a copy.
+    match add(&a0, &a1) {
+        Err(Error::DeviceMismatch { devices, .. }) => assert_eq!(devices, vec![("a", 0), ("b", 1)]),
+        other => panic!("expected DeviceMismatch, got {other:?}"),
+    }
+    // Each device computes on its own data, chosen per call or by scope.
+    assert_eq!(add::on(&d1, &a1, 1.0).unwrap(), vec![4.0, 5.0]);
+    let r = d1.scope(|| add::device(&a1, &a1).unwrap());
+    assert_eq!(r.device(), &d1);
+    assert_eq!(r.to_vec().unwrap(), vec![6.0, 8.0]);
+    assert_eq!(add(&a0, &a0).unwrap(), vec![2.0, 4.0]);
+    assert!(matches!(add::on(&d0, &a1, 1.0), Err(Error::DeviceMismatch { .. })));
+}

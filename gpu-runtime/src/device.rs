@@ -235,6 +235,7 @@ impl Device {
             sm_count: self.sm_count(),
             total_memory,
             free_memory,
+            driver_cuda_version: driver_version()?,
         })
     }
 }
@@ -253,6 +254,8 @@ pub struct DeviceInfo {
     pub total_memory: usize,
     /// Bytes free when listed.
     pub free_memory: usize,
+    /// The CUDA version the driver supports, (major, minor).
+    pub driver_cuda_version: (u32, u32),
 }
 
 /// Every CUDA device the driver reports (after `CUDA_VISIBLE_DEVICES`), with its memory.
