@@ -681,6 +681,8 @@ fn generate(
     };
 
     let args_only = quote!(#(#idents),*);
+    let cpu_loop = host_loop(&idents, &scalar_call, false);
+    let parallel_loop = host_loop(&idents, &scalar_call, true);
     let out_trait = quote!(::gpu_runtime::Out);
     let (out_ty, out_conv) = ret.outs(slot_tokens, &out, quote!('__o), out_trait.clone(), quote!(into_out));
     let (launch_out_ty, _) = ret.outs(slot_tokens, &out, quote!('__a), out_trait, quote!(into_out));
@@ -800,7 +802,7 @@ fn generate(
             pub fn cpu<'__a, #generics>(#arg_list) -> ::gpu_runtime::Result<#host_ty> {
                 #(let #idents = ::gpu_runtime::Arg::into_arg(#idents).to_host()?;)*
                 let __n = ::gpu_runtime::__private::broadcast_len(#name_str, &[#(#name_strs),*], &[#(#idents.len()),*])?;
-                let __values: ::std::vec::Vec<#ret_ty> = (0..__n).map(|__i| #scalar_call(#(#idents.get(__i)),*)).collect();
+                let __values: ::std::vec::Vec<#ret_ty> = #cpu_loop;
                 ::core::result::Result::Ok(<#ret_ty as ::gpu_runtime::Results>::unzip(__values))
             }
 
@@ -809,7 +811,7 @@ fn generate(
                 use ::gpu_runtime::__private::rayon::prelude::*;
                 #(let #idents = ::gpu_runtime::Arg::into_arg(#idents).to_host()?;)*
                 let __n = ::gpu_runtime::__private::broadcast_len(#name_str, &[#(#name_strs),*], &[#(#idents.len()),*])?;
-                let __values: ::std::vec::Vec<#ret_ty> = (0..__n).into_par_iter().map(|__i| #scalar_call(#(#idents.get(__i)),*)).collect();
+                let __values: ::std::vec::Vec<#ret_ty> = #parallel_loop;
                 ::core::result::Result::Ok(<#ret_ty as ::gpu_runtime::Results>::unzip(__values))
             }
         }
@@ -882,6 +884,27 @@ fn nd_api(a: NdApi<'_>) -> TokenStream {
             pub fn nd_cpu<'__a, #generics>(#arg_list) -> ::gpu_runtime::Result<#nd_ty> {
                 #cpu_body
             }
+        }
+    }
+}
+
+/// The CPU targets' loop over `__n` elements. When every argument is a slice (the common
+/// case) the slices are zipped, which rustc can vectorise; otherwise each argument is read
+/// by index (a broadcast scalar has the same value everywhere).
+fn host_loop(idents: &[&syn::Ident], scalar_call: &TokenStream, parallel: bool) -> TokenStream {
+    let (range, iter) = if parallel { (quote!((0..__n).into_par_iter()), quote!(par_iter)) } else { (quote!((0..__n)), quote!(iter)) };
+    let by_index = quote! { #range.map(|__i| #scalar_call(#(#idents.get(__i)),*)).collect() };
+    let Some((first, rest)) = idents.split_first() else { return by_index };
+    let mut zipped = quote!(#first.#iter());
+    let mut pattern = quote!(&#first);
+    for id in rest {
+        zipped = quote!(#zipped.zip(#id.#iter()));
+        pattern = quote!((#pattern, &#id));
+    }
+    quote! {
+        match (#(&#idents,)*) {
+            (#(::gpu_runtime::HostArg::Slice(#idents),)*) => #zipped.map(|#pattern| #scalar_call(#(#idents),*)).collect(),
+            _ => #by_index,
         }
     }
 }
