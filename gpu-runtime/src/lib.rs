@@ -19,11 +19,20 @@
 //!
 //! For a function `f`, the macro generates:
 //! - `f(args…) -> Result<Vec<R>>`: runs on the default device; each argument is a slice
-//!   (`&[T]`, `&Vec<T>`, `&[T; N]`) or a scalar `T` broadcast to every element;
+//!   (`&[T]`, `&Vec<T>`, `&[T; N]`), a device array ([`DeviceVec`], [`DeviceSlice`]) or a
+//!   scalar `T` broadcast to every element;
 //! - `f::on(&device, args…)`: the same on a chosen [`Device`];
-//! - `f::cpu(args…)`: the same computation on the CPU;
+//! - `f::device(args…)`: the results left on the device; `f::into(out, args…)`: written
+//!   into memory you own;
+//! - `f::launch`, `f::launch_device`, `f::launch_into`: queued on a [`Stream`];
+//! - `f::reduce(values)` for `fn(T, T) -> T`;
+//! - `f::nd`, `f::nd_into` (feature `ndarray`): NumPy broadcasting over `ndarray` arrays;
+//! - `f::cpu(args…)`, `f::parallel(args…)`: the same computation on the CPU;
 //! - `f::scalar(x…) -> R`: the original function;
 //! - `f::PTX` and `f::LLVM_IR`: the generated code.
+//!
+//! A function returning a tuple gets one output array per field. See the README for the
+//! kernel language, devices ([`devices`], [`Device::scope`]), tracing and performance.
 
 mod arg;
 mod device;
