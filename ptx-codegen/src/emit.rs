@@ -53,6 +53,50 @@ pub fn emit_ptx<'ctx>(cx: &'ctx Context, module: &Module<'ctx>, arch: &str, kern
     let buf = tm
         .write_to_memory_buffer(module, FileType::Assembly)
         .map_err(|e| format!("LLVM could not emit PTX: {e}"))?;
-    let ptx = String::from_utf8_lossy(buf.as_slice()).trim_end_matches('\0').to_string();
+    let ptx = renumber_call_sites(String::from_utf8_lossy(buf.as_slice()).trim_end_matches('\0'));
     Ok(Emitted { llvm_ir_unoptimized, llvm_ir, ptx })
+}
+
+/// NVPTX numbers the `// callseq N` comments around each call from one counter shared by
+/// the whole process, so the same function would get different PTX depending on what the
+/// compiler (or a test thread) emitted before it. Renumbering them from 0 in order of
+/// appearance makes the PTX depend on the function alone: reproducible builds, stable
+/// snapshots. The numbers are comments; nothing else reads them.
+fn renumber_call_sites(ptx: &str) -> String {
+    const TAG: &str = "callseq ";
+    let mut seen: Vec<&str> = Vec::new();
+    let mut out = String::with_capacity(ptx.len());
+    let mut rest = ptx;
+    while let Some(at) = rest.find(TAG) {
+        let (head, tail) = rest.split_at(at + TAG.len());
+        out.push_str(head);
+        let digits = tail.bytes().take_while(u8::is_ascii_digit).count();
+        let (number, after) = tail.split_at(digits);
+        if number.is_empty() {
+            rest = after;
+            continue;
+        }
+        let index = seen.iter().position(|n| *n == number).unwrap_or_else(|| {
+            seen.push(number);
+            seen.len() - 1
+        });
+        out.push_str(&index.to_string());
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::renumber_call_sites;
+
+    #[test]
+    fn call_sites_are_numbered_from_zero_in_order() {
+        let ptx = "{ // callseq 41, 0\n} // callseq 41\n{ // callseq 7, 0\n} // callseq 7\ncallseq x";
+        assert_eq!(
+            renumber_call_sites(ptx),
+            "{ // callseq 0, 0\n} // callseq 0\n{ // callseq 1, 0\n} // callseq 1\ncallseq x"
+        );
+    }
 }
