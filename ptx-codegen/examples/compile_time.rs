@@ -1,7 +1,7 @@
 //! How long the macro's compiler takes per kernel: `cargo run --release -p ptx-codegen
 //! --example compile_time`. Each kernel is compiled several times in one process (as the
 //! macro compiles every function of a crate in one compiler process); the first
-//! compile of a kernel that needs libdevice also reads its file.
+//! compile of a kernel that needs libdevice also reads and parses it, once per process.
 
 use std::time::Instant;
 

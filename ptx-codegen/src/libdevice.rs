@@ -4,14 +4,23 @@
 //! libdevice, keeps the kernels external and makes everything else internal, so that the
 //! optimiser inlines what is used and drops the rest. A kernel that calls no `__nv_*`
 //! function never touches libdevice.
+//!
+//! libdevice is read and parsed once per process (the macro compiles every kernel of a
+//! crate in one compiler process), where its call graph is recorded. Each kernel then opens
+//! the bitcode lazily in its own LLVM context: only the module's header is read, the
+//! functions the kernel does not reach are dropped unread, and linking decodes the bodies
+//! of the few that remain.
 
-use std::path::PathBuf;
+use std::collections::{HashMap, HashSet};
+use std::ffi::{CStr, CString};
 use std::sync::OnceLock;
 
 use inkwell::context::Context;
+use inkwell::llvm_sys;
 use inkwell::memory_buffer::MemoryBuffer;
 use inkwell::module::{Linkage, Module};
 use inkwell::targets::TargetMachine;
+use inkwell::values::{FunctionValue, Operand};
 
 use crate::toolkit;
 
@@ -20,29 +29,102 @@ pub fn needed(module: &Module<'_>) -> bool {
     module.get_functions().any(|f| f.count_basic_blocks() == 0 && f.get_name().to_bytes().starts_with(b"__nv_"))
 }
 
-/// The libdevice bitcode, read once per process.
-fn bitcode() -> Result<&'static [u8], String> {
-    static BYTES: OnceLock<Result<(PathBuf, Vec<u8>), String>> = OnceLock::new();
-    let loaded = BYTES.get_or_init(|| {
-        let path = toolkit::find_libdevice().ok_or_else(|| {
-            "this function needs NVIDIA's libdevice (libdevice.10.bc) for its math, and none was found: \
-             run `scripts/setup` (it installs the PyPI wheel `nvidia-nvvm`), install the CUDA toolkit, \
-             or point GPU_LIBDEVICE at libdevice.10.bc"
-                .to_string()
-        })?;
-        let bytes = std::fs::read(&path).map_err(|e| format!("cannot read libdevice at {}: {e}", path.display()))?;
-        Ok((path, bytes))
-    });
-    loaded.as_ref().map(|(_, b)| b.as_slice()).map_err(Clone::clone)
+/// libdevice as this process knows it: the bitcode and, for each function it defines,
+/// the functions that function calls.
+struct Library {
+    bitcode: Vec<u8>,
+    calls: HashMap<String, Vec<String>>,
+}
+
+/// Reads and parses libdevice, once per process.
+fn library() -> Result<&'static Library, String> {
+    static LIBRARY: OnceLock<Result<Library, String>> = OnceLock::new();
+    LIBRARY
+        .get_or_init(|| {
+            let path = toolkit::find_libdevice().ok_or_else(|| {
+                "this function needs NVIDIA's libdevice (libdevice.10.bc) for its math, and none was found: \
+                 run `scripts/setup` (it installs the PyPI wheel `nvidia-nvvm`), install the CUDA toolkit, \
+                 or point GPU_LIBDEVICE at libdevice.10.bc"
+                    .to_string()
+            })?;
+            let bitcode = std::fs::read(&path).map_err(|e| format!("cannot read libdevice at {}: {e}", path.display()))?;
+            let calls = {
+                let cx = Context::create();
+                let buf = MemoryBuffer::create_from_memory_range(&bitcode, "libdevice");
+                let lib = Module::parse_bitcode_from_buffer(&buf, &cx)
+                    .map_err(|e| format!("cannot parse libdevice at {}: {e}", path.display()))?;
+                lib.get_functions()
+                    .filter(|f| f.count_basic_blocks() > 0)
+                    .map(|f| (name_of(f), callees(&lib, f)))
+                    .collect()
+            };
+            Ok(Library { bitcode, calls })
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+fn name_of(f: FunctionValue<'_>) -> String {
+    f.get_name().to_string_lossy().into_owned()
+}
+
+/// The functions `f` refers to (calls, or any other operand that names a function).
+fn callees<'ctx>(lib: &Module<'ctx>, f: FunctionValue<'ctx>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for bb in f.get_basic_block_iter() {
+        let mut inst = bb.get_first_instruction();
+        while let Some(i) = inst {
+            for k in 0..i.get_num_operands() {
+                let Some(Operand::Value(v)) = i.get_operand(k) else { continue };
+                let name = v.get_name().to_string_lossy();
+                let is_function = !name.is_empty() && lib.get_function(&name).is_some();
+                if is_function && !out.iter().any(|n| *n == name) {
+                    out.push(name.into_owned());
+                }
+            }
+            inst = i.get_next_instruction();
+        }
+    }
+    out
+}
+
+/// Opens libdevice in `cx` without decoding any function body.
+fn open_lazily<'ctx>(cx: &'ctx Context, bitcode: &'static [u8]) -> Result<Module<'ctx>, String> {
+    #[allow(deprecated)] // the newer entry point reports errors by exiting the process
+    use llvm_sys::bit_reader::LLVMGetBitcodeModuleInContext;
+    use llvm_sys::core::{LLVMCreateMemoryBufferWithMemoryRange, LLVMDisposeMemoryBuffer, LLVMDisposeMessage};
+    let name = CString::new("libdevice").expect("no NUL in the name");
+    let mut module = std::ptr::null_mut();
+    let mut message = std::ptr::null_mut();
+    // SAFETY: the buffer refers to bytes that live as long as the process and is not
+    // copied. On success the lazily read module owns the buffer (it reads bodies from it
+    // on demand); on failure the buffer stays ours and is disposed here. The message, if
+    // any, is LLVM's to free.
+    unsafe {
+        let buf = LLVMCreateMemoryBufferWithMemoryRange(bitcode.as_ptr().cast(), bitcode.len(), name.as_ptr(), 0);
+        #[allow(deprecated)]
+        let failed = LLVMGetBitcodeModuleInContext(cx.raw(), buf, &mut module, &mut message) != 0;
+        if failed {
+            LLVMDisposeMemoryBuffer(buf);
+            let text = if message.is_null() {
+                "unknown error".to_string()
+            } else {
+                let text = CStr::from_ptr(message).to_string_lossy().into_owned();
+                LLVMDisposeMessage(message);
+                text
+            };
+            return Err(format!("cannot read libdevice: {text}"));
+        }
+        Ok(Module::new(module))
+    }
 }
 
 /// Links libdevice into `module` and internalises every function except `keep` (the
 /// kernel entries).
 pub fn link<'ctx>(cx: &'ctx Context, module: &Module<'ctx>, tm: &TargetMachine, keep: &[&str]) -> Result<(), String> {
-    let bytes = bitcode()?;
-    let buf = MemoryBuffer::create_from_memory_range(bytes, "libdevice");
-    let lib = Module::parse_bitcode_from_buffer(&buf, cx).map_err(|e| format!("cannot parse libdevice: {e}"))?;
-    prune(module, &lib);
+    let library = library()?;
+    let lib = open_lazily(cx, &library.bitcode)?;
+    prune(module, &lib, &library.calls);
     // libdevice says `nvptx64-nvidia-gpulibs`; take the module's triple and layout to link quietly.
     lib.set_triple(&tm.get_triple());
     lib.set_data_layout(&tm.get_target_data().get_data_layout());
@@ -62,37 +144,25 @@ pub fn link<'ctx>(cx: &'ctx Context, module: &Module<'ctx>, tm: &TargetMachine, 
 }
 
 /// Deletes from `lib` every function that `module` does not reach (directly or through
-/// other libdevice functions), so that linking and optimising see only what is used.
-fn prune(module: &Module<'_>, lib: &Module<'_>) {
-    use inkwell::values::InstructionOpcode;
-    use std::collections::HashSet;
-    let mut needed: HashSet<String> = module
-        .get_functions()
-        .filter(|f| f.count_basic_blocks() == 0)
-        .map(|f| f.get_name().to_string_lossy().into_owned())
-        .collect();
-    let mut work: Vec<String> = needed.iter().cloned().collect();
+/// other libdevice functions), before any of their bodies is read. Declarations stay: the
+/// lazy reader keeps pointers to the intrinsics it upgrades, and the linker copies a
+/// declaration only where something refers to it.
+fn prune(module: &Module<'_>, lib: &Module<'_>, calls: &HashMap<String, Vec<String>>) {
+    let mut reached: HashSet<&str> = HashSet::new();
+    let declared: Vec<String> = module.get_functions().filter(|f| f.count_basic_blocks() == 0).map(name_of).collect();
+    let mut work: Vec<&str> = declared.iter().map(String::as_str).collect();
     while let Some(name) = work.pop() {
-        let Some(f) = lib.get_function(&name) else { continue };
-        for bb in f.get_basic_block_iter() {
-            let mut inst = bb.get_first_instruction();
-            while let Some(i) = inst {
-                if i.get_opcode() == InstructionOpcode::Call {
-                    let callee = i.get_num_operands().checked_sub(1).and_then(|k| i.get_operand(k)).and_then(|o| if let inkwell::values::Operand::Value(v) = o { Some(v) } else { None });
-                    if let Some(c) = callee {
-                        let callee_name = c.get_name().to_string_lossy().into_owned();
-                        if !callee_name.is_empty() && needed.insert(callee_name.clone()) {
-                            work.push(callee_name);
-                        }
-                    }
-                }
-                inst = i.get_next_instruction();
-            }
+        if reached.insert(name) {
+            work.extend(calls.get(name).into_iter().flatten().map(String::as_str));
         }
     }
-    let unused: Vec<_> = lib.get_functions().filter(|f| !needed.contains(f.get_name().to_string_lossy().as_ref())).collect();
+    let unused: Vec<_> = lib
+        .get_functions()
+        .filter(|f| !f.as_global_value().is_declaration() && !reached.contains(name_of(*f).as_str()))
+        .collect();
     for f in unused {
-        // SAFETY: nothing that stays refers to it (the walk above found every call).
+        // SAFETY: nothing that stays refers to it (the call graph holds every reference
+        // one function makes to another), and a body not yet read has no uses.
         unsafe { f.delete() };
     }
 }
