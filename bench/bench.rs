@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use gpu_runtime::{vectorize, DeviceVec};
+use gpu_runtime::{DeviceVec, vectorize};
 
 #[vectorize(target = "cuda")]
 fn add(a: f32, b: f32) -> f32 {
@@ -186,16 +186,32 @@ fn main() -> gpu_runtime::Result<()> {
     });
     push("parallel_by_hand", "heavy, 2^24 f32, hand-written rayon".into(), d, None);
 
-    println!("device: {} (compute capability {:?}, {} SMs)", device.name(), device.compute_capability(), device.sm_count());
-    println!("start-up: context {:.1} ms, first call (module load + run) {:.1} ms, first result {:.1} ms after start",
-        context.as_secs_f64() * 1e3, first_call.as_secs_f64() * 1e3, first_result.as_secs_f64() * 1e3);
+    println!(
+        "device: {} (compute capability {:?}, {} SMs)",
+        device.name(),
+        device.compute_capability(),
+        device.sm_count()
+    );
+    println!(
+        "start-up: context {:.1} ms, first call (module load + run) {:.1} ms, first result {:.1} ms after start",
+        context.as_secs_f64() * 1e3,
+        first_call.as_secs_f64() * 1e3,
+        first_result.as_secs_f64() * 1e3
+    );
     println!("{:<48} {:>12} {:>10}", "case", "µs", "GB/s");
     for r in &rows {
         println!("{:<48} {:>12.1} {:>10}", r.what, r.us, r.gbps.map_or(String::new(), |g| format!("{g:.0}")));
     }
     let cases: Vec<String> = rows
         .iter()
-        .map(|r| format!("\"{}\": {{\"us\": {:.3}, \"gbps\": {}}}", r.key, r.us, r.gbps.map_or("null".into(), |g| format!("{g:.1}"))))
+        .map(|r| {
+            format!(
+                "\"{}\": {{\"us\": {:.3}, \"gbps\": {}}}",
+                r.key,
+                r.us,
+                r.gbps.map_or("null".into(), |g| format!("{g:.1}"))
+            )
+        })
         .collect();
     println!(
         "{{\"device\": \"{}\", \"log2_n\": {log2}, \"context_ms\": {:.2}, \"first_call_ms\": {:.2}, \"first_result_ms\": {:.2}, \"cases\": {{{}}}}}",

@@ -2,8 +2,8 @@
 //! a row vector over a matrix, a column against a row, a transposed view, read where they
 //! are without host-side copies of the views.
 
-use gpu_runtime::ndarray::{s, Array1, Array2};
-use gpu_runtime::{vectorize, Error};
+use gpu_runtime::ndarray::{Array1, Array2, s};
+use gpu_runtime::{Error, vectorize};
 
 #[vectorize(target = "cuda")]
 fn standardize(x: f32, mean: f32, std: f32) -> f32 {

@@ -3,7 +3,7 @@
 //!
 //! Without a GPU it says so and runs the same pipeline on the CPU.
 
-use gpu_runtime::{vectorize, DeviceVec, Error, Float};
+use gpu_runtime::{DeviceVec, Error, Float, vectorize};
 
 /// Compiled once for f32 and once for f64; the call picks the kernel from the arguments.
 #[vectorize(target = "cuda", types(f32, f64))]

@@ -5,7 +5,7 @@
 //!
 //! `cargo run --release --example ulp_table` on a machine with a GPU.
 
-use gpu_runtime::{vectorize, SpecialMath};
+use gpu_runtime::{SpecialMath, vectorize};
 
 /// Careful host versions where Rust's own result is not a good reference.
 #[path = "../tests/common/reference.rs"]
@@ -32,8 +32,22 @@ impl Gen {
     /// Ordinary ranges, the unit interval, huge and tiny magnitudes, and edge cases.
     fn input(&mut self, i: usize) -> f64 {
         const EDGES: [f64; 16] = [
-            0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, 1e-300, -1e-300, 1e300, f64::INFINITY, f64::NEG_INFINITY,
-            f64::NAN, f64::MIN_POSITIVE, 0.999_999_9, 1.000_000_1,
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            -0.5,
+            2.0,
+            1e-300,
+            -1e-300,
+            1e300,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            f64::MIN_POSITIVE,
+            0.999_999_9,
+            1.000_000_1,
         ];
         if i < EDGES.len() {
             return EDGES[i];
@@ -214,7 +228,9 @@ fn main() -> gpu_runtime::Result<()> {
     println!("Maximum difference from the CPU, in ulps, over {N} inputs per function ({}):", device.name());
     println!();
     let rows = rows(&xs32, &ys32, &xs64, &ys64)?;
-    println!("| function | f32 vs CPU f32 | f32 vs f64 reference, rounded | f64 vs f64 reference | libdevice bound f32 / f64 |");
+    println!(
+        "| function | f32 vs CPU f32 | f32 vs f64 reference, rounded | f64 vs f64 reference | libdevice bound f32 / f64 |"
+    );
     println!("| --- | ---: | ---: | ---: | ---: |");
     let show = |d: &Distance| {
         if d.special == 0 { d.max_ulps.to_string() } else { format!("{} ({} special)", d.max_ulps, d.special) }
@@ -222,7 +238,12 @@ fn main() -> gpu_runtime::Result<()> {
     for r in &rows {
         println!(
             "| `{}` | {} | {} | {} | {} / {} |",
-            r.name, show(&r.f32_cpu), show(&r.f32_wide), show(&r.f64_cpu), r.bounds.0, r.bounds.1
+            r.name,
+            show(&r.f32_cpu),
+            show(&r.f32_wide),
+            show(&r.f64_cpu),
+            r.bounds.0,
+            r.bounds.1
         );
     }
     println!();

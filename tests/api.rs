@@ -1,7 +1,7 @@
 //! The generated API, checked without a GPU: argument checks, broadcasting, empty input,
 //! the CPU path, the generated PTX, and errors (not panics) when no GPU is there.
 
-use gpu_runtime::{vectorize, Error};
+use gpu_runtime::{Error, vectorize};
 
 #[vectorize(target = "cuda")]
 fn add_gpu(a: f32, b: f32) -> f32 {
@@ -23,9 +23,15 @@ fn divide(a: i32, b: i32) -> i32 {
 fn slices_of_different_lengths_are_an_error_naming_them() {
     let e = add_gpu(&[1.0f32, 2.0, 3.0], &[1.0f32, 2.0]).unwrap_err();
     assert!(matches!(e, Error::LengthMismatch { function: "add_gpu", .. }), "{e:?}");
-    assert_eq!(e.to_string(), "`add_gpu`: the slice arguments must have the same length, but `a` has 3 and `b` has 2 elements");
+    assert_eq!(
+        e.to_string(),
+        "`add_gpu`: the slice arguments must have the same length, but `a` has 3 and `b` has 2 elements"
+    );
     let e = scale(&[1.0f64, 2.0], 3, &[true]).unwrap_err();
-    assert_eq!(e.to_string(), "`scale`: the slice arguments must have the same length, but `device` has 2 and `flag` has 1 elements");
+    assert_eq!(
+        e.to_string(),
+        "`scale`: the slice arguments must have the same length, but `device` has 2 and `flag` has 1 elements"
+    );
     // The CPU path checks the same way.
     assert!(matches!(add_gpu::cpu(&[1.0f32], &[1.0f32, 2.0]), Err(Error::LengthMismatch { .. })));
 }
@@ -224,7 +230,10 @@ fn tuple_results_come_back_as_one_array_per_field() {
     // Every output's length is checked, by name.
     let mut short = vec![0.0f64; 1];
     let e = split::into((&mut w, &mut short), &[5.5f64, 6.25]).unwrap_err();
-    assert_eq!(e.to_string(), "`split`: the slice arguments must have the same length, but `x` has 2, `out.0` has 2 and `out.1` has 1 elements");
+    assert_eq!(
+        e.to_string(),
+        "`split`: the slice arguments must have the same length, but `x` has 2, `out.0` has 2 and `out.1` has 1 elements"
+    );
     let (s, c, neg) = sincos(&[0.0f32, -1.0]).unwrap();
     assert_eq!((s[0], c[0], neg), (0.0, 1.0, vec![false, true]));
     assert_eq!(sincos::parallel(&[0.0f64]).unwrap().1, vec![1.0]);
@@ -234,7 +243,7 @@ fn tuple_results_come_back_as_one_array_per_field() {
 
 // ----- N-dimensional broadcasting (the `ndarray` feature), on the CPU targets -----------
 
-use gpu_runtime::ndarray::{self, s, Array, Array1, Array2, Array3, ArrayD, IxDyn};
+use gpu_runtime::ndarray::{self, Array, Array1, Array2, Array3, ArrayD, IxDyn, s};
 
 #[vectorize(target = "parallel")]
 fn nd_add(a: f64, b: f64) -> f64 {
@@ -255,8 +264,10 @@ fn nd_broadcasts_as_numpy_and_ndarray_do() {
     assert_eq!(nd_add::nd(&a, &row).unwrap(), (&a + &row).into_dyn());
     assert_eq!(nd_add::nd(&col, &row).unwrap(), (&col + &row).into_dyn());
     assert_eq!(nd_add::nd(a.t(), 0.5).unwrap(), (&a.t() + 0.5).into_dyn());
-    assert_eq!(nd_add::nd(a.slice(s![..;-1, 1..;2]), &col.slice(s![.., 0])).unwrap_err().to_string(),
-        "`nd_add`: the shapes do not broadcast together: `a` is [3, 2] and `b` is [3]");
+    assert_eq!(
+        nd_add::nd(a.slice(s![..;-1, 1..;2]), &col.slice(s![.., 0])).unwrap_err().to_string(),
+        "`nd_add`: the shapes do not broadcast together: `a` is [3, 2] and `b` is [3]"
+    );
     let cube = Array3::from_shape_fn((2, 3, 4), |(i, j, k)| (i * 12 + j * 4 + k) as f64);
     assert_eq!(nd_add::nd(&cube, &a).unwrap(), (&cube + &a).into_dyn());
     // Scalars only: a zero-dimensional result.

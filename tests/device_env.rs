@@ -1,7 +1,7 @@
 //! `GPU_VECTORIZE_DEVICE` chooses the default device; a value that is not an ordinal is an
 //! error that says so, before any driver call (its own test binary: it sets the variable).
 
-use gpu_runtime::{vectorize, Error};
+use gpu_runtime::{Error, vectorize};
 
 #[vectorize]
 fn twice(x: f32) -> f32 {

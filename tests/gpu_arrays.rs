@@ -3,7 +3,7 @@
 mod common;
 
 use common::{assert_same, inputs};
-use gpu_runtime::{vectorize, DeviceVec, Error};
+use gpu_runtime::{DeviceVec, Error, vectorize};
 
 #[vectorize(target = "cuda")]
 fn add(a: f32, b: f32) -> f32 {
@@ -58,7 +58,11 @@ fn device_vectors_round_trip() {
     assert!(matches!(d.slice(10_000..10_008), Err(Error::OutOfRange { start: 10_000, end: 10_008, len: 10_007 })));
     let mut part = d.slice_mut(5..10).unwrap();
     part.copy_from(&[1.0, 2.0, 3.0, 4.0, 5.0]).unwrap();
-    assert_same("slice_mut", &d.slice(4..11).unwrap().to_vec().unwrap(), &[other[4], 1.0, 2.0, 3.0, 4.0, 5.0, other[10]]);
+    assert_same(
+        "slice_mut",
+        &d.slice(4..11).unwrap().to_vec().unwrap(),
+        &[other[4], 1.0, 2.0, 3.0, 4.0, 5.0, other[10]],
+    );
 }
 
 #[test]
@@ -112,7 +116,9 @@ fn into_writes_without_allocating_results() {
     add::into(&mut filled, 1.0, 2.0).unwrap();
     assert_eq!(filled, vec![3.0; 10]);
     match add::into(&mut vec![0.0f32; 3], &a, &b) {
-        Err(Error::LengthMismatch { lengths, .. }) => assert_eq!(lengths, vec![("a", 100_000), ("b", 100_000), ("out", 3)]),
+        Err(Error::LengthMismatch { lengths, .. }) => {
+            assert_eq!(lengths, vec![("a", 100_000), ("b", 100_000), ("out", 3)])
+        }
         other => panic!("expected a length mismatch, got {other:?}"),
     }
 }
@@ -152,7 +158,9 @@ fn faults_name_the_first_failed_element() {
     b[700_001] = 0;
     b[900_000] = 0;
     match ratio(&a, &b) {
-        Err(Error::KernelFault { index, message, .. }) => assert_eq!((index, message), (700_001, "attempt to divide by zero")),
+        Err(Error::KernelFault { index, message, .. }) => {
+            assert_eq!((index, message), (700_001, "attempt to divide by zero"))
+        }
         other => panic!("expected a fault, got {other:?}"),
     }
     let mut out = DeviceVec::<i32>::zeros(1_000_000).unwrap();
@@ -231,11 +239,7 @@ fn streams_run_work_while_the_host_goes_on() {
 /// A tuple result: one output array per field.
 #[vectorize(target = "cuda")]
 fn divmod(a: i32, b: i32) -> (i32, i32, bool) {
-    if b == 0 {
-        (0, 0, false)
-    } else {
-        (a.wrapping_div(b), a.wrapping_rem(b), true)
-    }
+    if b == 0 { (0, 0, false) } else { (a.wrapping_div(b), a.wrapping_rem(b), true) }
 }
 
 #[test]
@@ -356,13 +360,17 @@ fn device_results_are_ordered_across_threads_and_streams() {
     }
     let stream = gpu_runtime::default_device().unwrap().new_stream().unwrap();
     let y = add::launch_device(&stream, &x, &db).unwrap().wait().unwrap();
-    let expect: Vec<f32> = a.iter().zip(&b).map(|(v, w)| {
-        let mut t = add::scalar(*v, 0.0);
-        for _ in 0..10 {
-            t = add::scalar(t, 1.0);
-        }
-        add::scalar(t, *w)
-    }).collect();
+    let expect: Vec<f32> = a
+        .iter()
+        .zip(&b)
+        .map(|(v, w)| {
+            let mut t = add::scalar(*v, 0.0);
+            for _ in 0..10 {
+                t = add::scalar(t, 1.0);
+            }
+            add::scalar(t, *w)
+        })
+        .collect();
     assert_same("chain then another stream", &y.to_vec().unwrap(), &expect);
     // Sixteen threads writing into their own outputs from shared inputs.
     std::thread::scope(|s| {

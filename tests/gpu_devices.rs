@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use gpu_runtime::{vectorize, Device, DeviceVec, Error};
+use gpu_runtime::{Device, DeviceVec, Error, vectorize};
 
 #[vectorize(target = "cuda")]
 fn add(a: f32, b: f32) -> f32 {

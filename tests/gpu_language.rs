@@ -11,10 +11,10 @@ mod common;
 
 use std::cell::Cell;
 use std::fmt::Debug;
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use common::{inputs, Gen};
-use gpu_runtime::{vectorize, Error, SpecialMath};
+use common::{Gen, inputs};
+use gpu_runtime::{Error, SpecialMath, vectorize};
 
 const N: usize = 100_000;
 
@@ -110,7 +110,12 @@ fn catch<R>(f: impl FnOnce() -> R) -> Result<R, String> {
     QUIET.with(|q| q.set(true));
     let r = catch_unwind(AssertUnwindSafe(f));
     QUIET.with(|q| q.set(false));
-    r.map_err(|p| p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default())
+    r.map_err(|p| {
+        p.downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default()
+    })
 }
 
 /// Compares the GPU with the CPU results (`cpu[i]`, or the panic of element `i`). `gpu`
@@ -129,7 +134,9 @@ fn verify<R: Check>(
             match gpu(None) {
                 Err(Error::KernelFault { index, message, .. }) if index as usize == k && msg.starts_with(message) => {}
                 Err(e) => return Err(format!("{name}: the CPU panics first at element {k} ({msg}); the GPU: {e}")),
-                Ok(_) => return Err(format!("{name}: the CPU panics at element {k} ({msg}); the GPU returned results")),
+                Ok(_) => {
+                    return Err(format!("{name}: the CPU panics at element {k} ({msg}); the GPU returned results"));
+                }
             }
             (0..cpu.len()).filter(|&i| cpu[i].is_ok()).collect()
         }
@@ -476,7 +483,13 @@ fn every_function_of_the_language_matches_the_cpu() {
         }
     }
     println!("{} functions compared with the CPU on {N} elements each; {} differ", cases.len(), failures.len());
-    assert!(failures.is_empty(), "{} of {} functions differ from the CPU:\n{}", failures.len(), cases.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} functions differ from the CPU:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
 }
 
 /// The references themselves, on values known to many digits.

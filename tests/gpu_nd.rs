@@ -3,9 +3,9 @@
 
 mod common;
 
-use common::{assert_same, inputs, SameAs};
-use gpu_runtime::ndarray::{s, Array, Array1, Array2, Array3, ArrayD, IxDyn, Slice};
-use gpu_runtime::{vectorize, Error};
+use common::{SameAs, assert_same, inputs};
+use gpu_runtime::ndarray::{Array, Array1, Array2, Array3, ArrayD, IxDyn, Slice, s};
+use gpu_runtime::{Error, vectorize};
 
 #[vectorize(target = "cuda")]
 fn add(a: f32, b: f32) -> f32 {
@@ -54,7 +54,11 @@ fn every_layout_matches_the_cpu() {
         ("reversed", add::nd(a.slice(s![..;-1, ..]), &row), add::nd_cpu(a.slice(s![..;-1, ..]), &row)),
         ("sparse slice", add::nd(a.slice(s![..;7, 3..;11]), 1.0), add::nd_cpu(a.slice(s![..;7, 3..;11]), 1.0)),
         ("scalar", add::nd(2.0, &a), add::nd_cpu(2.0, &a)),
-        ("one element", add::nd(&Array2::from_elem((1, 1), 0.5f32), &a), add::nd_cpu(&Array2::from_elem((1, 1), 0.5f32), &a)),
+        (
+            "one element",
+            add::nd(&Array2::from_elem((1, 1), 0.5f32), &a),
+            add::nd_cpu(&Array2::from_elem((1, 1), 0.5f32), &a),
+        ),
     ];
     for (what, got, want) in &cases {
         same(what, got.as_ref().unwrap(), want.as_ref().unwrap());
@@ -65,7 +69,8 @@ fn every_layout_matches_the_cpu() {
     same("3-d", &add::nd(&cube, &plane).unwrap(), &add::nd_cpu(&cube, &plane).unwrap());
     // Nine axes that cannot merge: gathered on the host into one contiguous array.
     let big = Array::from_shape_vec(IxDyn(&[3; 9]), inputs(3usize.pow(9), 7)).unwrap();
-    let (even, tail) = (big.slice_each_axis(|_| Slice::new(0, None, 2)), big.slice_each_axis(|_| Slice::new(1, None, 1)));
+    let (even, tail) =
+        (big.slice_each_axis(|_| Slice::new(0, None, 2)), big.slice_each_axis(|_| Slice::new(1, None, 1)));
     assert_eq!((even.shape(), tail.shape()), (&[2; 9][..], &[2; 9][..]));
     same("9-d", &add::nd(even.view(), tail.view()).unwrap(), &add::nd_cpu(even.view(), tail.view()).unwrap());
     // Mixed types.

@@ -4,8 +4,8 @@
 
 mod common;
 
-use common::{assert_same, inputs, SameAs, Special};
-use gpu_runtime::{vectorize, Error};
+use common::{SameAs, Special, assert_same, inputs};
+use gpu_runtime::{Error, vectorize};
 
 const SIZES: [usize; 5] = [0, 1, 3, 1000, (1 << 20) + 7];
 
@@ -132,7 +132,11 @@ fn check2<A: Special, B: Special, R: SameAs>(
     }
 }
 
-fn check3<R: SameAs>(name: &str, gpu: impl Fn(&[f32], &[f32], &[f32]) -> gpu_runtime::Result<Vec<R>>, cpu: impl Fn(f32, f32, f32) -> R) {
+fn check3<R: SameAs>(
+    name: &str,
+    gpu: impl Fn(&[f32], &[f32], &[f32]) -> gpu_runtime::Result<Vec<R>>,
+    cpu: impl Fn(f32, f32, f32) -> R,
+) {
     for (k, &n) in SIZES.iter().enumerate() {
         let a: Vec<f32> = inputs(n, 41 + k as u64);
         let b: Vec<f32> = inputs(n, 51 + k as u64).into_iter().rev().collect();
@@ -269,5 +273,9 @@ fn hidden_devices_give_an_error() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success() && stdout.contains("1 passed"), "child failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "child failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -25,10 +25,10 @@
 //! in its body with their ids, and its definition.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{quote, ToTokens};
+use quote::{ToTokens, quote};
 use syn::parse::{Parse, ParseStream};
 
-use ptx_codegen::frontend::{external_callees, path_key, HelperDef};
+use ptx_codegen::frontend::{HelperDef, external_callees, path_key};
 
 /// One function of a closure.
 #[derive(Clone)]

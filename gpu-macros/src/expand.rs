@@ -1,11 +1,11 @@
 //! The tokens `#[vectorize]` expands to.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, ToTokens};
+use quote::{ToTokens, format_ident, quote};
 use syn::ext::IdentExt;
 
 use ptx_codegen::ir::RetType;
-use ptx_codegen::{frontend, CompiledKernel, Options, ScalarType, Target};
+use ptx_codegen::{CompiledKernel, Options, ScalarType, Target, frontend};
 
 use crate::chain;
 
@@ -159,10 +159,23 @@ fn finish_vectorize(
             let mut identity = options.identity.as_ref();
             let mut identity_error = TokenStream::new();
             if let (Some(e), false) = (identity, reducible) {
-                identity_error = syn::Error::new_spanned(e, "`identity` is for `name::reduce`, which exists for functions of the form `fn(T, T) -> T`").to_compile_error();
+                identity_error = syn::Error::new_spanned(
+                    e,
+                    "`identity` is for `name::reduce`, which exists for functions of the form `fn(T, T) -> T`",
+                )
+                .to_compile_error();
                 identity = None;
             }
-            let api = generate(func, generic, &params, Ret { slots: ret, tuple }, &instances, &closure, identity, options.target);
+            let api = generate(
+                func,
+                generic,
+                &params,
+                Ret { slots: ret, tuple },
+                &instances,
+                &closure,
+                identity,
+                options.target,
+            );
             quote! { #diagnostics #identity_error #api }
         }
         Err(_) => {
@@ -187,7 +200,10 @@ fn is_type_param(ty: &syn::Type, g: &syn::Ident) -> bool {
 
 /// The concrete functions to compile: the function itself, or, with `types(…)`, one copy
 /// per listed type with the type parameter replaced. Returns the type parameter too.
-fn instantiate<'a>(func: &'a syn::ItemFn, options: &Options) -> syn::Result<(Option<&'a syn::Ident>, Vec<(Option<ScalarType>, syn::ItemFn)>)> {
+fn instantiate<'a>(
+    func: &'a syn::ItemFn,
+    options: &Options,
+) -> syn::Result<(Option<&'a syn::Ident>, Vec<(Option<ScalarType>, syn::ItemFn)>)> {
     let generics = &func.sig.generics;
     if options.types.is_empty() {
         return Ok((None, vec![(None, func.clone())]));
@@ -199,7 +215,7 @@ fn instantiate<'a>(func: &'a syn::ItemFn, options: &Options) -> syn::Result<(Opt
             return Err(syn::Error::new_spanned(
                 if generics.params.is_empty() { func.sig.ident.to_token_stream() } else { generics.to_token_stream() },
                 "`types(…)` compiles a function with one type parameter for each listed type: write `fn f<T: Float>(x: T) -> T`",
-            ))
+            ));
         }
     };
     let instances = options
@@ -220,7 +236,9 @@ fn substitute(tokens: TokenStream, from: &syn::Ident, to: &str) -> TokenStream {
     tokens
         .into_iter()
         .map(|tt| match tt {
-            proc_macro2::TokenTree::Ident(i) if i == *from => proc_macro2::TokenTree::Ident(proc_macro2::Ident::new(to, i.span())),
+            proc_macro2::TokenTree::Ident(i) if i == *from => {
+                proc_macro2::TokenTree::Ident(proc_macro2::Ident::new(to, i.span()))
+            }
             proc_macro2::TokenTree::Group(g) => {
                 let mut n = proc_macro2::Group::new(g.delimiter(), substitute(g.stream(), from, to));
                 n.set_span(g.span());
@@ -235,9 +253,7 @@ fn substitute(tokens: TokenStream, from: &syn::Ident, to: &str) -> TokenStream {
 /// elsewhere do not add errors of their own.
 fn stubbed(func: &syn::ItemFn) -> syn::ItemFn {
     let mut plain = func.clone();
-    plain.block = Box::new(syn::parse_quote!({
-        ::core::unreachable!("this function did not compile for the GPU")
-    }));
+    plain.block = Box::new(syn::parse_quote!({ ::core::unreachable!("this function did not compile for the GPU") }));
     plain.attrs.push(syn::parse_quote!(#[allow(unused_variables, unused_mut, dead_code)]));
     plain
 }
@@ -285,7 +301,9 @@ pub fn device(args: TokenStream, item: TokenStream) -> TokenStream {
 pub fn device_define(input: TokenStream) -> TokenStream {
     let parsed = syn::parse2::<chain::ChainInput>(input).and_then(|c| {
         let (failed, keys, func) = syn::parse::Parser::parse2(
-            |p: syn::parse::ParseStream| Ok((p.parse::<syn::LitBool>()?.value, string_list(p)?, p.parse::<syn::ItemFn>()?)),
+            |p: syn::parse::ParseStream| {
+                Ok((p.parse::<syn::LitBool>()?.value, string_list(p)?, p.parse::<syn::ItemFn>()?))
+            },
             c.payload,
         )?;
         Ok((c.closures, failed, keys, func))
@@ -301,7 +319,12 @@ pub fn device_define(input: TokenStream) -> TokenStream {
 
 /// Checks a device function with the functions it calls and emits it (for the host) with
 /// its hidden module. `failed`: an error is already reported for it.
-fn finish_device(func: &syn::ItemFn, callees: Vec<(String, String)>, entries: Vec<chain::Entry>, failed: bool) -> TokenStream {
+fn finish_device(
+    func: &syn::ItemFn,
+    callees: Vec<(String, String)>,
+    entries: Vec<chain::Entry>,
+    failed: bool,
+) -> TokenStream {
     let mut errors = TokenStream::new();
     let ok = !failed && entries.iter().all(|e| e.ok) && {
         let helpers: Vec<frontend::HelperDef> = entries.iter().map(chain::Entry::helper).collect();
@@ -373,11 +396,7 @@ impl Ret {
     /// The result type, with `generic` for the type parameter's slots.
     fn tokens(&self, each: impl Fn(Slot) -> TokenStream) -> TokenStream {
         let each: Vec<TokenStream> = self.slots.iter().map(|s| each(*s)).collect();
-        if self.tuple {
-            quote!((#(#each,)*))
-        } else {
-            quote!(#(#each)*)
-        }
+        if self.tuple { quote!((#(#each,)*)) } else { quote!(#(#each)*) }
     }
 
     /// The type of the results on the host (`Vec<R>`, or a tuple of vectors) or on a
@@ -470,9 +489,8 @@ fn generate(
     if !all_compiled {
         // The body did not compile for the GPU and its errors are reported: rustc need not
         // report the same problems again in the host copy.
-        scalar_fn.block = Box::new(syn::parse_quote!({
-            ::core::unreachable!("this vectorized function did not compile")
-        }));
+        scalar_fn.block =
+            Box::new(syn::parse_quote!({ ::core::unreachable!("this vectorized function did not compile") }));
         scalar_fn.attrs.push(syn::parse_quote!(#[allow(unused_variables, unused_mut)]));
     }
     scalar_fn.vis = syn::parse_quote!(pub);
@@ -487,7 +505,12 @@ fn generate(
     let reducible = !ret.tuple && params.len() == 2 && params.iter().all(|t| *t == ret.slots[0]);
     let spec = |k: Option<&CompiledKernel>, ptx: TokenStream| {
         let (entry, error_flag, reduce_entry, strided_entry) = match k {
-            Some(k) => (k.abi.entry.clone(), k.abi.error_flag, k.abi.reduce_entry.clone().unwrap_or_default(), k.abi.strided_entry()),
+            Some(k) => (
+                k.abi.entry.clone(),
+                k.abi.error_flag,
+                k.abi.reduce_entry.clone().unwrap_or_default(),
+                k.abi.strided_entry(),
+            ),
             None => (String::new(), false, String::new(), String::new()),
         };
         quote! {
@@ -547,8 +570,11 @@ fn generate(
                 let t = inst.ty.expect("a generic function's instances have types");
                 let ty = scalar_tokens(t);
                 let upper = t.rust_name().to_uppercase();
-                let (ptx_name, ir_name, kernel_name) =
-                    (format_ident!("PTX_{}", upper), format_ident!("LLVM_IR_{}", upper), format_ident!("KERNEL_{}", upper));
+                let (ptx_name, ir_name, kernel_name) = (
+                    format_ident!("PTX_{}", upper),
+                    format_ident!("LLVM_IR_{}", upper),
+                    format_ident!("KERNEL_{}", upper),
+                );
                 let k = inst.compiled.as_ref();
                 let (ptx, llvm_ir) = k.map_or(("", ""), |k| (k.ptx.as_str(), k.llvm_ir.as_str()));
                 first.get_or_insert((ptx_name.clone(), ir_name.clone()));
@@ -591,7 +617,8 @@ fn generate(
                 });
             }
             let (first_ptx, first_ir) = first.expect("at least one type");
-            let element_params: Vec<TokenStream> = params.iter().map(|p| if *p == Slot::Generic { quote!(Self) } else { slot_tokens(*p) }).collect();
+            let element_params: Vec<TokenStream> =
+                params.iter().map(|p| if *p == Slot::Generic { quote!(Self) } else { slot_tokens(*p) }).collect();
             let element_ret = ret.tokens(|s| if s == Slot::Generic { quote!(Self) } else { slot_tokens(s) });
             let gpu_trait_items = if gpu {
                 quote! {
@@ -839,7 +866,8 @@ fn nd_api(a: NdApi<'_>) -> TokenStream {
     let NdApi { name_str, name_strs, idents, tys, ret, slot_tokens, out, generics, kernel, scalar_call, target } = a;
     let ret_ty = ret.tokens(slot_tokens);
     let nd_ty = ret.arrays(slot_tokens, quote!(::gpu_runtime::nd::ArrayD));
-    let (out_ty, out_conv) = ret.outs(slot_tokens, out, quote!('__o), quote!(::gpu_runtime::nd::NdOut), quote!(into_nd_out));
+    let (out_ty, out_conv) =
+        ret.outs(slot_tokens, out, quote!('__o), quote!(::gpu_runtime::nd::NdOut), quote!(into_nd_out));
     let arg_list = quote! { #(#idents: impl ::gpu_runtime::nd::NdArg<'__a, #tys>),* };
     let erased = quote! { [#(::gpu_runtime::nd::NdArg::into_nd(#idents).erase()),*] };
     let ks = 0..idents.len();
@@ -892,7 +920,8 @@ fn nd_api(a: NdApi<'_>) -> TokenStream {
 /// case) the slices are zipped, which rustc can vectorise; otherwise each argument is read
 /// by index (a broadcast scalar has the same value everywhere).
 fn host_loop(idents: &[&syn::Ident], scalar_call: &TokenStream, parallel: bool) -> TokenStream {
-    let (range, iter) = if parallel { (quote!((0..__n).into_par_iter()), quote!(par_iter)) } else { (quote!((0..__n)), quote!(iter)) };
+    let (range, iter) =
+        if parallel { (quote!((0..__n).into_par_iter()), quote!(par_iter)) } else { (quote!((0..__n)), quote!(iter)) };
     let by_index = quote! { #range.map(|__i| #scalar_call(#(#idents.get(__i)),*)).collect() };
     let Some((first, rest)) = idents.split_first() else { return by_index };
     let mut zipped = quote!(#first.#iter());

@@ -43,9 +43,13 @@ impl<'a, T: Scalar> ArgRef<'a, T> {
                 len: s.len(),
                 _borrow: PhantomData,
             },
-            ArgRef::Device(d) => {
-                ErasedArg::Device { ptr: d.ptr(), len: d.len(), size: std::mem::size_of::<T>(), device: d.device(), uses: d.uses() }
-            }
+            ArgRef::Device(d) => ErasedArg::Device {
+                ptr: d.ptr(),
+                len: d.len(),
+                size: std::mem::size_of::<T>(),
+                device: d.device(),
+                uses: d.uses(),
+            },
         }
     }
 
@@ -203,11 +207,7 @@ pub fn broadcast_len(function: &'static str, params: &[&'static str], lens: &[Op
         }
     }
     if mismatch {
-        let lengths = params
-            .iter()
-            .zip(lens)
-            .filter_map(|(name, len)| len.map(|l| (*name, l)))
-            .collect();
+        let lengths = params.iter().zip(lens).filter_map(|(name, len)| len.map(|l| (*name, l))).collect();
         return Err(Error::LengthMismatch { function, lengths });
     }
     Ok(n.unwrap_or(1))

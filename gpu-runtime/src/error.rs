@@ -1,8 +1,8 @@
 //! The one error type of the runtime. Nothing here panics on a machine without a GPU: every
 //! failure to find, use or fill a GPU is one of these values.
 
-use cudarc::driver::sys::CUresult;
 use cudarc::driver::DriverError;
+use cudarc::driver::sys::CUresult;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -59,12 +59,7 @@ pub enum Error {
 
     /// An output of `nd_into` whose shape is not the call's broadcast shape.
     #[error("`{function}`: `{out}` has shape {shape:?}, but the call's shape is {expected:?}")]
-    OutShape {
-        function: &'static str,
-        out: &'static str,
-        shape: Vec<usize>,
-        expected: Vec<usize>,
-    },
+    OutShape { function: &'static str, out: &'static str, shape: Vec<usize>, expected: Vec<usize> },
 
     /// Arguments of one call that live on different devices (data is never copied between
     /// devices behind your back).
@@ -76,7 +71,9 @@ pub enum Error {
     },
 
     /// `name::reduce` of no elements, for a function without an `identity`.
-    #[error("`{function}::reduce` of an empty array: give the function an identity (`#[vectorize(identity = …)]`) to reduce empty arrays")]
+    #[error(
+        "`{function}::reduce` of an empty array: give the function an identity (`#[vectorize(identity = …)]`) to reduce empty arrays"
+    )]
     EmptyReduce { function: &'static str },
 
     /// A range outside a device array.
@@ -95,12 +92,7 @@ pub enum Error {
 
     /// Any other error reported by the CUDA driver.
     #[error("CUDA driver error while {action}: {name} ({description})")]
-    Driver {
-        action: &'static str,
-        code: u32,
-        name: String,
-        description: String,
-    },
+    Driver { action: &'static str, code: u32, name: String, description: String },
 }
 
 fn describe_lengths(lengths: &[(&'static str, usize)]) -> String {
@@ -151,6 +143,9 @@ mod tests {
             "`add_gpu`: the slice arguments must have the same length, but `a` has 3 and `b` has 4 elements"
         );
         let e = Error::LengthMismatch { function: "f", lengths: vec![("x", 1), ("y", 2), ("z", 2)] };
-        assert_eq!(e.to_string(), "`f`: the slice arguments must have the same length, but `x` has 1, `y` has 2 and `z` has 2 elements");
+        assert_eq!(
+            e.to_string(),
+            "`f`: the slice arguments must have the same length, but `x` has 1, `y` has 2 and `z` has 2 elements"
+        );
     }
 }

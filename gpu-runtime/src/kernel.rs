@@ -9,11 +9,11 @@ use std::ffi::c_void;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::sys::CUdeviceptr;
-use cudarc::driver::{result, CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, result};
 use cudarc::nvrtc::Ptx;
 
-use crate::arg::{broadcast_len, ErasedArg};
-use crate::device::{default_device, Device};
+use crate::arg::{ErasedArg, broadcast_len};
+use crate::device::{Device, default_device};
 use crate::error::{Error, Result};
 use crate::memory::alloc_error;
 use crate::results::{OutSlot, Results};
@@ -133,15 +133,12 @@ impl Kernel {
             return Ok(l);
         }
         let inner = device.inner();
-        let module = inner
-            .ctx
-            .load_module(Ptx::from_src(self.spec.ptx))
-            .map_err(|e| match e.0 {
-                cudarc::driver::sys::CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION => {
-                    crate::device::driver_version().map_or_else(|err| err, |driver| Error::DriverTooOld { driver })
-                }
-                _ => Error::driver("loading the kernel's PTX", e),
-            })?;
+        let module = inner.ctx.load_module(Ptx::from_src(self.spec.ptx)).map_err(|e| match e.0 {
+            cudarc::driver::sys::CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION => {
+                crate::device::driver_version().map_or_else(|err| err, |driver| Error::DriverTooOld { driver })
+            }
+            _ => Error::driver("loading the kernel's PTX", e),
+        })?;
         let func = module.load_function(self.spec.entry).map_err(|e| Error::driver("finding the kernel entry", e))?;
         let grid_limit = |f: &CudaFunction| -> Result<u32> {
             let per_sm = f
@@ -153,14 +150,18 @@ impl Kernel {
         let reduce = if self.spec.reduce_entry.is_empty() {
             None
         } else {
-            let r = module.load_function(self.spec.reduce_entry).map_err(|e| Error::driver("finding the reduction entry", e))?;
+            let r = module
+                .load_function(self.spec.reduce_entry)
+                .map_err(|e| Error::driver("finding the reduction entry", e))?;
             let limit = grid_limit(&r)?;
             Some((r, limit))
         };
         let strided = if self.spec.strided_entry.is_empty() {
             None
         } else {
-            let f = module.load_function(self.spec.strided_entry).map_err(|e| Error::driver("finding the strided entry", e))?;
+            let f = module
+                .load_function(self.spec.strided_entry)
+                .map_err(|e| Error::driver("finding the strided entry", e))?;
             let limit = grid_limit(&f)?;
             Some((f, limit))
         };
@@ -230,7 +231,13 @@ impl Kernel {
     /// returns once its kernel is queued: `out_uses` (the device outputs) and the device
     /// arguments note an event after the kernel, which later uses from other streams wait
     /// for (see `usage.rs`). Any other call waits for its results.
-    pub unsafe fn execute(&self, plan: &Plan, args: &[ErasedArg<'_>], outs: &[ErasedOut], out_uses: &[&Uses]) -> Result<()> {
+    pub unsafe fn execute(
+        &self,
+        plan: &Plan,
+        args: &[ErasedArg<'_>],
+        outs: &[ErasedOut],
+        out_uses: &[&Uses],
+    ) -> Result<()> {
         let started = trace::enabled().then(std::time::Instant::now);
         let result = unsafe { self.execute_untraced(plan, args, outs, out_uses) };
         if let Some(t) = started {
@@ -240,7 +247,13 @@ impl Kernel {
     }
 
     /// [`Kernel::execute`]; says whether it waited for the GPU.
-    unsafe fn execute_untraced(&self, plan: &Plan, args: &[ErasedArg<'_>], outs: &[ErasedOut], out_uses: &[&Uses]) -> Result<bool> {
+    unsafe fn execute_untraced(
+        &self,
+        plan: &Plan,
+        args: &[ErasedArg<'_>],
+        outs: &[ErasedOut],
+        out_uses: &[&Uses],
+    ) -> Result<bool> {
         let stream = plan.device.stream().clone();
         if crate::pipeline::worth_it(plan.n, args, outs) {
             // The pipeline runs on streams of its own: device data it reads or writes must
@@ -301,7 +314,7 @@ impl Kernel {
                         code: 0,
                         name: "no strided entry".into(),
                         description: format!("`{}` was compiled without a strided entry", self.spec.name),
-                    })
+                    });
                 }
             },
         };
@@ -385,7 +398,8 @@ impl Kernel {
     pub unsafe fn call_host<R: Results>(&self, device: Option<&Device>, args: &[ErasedArg<'_>]) -> Result<R::Host> {
         let Some(plan) = self.plan(device, args, &[])? else { return Ok(R::host_with_capacity(0).0) };
         let (mut host, ptrs) = R::host_with_capacity(plan.n);
-        let outs: Vec<ErasedOut> = ptrs.into_iter().zip(R::sizes()).map(|(ptr, size)| ErasedOut::Host { ptr, size }).collect();
+        let outs: Vec<ErasedOut> =
+            ptrs.into_iter().zip(R::sizes()).map(|(ptr, size)| ErasedOut::Host { ptr, size }).collect();
         unsafe { self.execute(&plan, args, &outs, &[])? };
         // SAFETY: `execute` wrote `n` elements of each.
         unsafe { R::host_set_len(&mut host, plan.n) };
@@ -398,7 +412,10 @@ impl Kernel {
     /// As for [`Kernel::execute`], with `R` the kernel's result type.
     pub unsafe fn call_device<R: Results>(&self, device: Option<&Device>, args: &[ErasedArg<'_>]) -> Result<R::Device> {
         let Some(plan) = self.plan(device, args, &[])? else {
-            let device = match (device, args.iter().find_map(|a| if let ErasedArg::Device { device, .. } = a { Some(*device) } else { None })) {
+            let device = match (
+                device,
+                args.iter().find_map(|a| if let ErasedArg::Device { device, .. } = a { Some(*device) } else { None }),
+            ) {
                 (Some(d), _) | (None, Some(d)) => d.clone(),
                 (None, None) => default_device()?,
             };
@@ -407,7 +424,8 @@ impl Kernel {
         };
         // SAFETY: the kernel writes every element.
         let (out, ptrs) = unsafe { R::device_uninit(&plan.device, plan.device.stream(), plan.n)? };
-        let outs: Vec<ErasedOut> = ptrs.into_iter().zip(R::sizes()).map(|(ptr, size)| ErasedOut::Device { ptr, size }).collect();
+        let outs: Vec<ErasedOut> =
+            ptrs.into_iter().zip(R::sizes()).map(|(ptr, size)| ErasedOut::Device { ptr, size }).collect();
         unsafe { self.execute(&plan, args, &outs, &R::device_uses(&out))? };
         Ok(out)
     }
@@ -416,7 +434,12 @@ impl Kernel {
     ///
     /// # Safety
     /// As for [`Kernel::execute`], with `R` the kernel's result type.
-    pub unsafe fn call_into<'a, R: Results>(&self, device: Option<&Device>, args: &[ErasedArg<'a>], outs: R::Outs<'a>) -> Result<()> {
+    pub unsafe fn call_into<'a, R: Results>(
+        &self,
+        device: Option<&Device>,
+        args: &[ErasedArg<'a>],
+        outs: R::Outs<'a>,
+    ) -> Result<()> {
         let slots = R::out_slots(outs);
         let Some(plan) = self.plan(device, args, &slots)? else { return Ok(()) };
         unsafe { self.execute(&plan, args, &erase_slots::<R>(&slots), &slot_uses(&slots)) }
@@ -430,7 +453,12 @@ impl Kernel {
     ///
     /// # Safety
     /// `T` must be the kernel's element type.
-    pub unsafe fn reduce<T: Scalar>(&self, device: Option<&Device>, arg: ErasedArg<'_>, identity: Option<T>) -> Result<T> {
+    pub unsafe fn reduce<T: Scalar>(
+        &self,
+        device: Option<&Device>,
+        arg: ErasedArg<'_>,
+        identity: Option<T>,
+    ) -> Result<T> {
         let n = match arg {
             ErasedArg::Scalar { bits } => return Ok(T::from_bits(bits)),
             _ => arg.len().unwrap_or(0),
@@ -488,8 +516,17 @@ impl Kernel {
             words.extend(flag_ptr);
             let mut params: Vec<*mut c_void> = words.iter_mut().map(|w| (w as *mut u64).cast()).collect();
             // SAFETY: the reduction entry's parameters; the buffers outlive the sync below.
-            unsafe { result::launch_kernel(func.cu_function(), (grid, 1, 1), (BLOCK, 1, 1), 0, stream.cu_stream(), &mut params) }
-                .map_err(|e| Error::driver("launching the reduction", e))
+            unsafe {
+                result::launch_kernel(
+                    func.cu_function(),
+                    (grid, 1, 1),
+                    (BLOCK, 1, 1),
+                    0,
+                    stream.cu_stream(),
+                    &mut params,
+                )
+            }
+            .map_err(|e| Error::driver("launching the reduction", e))
         };
         // Every block gets at least one element, so no identity is needed on the device.
         let grid = n.div_ceil(BLOCK as usize).min(*max_grid as usize).max(1);
@@ -515,7 +552,11 @@ impl Kernel {
         }
         stream.synchronize().map_err(|e| Error::driver("running the reduction", e))?;
         if fault != u64::MAX {
-            return Err(Error::KernelFault { function: self.spec.name, index: fault >> 8, message: fault_message((fault & 0xff) as u32) });
+            return Err(Error::KernelFault {
+                function: self.spec.name,
+                index: fault >> 8,
+                message: fault_message((fault & 0xff) as u32),
+            });
         }
         if trace::enabled() {
             trace::call(self.spec.name, &plan, std::slice::from_ref(&arg), &[], None, &Ok(true));
@@ -531,12 +572,19 @@ impl Kernel {
     ///
     /// # Safety
     /// As for [`Kernel::execute`], with `R` the kernel's result type.
-    pub unsafe fn launch_host<'a, R: Results>(&self, stream: &'a Stream, args: &[ErasedArg<'a>]) -> Result<Pending<'a, R::Host>> {
-        let Some(plan) = self.plan(Some(stream.device()), args, &[])? else { return Ok(Pending::ready(R::host_with_capacity(0).0)) };
+    pub unsafe fn launch_host<'a, R: Results>(
+        &self,
+        stream: &'a Stream,
+        args: &[ErasedArg<'a>],
+    ) -> Result<Pending<'a, R::Host>> {
+        let Some(plan) = self.plan(Some(stream.device()), args, &[])? else {
+            return Ok(Pending::ready(R::host_with_capacity(0).0));
+        };
         let n = plan.n;
         let sizes = R::sizes();
         let pinned = sizes.iter().map(|size| PinnedBuffer::new(&plan.device, n * size)).collect::<Result<Vec<_>>>()?;
-        let outs: Vec<ErasedOut> = pinned.iter().zip(&sizes).map(|(p, &size)| ErasedOut::Host { ptr: p.ptr(), size }).collect();
+        let outs: Vec<ErasedOut> =
+            pinned.iter().zip(&sizes).map(|(p, &size)| ErasedOut::Host { ptr: p.ptr(), size }).collect();
         let queued = unsafe { self.enqueue(&plan, stream.cuda(), args, &outs, None, &[])? };
         if trace::enabled() {
             trace::call(self.spec.name, &plan, args, &outs, None, &Ok(false));
@@ -558,14 +606,19 @@ impl Kernel {
     ///
     /// # Safety
     /// As for [`Kernel::execute`], with `R` the kernel's result type.
-    pub unsafe fn launch_device<'a, R: Results>(&self, stream: &'a Stream, args: &[ErasedArg<'a>]) -> Result<Pending<'a, R::Device>> {
+    pub unsafe fn launch_device<'a, R: Results>(
+        &self,
+        stream: &'a Stream,
+        args: &[ErasedArg<'a>],
+    ) -> Result<Pending<'a, R::Device>> {
         let Some(plan) = self.plan(Some(stream.device()), args, &[])? else {
             // SAFETY: empty.
             return Ok(Pending::ready(unsafe { R::device_uninit(stream.device(), stream.cuda(), 0)? }.0));
         };
         // SAFETY: the kernel writes every element.
         let (out, ptrs) = unsafe { R::device_uninit(&plan.device, stream.cuda(), plan.n)? };
-        let outs: Vec<ErasedOut> = ptrs.into_iter().zip(R::sizes()).map(|(ptr, size)| ErasedOut::Device { ptr, size }).collect();
+        let outs: Vec<ErasedOut> =
+            ptrs.into_iter().zip(R::sizes()).map(|(ptr, size)| ErasedOut::Device { ptr, size }).collect();
         let queued = unsafe { self.enqueue(&plan, stream.cuda(), args, &outs, None, &[])? };
         if trace::enabled() {
             trace::call(self.spec.name, &plan, args, &outs, None, &Ok(false));
@@ -578,7 +631,12 @@ impl Kernel {
     ///
     /// # Safety
     /// As for [`Kernel::execute`], with `R` the kernel's result type.
-    pub unsafe fn launch_into<'a, R: Results>(&self, stream: &'a Stream, args: &[ErasedArg<'a>], outs: R::Outs<'a>) -> Result<Pending<'a, ()>> {
+    pub unsafe fn launch_into<'a, R: Results>(
+        &self,
+        stream: &'a Stream,
+        args: &[ErasedArg<'a>],
+        outs: R::Outs<'a>,
+    ) -> Result<Pending<'a, ()>> {
         let slots = R::out_slots(outs);
         let Some(plan) = self.plan(Some(stream.device()), args, &slots)? else { return Ok(Pending::ready(())) };
         let n = plan.n;
@@ -652,12 +710,17 @@ impl Kernel {
     }
 
     /// The results of a planned call in new host vectors (C order).
-    unsafe fn nd_host<R: Results>(&self, plan: &crate::nd::NdPlan, args: &[crate::nd::ErasedNd<'_>]) -> Result<R::Host> {
+    unsafe fn nd_host<R: Results>(
+        &self,
+        plan: &crate::nd::NdPlan,
+        args: &[crate::nd::ErasedNd<'_>],
+    ) -> Result<R::Host> {
         let (mut host, ptrs) = R::host_with_capacity(plan.n);
         if plan.n == 0 {
             return Ok(host);
         }
-        let outs: Vec<ErasedOut> = ptrs.into_iter().zip(R::sizes()).map(|(ptr, size)| ErasedOut::Host { ptr, size }).collect();
+        let outs: Vec<ErasedOut> =
+            ptrs.into_iter().zip(R::sizes()).map(|(ptr, size)| ErasedOut::Host { ptr, size }).collect();
         unsafe { self.run_nd(plan, args, &outs)? };
         // SAFETY: the launch wrote `n` elements of each.
         unsafe { R::host_set_len(&mut host, plan.n) };
@@ -666,7 +729,12 @@ impl Kernel {
 
     /// Uploads each array's span (or, for a sparse view, only the elements it reads) and
     /// launches the plain entry when every array is then contiguous, else the strided one.
-    unsafe fn run_nd(&self, plan: &crate::nd::NdPlan, args: &[crate::nd::ErasedNd<'_>], outs: &[ErasedOut]) -> Result<()> {
+    unsafe fn run_nd(
+        &self,
+        plan: &crate::nd::NdPlan,
+        args: &[crate::nd::ErasedNd<'_>],
+        outs: &[ErasedOut],
+    ) -> Result<()> {
         use crate::nd::ErasedNd;
         let dims = &plan.dims;
         // More merged axes than the strided entry takes: every array is gathered into a
@@ -692,14 +760,24 @@ impl Kernel {
                     let (bytes, st) = op.gather(dims, dense);
                     gathered.push(bytes);
                     let b = gathered.last().expect("pushed");
-                    let a = ErasedArg::Host { ptr: b.as_ptr(), bytes: b.len(), len: b.len() / op.size, _borrow: std::marker::PhantomData };
+                    let a = ErasedArg::Host {
+                        ptr: b.as_ptr(),
+                        bytes: b.len(),
+                        len: b.len() / op.size,
+                        _borrow: std::marker::PhantomData,
+                    };
                     (a, st, 0)
                 }
                 (ErasedNd::Host { .. }, Some(op)) => {
                     // The view's memory span as it is; the strides walk it on the device.
                     // SAFETY: the span lies in the borrowed view's allocation.
                     let start = unsafe { op.origin.offset(op.span.0 * op.size as isize) };
-                    let a = ErasedArg::Host { ptr: start, bytes: op.span_len() * op.size, len: op.span_len(), _borrow: std::marker::PhantomData };
+                    let a = ErasedArg::Host {
+                        ptr: start,
+                        bytes: op.span_len() * op.size,
+                        len: op.span_len(),
+                        _borrow: std::marker::PhantomData,
+                    };
                     (a, op.strides.clone(), op.span.0.unsigned_abs() as u64 * op.size as u64)
                 }
                 (ErasedNd::Host { .. }, None) => {
@@ -708,7 +786,7 @@ impl Kernel {
                         code: 0,
                         name: "inconsistent plan".into(),
                         description: format!("`{}`: an array argument was planned as a scalar", self.spec.name),
-                    })
+                    });
                 }
             };
             erased.push(arg);
@@ -716,7 +794,11 @@ impl Kernel {
             origins.push(origin);
         }
         let flat = dense
-            || (dims.len() <= 1 && erased.iter().zip(&strides).all(|(a, st)| matches!(a, ErasedArg::Scalar { .. }) || st.iter().all(|&s| s == 1)));
+            || (dims.len() <= 1
+                && erased
+                    .iter()
+                    .zip(&strides)
+                    .all(|(a, st)| matches!(a, ErasedArg::Scalar { .. }) || st.iter().all(|&s| s == 1)));
         let layout = StridedLayout { dims: if dense { vec![plan.n] } else { dims.clone() }, strides, origins };
         let device = default_device()?;
         let run = Plan { n: plan.n, device };
@@ -769,12 +851,20 @@ impl SendPtrs {
 /// # Safety
 /// `words` must follow the entry's parameter layout, and the memory they point to must
 /// stay valid until the work is finished.
-pub(crate) unsafe fn launch(func: &CudaFunction, max_grid: u32, stream: &Arc<CudaStream>, n: usize, words: &mut [u64]) -> Result<()> {
+pub(crate) unsafe fn launch(
+    func: &CudaFunction,
+    max_grid: u32,
+    stream: &Arc<CudaStream>,
+    n: usize,
+    words: &mut [u64],
+) -> Result<()> {
     let mut params: Vec<*mut c_void> = words.iter_mut().map(|w| (w as *mut u64).cast()).collect();
     let grid = n.div_ceil(BLOCK as usize).min(max_grid as usize * waves()).max(1) as u32;
     // SAFETY: the caller's promise.
-    unsafe { result::launch_kernel(func.cu_function(), (grid, 1, 1), (BLOCK, 1, 1), 0, stream.cu_stream(), &mut params) }
-        .map_err(|e| Error::driver("launching the kernel", e))
+    unsafe {
+        result::launch_kernel(func.cu_function(), (grid, 1, 1), (BLOCK, 1, 1), 0, stream.cu_stream(), &mut params)
+    }
+    .map_err(|e| Error::driver("launching the kernel", e))
 }
 
 /// How many times the blocks that fit on the device at once a launch may use (the
@@ -782,7 +872,9 @@ pub(crate) unsafe fn launch(func: &CudaFunction, max_grid: u32, stream: &Arc<Cud
 /// faster than one (bench, 2^28 elements); `GPU_VECTORIZE_WAVES` overrides it, for tuning.
 fn waves() -> usize {
     static WAVES: OnceLock<usize> = OnceLock::new();
-    *WAVES.get_or_init(|| std::env::var("GPU_VECTORIZE_WAVES").ok().and_then(|v| v.parse().ok()).filter(|&w| w > 0).unwrap_or(32))
+    *WAVES.get_or_init(|| {
+        std::env::var("GPU_VECTORIZE_WAVES").ok().and_then(|v| v.parse().ok()).filter(|&w| w > 0).unwrap_or(32)
+    })
 }
 
 /// Work queued on a stream, with the buffers it uses: they live until it is finished.
@@ -801,13 +893,23 @@ impl Queued {
         if let Some(f) = &self.fault {
             // A copy to pageable memory returns when it is done, so it also waits for the
             // work queued before it.
-            unsafe { result::memcpy_dtoh_async(std::slice::from_mut(&mut fault), f.device_ptr(&self.stream).0, self.stream.cu_stream()) }
-                .map_err(|e| Error::driver("reading the kernel's error flag", e))?;
+            unsafe {
+                result::memcpy_dtoh_async(
+                    std::slice::from_mut(&mut fault),
+                    f.device_ptr(&self.stream).0,
+                    self.stream.cu_stream(),
+                )
+            }
+            .map_err(|e| Error::driver("reading the kernel's error flag", e))?;
         }
         self.stream.synchronize().map_err(|e| Error::driver("running the kernel", e))?;
         drop(self.buffers);
         if fault != u64::MAX {
-            return Err(Error::KernelFault { function: self.function, index: fault >> 8, message: fault_message((fault & 0xff) as u32) });
+            return Err(Error::KernelFault {
+                function: self.function,
+                index: fault >> 8,
+                message: fault_message((fault & 0xff) as u32),
+            });
         }
         Ok(())
     }
@@ -848,8 +950,10 @@ pub(crate) mod trace {
         elapsed: Option<std::time::Duration>,
         result: &Result<bool>,
     ) {
-        let to_device: usize = args.iter().map(|a| if let ErasedArg::Host { bytes, .. } = a { *bytes } else { 0 }).sum();
-        let from_device: usize = outs.iter().map(|o| if let ErasedOut::Host { size, .. } = o { size * plan.n } else { 0 }).sum();
+        let to_device: usize =
+            args.iter().map(|a| if let ErasedArg::Host { bytes, .. } = a { *bytes } else { 0 }).sum();
+        let from_device: usize =
+            outs.iter().map(|o| if let ErasedOut::Host { size, .. } = o { size * plan.n } else { 0 }).sum();
         let device = plan.device.ordinal();
         let name = plan.device.name();
         let micros = elapsed.map_or(0, |d| d.as_micros() as u64);
@@ -866,7 +970,9 @@ pub(crate) mod trace {
                 waited = *waited,
                 "vectorized call on the GPU"
             ),
-            Err(e) => tracing::debug!(target: "gpu_runtime", function, device, elements = plan.n, error = %e, "vectorized call failed"),
+            Err(e) => {
+                tracing::debug!(target: "gpu_runtime", function, device, elements = plan.n, error = %e, "vectorized call failed")
+            }
         }
     }
 }

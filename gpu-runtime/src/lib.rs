@@ -43,20 +43,23 @@ mod memory;
 #[cfg(feature = "ndarray")]
 pub mod nd;
 mod pipeline;
-mod usage;
 mod results;
 mod scalar;
 mod special;
 mod stream;
+mod usage;
 
 pub use arg::{Arg, ArgRef, HostArg, Out, OutRef};
-pub use memory::{DeviceSlice, DeviceSliceMut, DeviceVec};
-pub use device::{default_device, device_count, devices, driver_version, is_available, set_default_device, Device, DeviceInfo, DEVICE_ENV};
+pub use device::{
+    DEVICE_ENV, Device, DeviceInfo, default_device, device_count, devices, driver_version, is_available,
+    set_default_device,
+};
 pub use error::{Error, Result};
 pub use float::Float;
-pub use gpu_macros::{device, vectorize};
 #[doc(hidden)]
 pub use gpu_macros::{__device_define, __vectorize_resume};
+pub use gpu_macros::{device, vectorize};
+pub use memory::{DeviceSlice, DeviceSliceMut, DeviceVec};
 pub use results::Results;
 pub use scalar::Scalar;
 pub use special::SpecialMath;
@@ -84,8 +87,8 @@ macro_rules! __if_ndarray {
 /// Used by the code `#[vectorize]` generates; not a stable API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::arg::{broadcast_len, ErasedArg};
+    pub use crate::arg::{ErasedArg, broadcast_len};
+    pub use crate::kernel::{ErasedOut, Kernel, KernelSpec, Plan, fault_message};
     pub use crate::results::cpu_into;
     pub use rayon;
-    pub use crate::kernel::{fault_message, ErasedOut, Kernel, KernelSpec, Plan};
 }

@@ -6,9 +6,9 @@ use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
 
 use cudarc::driver::sys::{CUdeviceptr, CUresult};
-use cudarc::driver::{result, CudaSlice, DevicePtr};
+use cudarc::driver::{CudaSlice, DevicePtr, result};
 
-use crate::device::{default_device, Device};
+use crate::device::{Device, default_device};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use crate::usage::Uses;
@@ -61,7 +61,11 @@ impl<T: Scalar> DeviceVec<T> {
 
     /// Like [`DeviceVec::uninit_on`], allocated in the order of `stream`'s work (and freed
     /// in it).
-    pub(crate) unsafe fn uninit_on_stream(device: &Device, stream: &std::sync::Arc<cudarc::driver::CudaStream>, len: usize) -> Result<DeviceVec<T>> {
+    pub(crate) unsafe fn uninit_on_stream(
+        device: &Device,
+        stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+        len: usize,
+    ) -> Result<DeviceVec<T>> {
         device.bind()?;
         // SAFETY: the caller writes every element before reading it.
         let buf = unsafe { stream.alloc::<T>(len.max(1)) }

@@ -10,8 +10,8 @@
 
 use std::marker::PhantomData;
 
-pub use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, IxDyn};
 use ndarray::{ArrayBase, ArrayView, ArrayViewMut, Data, DataMut, Dimension};
+pub use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, IxDyn};
 
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
@@ -172,7 +172,12 @@ unsafe impl Sync for NdPlan {}
 impl NdPlan {
     /// Plans a call of `function` (whose parameters are `names`) over `args`; `outs` are
     /// the shapes of the outputs written into, which must be the broadcast shape.
-    pub fn new(function: &'static str, names: &[&'static str], args: &[ErasedNd<'_>], outs: &[&[usize]]) -> Result<NdPlan> {
+    pub fn new(
+        function: &'static str,
+        names: &[&'static str],
+        args: &[ErasedNd<'_>],
+        outs: &[&[usize]],
+    ) -> Result<NdPlan> {
         let mut shapes: Vec<(&'static str, &[usize])> = Vec::new();
         for (name, arg) in names.iter().zip(args) {
             if let ErasedNd::Host { shape, .. } = arg {
@@ -217,7 +222,8 @@ impl NdPlan {
                 && full.iter().zip(&merged).all(|(f, m)| match f {
                     None => true,
                     Some((_, st, _)) => {
-                        let (&inner, &inner_extent) = (m.last().expect("same count as dims"), dims.last().expect("non-empty"));
+                        let (&inner, &inner_extent) =
+                            (m.last().expect("same count as dims"), dims.last().expect("non-empty"));
                         st[axis] == inner * inner_extent as isize
                     }
                 });
@@ -338,7 +344,12 @@ impl NdAt<'_> {
 
 /// Runs `f` at every element of a planned call on the host (split over threads with
 /// `parallel`), in C order.
-pub fn run_host<R: Send>(plan: &NdPlan, args: &[ErasedNd<'_>], parallel: bool, f: impl Fn(&NdAt<'_>) -> R + Sync) -> Vec<R> {
+pub fn run_host<R: Send>(
+    plan: &NdPlan,
+    args: &[ErasedNd<'_>],
+    parallel: bool,
+    f: impl Fn(&NdAt<'_>) -> R + Sync,
+) -> Vec<R> {
     use rayon::prelude::*;
     let scalars: Vec<u64> = args.iter().map(|a| if let ErasedNd::Scalar { bits } = a { *bits } else { 0 }).collect();
     let at = |index: usize| f(&NdAt { plan, scalars: &scalars, index });
@@ -378,7 +389,7 @@ pub fn host_nd_into<R: crate::Results>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ndarray::{s, Array, Array2};
+    use ndarray::{Array, Array2, s};
 
     fn erased<'a>(a: impl NdArg<'a, f32>) -> ErasedNd<'a> {
         a.into_nd().erase()

@@ -10,13 +10,13 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{result, CudaSlice, CudaStream, DevicePtr};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, result};
 use rayon::prelude::*;
 
 use crate::arg::ErasedArg;
 use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::kernel::{fault_message, launch, ErasedOut, Kernel, Plan};
+use crate::kernel::{ErasedOut, Kernel, Plan, fault_message, launch};
 use crate::memory::alloc_error;
 use crate::stream::PinnedBuffer;
 
@@ -45,7 +45,9 @@ pub(crate) struct Staging {
 impl Staging {
     pub(crate) fn new(device: &Device) -> Result<Staging> {
         let ctx = &device.inner().ctx;
-        let streams = (0..SLOTS).map(|_| ctx.new_stream().map_err(|e| Error::driver("creating a stream", e))).collect::<Result<_>>()?;
+        let streams = (0..SLOTS)
+            .map(|_| ctx.new_stream().map_err(|e| Error::driver("creating a stream", e)))
+            .collect::<Result<_>>()?;
         let faults = (0..SLOTS).map(|_| PinnedBuffer::new(device, 8)).collect::<Result<_>>()?;
         Ok(Staging { streams, buffers: Vec::new(), faults })
     }
@@ -130,7 +132,17 @@ impl Kernel {
                 .collect::<Result<_>>()?;
             Ok(HostSide { ptr, size, pinned: staging.take(device)?, device: device_buffers })
         };
-        let mut run = Run { n, chunk, args, outs, inputs: Vec::new(), outputs: Vec::new(), faults_dev: Vec::new(), pending: [None; SLOTS], fault: None };
+        let mut run = Run {
+            n,
+            chunk,
+            args,
+            outs,
+            inputs: Vec::new(),
+            outputs: Vec::new(),
+            faults_dev: Vec::new(),
+            pending: [None; SLOTS],
+            fault: None,
+        };
         let mut prepared: Result<()> = Ok(());
         for a in args {
             run.inputs.push(match *a {
@@ -175,7 +187,11 @@ impl Kernel {
         }
         outcome?;
         match run.fault {
-            Some(word) => Err(Error::KernelFault { function: self.spec().name, index: word >> 8, message: fault_message((word & 0xff) as u32) }),
+            Some(word) => Err(Error::KernelFault {
+                function: self.spec().name,
+                index: word >> 8,
+                message: fault_message((word & 0xff) as u32),
+            }),
             None => Ok(()),
         }
     }
@@ -212,8 +228,14 @@ impl Kernel {
                         let dst = side.device[s].device_ptr(stream).0;
                         // SAFETY: page-locked memory of `bytes` bytes, read by the copy
                         // before the slot is reused (the slot waits for its stream).
-                        unsafe { result::memcpy_htod_async(dst, std::slice::from_raw_parts(pinned, bytes), stream.cu_stream()) }
-                            .map_err(|e| Error::driver("copying an argument to the GPU", e))?;
+                        unsafe {
+                            result::memcpy_htod_async(
+                                dst,
+                                std::slice::from_raw_parts(pinned, bytes),
+                                stream.cu_stream(),
+                            )
+                        }
+                        .map_err(|e| Error::driver("copying an argument to the GPU", e))?;
                         words.extend([dst, 0]);
                     }
                     (ErasedArg::Host { .. }, None) => unreachable!("every host input has a side"),

@@ -4,8 +4,8 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::CudaStream;
+use cudarc::driver::sys::CUdeviceptr;
 
 use crate::arg::OutRef;
 use crate::device::Device;
@@ -54,7 +54,11 @@ pub trait Results: Copy + Send + Sync + 'static {
     ///
     /// # Safety
     /// Every element must be written before it is read.
-    unsafe fn device_uninit(device: &Device, stream: &Arc<CudaStream>, n: usize) -> Result<(Self::Device, Vec<CUdeviceptr>)>;
+    unsafe fn device_uninit(
+        device: &Device,
+        stream: &Arc<CudaStream>,
+        n: usize,
+    ) -> Result<(Self::Device, Vec<CUdeviceptr>)>;
 
     fn out_slots<'a>(outs: Self::Outs<'a>) -> Vec<OutSlot<'a>>;
 
@@ -141,7 +145,11 @@ impl<T: Scalar> Results for T {
         unsafe { host.set_len(n) }
     }
 
-    unsafe fn device_uninit(device: &Device, stream: &Arc<CudaStream>, n: usize) -> Result<(DeviceVec<T>, Vec<CUdeviceptr>)> {
+    unsafe fn device_uninit(
+        device: &Device,
+        stream: &Arc<CudaStream>,
+        n: usize,
+    ) -> Result<(DeviceVec<T>, Vec<CUdeviceptr>)> {
         // SAFETY: the caller's promise.
         let v = unsafe { DeviceVec::uninit_on_stream(device, stream, n)? };
         let p = v.ptr();

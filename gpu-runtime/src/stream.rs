@@ -10,7 +10,7 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use cudarc::driver::{result, CudaStream};
+use cudarc::driver::{CudaStream, result};
 
 use crate::device::Device;
 use crate::error::{Error, Result};
@@ -66,7 +66,8 @@ impl PinnedBuffer {
     pub(crate) fn new(device: &Device, bytes: usize) -> Result<PinnedBuffer> {
         device.bind()?;
         // SAFETY: a plain allocation of `bytes` (at least one) bytes.
-        let ptr = unsafe { result::malloc_host(bytes.max(1), 0) }.map_err(|e| Error::driver("allocating page-locked memory", e))?;
+        let ptr = unsafe { result::malloc_host(bytes.max(1), 0) }
+            .map_err(|e| Error::driver("allocating page-locked memory", e))?;
         Ok(PinnedBuffer { ptr: ptr.cast() })
     }
 

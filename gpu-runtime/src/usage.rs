@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
 
 use cudarc::driver::sys::{CUevent, CUevent_flags, CUevent_wait_flags, CUstream};
-use cudarc::driver::{result, CudaStream};
+use cudarc::driver::{CudaStream, result};
 
 use crate::device::Device;
 use crate::error::{Error, Result};
@@ -53,11 +53,13 @@ impl Event {
         let pooled = device.inner().events.0.lock().unwrap_or_else(|p| p.into_inner()).pop().map(|e| e.0);
         let event = match pooled {
             Some(e) => e,
-            None => result::event::create(CUevent_flags::CU_EVENT_DISABLE_TIMING).map_err(|e| Error::driver("creating an event", e))?,
+            None => result::event::create(CUevent_flags::CU_EVENT_DISABLE_TIMING)
+                .map_err(|e| Error::driver("creating an event", e))?,
         };
         let event = Event { event, device: device.clone() };
         // SAFETY: a live event and stream of the same context.
-        unsafe { result::event::record(event.event, stream.cu_stream()) }.map_err(|e| Error::driver("recording an event", e))?;
+        unsafe { result::event::record(event.event, stream.cu_stream()) }
+            .map_err(|e| Error::driver("recording an event", e))?;
         Ok(Arc::new(event))
     }
 }

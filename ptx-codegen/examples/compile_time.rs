@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use ptx_codegen::{compile_str, Options};
+use ptx_codegen::{Options, compile_str};
 
 fn main() {
     let kernels = [

@@ -2,20 +2,19 @@
 
 use std::sync::Once;
 
+use inkwell::OptimizationLevel;
 use inkwell::context::Context;
 use inkwell::module::Module;
 use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine, TargetTriple};
-use inkwell::OptimizationLevel;
 
 use crate::libdevice;
 
 pub const NVPTX_TRIPLE: &str = "nvptx64-nvidia-cuda";
 
 /// The GPU architectures LLVM 19's NVPTX backend can target, oldest first.
-pub const SUPPORTED_ARCHS: &[&str] = &[
-    "sm_70", "sm_72", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a",
-];
+pub const SUPPORTED_ARCHS: &[&str] =
+    &["sm_70", "sm_72", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a"];
 
 pub fn nvptx_target_machine(arch: &str) -> Result<TargetMachine, String> {
     static INIT: Once = Once::new();
@@ -37,7 +36,12 @@ pub struct Emitted {
 
 /// Verifies, links libdevice if the module calls into it, optimises (`default<O3>`) and
 /// emits `module` as PTX for `arch`. `kernels` are the entry symbols (all else is internal).
-pub fn emit_ptx<'ctx>(cx: &'ctx Context, module: &Module<'ctx>, arch: &str, kernels: &[&str]) -> Result<Emitted, String> {
+pub fn emit_ptx<'ctx>(
+    cx: &'ctx Context,
+    module: &Module<'ctx>,
+    arch: &str,
+    kernels: &[&str],
+) -> Result<Emitted, String> {
     let tm = nvptx_target_machine(arch)?;
     module.set_triple(&tm.get_triple());
     module.set_data_layout(&tm.get_target_data().get_data_layout());
@@ -50,9 +54,8 @@ pub fn emit_ptx<'ctx>(cx: &'ctx Context, module: &Module<'ctx>, arch: &str, kern
         .run_passes("default<O3>", &tm, PassBuilderOptions::create())
         .map_err(|e| format!("LLVM optimisation failed: {e}"))?;
     let llvm_ir = module.print_to_string().to_string();
-    let buf = tm
-        .write_to_memory_buffer(module, FileType::Assembly)
-        .map_err(|e| format!("LLVM could not emit PTX: {e}"))?;
+    let buf =
+        tm.write_to_memory_buffer(module, FileType::Assembly).map_err(|e| format!("LLVM could not emit PTX: {e}"))?;
     let ptx = renumber_call_sites(String::from_utf8_lossy(buf.as_slice()).trim_end_matches('\0'));
     Ok(Emitted { llvm_ir_unoptimized, llvm_ir, ptx })
 }

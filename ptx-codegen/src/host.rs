@@ -55,14 +55,25 @@ fn host_machine() -> Result<TargetMachine, String> {
     let triple = TargetMachine::get_default_triple();
     let target = Target::from_triple(&triple).map_err(|e| e.to_string())?;
     target
-        .create_target_machine(&triple, "generic", "", OptimizationLevel::Default, RelocMode::Default, CodeModel::JITDefault)
+        .create_target_machine(
+            &triple,
+            "generic",
+            "",
+            OptimizationLevel::Default,
+            RelocMode::Default,
+            CodeModel::JITDefault,
+        )
         .ok_or_else(|| "no host target machine".to_string())
 }
 
 /// Compiles `f` for the CPU (optimised with the same `default<O3>` pipeline as the PTX).
 /// `math` gives the address of a host function for each libdevice function it calls
 /// (`__nv_sinf` → an `extern "C" fn(f32) -> f32`).
-pub fn jit<'ctx>(cx: &'ctx Context, program: &Program, math: &dyn Fn(&str) -> Option<usize>) -> Result<HostFunction<'ctx>, String> {
+pub fn jit<'ctx>(
+    cx: &'ctx Context,
+    program: &Program,
+    math: &dyn Fn(&str) -> Option<usize>,
+) -> Result<HostFunction<'ctx>, String> {
     let module = cx.create_module("host");
     let error_flag = program.may_fail();
     let f = program.entry();
@@ -74,14 +85,21 @@ pub fn jit<'ctx>(cx: &'ctx Context, program: &Program, math: &dyn Fn(&str) -> Op
     module.verify().map_err(|e| e.to_string())?;
     module.run_passes("default<O3>", &tm, PassBuilderOptions::create()).map_err(|e| e.to_string())?;
     let engine = module.create_jit_execution_engine(OptimizationLevel::Default).map_err(|e| e.to_string())?;
-    for decl in module.get_functions().filter(|f| f.count_basic_blocks() == 0 && f.get_name().to_bytes().starts_with(b"__nv_")) {
+    for decl in
+        module.get_functions().filter(|f| f.count_basic_blocks() == 0 && f.get_name().to_bytes().starts_with(b"__nv_"))
+    {
         let name = decl.get_name().to_string_lossy();
         let addr = math(&name).ok_or_else(|| format!("no host implementation of {name}"))?;
         engine.add_global_mapping(&decl, addr);
     }
     // SAFETY: `eval` has exactly this signature (built by `add_eval`).
     let eval = unsafe { engine.get_function::<EvalFn>("eval") }.map_err(|e| e.to_string())?;
-    Ok(HostFunction { _engine: engine, eval, params: f.params.iter().map(|p| p.ty).collect(), rets: f.ret.scalars().to_vec() })
+    Ok(HostFunction {
+        _engine: engine,
+        eval,
+        params: f.params.iter().map(|p| p.ty).collect(),
+        rets: f.ret.scalars().to_vec(),
+    })
 }
 
 fn e<T>(r: Result<T, inkwell::builder::BuilderError>) -> Result<T, String> {
@@ -106,7 +124,9 @@ fn add_eval<'ctx>(
     );
     let mut call_args: Vec<BasicMetadataValueEnum> = Vec::new();
     for (i, p) in f.params.iter().enumerate() {
-        let slot = unsafe { e(b.build_in_bounds_gep(cx.i64_type(), args, &[cx.i64_type().const_int(i as u64, false)], "arg"))? };
+        let slot = unsafe {
+            e(b.build_in_bounds_gep(cx.i64_type(), args, &[cx.i64_type().const_int(i as u64, false)], "arg"))?
+        };
         let v = e(b.build_load(memory_type(cx, p.ty), slot, "v"))?;
         let v: BasicValueEnum = if p.ty == ScalarType::Bool {
             e(b.build_int_compare(IntPredicate::NE, v.into_int_value(), cx.i8_type().const_zero(), "b"))?.into()
@@ -123,8 +143,14 @@ fn add_eval<'ctx>(
     let rets = f.ret.scalars();
     for (k, t) in rets.iter().enumerate() {
         let v = if rets.len() == 1 { r } else { e(b.build_extract_value(r.into_struct_value(), k as u32, "result"))? };
-        let v: BasicValueEnum = if *t == ScalarType::Bool { e(b.build_int_z_extend(v.into_int_value(), cx.i8_type(), "byte"))?.into() } else { v };
-        let slot = unsafe { e(b.build_in_bounds_gep(cx.i64_type(), out, &[cx.i64_type().const_int(k as u64, false)], "out"))? };
+        let v: BasicValueEnum = if *t == ScalarType::Bool {
+            e(b.build_int_z_extend(v.into_int_value(), cx.i8_type(), "byte"))?.into()
+        } else {
+            v
+        };
+        let slot = unsafe {
+            e(b.build_in_bounds_gep(cx.i64_type(), out, &[cx.i64_type().const_int(k as u64, false)], "out"))?
+        };
         e(b.build_store(slot, cx.i64_type().const_zero()))?;
         e(b.build_store(slot, v))?;
     }

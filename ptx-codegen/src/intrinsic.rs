@@ -286,7 +286,9 @@ pub struct Signature {
 #[derive(Debug, PartialEq, Eq)]
 pub enum Lookup {
     /// The method exists, but not for this receiver (e.g. `abs` on `u32`).
-    WrongReceiver { receivers: Vec<&'static str> },
+    WrongReceiver {
+        receivers: Vec<&'static str>,
+    },
     Unknown,
 }
 
@@ -399,6 +401,8 @@ mod tests {
         assert_eq!(Intrinsic::Sin.libdevice_name(F32).as_deref(), Some("__nv_sinf"));
         assert_eq!(Intrinsic::Gamma.libdevice_name(F64).as_deref(), Some("__nv_tgamma"));
         assert_eq!(Intrinsic::Sqrt.libdevice_name(F32), None);
-        assert!(Intrinsic::Clamp.may_fail(F32) && Intrinsic::RemEuclid.may_fail(I32) && !Intrinsic::RemEuclid.may_fail(F64));
+        assert!(
+            Intrinsic::Clamp.may_fail(F32) && Intrinsic::RemEuclid.may_fail(I32) && !Intrinsic::RemEuclid.may_fail(F64)
+        );
     }
 }

@@ -131,9 +131,15 @@ pub struct Block {
 pub enum Stmt {
     /// `let x = init;` (`init` is `None` for `let x;`, which rustc only accepts when every
     /// path assigns before use).
-    Let { local: LocalId, init: Option<Expr> },
+    Let {
+        local: LocalId,
+        init: Option<Expr>,
+    },
     /// `let (a, _, c) = tuple;`: one local (or `_`) per element.
-    LetTuple { locals: Vec<Option<LocalId>>, init: Expr },
+    LetTuple {
+        locals: Vec<Option<LocalId>>,
+        init: Expr,
+    },
     Expr(Expr),
 }
 
@@ -150,7 +156,10 @@ pub enum Literal {
     Int(i128),
     /// A float literal, parsed once for each width (rounding the f64 parse to f32 could
     /// round twice); the expression's type says which one is meant.
-    Float { as_f64: f64, as_f32: f32 },
+    Float {
+        as_f64: f64,
+        as_f32: f32,
+    },
     Bool(bool),
 }
 
@@ -183,10 +192,7 @@ pub enum BinaryOp {
 
 impl BinaryOp {
     pub fn is_comparison(self) -> bool {
-        matches!(
-            self,
-            BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
-        )
+        matches!(self, BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge)
     }
 
     pub fn symbol(self) -> &'static str {
@@ -295,9 +301,7 @@ impl Function {
         visit_block(&self.body, &mut |e| {
             found |= match &e.kind {
                 ExprKind::Binary(op, _, rhs) | ExprKind::CompoundAssign(op, _, rhs) => {
-                    matches!(op, BinaryOp::Div | BinaryOp::Rem)
-                        && e_is_int(rhs)
-                        && !is_safe_divisor(rhs)
+                    matches!(op, BinaryOp::Div | BinaryOp::Rem) && e_is_int(rhs) && !is_safe_divisor(rhs)
                 }
                 ExprKind::Call(i, args) => args.first().and_then(|a| a.ty.scalar()).is_some_and(|t| i.may_fail(t)),
                 // `step_by(0)` panics in Rust.

@@ -73,21 +73,23 @@ pub fn compile_ir(program: &ir::Program, name: &str, options: &Options) -> Resul
     };
     let cx = Context::create();
     let module = cx.create_module(name);
-    let lowered = lower::lower_program(&cx, &module, program, &format!("{name}_scalar"), abi.error_flag, options.fastmath)
-        .and_then(|fns| {
-            let heavy = libdevice::needed(&module);
-            lower::lower_kernel_entry(&cx, &module, fns[0], &abi, false, heavy)?;
-            lower::lower_kernel_entry(&cx, &module, fns[0], &abi, true, heavy)?;
-            if let Some(r) = &abi.reduce_entry {
-                lower::lower_reduce_entry(&cx, &module, fns[0], abi.outputs[0], r, abi.error_flag, heavy)?;
-            }
-            Ok(())
-        });
+    let lowered =
+        lower::lower_program(&cx, &module, program, &format!("{name}_scalar"), abi.error_flag, options.fastmath)
+            .and_then(|fns| {
+                let heavy = libdevice::needed(&module);
+                lower::lower_kernel_entry(&cx, &module, fns[0], &abi, false, heavy)?;
+                lower::lower_kernel_entry(&cx, &module, fns[0], &abi, true, heavy)?;
+                if let Some(r) = &abi.reduce_entry {
+                    lower::lower_reduce_entry(&cx, &module, fns[0], abi.outputs[0], r, abi.error_flag, heavy)?;
+                }
+                Ok(())
+            });
     if let Err(e) = lowered {
         return Err(format!("internal compiler error while lowering `{name}`: {}", e.message));
     }
     let strided = abi.strided_entry();
-    let kernels: Vec<&str> = [abi.entry.as_str(), strided.as_str()].into_iter().chain(abi.reduce_entry.as_deref()).collect();
+    let kernels: Vec<&str> =
+        [abi.entry.as_str(), strided.as_str()].into_iter().chain(abi.reduce_entry.as_deref()).collect();
     let out = emit::emit_ptx(&cx, &module, &options.arch, &kernels)?;
     dump(name, &out)?;
     Ok(CompiledKernel { abi, ptx: out.ptx, llvm_ir: out.llvm_ir, llvm_ir_unoptimized: out.llvm_ir_unoptimized })

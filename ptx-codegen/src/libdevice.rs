@@ -47,7 +47,8 @@ fn library() -> Result<&'static Library, String> {
                  or point GPU_LIBDEVICE at libdevice.10.bc"
                     .to_string()
             })?;
-            let bitcode = std::fs::read(&path).map_err(|e| format!("cannot read libdevice at {}: {e}", path.display()))?;
+            let bitcode =
+                std::fs::read(&path).map_err(|e| format!("cannot read libdevice at {}: {e}", path.display()))?;
             let calls = {
                 let cx = Context::create();
                 let buf = MemoryBuffer::create_from_memory_range(&bitcode, "libdevice");

@@ -72,27 +72,28 @@ impl Options {
                         let v: syn::Expr = meta.value()?.parse()?;
                         match &v {
                             syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Bool(b), .. }) => opts.fastmath = b.value,
-                            _ => errors.push(syn::Error::new_spanned(v, "`fastmath` takes no value (`fastmath`), or `true` or `false`")),
+                            _ => errors.push(syn::Error::new_spanned(
+                                v,
+                                "`fastmath` takes no value (`fastmath`), or `true` or `false`",
+                            )),
                         }
                     } else {
                         opts.fastmath = true;
                     }
                     Ok(())
                 }
-                "types" => {
-                    meta.parse_nested_meta(|t| {
-                        let name = t.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
-                        match ScalarType::from_name(&name) {
-                            Some(ty) if !opts.types.contains(&ty) => opts.types.push(ty),
-                            Some(_) => errors.push(t.error(format!("`{name}` is listed twice"))),
-                            None => errors.push(t.error(format!(
-                                "`types` lists scalar types (f32, f64, i8 … u64, isize, usize, bool), not `{}`",
-                                crate::frontend::path_key(&t.path)
-                            ))),
-                        }
-                        Ok(())
-                    })
-                }
+                "types" => meta.parse_nested_meta(|t| {
+                    let name = t.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+                    match ScalarType::from_name(&name) {
+                        Some(ty) if !opts.types.contains(&ty) => opts.types.push(ty),
+                        Some(_) => errors.push(t.error(format!("`{name}` is listed twice"))),
+                        None => errors.push(t.error(format!(
+                            "`types` lists scalar types (f32, f64, i8 … u64, isize, usize, bool), not `{}`",
+                            crate::frontend::path_key(&t.path)
+                        ))),
+                    }
+                    Ok(())
+                }),
                 "identity" => {
                     opts.identity = Some(meta.value()?.parse()?);
                     Ok(())
@@ -106,7 +107,10 @@ impl Options {
                         let hint = suggestion(&v, SUPPORTED_ARCHS);
                         errors.push(syn::Error::new(
                             lit.span(),
-                            format!("unknown GPU architecture \"{v}\"{hint}; supported are {}", SUPPORTED_ARCHS.join(", ")),
+                            format!(
+                                "unknown GPU architecture \"{v}\"{hint}; supported are {}",
+                                SUPPORTED_ARCHS.join(", ")
+                            ),
                         ));
                     }
                     Ok(())
@@ -153,7 +157,6 @@ fn suggestion(given: &str, candidates: &[&str]) -> String {
         .map(|(_, c)| format!(" (did you mean `{c}`?)"))
         .unwrap_or_default()
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -112,9 +112,7 @@ pub fn release_supports(release: (u32, u32), arch: &str) -> bool {
 
 /// A `ptxas` that can assemble PTX for `arch`, if this machine has one.
 pub fn find_ptxas(arch: &str) -> Option<PathBuf> {
-    ptxas_candidates()
-        .into_iter()
-        .find(|p| ptxas_release(p).is_some_and(|r| release_supports(r, arch)))
+    ptxas_candidates().into_iter().find(|p| ptxas_release(p).is_some_and(|r| release_supports(r, arch)))
 }
 
 /// `libdevice.10.bc`: `GPU_LIBDEVICE` (a file), a CUDA toolkit, or the `nvidia-nvvm` wheel.

@@ -70,10 +70,7 @@ impl ScalarType {
     }
 
     pub fn is_signed_int(self) -> bool {
-        matches!(
-            self,
-            ScalarType::I8 | ScalarType::I16 | ScalarType::I32 | ScalarType::I64 | ScalarType::Isize
-        )
+        matches!(self, ScalarType::I8 | ScalarType::I16 | ScalarType::I32 | ScalarType::I64 | ScalarType::Isize)
     }
 
     pub fn is_unsigned_int(self) -> bool {
@@ -87,11 +84,7 @@ impl ScalarType {
             ScalarType::I8 | ScalarType::U8 => 8,
             ScalarType::I16 | ScalarType::U16 => 16,
             ScalarType::I32 | ScalarType::U32 | ScalarType::F32 => 32,
-            ScalarType::I64
-            | ScalarType::Isize
-            | ScalarType::U64
-            | ScalarType::Usize
-            | ScalarType::F64 => 64,
+            ScalarType::I64 | ScalarType::Isize | ScalarType::U64 | ScalarType::Usize | ScalarType::F64 => 64,
         }
     }
 

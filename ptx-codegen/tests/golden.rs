@@ -1,7 +1,7 @@
 //! Golden PTX of representative kernels (re-bless with `INSTA_UPDATE=always`, then review
 //! the diff like code), and the properties each must keep whatever LLVM does.
 
-use ptx_codegen::{compile_str, Options};
+use ptx_codegen::{Options, compile_str};
 
 /// The PTX of `src`, without its strided entry (the N-dimensional variant of the same
 /// loop, checked on its own below) to keep the snapshots readable.
@@ -81,7 +81,10 @@ fn integer_division_reports_the_first_failed_element() {
 
 #[test]
 fn f64_math_links_libdevice_and_inlines_it_into_the_kernel() {
-    let p = ptx("fn hyp(x: f64, y: f64) -> f64 { x.hypot(y).ln() }", &Options { arch: "sm_90".into(), ..Options::default() });
+    let p = ptx(
+        "fn hyp(x: f64, y: f64) -> f64 { x.hypot(y).ln() }",
+        &Options { arch: "sm_90".into(), ..Options::default() },
+    );
     assert!(p.contains(".target sm_90"), "{p}");
     // The entries are the kernel and its reduction (the strided entry is left out here).
     assert_eq!(p.matches(".entry").count(), 2);

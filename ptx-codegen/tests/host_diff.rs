@@ -8,13 +8,13 @@
 mod corpus;
 
 use std::cell::Cell;
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use corpus::{Bits, Native};
 use inkwell::context::Context;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
-use ptx_codegen::{frontend, host, ScalarType};
+use ptx_codegen::{ScalarType, frontend, host};
 
 type Reference = Box<dyn Fn(&[u64]) -> Vec<u64>>;
 
@@ -41,7 +41,10 @@ fn run_reference(r: &Reference, args: &[u64]) -> Result<Vec<u64>, String> {
     let out = catch_unwind(AssertUnwindSafe(|| r(args)));
     EXPECTING_PANIC.with(|e| e.set(false));
     out.map_err(|p| {
-        p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default()
+        p.downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default()
     })
 }
 
@@ -59,7 +62,20 @@ where
 
 macro_rules! int_specials {
     ($t:ty) => {
-        vec![0 as $t, 1, 2, 3, <$t>::MAX, <$t>::MIN, <$t>::MAX - 1, <$t>::MIN.wrapping_add(1), (0 as $t).wrapping_sub(1), 7, 64, 100]
+        vec![
+            0 as $t,
+            1,
+            2,
+            3,
+            <$t>::MAX,
+            <$t>::MIN,
+            <$t>::MAX - 1,
+            <$t>::MIN.wrapping_add(1),
+            (0 as $t).wrapping_sub(1),
+            7,
+            64,
+            100,
+        ]
     };
 }
 
@@ -101,7 +117,6 @@ enum Compare {
     Exact,
     /// `min`/`max`: Rust leaves the sign of a zero result unspecified for `+0` vs `-0`.
     ZeroSignFree,
-
 }
 
 fn same(t: ScalarType, got: u64, want: u64, how: Compare) -> bool {
@@ -143,7 +158,10 @@ fn check(name: &str, src: &str, reference: &Reference, how: Compare, cases: u32)
         match run_reference(reference, &args) {
             Ok(want) => {
                 if fault != 0 {
-                    return Err(TestCaseError::fail(format!("{name}({}) raised fault {fault}, Rust returns {want:?}", shown.join(", "))));
+                    return Err(TestCaseError::fail(format!(
+                        "{name}({}) raised fault {fault}, Rust returns {want:?}",
+                        shown.join(", ")
+                    )));
                 }
                 for (k, t) in jit.rets.iter().enumerate() {
                     if !same(*t, got[k], want[k], how) {
@@ -164,7 +182,7 @@ fn check(name: &str, src: &str, reference: &Reference, how: Compare, cases: u32)
                         return Err(TestCaseError::fail(format!(
                             "{name}({}): Rust panics with {msg:?}, the lowering gives fault {fault} and {got:?}",
                             shown.join(", "),
-                        )))
+                        )));
                     }
                 }
             }
@@ -410,11 +428,8 @@ fn every_method_matches_rust() {
     let mut checked = 0;
     for (name, reference) in &refs {
         let (_, src) = sources.iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("no corpus function {name}"));
-        let how = if name.starts_with("min_f") || name.starts_with("max_f") {
-            Compare::ZeroSignFree
-        } else {
-            Compare::Exact
-        };
+        let how =
+            if name.starts_with("min_f") || name.starts_with("max_f") { Compare::ZeroSignFree } else { Compare::Exact };
         check(name, src, reference, how, 200);
         checked += 1;
     }

@@ -6,7 +6,7 @@ mod corpus;
 use std::path::PathBuf;
 use std::process::Command;
 
-use ptx_codegen::{compile_str, toolkit, Options};
+use ptx_codegen::{Options, compile_str, toolkit};
 
 fn assemble_all(arch: &str) {
     let ptxas = toolkit::find_ptxas(arch).unwrap_or_else(|| {

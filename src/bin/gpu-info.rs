@@ -6,7 +6,7 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use gpu_runtime::{vectorize, Device, DeviceInfo, DeviceVec, Error};
+use gpu_runtime::{Device, DeviceInfo, DeviceVec, Error, vectorize};
 
 #[vectorize(target = "cuda")]
 fn self_test(a: f32, b: f32) -> f32 {
@@ -54,7 +54,8 @@ fn run_self_test(device: &Device) -> gpu_runtime::Result<SelfTest> {
 fn kernel_driver() -> Option<String> {
     let text = std::fs::read_to_string("/proc/driver/nvidia/version").ok()?;
     let line = text.lines().next()?;
-    let version = line.split_whitespace().find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()) && w.contains('.'))?;
+    let version =
+        line.split_whitespace().find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()) && w.contains('.'))?;
     Some(version.to_string())
 }
 
@@ -73,8 +74,12 @@ fn json_str(s: &str) -> String {
 
 fn explain(e: &Error) -> &'static str {
     match e {
-        Error::NoDriver => "libcuda.so, the NVIDIA driver's CUDA library, is not installed or not on the loader's path: install the NVIDIA driver (and on a container host, the NVIDIA container toolkit)",
-        Error::NoDevice => "the driver sees no CUDA device: check `nvidia-smi`, and that CUDA_VISIBLE_DEVICES does not hide every device",
+        Error::NoDriver => {
+            "libcuda.so, the NVIDIA driver's CUDA library, is not installed or not on the loader's path: install the NVIDIA driver (and on a container host, the NVIDIA container toolkit)"
+        }
+        Error::NoDevice => {
+            "the driver sees no CUDA device: check `nvidia-smi`, and that CUDA_VISIBLE_DEVICES does not hide every device"
+        }
         Error::DriverTooOld { .. } => "update the NVIDIA driver",
         _ => "see the error above",
     }
@@ -87,11 +92,17 @@ fn main() -> ExitCode {
         Ok(x) => x,
         Err(e) => {
             if json {
-                println!("{{\"ok\": false, \"error\": {}, \"fix\": {}}}", json_str(&e.to_string()), json_str(explain(&e)));
+                println!(
+                    "{{\"ok\": false, \"error\": {}, \"fix\": {}}}",
+                    json_str(&e.to_string()),
+                    json_str(explain(&e))
+                );
             } else {
                 println!("no GPU to use: {e}");
                 println!("what to do: {}", explain(&e));
-                println!("vectorized functions still run on the CPU: `name::cpu(...)`, or `target = \"cpu\"` / `\"parallel\"`");
+                println!(
+                    "vectorized functions still run on the CPU: `name::cpu(...)`, or `target = \"cpu\"` / `\"parallel\"`"
+                );
             }
             return ExitCode::from(2);
         }
@@ -139,7 +150,12 @@ fn main() -> ExitCode {
             devices.join(", ")
         );
     } else {
-        println!("NVIDIA driver {} (CUDA {}.{})", kernel_driver.as_deref().unwrap_or("(version not shown by this system)"), cuda.0, cuda.1);
+        println!(
+            "NVIDIA driver {} (CUDA {}.{})",
+            kernel_driver.as_deref().unwrap_or("(version not shown by this system)"),
+            cuda.0,
+            cuda.1
+        );
         for (i, t) in &rows {
             let gib = |b: usize| b as f64 / (1u64 << 30) as f64;
             println!(

@@ -32,7 +32,21 @@ pub trait Special: Sized + Copy {
 
 impl Special for f32 {
     fn specials() -> Vec<f32> {
-        vec![0.0, -0.0, 1.0, -1.0, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, f32::MIN_POSITIVE, 1e-40, f32::MAX, f32::MIN, 0.1, 3.5]
+        vec![
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::MIN_POSITIVE,
+            1e-40,
+            f32::MAX,
+            f32::MIN,
+            0.1,
+            3.5,
+        ]
     }
     fn random(g: &mut Gen) -> f32 {
         if g.next_u64() % 8 == 0 { f32::from_bits(g.next_u64() as u32) } else { wide_float(g) as f32 }
@@ -41,7 +55,21 @@ impl Special for f32 {
 
 impl Special for f64 {
     fn specials() -> Vec<f64> {
-        vec![0.0, -0.0, 1.0, -1.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, f64::MIN_POSITIVE, 1e-310, f64::MAX, f64::MIN, 0.1, 3.5]
+        vec![
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::MIN_POSITIVE,
+            1e-310,
+            f64::MAX,
+            f64::MIN,
+            0.1,
+            3.5,
+        ]
     }
     fn random(g: &mut Gen) -> f64 {
         wide_float(g)
@@ -123,6 +151,12 @@ pub fn assert_same<T: SameAs>(what: &str, got: &[T], want: &[T]) {
     assert_eq!(got.len(), want.len(), "{what}: length");
     let bad: Vec<usize> = (0..got.len()).filter(|&i| !got[i].same_as(want[i])).collect();
     if let Some(&i) = bad.first() {
-        panic!("{what}: {} of {} elements differ; first at {i}: got {:?}, want {:?}", bad.len(), got.len(), got[i], want[i]);
+        panic!(
+            "{what}: {} of {} elements differ; first at {i}: got {:?}, want {:?}",
+            bad.len(),
+            got.len(),
+            got[i],
+            want[i]
+        );
     }
 }

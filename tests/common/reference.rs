@@ -1,5 +1,5 @@
 //! Host references where Rust's own result is not the one to match.
-//! 
+//!
 //! - `asinh`, `acosh`, `atanh`: the standard library computes these with short formulas
 //!   that lose up to 10^4 ulps near ±1 and overflow to infinity for huge arguments; the GPU
 //!   (libdevice) stays within a few ulps. The reference is fdlibm's careful formulation.

@@ -74,8 +74,14 @@ mod tests {
 
     #[test]
     fn finds_calls_to_the_rest_of_the_crate() {
-        assert_eq!(callees("fn f(x: f32) -> f32 { x.sqrt() + f32::max(x, 1.0) + SpecialMath::erf(x) }"), Vec::<String>::new());
-        assert_eq!(callees("fn f(x: f32) -> f32 { smooth(x) + utils::clip(smooth(x)) + crate::a::b(x) }"), ["smooth", "utils::clip", "crate::a::b"]);
+        assert_eq!(
+            callees("fn f(x: f32) -> f32 { x.sqrt() + f32::max(x, 1.0) + SpecialMath::erf(x) }"),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            callees("fn f(x: f32) -> f32 { smooth(x) + utils::clip(smooth(x)) + crate::a::b(x) }"),
+            ["smooth", "utils::clip", "crate::a::b"]
+        );
         assert_eq!(callees("fn f(x: f32) -> f32 { fn inner(v: f32) -> f32 { outer(v) } inner(x) }"), ["outer"]);
         assert_eq!(callees("fn f(x: f64) -> f64 { std::primitive::f64::abs(x) }"), Vec::<String>::new());
     }

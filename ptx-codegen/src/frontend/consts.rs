@@ -63,8 +63,25 @@ pub fn math(t: ScalarType, name: &str) -> Option<(ScalarType, Literal)> {
         return None;
     }
     table!(
-        PI, TAU, E, SQRT_2, FRAC_1_SQRT_2, LN_2, LN_10, LOG2_E, LOG10_E, LOG2_10, LOG10_2, FRAC_PI_2,
-        FRAC_PI_3, FRAC_PI_4, FRAC_PI_6, FRAC_PI_8, FRAC_1_PI, FRAC_2_PI, FRAC_2_SQRT_PI
+        PI,
+        TAU,
+        E,
+        SQRT_2,
+        FRAC_1_SQRT_2,
+        LN_2,
+        LN_10,
+        LOG2_E,
+        LOG10_E,
+        LOG2_10,
+        LOG10_2,
+        FRAC_PI_2,
+        FRAC_PI_3,
+        FRAC_PI_4,
+        FRAC_PI_6,
+        FRAC_PI_8,
+        FRAC_1_PI,
+        FRAC_2_PI,
+        FRAC_2_SQRT_PI
     )
 }
 
@@ -92,8 +109,14 @@ mod tests {
 
     #[test]
     fn spellings() {
-        assert_eq!(path("f32::MAX"), Some((ScalarType::F32, Literal::Float { as_f64: f32::MAX as f64, as_f32: f32::MAX })));
-        assert_eq!(path("std::f64::consts::PI").unwrap().1, Literal::Float { as_f64: std::f64::consts::PI, as_f32: std::f64::consts::PI as f32 });
+        assert_eq!(
+            path("f32::MAX"),
+            Some((ScalarType::F32, Literal::Float { as_f64: f32::MAX as f64, as_f32: f32::MAX }))
+        );
+        assert_eq!(
+            path("std::f64::consts::PI").unwrap().1,
+            Literal::Float { as_f64: std::f64::consts::PI, as_f32: std::f64::consts::PI as f32 }
+        );
         assert_eq!(path("core::f32::consts::TAU").unwrap().0, ScalarType::F32);
         assert_eq!(path("f64::consts::E").unwrap().0, ScalarType::F64);
         assert_eq!(path("i8::MIN"), Some((ScalarType::I8, Literal::Int(-128))));

@@ -158,7 +158,8 @@ impl InferTable {
             (_, Some(VarKind::Float)) => "{float}".into(),
             (Type::Unit, _) => "()".into(),
             (Type::Tuple(i), _) => {
-                let parts: Vec<String> = self.tuples[i as usize].clone().into_iter().map(|e| self.describe(e)).collect();
+                let parts: Vec<String> =
+                    self.tuples[i as usize].clone().into_iter().map(|e| self.describe(e)).collect();
                 if parts.len() == 1 { format!("({},)", parts[0]) } else { format!("({})", parts.join(", ")) }
             }
             (Type::Never, _) => "!".into(),

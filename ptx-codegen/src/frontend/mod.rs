@@ -14,11 +14,11 @@ use proc_macro2::Span;
 use quote::ToTokens;
 use syn::spanned::Spanned;
 
-use crate::ir::{
-    BinaryOp, Block, Expr, ExprKind, FnId, ForRange, Function, Literal, Local, LocalId, LogicalOp,
-    LoopId, Param, Program, RetType, Stmt, Type, UnaryOp,
-};
 use crate::intrinsic::{self, Lookup};
+use crate::ir::{
+    BinaryOp, Block, Expr, ExprKind, FnId, ForRange, Function, Literal, Local, LocalId, LogicalOp, LoopId, Param,
+    Program, RetType, Stmt, Type, UnaryOp,
+};
 use crate::ty::ScalarType;
 pub use callees::{external_callees, path_key};
 use infer::{InferTable, VarKind};
@@ -41,11 +41,16 @@ pub fn check_function(item: &syn::ItemFn) -> Result<Program, syn::Error> {
 /// Checks a vectorized function and the helpers it calls, and produces the program's
 /// kernel IR or all its errors combined. `entry_callees` maps the paths the function calls
 /// (as written, e.g. `"utils::smooth"`) to helper ids.
-pub fn check_program(entry: &syn::ItemFn, entry_callees: &[(String, String)], helpers: &[HelperDef]) -> Result<Program, syn::Error> {
+pub fn check_program(
+    entry: &syn::ItemFn,
+    entry_callees: &[(String, String)],
+    helpers: &[HelperDef],
+) -> Result<Program, syn::Error> {
     let mut cx = Checker::default();
     cx.functions = vec![None; helpers.len() + 1];
     cx.sigs = vec![None; helpers.len() + 1];
-    let ids: Vec<(String, FnId)> = helpers.iter().enumerate().map(|(i, h)| (h.id.clone(), FnId(i as u32 + 1))).collect();
+    let ids: Vec<(String, FnId)> =
+        helpers.iter().enumerate().map(|(i, h)| (h.id.clone(), FnId(i as u32 + 1))).collect();
     let scope_of = |callees: &[(String, String)]| ItemScope {
         fns: callees
             .iter()
@@ -71,7 +76,9 @@ pub fn check_program(entry: &syn::ItemFn, entry_callees: &[(String, String)], he
     }
     let functions = std::mem::take(&mut cx.functions).into_iter().collect::<Option<Vec<_>>>();
     let tuples = std::mem::take(&mut cx.program_tuples);
-    functions.map(|functions| Program { functions, tuples }).ok_or_else(|| syn::Error::new_spanned(&entry.sig.ident, "internal compiler error: a function was not checked"))
+    functions
+        .map(|functions| Program { functions, tuples })
+        .ok_or_else(|| syn::Error::new_spanned(&entry.sig.ident, "internal compiler error: a function was not checked"))
 }
 
 /// Checks a function whose calls of `external` paths (functions defined elsewhere, whose
@@ -130,16 +137,12 @@ struct FnState {
 
 /// What the scalar types of a signature are, without checking the body: the macro needs
 /// them to generate the call wrapper even when the body has errors.
-pub fn signature_types(
-    sig: &syn::Signature,
-) -> Result<(Vec<ScalarType>, RetType), syn::Error> {
+pub fn signature_types(sig: &syn::Signature) -> Result<(Vec<ScalarType>, RetType), syn::Error> {
     let mut cx = Checker::default();
     let (params, ret) = cx.signature(sig);
     match (cx.errors.is_empty(), ret) {
         (true, Some(ret)) => Ok((params.iter().map(|p| p.ty).collect(), ret)),
-        _ => Err(cx.combined_errors().unwrap_or_else(|| {
-            syn::Error::new_spanned(&sig.ident, "invalid signature")
-        })),
+        _ => Err(cx.combined_errors().unwrap_or_else(|| syn::Error::new_spanned(&sig.ident, "invalid signature"))),
     }
 }
 
@@ -251,11 +254,13 @@ impl Checker {
         let SpanRange(first, last) = span.into();
         let ends: proc_macro2::TokenStream = [first, last]
             .into_iter()
-            .map(|s| proc_macro2::TokenTree::Punct({
-                let mut p = proc_macro2::Punct::new('.', proc_macro2::Spacing::Alone);
-                p.set_span(s);
-                p
-            }))
+            .map(|s| {
+                proc_macro2::TokenTree::Punct({
+                    let mut p = proc_macro2::Punct::new('.', proc_macro2::Spacing::Alone);
+                    p.set_span(s);
+                    p
+                })
+            })
             .collect();
         self.errors.push(syn::Error::new_spanned(ends, msg));
     }
@@ -332,7 +337,10 @@ impl Checker {
                         let mut members: Vec<u32> = p.iter().map(|(f, _)| f.0).collect();
                         members.sort_unstable();
                         if reported.insert(members) {
-                            let chain: Vec<String> = std::iter::once(FnId(start as u32)).chain(p.iter().map(|(f, _)| *f)).map(|f| format!("`{}`", name(self, f))).collect();
+                            let chain: Vec<String> = std::iter::once(FnId(start as u32))
+                                .chain(p.iter().map(|(f, _)| *f))
+                                .map(|f| format!("`{}`", name(self, f)))
+                                .collect();
                             let msg = format!(
                                 "recursion is not supported on the GPU: {} (a kernel has no call stack to grow); rewrite it as a loop",
                                 chain.join(" calls ")
@@ -402,7 +410,10 @@ impl Checker {
             self.error(a, "`async fn` cannot be vectorized: a vectorized function is a plain scalar function that runs once per element");
         }
         if let Some(u) = &sig.unsafety {
-            self.error(u, "`unsafe fn` cannot be vectorized: the kernel language has no unsafe operations, so drop `unsafe`");
+            self.error(
+                u,
+                "`unsafe fn` cannot be vectorized: the kernel language has no unsafe operations, so drop `unsafe`",
+            );
         }
         if let Some(abi) = &sig.abi {
             self.error(abi, "a vectorized function cannot declare an ABI (`extern`): remove it");
@@ -452,7 +463,8 @@ impl Checker {
             syn::ReturnType::Type(_, ty) => match strip_parens(ty) {
                 // Several results: a tuple of scalars (each an output array).
                 syn::Type::Tuple(t) if !t.elems.is_empty() => {
-                    let elems: Vec<Option<ScalarType>> = t.elems.iter().map(|e| self.scalar_type(e, TypeUse::TupleElement)).collect();
+                    let elems: Vec<Option<ScalarType>> =
+                        t.elems.iter().map(|e| self.scalar_type(e, TypeUse::TupleElement)).collect();
                     elems.into_iter().collect::<Option<Vec<_>>>().map(RetType::Tuple)
                 }
                 _ => self.scalar_type(ty, TypeUse::Return).map(RetType::Scalar),
@@ -485,7 +497,10 @@ impl Checker {
                 None
             }
             _ => {
-                self.error(pat, format!("this pattern is not supported in a {what}: bind a single name (`x` or `mut x`)"));
+                self.error(
+                    pat,
+                    format!("this pattern is not supported in a {what}: bind a single name (`x` or `mut x`)"),
+                );
                 None
             }
         }
@@ -505,12 +520,7 @@ impl Checker {
     }
 
     fn lookup(&self, name: &str) -> Option<LocalId> {
-        self.scopes
-            .iter()
-            .rev()
-            .flat_map(|s| s.iter().rev())
-            .find(|(n, _)| n == name)
-            .map(|(_, id)| *id)
+        self.scopes.iter().rev().flat_map(|s| s.iter().rev()).find(|(n, _)| n == name).map(|(_, id)| *id)
     }
 
     fn scalar_type(&mut self, ty: &syn::Type, usage: TypeUse) -> Option<ScalarType> {
@@ -578,19 +588,31 @@ impl Checker {
     /// Declares and checks a block's nested `fn`s and `const`s; returns whether it pushed
     /// an item scope.
     fn block_items(&mut self, b: &syn::Block) -> bool {
-        let fns: Vec<&syn::ItemFn> = b.stmts.iter().filter_map(|s| match s {
-            syn::Stmt::Item(syn::Item::Fn(f)) => Some(f),
-            _ => None,
-        }).collect();
-        let consts: Vec<&syn::ItemConst> = b.stmts.iter().filter_map(|s| match s {
-            syn::Stmt::Item(syn::Item::Const(c)) => Some(c),
-            _ => None,
-        }).collect();
+        let fns: Vec<&syn::ItemFn> = b
+            .stmts
+            .iter()
+            .filter_map(|s| match s {
+                syn::Stmt::Item(syn::Item::Fn(f)) => Some(f),
+                _ => None,
+            })
+            .collect();
+        let consts: Vec<&syn::ItemConst> = b
+            .stmts
+            .iter()
+            .filter_map(|s| match s {
+                syn::Stmt::Item(syn::Item::Const(c)) => Some(c),
+                _ => None,
+            })
+            .collect();
         // A `static` is reported (see `item_stmt`); its name is bound quietly.
-        let statics: Vec<&syn::ItemStatic> = b.stmts.iter().filter_map(|s| match s {
-            syn::Stmt::Item(syn::Item::Static(c)) => Some(c),
-            _ => None,
-        }).collect();
+        let statics: Vec<&syn::ItemStatic> = b
+            .stmts
+            .iter()
+            .filter_map(|s| match s {
+                syn::Stmt::Item(syn::Item::Static(c)) => Some(c),
+                _ => None,
+            })
+            .collect();
         if fns.is_empty() && consts.is_empty() && statics.is_empty() {
             return false;
         }
@@ -616,10 +638,15 @@ impl Checker {
         }
         // The block's own variables are not in scope yet (items are checked first), but a
         // nested function that names one deserves the same explanation.
-        let block_vars: Vec<String> = b.stmts.iter().filter_map(|s| match s {
-            syn::Stmt::Local(l) => Some(syntax::pattern_names(&l.pat).into_iter().map(|(n, _)| n)),
-            _ => None,
-        }).flatten().collect();
+        let block_vars: Vec<String> = b
+            .stmts
+            .iter()
+            .filter_map(|s| match s {
+                syn::Stmt::Local(l) => Some(syntax::pattern_names(&l.pat).into_iter().map(|(n, _)| n)),
+                _ => None,
+            })
+            .flatten()
+            .collect();
         let added = block_vars.len();
         self.outer_locals.extend(block_vars);
         for (k, f) in fns.iter().enumerate() {
@@ -737,7 +764,9 @@ impl Checker {
             // Checked when the block is entered.
             syn::Item::Fn(_) | syn::Item::Const(_) => return,
             syn::Item::Static(_) => "`static` items are not supported in a vectorized function: use a `const`",
-            syn::Item::Use(_) => "`use` inside a vectorized function is not supported: refer to the scalar types and methods directly",
+            syn::Item::Use(_) => {
+                "`use` inside a vectorized function is not supported: refer to the scalar types and methods directly"
+            }
             _ => "items cannot be declared inside a vectorized function",
         };
         self.error(item, what);
@@ -909,13 +938,23 @@ impl Checker {
                     };
                 }
                 let msg = if self.outer_locals.contains(&name) {
-                    format!("`{name}` is a variable of the function around this one: as in Rust, a nested function cannot use it; pass it as an argument")
+                    format!(
+                        "`{name}` is a variable of the function around this one: as in Rust, a nested function cannot use it; pass it as an argument"
+                    )
                 } else if consts::math(ScalarType::F64, &name).is_some() {
-                    format!("cannot find `{name}` in this vectorized function: write the constant's full path, `std::f32::consts::{name}` or `std::f64::consts::{name}`")
-                } else if name.len() > 1 && name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_') {
-                    format!("cannot find `{name}` in this vectorized function: it cannot see constants defined outside it; define the constant inside the function (`const {name}: f32 = …;`) or pass the value as an argument")
+                    format!(
+                        "cannot find `{name}` in this vectorized function: write the constant's full path, `std::f32::consts::{name}` or `std::f64::consts::{name}`"
+                    )
+                } else if name.len() > 1
+                    && name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+                {
+                    format!(
+                        "cannot find `{name}` in this vectorized function: it cannot see constants defined outside it; define the constant inside the function (`const {name}: f32 = …;`) or pass the value as an argument"
+                    )
                 } else {
-                    format!("cannot find `{name}` in this vectorized function: it can use its parameters, the variables it declares and the constants of the scalar types (`f32::MAX`, `std::f64::consts::PI`)")
+                    format!(
+                        "cannot find `{name}` in this vectorized function: it can use its parameters, the variables it declares and the constants of the scalar types (`f32::MAX`, `std::f64::consts::PI`)"
+                    )
                 };
                 self.error(ident, msg);
                 return self.error_expr(span);
@@ -974,7 +1013,8 @@ impl Checker {
             syn::Expr::Path(p) if p.qself.is_none() => Some(&p.path),
             _ => None,
         };
-        let segments: Vec<String> = path.map(|p| p.segments.iter().map(|s| s.ident.to_string()).collect()).unwrap_or_default();
+        let segments: Vec<String> =
+            path.map(|p| p.segments.iter().map(|s| s.ident.to_string()).collect()).unwrap_or_default();
         let mut args: Vec<(Expr, &syn::Expr)> = c.args.iter().map(|a| (self.expr(a), a)).collect();
         let callee = syntax::render_tokens(c.func.to_token_stream());
         if let Some(id) = path.filter(|_| !has_generic_args(path)).and_then(|_| self.lookup_fn(&callee)) {
@@ -1004,7 +1044,10 @@ impl Checker {
                     if self.infer.unify(recv.ty, Type::Scalar(t)).is_err() {
                         let found = self.infer.describe(recv.ty);
                         let hint = conversion_hint(recv_src, &found, t.rust_name());
-                        self.error(recv_src, format!("mismatched types: `{callee}` takes a `{t}`, found `{found}`{hint}"));
+                        self.error(
+                            recv_src,
+                            format!("mismatched types: `{callee}` takes a `{t}`, found `{found}`{hint}"),
+                        );
                         return self.error_expr(span);
                     }
                 }
@@ -1033,7 +1076,10 @@ impl Checker {
         if args.len() != sig.params.len() {
             let n = sig.params.len();
             let plural = if n == 1 { "" } else { "s" };
-            self.error_at(SpanRange::of(c), format!("`{callee}` takes {n} argument{plural}, but {} were given", args.len()));
+            self.error_at(
+                SpanRange::of(c),
+                format!("`{callee}` takes {n} argument{plural}, but {} were given", args.len()),
+            );
             return self.error_expr(span);
         }
         let mut checked = Vec::with_capacity(args.len());
@@ -1050,7 +1096,14 @@ impl Checker {
     }
 
     /// A built-in method on `recv` with `args` (after the receiver).
-    fn builtin_call(&mut self, name: &str, recv: Expr, args: Vec<(Expr, &syn::Expr)>, range: SpanRange, name_tokens: &dyn ToTokens) -> Expr {
+    fn builtin_call(
+        &mut self,
+        name: &str,
+        recv: Expr,
+        args: Vec<(Expr, &syn::Expr)>,
+        range: SpanRange,
+        name_tokens: &dyn ToTokens,
+    ) -> Expr {
         let span = range.0;
         let t = match self.infer.shallow(recv.ty) {
             Type::Scalar(t) => t,
@@ -1061,7 +1114,9 @@ impl Checker {
                         "can't call method `{name}` on ambiguous numeric type `{}`: give the value a type, e.g. a suffixed literal (`2.0_f32`) or `let x: f32 = …;`",
                         self.infer.describe(ty)
                     ),
-                    _ => format!("type annotations needed before calling `{name}`: give the value a type, e.g. `let x: f32 = …;`"),
+                    _ => format!(
+                        "type annotations needed before calling `{name}`: give the value a type, e.g. `let x: f32 = …;`"
+                    ),
                 };
                 self.error(name_tokens, msg);
                 return self.error_expr(span);
@@ -1088,7 +1143,10 @@ impl Checker {
         if args.len() != sig.args.len() {
             let n = sig.args.len();
             let plural = if n == 1 { "" } else { "s" };
-            self.error_at(range, format!("`{t}::{name}` takes {n} argument{plural} besides the receiver, but {} were given", args.len()));
+            self.error_at(
+                range,
+                format!("`{t}::{name}` takes {n} argument{plural} besides the receiver, but {} were given", args.len()),
+            );
             return self.error_expr(span);
         }
         let mut all = vec![recv];
@@ -1104,13 +1162,24 @@ impl Checker {
     }
 
     /// `a op b` where `a` and `b` must have the same type (arithmetic, bitwise, comparison).
-    fn same_type_operands(&mut self, op: BinaryOp, lhs: &Expr, rhs: &Expr, l: &syn::Expr, r: &syn::Expr, span: SpanRange) -> Type {
+    fn same_type_operands(
+        &mut self,
+        op: BinaryOp,
+        lhs: &Expr,
+        rhs: &Expr,
+        l: &syn::Expr,
+        r: &syn::Expr,
+        span: SpanRange,
+    ) -> Type {
         match self.infer.unify(lhs.ty, rhs.ty) {
             Ok(t) => t,
             Err(()) => {
                 let (lt, rt) = (self.infer.describe(lhs.ty), self.infer.describe(rhs.ty));
                 let hint = operand_mismatch_hint(l, r, &lt, &rt, op);
-                self.error_at(span, format!("mismatched types: cannot apply `{}` to `{lt}` and `{rt}`{hint}", op.symbol()));
+                self.error_at(
+                    span,
+                    format!("mismatched types: cannot apply `{}` to `{lt}` and `{rt}`{hint}", op.symbol()),
+                );
                 Type::Error
             }
         }
@@ -1156,7 +1225,15 @@ impl Checker {
     }
 
     /// Types `lhs op rhs` and returns the result type.
-    fn check_operands(&mut self, op: BinaryOp, lhs: &Expr, rhs: &Expr, l: &syn::Expr, r: &syn::Expr, span: SpanRange) -> Type {
+    fn check_operands(
+        &mut self,
+        op: BinaryOp,
+        lhs: &Expr,
+        rhs: &Expr,
+        l: &syn::Expr,
+        r: &syn::Expr,
+        span: SpanRange,
+    ) -> Type {
         let sym = op.symbol();
         match op {
             BinaryOp::Shl | BinaryOp::Shr => {
@@ -1188,7 +1265,10 @@ impl Checker {
             let hint = if found == "()" {
                 String::new()
             } else {
-                format!(": Rust does not treat numbers as conditions, so compare explicitly, e.g. `{} != 0`", render(src))
+                format!(
+                    ": Rust does not treat numbers as conditions, so compare explicitly, e.g. `{} != 0`",
+                    render(src)
+                )
             };
             self.error(src, format!("mismatched types: {what} must be `bool`, found `{found}`{hint}"));
         }
@@ -1200,7 +1280,9 @@ impl Checker {
         match u.op {
             syn::UnOp::Neg(_) => {
                 // `-5` and `-1.5` are literals of their own (so `-128i8` fits).
-                if let syn::Expr::Lit(syn::ExprLit { lit: lit @ (syn::Lit::Int(_) | syn::Lit::Float(_)), .. }) = &*u.expr {
+                if let syn::Expr::Lit(syn::ExprLit { lit: lit @ (syn::Lit::Int(_) | syn::Lit::Float(_)), .. }) =
+                    &*u.expr
+                {
                     let e = self.lit(lit, true, range);
                     self.require(e.ty, Require::Negatable, range);
                     return e;
@@ -1357,7 +1439,10 @@ impl Checker {
             let body = self.expr(&arm.body);
             if self.infer.unify(result_ty, body.ty).is_err() {
                 let (a, b) = (self.infer.describe(result_ty), self.infer.describe(body.ty));
-                self.error(&arm.body, format!("`match` arms have different types: `{a}` and `{b}`; every arm must produce the same type"));
+                self.error(
+                    &arm.body,
+                    format!("`match` arms have different types: `{a}` and `{b}`; every arm must produce the same type"),
+                );
                 // Reported once: the match has no type the rest may disagree with.
                 result_ty = Type::Error;
             }
@@ -1385,7 +1470,11 @@ impl Checker {
                 Some(c) if i < last || has_guard => {
                     let els = chain.unwrap_or_else(|| self.mk(ExprKind::Unreachable, Type::Never, bspan));
                     let cspan = c.span;
-                    let test = self.mk(ExprKind::Block(Block { stmts: binds, tail: Some(Box::new(c)) }), Type::Scalar(ScalarType::Bool), cspan);
+                    let test = self.mk(
+                        ExprKind::Block(Block { stmts: binds, tail: Some(Box::new(c)) }),
+                        Type::Scalar(ScalarType::Bool),
+                        cspan,
+                    );
                     let then = Block { stmts: Vec::new(), tail: then.tail };
                     self.mk(ExprKind::If { cond: Box::new(test), then, els: Some(Box::new(els)) }, result_ty, bspan)
                 }
@@ -1444,7 +1533,9 @@ impl Checker {
                     conds.push(compare(self, op, hi_e));
                 }
                 self.require(st, Require::Int("a range pattern"), SpanRange::of(r));
-                conds.into_iter().reduce(|a, b| self.mk(ExprKind::Logical(LogicalOp::And, Box::new(a), Box::new(b)), bool_ty, span))
+                conds
+                    .into_iter()
+                    .reduce(|a, b| self.mk(ExprKind::Logical(LogicalOp::And, Box::new(a), Box::new(b)), bool_ty, span))
             }
             syn::Pat::Or(o) => {
                 let mut conds = Vec::new();
@@ -1463,7 +1554,9 @@ impl Checker {
                 if always {
                     return None;
                 }
-                conds.into_iter().reduce(|a, b| self.mk(ExprKind::Logical(LogicalOp::Or, Box::new(a), Box::new(b)), bool_ty, span))
+                conds
+                    .into_iter()
+                    .reduce(|a, b| self.mk(ExprKind::Logical(LogicalOp::Or, Box::new(a), Box::new(b)), bool_ty, span))
             }
             _ => {
                 self.error(pat, "this pattern is not supported: a `match` in a vectorized function takes literals (`3`, `true`), ranges (`1..=9`), constants (`i32::MAX`), `|`, `_` and bindings (`n`, `n @ 1..=9`)");
@@ -1475,7 +1568,9 @@ impl Checker {
     /// A range pattern's bound: a literal (possibly negative) or a constant path.
     fn pattern_bound(&mut self, e: &syn::Expr) -> Expr {
         match e {
-            syn::Expr::Lit(_) | syn::Expr::Path(_) | syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Neg(_), .. }) => self.expr(e),
+            syn::Expr::Lit(_) | syn::Expr::Path(_) | syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Neg(_), .. }) => {
+                self.expr(e)
+            }
             _ => self.unsupported(e, "a range pattern's bounds are literals or constants such as `i32::MAX`"),
         }
     }
@@ -1514,7 +1609,10 @@ impl Checker {
         let span = w.span();
         let cond = match &*w.cond {
             syn::Expr::Let(l) => {
-                self.error(l, "`while let` is not supported in a vectorized function: use `while` with a `bool` condition");
+                self.error(
+                    l,
+                    "`while let` is not supported in a vectorized function: use `while` with a `bool` condition",
+                );
                 self.error_expr(l.span())
             }
             c => {
@@ -1562,7 +1660,8 @@ impl Checker {
         let body = self.loop_body(&f.body);
         self.loops.pop();
         self.scopes.pop();
-        let range = ForRange { var, start: Box::new(start), end: Box::new(end), inclusive, reverse, step: step.map(Box::new) };
+        let range =
+            ForRange { var, start: Box::new(start), end: Box::new(end), inclusive, reverse, step: step.map(Box::new) };
         self.mk(ExprKind::For { id, range, body }, Type::Unit, span)
     }
 
@@ -1599,7 +1698,10 @@ impl Checker {
                 let k = self.expr(&m.args[0]);
                 if self.infer.unify(k.ty, Type::Scalar(ScalarType::Usize)).is_err() {
                     let found = self.infer.describe(k.ty);
-                    self.error(&m.args[0], format!("mismatched types: `step_by` takes a `usize`, found `{found}` (write `k as usize`)"));
+                    self.error(
+                        &m.args[0],
+                        format!("mismatched types: `step_by` takes a `usize`, found `{found}` (write `k as usize`)"),
+                    );
                 }
                 Some((s, e2, inc, rev, Some(k)))
             }
@@ -1645,7 +1747,10 @@ impl Checker {
             (Some(v), LoopKind::Loop) => {
                 if self.infer.unify(vt, v.ty).is_err() {
                     let (want, found) = (self.infer.describe(vt), self.infer.describe(v.ty));
-                    self.error(b.expr.as_ref().unwrap(), format!("mismatched types: this `loop` breaks with `{want}` elsewhere, found `{found}`"));
+                    self.error(
+                        b.expr.as_ref().unwrap(),
+                        format!("mismatched types: this `loop` breaks with `{want}` elsewhere, found `{found}`"),
+                    );
                 }
             }
             (Some(_), _) => {
@@ -1702,9 +1807,15 @@ impl Checker {
                 Type::Scalar(_) | Type::Error | Type::Tuple(_) => {}
                 Type::Infer(_) | Type::Never => {
                     // A variable that is never given a value of known type.
-                    self.error_at(l.span, format!("type annotations needed: give `{}` a type, e.g. `let {}: f32 = …`", l.name, l.name));
+                    self.error_at(
+                        l.span,
+                        format!("type annotations needed: give `{}` a type, e.g. `let {}: f32 = …`", l.name, l.name),
+                    );
                 }
-                Type::Unit => self.error_at(l.span, format!("`{}` holds `()`: a variable in a vectorized function must hold a scalar", l.name)),
+                Type::Unit => self.error_at(
+                    l.span,
+                    format!("`{}` holds `()`: a variable in a vectorized function must hold a scalar", l.name),
+                ),
             }
             locals.push(Local { name: l.name, ty, mutable: l.mutable });
         }
@@ -1741,7 +1852,9 @@ impl Checker {
     fn check_obligation(&mut self, t: Type, req: &Require, span: SpanRange) {
         let Type::Scalar(s) = t else {
             match (t, req) {
-                (Type::Unit, Require::Comparable | Require::Numeric(_)) => self.error_at(span, "`()` has no value to compute with"),
+                (Type::Unit, Require::Comparable | Require::Numeric(_)) => {
+                    self.error_at(span, "`()` has no value to compute with")
+                }
                 (Type::Tuple(_), _) => {
                     let what = match req {
                         Require::Numeric(op) | Require::IntOrBool(op) => format!("`{op}`"),
@@ -1753,7 +1866,12 @@ impl Checker {
                         Require::Fits(_) => return,
                     };
                     let shown = self.infer.describe(t);
-                    self.error_at(span, format!("{what} does not apply to the tuple `{shown}`: apply it to its elements (`t.0`, `t.1`, …)"));
+                    self.error_at(
+                        span,
+                        format!(
+                            "{what} does not apply to the tuple `{shown}`: apply it to its elements (`t.0`, `t.1`, …)"
+                        ),
+                    );
                 }
                 _ => {} // errors and unknowns are reported elsewhere
             }
@@ -1771,14 +1889,13 @@ impl Checker {
             Require::IntOrBool(op) if s.is_float() => {
                 Some(format!("cannot apply `{op}` to `{s}`: bitwise operators need an integer or `bool`"))
             }
-            Require::Int(what) if !s.is_int() => {
-                Some(format!("{what} needs an integer type, found `{s}`"))
-            }
+            Require::Int(what) if !s.is_int() => Some(format!("{what} needs an integer type, found `{s}`")),
             // A negative literal of an unsigned type is reported by `Negatable`.
             Require::Fits(v) if *v < 0 && s.is_unsigned_int() => None,
             Require::Fits(v) => {
                 let (lo, hi) = s.int_range().unwrap_or((i128::MIN, i128::MAX));
-                (*v < lo || *v > hi).then(|| format!("literal out of range for `{s}`: `{v}` does not fit in {lo}..={hi}"))
+                (*v < lo || *v > hi)
+                    .then(|| format!("literal out of range for `{s}`: `{v}` does not fit in {lo}..={hi}"))
             }
             Require::CastTo(to) => cast_problem(s, *to),
             Require::Matchable if s.is_float() => Some(format!(
@@ -1794,7 +1911,9 @@ impl Checker {
     fn resolve_block(&mut self, b: &mut Block) {
         for s in &mut b.stmts {
             match s {
-                Stmt::Let { init: Some(e), .. } | Stmt::LetTuple { init: e, .. } | Stmt::Expr(e) => self.resolve_expr(e),
+                Stmt::Let { init: Some(e), .. } | Stmt::LetTuple { init: e, .. } | Stmt::Expr(e) => {
+                    self.resolve_expr(e)
+                }
                 Stmt::Let { init: None, .. } => {}
             }
         }
@@ -1917,20 +2036,30 @@ fn render(e: &syn::Expr) -> String {
 
 fn render_type(t: &syn::Type) -> String {
     // In a type, `<` and `>` are brackets: `Vec<f32>`, not `Vec < f32 >`.
-    syntax::render_tokens(t.to_token_stream()).replace(" < ", "<").replace(" <", "<").replace("< ", "<").replace(" >", ">")
+    syntax::render_tokens(t.to_token_stream())
+        .replace(" < ", "<")
+        .replace(" <", "<")
+        .replace("< ", "<")
+        .replace(" >", ">")
 }
 
 /// `x` stays `x`; anything with operators gets parentheses before `as`.
 fn castable(e: &syn::Expr) -> String {
     match e {
-        syn::Expr::Path(_) | syn::Expr::Lit(_) | syn::Expr::Paren(_) | syn::Expr::MethodCall(_) | syn::Expr::Call(_) => render(e),
+        syn::Expr::Path(_)
+        | syn::Expr::Lit(_)
+        | syn::Expr::Paren(_)
+        | syn::Expr::MethodCall(_)
+        | syn::Expr::Call(_) => render(e),
         _ => format!("({})", render(e)),
     }
 }
 
 fn is_unsuffixed_int(e: &syn::Expr) -> Option<String> {
     match e {
-        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) if i.suffix().is_empty() => Some(i.base10_digits().to_string()),
+        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) if i.suffix().is_empty() => {
+            Some(i.base10_digits().to_string())
+        }
         syn::Expr::Paren(p) => is_unsuffixed_int(&p.expr),
         _ => None,
     }
@@ -1962,12 +2091,21 @@ fn operand_mismatch_hint(l: &syn::Expr, r: &syn::Expr, lt: &str, rt: &str, op: B
         return String::new();
     }
     // Suggest converting the narrower side to the wider type, the way one widens by hand.
-    let (narrow_is_left, wide) = if a.bits() < b.bits() || (a.is_int() && b.is_float()) { (true, b) } else { (false, a) };
+    let (narrow_is_left, wide) =
+        if a.bits() < b.bits() || (a.is_int() && b.is_float()) { (true, b) } else { (false, a) };
     let sym = op.symbol();
     if narrow_is_left {
-        format!(": both operands must have the same type; convert one, e.g. `{} as {wide} {sym} {}`", castable(l), render(r))
+        format!(
+            ": both operands must have the same type; convert one, e.g. `{} as {wide} {sym} {}`",
+            castable(l),
+            render(r)
+        )
     } else {
-        format!(": both operands must have the same type; convert one, e.g. `{} {sym} {} as {wide}`", render(l), castable(r))
+        format!(
+            ": both operands must have the same type; convert one, e.g. `{} {sym} {} as {wide}`",
+            render(l),
+            castable(r)
+        )
     }
 }
 

@@ -36,9 +36,7 @@ pub fn scalar_type(ty: &syn::Type) -> Result<ScalarType, TypeProblem> {
             };
             match ScalarType::from_name(&name) {
                 Some(t) if prefix_ok && !has_args => Ok(t),
-                _ if matches!(name.as_str(), "Vec" | "VecDeque" | "Box" | "Rc" | "Arc") => {
-                    Err(TypeProblem::Sequence)
-                }
+                _ if matches!(name.as_str(), "Vec" | "VecDeque" | "Box" | "Rc" | "Arc") => Err(TypeProblem::Sequence),
                 _ => Err(TypeProblem::Named(render_tokens(quote::ToTokens::to_token_stream(&p.path)))),
             }
         }
@@ -75,8 +73,8 @@ pub enum BinOp {
 }
 
 pub fn binary_op(op: &syn::BinOp) -> Option<BinOp> {
-    use syn::BinOp as B;
     use BinOp::{Compound, Logical, Plain};
+    use syn::BinOp as B;
     Some(match op {
         B::Add(_) => Plain(BinaryOp::Add),
         B::Sub(_) => Plain(BinaryOp::Sub),

@@ -1,7 +1,7 @@
 //! Frontend unit tests: a Rust function in, kernel IR or diagnostics out.
 
 use super::*;
-use crate::ir::{visit_block, ExprKind, Literal, Type};
+use crate::ir::{ExprKind, Literal, Type, visit_block};
 use crate::ty::ScalarType::*;
 
 fn check(src: &str) -> Result<Function, Vec<String>> {
@@ -145,7 +145,9 @@ fn loops_and_their_values() {
     let f = ok("fn f(n: u32) -> u32 { let mut i = 0; let r = loop { i += 1; if i > n { break i * 2; } }; r }");
     assert_eq!(local_type(&f, "r"), Type::Scalar(U32));
     ok("fn f(n: i64) -> i64 { let mut s = 0; let mut i = 0; while i < n { s += i; i += 1; } s }");
-    ok("fn f(n: u8) -> u32 { let mut s = 0u32; 'outer: for i in 0..n { for j in (0..=i).rev().step_by(2) { if j == 3 { continue 'outer; } s += j as u32; } } s }");
+    ok(
+        "fn f(n: u8) -> u32 { let mut s = 0u32; 'outer: for i in 0..n { for j in (0..=i).rev().step_by(2) { if j == 3 { continue 'outer; } s += j as u32; } } s }",
+    );
     error_containing("fn f(x: i32) -> i32 { break; x }", "`break` outside of a loop");
     error_containing("fn f(x: i32) -> i32 { while x > 0 { break 3; } x }", "only allowed in a `loop`");
     error_containing("fn f(x: f32) -> f32 { for i in 0.0..x { } x }", "a `for` range needs an integer type");
@@ -237,14 +239,19 @@ fn signature_types_survive_body_errors() {
 
 #[test]
 fn match_on_integers_and_bools() {
-    ok("fn f(x: i32) -> i32 { match x { 0 => 1, 1 | 2 => 2, 3..=9 => 3, -9..=-1 => 4, i32::MIN..-9 => 5, n if n > 100 => n, _ => 0 } }");
+    ok(
+        "fn f(x: i32) -> i32 { match x { 0 => 1, 1 | 2 => 2, 3..=9 => 3, -9..=-1 => 4, i32::MIN..-9 => 5, n if n > 100 => n, _ => 0 } }",
+    );
     ok("fn f(b: bool) -> u8 { match b { true => 1, false => 0 } }");
     let f = ok("fn f(x: u8) -> u8 { match x { n @ 1..=9 => n * 2, n => n } }");
     assert_eq!(local_type(&f, "n"), Type::Scalar(U8));
     error_containing("fn f(x: f32) -> i32 { match x { _ => 1 } }", "`match` on `f32` is not supported");
     error_containing("fn f(x: i32) -> i32 { match x { 0 => 1.0, _ => 2 } }", "`match` arms have different types");
     error_containing("fn f(x: i32) -> i32 { match x { (a, b) => 1 } }", "this pattern is not supported");
-    error_containing("fn f(x: u8) -> u8 { match x { 1.5 => 1, _ => 0 } }", "this pattern is `{float}` but the value matched is `u8`");
+    error_containing(
+        "fn f(x: u8) -> u8 { match x { 1.5 => 1, _ => 0 } }",
+        "this pattern is `{float}` but the value matched is `u8`",
+    );
 }
 
 #[test]
@@ -253,7 +260,10 @@ fn methods_and_constants() {
     assert_eq!(f.ret, RetType::Scalar(F32));
     ok("fn f(x: u32) -> u32 { x.count_ones() + x.rotate_left(3).leading_zeros() + u32::BITS }");
     ok("fn f(x: i16) -> u16 { x.abs_diff(-3) + x.unsigned_abs() }");
-    error_containing("fn f(x: u32) -> u32 { x.abs() }", "`abs` is a method of floats and signed integers, not of `u32`");
+    error_containing(
+        "fn f(x: u32) -> u32 { x.abs() }",
+        "`abs` is a method of floats and signed integers, not of `u32`",
+    );
     error_containing("fn f(x: f32) -> f32 { x.sqrtt() }", "unknown method `sqrtt` on `f32`");
     error_containing("fn f(x: f32) -> f32 { x.powi(2.0) }", "`powi` expects a `i32` here, found `{float}`");
     error_containing("fn f(x: f32) -> f32 { x.max() }", "takes 1 argument besides the receiver, but 0 were given");
@@ -282,17 +292,26 @@ fn nested_functions_and_constants() {
     // A fault in a helper makes the program fallible.
     let p = check_all("fn f(a: i32, b: i32) -> i32 { fn d(a: i32, b: i32) -> i32 { a / b } d(a, b) + 1 }").unwrap();
     assert!(p.may_fail() && !p.entry().may_fail());
-    error_containing("fn f(x: f32) -> f32 { fn g(v: f32) -> f32 { v } g(x, x) }", "`g` takes 1 argument, but 2 were given");
+    error_containing(
+        "fn f(x: f32) -> f32 { fn g(v: f32) -> f32 { v } g(x, x) }",
+        "`g` takes 1 argument, but 2 were given",
+    );
     error_containing("fn f(x: f64) -> f32 { fn g(v: f32) -> f32 { v } g(x) }", "`g` takes a `f32` here, found `f64`");
     error_containing("fn f(x: f32) -> f32 { const K: f32 = 1; x * K }", "`K` is a `f32`, found `{integer}`");
     error_containing("fn f(x: f32) -> f32 { const K: f32 = x; K }", "cannot find `x`");
     // Nested functions see items, not the variables around them.
-    error_containing("fn f(x: f32) -> f32 { let y = 2.0; fn g(v: f32) -> f32 { v * y } g(x) }", "`y` is a variable of the function around this one");
+    error_containing(
+        "fn f(x: f32) -> f32 { let y = 2.0; fn g(v: f32) -> f32 { v * y } g(x) }",
+        "`y` is a variable of the function around this one",
+    );
 }
 
 #[test]
 fn recursion_is_reported() {
-    let e = error_containing("fn f(n: u32) -> u32 { fn fact(n: u32) -> u32 { if n < 2 { 1 } else { n * fact(n - 1) } } fact(n) }", "recursion is not supported on the GPU");
+    let e = error_containing(
+        "fn f(n: u32) -> u32 { fn fact(n: u32) -> u32 { if n < 2 { 1 } else { n * fact(n - 1) } } fact(n) }",
+        "recursion is not supported on the GPU",
+    );
     assert!(e.contains("`fact` calls `fact`"), "{e}");
     let e = error_containing(
         "fn f(n: u32) -> u32 { fn even(n: u32) -> bool { if n == 0 { true } else { odd(n - 1) } } fn odd(n: u32) -> bool { if n == 0 { false } else { even(n - 1) } } even(n) as u32 }",
@@ -303,7 +322,10 @@ fn recursion_is_reported() {
 
 #[test]
 fn tuples_as_results_and_values() {
-    let p = check_all("fn polar(x: f32, y: f32) -> (f32, f32) { if x == 0.0 { (y.abs(), 1.5) } else { (x.hypot(y), y.atan2(x)) } }").unwrap();
+    let p = check_all(
+        "fn polar(x: f32, y: f32) -> (f32, f32) { if x == 0.0 { (y.abs(), 1.5) } else { (x.hypot(y), y.atan2(x)) } }",
+    )
+    .unwrap();
     assert_eq!(p.entry().ret, RetType::Tuple(vec![F32, F32]));
     let p = check_all(
         "fn f(x: f64, n: i32) -> (f64, i32, bool) {
@@ -317,9 +339,15 @@ fn tuples_as_results_and_values() {
     .unwrap();
     assert_eq!(p.entry().ret, RetType::Tuple(vec![F64, I32, Bool]));
     assert!(p.tuples.contains(&vec![F64, F64]) && p.tuples.contains(&vec![F64, I32]));
-    error_containing("fn f(x: f32) -> (f32, f32) { (x, 1) }", "returns `(f32, f32)` but its body evaluates to `(f32, {integer})`");
+    error_containing(
+        "fn f(x: f32) -> (f32, f32) { (x, 1) }",
+        "returns `(f32, f32)` but its body evaluates to `(f32, {integer})`",
+    );
     error_containing("fn f(x: f32) -> f32 { let t = (x, x); t.2 }", "no field `2`: the tuple has 2 elements");
-    error_containing("fn f(x: f32) -> f32 { let (a, b, c) = (x, x); a }", "this pattern has 3 elements but the tuple has 2");
+    error_containing(
+        "fn f(x: f32) -> f32 { let (a, b, c) = (x, x); a }",
+        "this pattern has 3 elements but the tuple has 2",
+    );
     error_containing("fn f(x: f32) -> f32 { x.0 }", "`.0` takes an element of a tuple, but this is `f32`");
     let e = errors("fn f(x: f32) -> f32 { let t = (x, x); t + t }");
     assert!(e.iter().any(|m| m.contains("`+` does not apply to the tuple `(f32, f32)`")), "{e:?}");

@@ -9,7 +9,7 @@ use inkwell::values::{BasicMetadataValueEnum, BasicValue, BasicValueEnum, Functi
 use inkwell::{AddressSpace, AtomicOrdering, AtomicRMWBinOp, IntPredicate};
 use proc_macro2::Span;
 
-use super::{basic_value, internal, memory_type, LResult};
+use super::{LResult, basic_value, internal, memory_type};
 use crate::abi::KernelAbi;
 use crate::ty::ScalarType;
 
@@ -93,7 +93,9 @@ pub fn lower_kernel_entry<'ctx>(
         Some(Layout {
             ndim: at(0),
             shape: (0..MAX_DIMS).map(|d| at(1 + d)).collect(),
-            strides: (0..abi.inputs.len()).map(|k| (0..MAX_DIMS).map(|d| at(1 + MAX_DIMS * (1 + k) + d)).collect()).collect(),
+            strides: (0..abi.inputs.len())
+                .map(|k| (0..MAX_DIMS).map(|d| at(1 + MAX_DIMS * (1 + k) + d)).collect())
+                .collect(),
         })
     } else {
         None
@@ -119,7 +121,23 @@ pub fn lower_kernel_entry<'ctx>(
     // A function that uses libdevice's math is large once inlined: the strided entry
     // (broadcasting, not the fast path) calls it rather than inlining another copy.
     let outline = strided && heavy;
-    let loops = GridLoop { cx, builder: &b, kernel, scalar, abi, first, stride, n, out, err, layout, offsets, remainder, lanes, outline };
+    let loops = GridLoop {
+        cx,
+        builder: &b,
+        kernel,
+        scalar,
+        abi,
+        first,
+        stride,
+        n,
+        out,
+        err,
+        layout,
+        offsets,
+        remainder,
+        lanes,
+        outline,
+    };
     if strided {
         // Views over N dimensions: one loop, each input checked for being a scalar (the
         // strided entry is for broadcasting, where scalars and arrays mix).
@@ -182,7 +200,12 @@ fn vector_align(t: ScalarType, lanes: u32) -> u64 {
     (lanes as u64 * t.size_bytes() as u64).min(16)
 }
 
-fn abi_input_align(abi: &KernelAbi, inputs: &[(PointerValue<'_>, BasicValueEnum<'_>)], p: PointerValue<'_>, lanes: u32) -> u64 {
+fn abi_input_align(
+    abi: &KernelAbi,
+    inputs: &[(PointerValue<'_>, BasicValueEnum<'_>)],
+    p: PointerValue<'_>,
+    lanes: u32,
+) -> u64 {
     let k = inputs.iter().position(|(q, _)| *q == p).expect("one of the inputs");
     vector_align(abi.inputs[k], lanes)
 }
@@ -229,7 +252,6 @@ fn vector_of(t: inkwell::types::BasicTypeEnum<'_>, lanes: u32) -> inkwell::types
     }
 }
 
-
 /// The most axes a strided launch takes (after the runtime merges the axes it can).
 pub const MAX_DIMS: usize = 8;
 
@@ -253,7 +275,12 @@ impl<'ctx> GridLoop<'_, 'ctx> {
     /// whether it is an array or a broadcast scalar. The contiguous entry first runs
     /// [`UNROLL`] elements per iteration (all their loads issued before any is used, so
     /// more memory requests are in flight), then the loop above finishes the rest.
-    fn emit(&self, inputs: &[(PointerValue<'ctx>, BasicValueEnum<'ctx>)], all_arrays: bool, shape: Shape) -> LResult<()> {
+    fn emit(
+        &self,
+        inputs: &[(PointerValue<'ctx>, BasicValueEnum<'ctx>)],
+        all_arrays: bool,
+        shape: Shape,
+    ) -> LResult<()> {
         let (cx, b) = (self.cx, self.builder);
         let i64t = cx.i64_type();
         let start = match shape {
@@ -287,7 +314,11 @@ impl<'ctx> GridLoop<'_, 'ctx> {
     /// `for (g = first; g < n / lanes; g += stride)` over groups of `lanes` consecutive
     /// elements, loaded and stored as vectors; returns the first index left for the
     /// one-element loop (`n / lanes * lanes + first`).
-    fn emit_vectors(&self, inputs: &[(PointerValue<'ctx>, BasicValueEnum<'ctx>)], all_arrays: bool) -> LResult<IntValue<'ctx>> {
+    fn emit_vectors(
+        &self,
+        inputs: &[(PointerValue<'ctx>, BasicValueEnum<'ctx>)],
+        all_arrays: bool,
+    ) -> LResult<IntValue<'ctx>> {
         let (cx, b) = (self.cx, self.builder);
         let i64t = cx.i64_type();
         let lanes = self.lanes;
@@ -314,13 +345,16 @@ impl<'ctx> GridLoop<'_, 'ctx> {
                 let p = unsafe { b.build_in_bounds_gep(mt, *ptr, &[base], "vp")? };
                 let v = b.build_load(vt, p, "vx")?;
                 if let Some(inst) = v.as_instruction_value() {
-                    inst.set_alignment(vector_align(t, lanes) as u32).map_err(|e| internal(e.to_string(), Span::call_site()))?;
+                    inst.set_alignment(vector_align(t, lanes) as u32)
+                        .map_err(|e| internal(e.to_string(), Span::call_site()))?;
                 }
                 Ok(v)
             };
             let values: Vec<BasicValueEnum<'ctx>> = if all_arrays {
                 let v = load(b)?.into_vector_value();
-                (0..lanes).map(|j| b.build_extract_element(v, cx.i32_type().const_int(j as u64, false), "lane")).collect::<Result<_, _>>()?
+                (0..lanes)
+                    .map(|j| b.build_extract_element(v, cx.i32_type().const_int(j as u64, false), "lane"))
+                    .collect::<Result<_, _>>()?
             } else {
                 let mut splat = vt.get_undef();
                 for j in 0..lanes {
@@ -339,7 +373,9 @@ impl<'ctx> GridLoop<'_, 'ctx> {
                 let phi = b.build_phi(vt, "vx")?;
                 phi.add_incoming(&[(&loaded, loaded_in), (&splat, here)]);
                 let v = phi.as_basic_value().into_vector_value();
-                (0..lanes).map(|j| b.build_extract_element(v, cx.i32_type().const_int(j as u64, false), "lane")).collect::<Result<_, _>>()?
+                (0..lanes)
+                    .map(|j| b.build_extract_element(v, cx.i32_type().const_int(j as u64, false), "lane"))
+                    .collect::<Result<_, _>>()?
             };
             per_input.push(values);
         }
@@ -421,7 +457,11 @@ impl<'ctx> GridLoop<'_, 'ctx> {
     }
 
     /// `f(args)` for element `idx`, recording a fault: each output's value, as stored.
-    fn call(&self, mut args: Vec<BasicMetadataValueEnum<'ctx>>, idx: IntValue<'ctx>) -> LResult<Vec<BasicValueEnum<'ctx>>> {
+    fn call(
+        &self,
+        mut args: Vec<BasicMetadataValueEnum<'ctx>>,
+        idx: IntValue<'ctx>,
+    ) -> LResult<Vec<BasicValueEnum<'ctx>>> {
         let (cx, b) = (self.cx, self.builder);
         if let Some(err) = self.err {
             b.build_store(err.local, cx.i32_type().const_zero())?;
@@ -429,7 +469,10 @@ impl<'ctx> GridLoop<'_, 'ctx> {
         }
         let call = b.build_call(self.scalar, &args, "y")?;
         if self.outline {
-            call.add_attribute(AttributeLoc::Function, cx.create_enum_attribute(Attribute::get_named_enum_kind_id("noinline"), 0));
+            call.add_attribute(
+                AttributeLoc::Function,
+                cx.create_enum_attribute(Attribute::get_named_enum_kind_id("noinline"), 0),
+            );
         }
         let y = basic_value(call.try_as_basic_value(), Span::call_site())?;
         if let Some(err) = self.err {
@@ -437,7 +480,11 @@ impl<'ctx> GridLoop<'_, 'ctx> {
         }
         let mut values = Vec::with_capacity(self.abi.outputs.len());
         for (k, &t) in self.abi.outputs.iter().enumerate() {
-            let v = if self.abi.outputs.len() == 1 { y } else { b.build_extract_value(y.into_struct_value(), k as u32, "result")? };
+            let v = if self.abi.outputs.len() == 1 {
+                y
+            } else {
+                b.build_extract_value(y.into_struct_value(), k as u32, "result")?
+            };
             values.push(self.to_memory(v, t)?);
         }
         Ok(values)
@@ -467,13 +514,15 @@ impl<'ctx> GridLoop<'_, 'ctx> {
         let done = cx.append_basic_block(self.kernel, "offsets_done");
         for d in 0..MAX_DIMS {
             let axis = cx.append_basic_block(self.kernel, "axis");
-            let has = b.build_int_compare(IntPredicate::ULT, i64t.const_int(d as u64, false), layout.ndim, "has_axis")?;
+            let has =
+                b.build_int_compare(IntPredicate::ULT, i64t.const_int(d as u64, false), layout.ndim, "has_axis")?;
             b.build_conditional_branch(has, axis, done)?;
             b.position_at_end(axis);
             let rem = b.build_load(i64t, self.remainder, "rem")?.into_int_value();
             let extent = layout.shape[d];
             // The outermost axis needs no division: its coordinate is what remains.
-            let last = b.build_int_compare(IntPredicate::EQ, i64t.const_int(d as u64 + 1, false), layout.ndim, "last")?;
+            let last =
+                b.build_int_compare(IntPredicate::EQ, i64t.const_int(d as u64 + 1, false), layout.ndim, "last")?;
             let divide = cx.append_basic_block(self.kernel, "divide");
             let coord_ready = cx.append_basic_block(self.kernel, "coord");
             b.build_conditional_branch(last, coord_ready, divide)?;

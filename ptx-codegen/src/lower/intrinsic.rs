@@ -8,7 +8,7 @@ use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FloatValue, IntValue};
 use inkwell::{FloatPredicate, IntPredicate};
 
-use super::{basic_value, internal, FnLower, LResult, Overflow, Value};
+use super::{FnLower, LResult, Overflow, Value, basic_value, internal};
 use crate::abi::Fault;
 use crate::intrinsic::Intrinsic;
 use crate::ir::Expr;
@@ -29,7 +29,12 @@ impl<'ctx> FnLower<'_, 'ctx> {
     }
 
     /// Calls the LLVM intrinsic `name`, overloaded on `types`.
-    fn llvm(&self, name: &str, types: &[BasicTypeEnum<'ctx>], args: &[BasicMetadataValueEnum<'ctx>]) -> LResult<BasicValueEnum<'ctx>> {
+    fn llvm(
+        &self,
+        name: &str,
+        types: &[BasicTypeEnum<'ctx>],
+        args: &[BasicMetadataValueEnum<'ctx>],
+    ) -> LResult<BasicValueEnum<'ctx>> {
         let decl = inkwell::intrinsics::Intrinsic::find(name)
             .and_then(|i| i.get_declaration(self.module, types))
             .ok_or_else(|| internal(format!("LLVM has no intrinsic {name}"), self.func.span))?;
@@ -64,7 +69,12 @@ impl<'ctx> FnLower<'_, 'ctx> {
         Ok(self.call_libdevice(name, t, &[x.into(), y.into()])?.into_float_value())
     }
 
-    fn float_intrinsic(&mut self, i: Intrinsic, t: ScalarType, vals: &[BasicValueEnum<'ctx>]) -> LResult<BasicValueEnum<'ctx>> {
+    fn float_intrinsic(
+        &mut self,
+        i: Intrinsic,
+        t: ScalarType,
+        vals: &[BasicValueEnum<'ctx>],
+    ) -> LResult<BasicValueEnum<'ctx>> {
         use Intrinsic::*;
         let b = &self.builder;
         let x = vals[0].into_float_value();
@@ -101,7 +111,8 @@ impl<'ctx> FnLower<'_, 'ctx> {
                 let neg = self.fcmp(FloatPredicate::OLT, r, self.fconst(x, t, 0.0))?;
                 let pos_divisor = self.fcmp(FloatPredicate::OGT, y(), self.fconst(x, t, 0.0))?;
                 let one = self.fconst(x, t, 1.0);
-                let adjusted = self.fselect(pos_divisor, b.build_float_sub(q, one, "q1")?, b.build_float_add(q, one, "q1")?)?;
+                let adjusted =
+                    self.fselect(pos_divisor, b.build_float_sub(q, one, "q1")?, b.build_float_add(q, one, "q1")?)?;
                 self.fselect(neg, adjusted, q)?
             }
             Copysign => self.f2("llvm.copysign", x, y())?,
@@ -177,8 +188,21 @@ impl<'ctx> FnLower<'_, 'ctx> {
                     .libdevice_name(t)
                     .ok_or_else(|| internal(format!("{i:?} has no lowering for {t}"), self.func.span))?;
                 // libdevice's fast approximations (single precision only).
-                let fast = ["__nv_sinf", "__nv_cosf", "__nv_tanf", "__nv_expf", "__nv_logf", "__nv_log2f", "__nv_log10f", "__nv_powf"];
-                let name = if self.fastmath && fast.contains(&name.as_str()) { name.replacen("__nv_", "__nv_fast_", 1) } else { name };
+                let fast = [
+                    "__nv_sinf",
+                    "__nv_cosf",
+                    "__nv_tanf",
+                    "__nv_expf",
+                    "__nv_logf",
+                    "__nv_log2f",
+                    "__nv_log10f",
+                    "__nv_powf",
+                ];
+                let name = if self.fastmath && fast.contains(&name.as_str()) {
+                    name.replacen("__nv_", "__nv_fast_", 1)
+                } else {
+                    name
+                };
                 let args: Vec<BasicMetadataValueEnum<'ctx>> = vals.iter().map(|v| (*v).into()).collect();
                 self.call_libdevice(&name, t, &args)?.into_float_value()
             }
@@ -191,7 +215,8 @@ impl<'ctx> FnLower<'_, 'ctx> {
     fn powi(&mut self, t: ScalarType, x: FloatValue<'ctx>, n: IntValue<'ctx>) -> LResult<FloatValue<'ctx>> {
         let i32t = self.cx.i32_type();
         let ft = x.get_type();
-        let (r_slot, a_slot, n_slot) = (self.alloca(ft.into(), "r")?, self.alloca(ft.into(), "a")?, self.alloca(i32t.into(), "n")?);
+        let (r_slot, a_slot, n_slot) =
+            (self.alloca(ft.into(), "r")?, self.alloca(ft.into(), "a")?, self.alloca(i32t.into(), "n")?);
         let b = &self.builder;
         b.build_store(r_slot, self.fconst(x, t, 1.0))?;
         b.build_store(a_slot, x)?;
@@ -206,7 +231,12 @@ impl<'ctx> FnLower<'_, 'ctx> {
             b.build_load(ft, a_slot, "a")?.into_float_value(),
             b.build_load(i32t, n_slot, "n")?.into_int_value(),
         );
-        let odd = b.build_int_compare(IntPredicate::NE, b.build_and(k, i32t.const_int(1, false), "bit")?, i32t.const_zero(), "odd")?;
+        let odd = b.build_int_compare(
+            IntPredicate::NE,
+            b.build_and(k, i32t.const_int(1, false), "bit")?,
+            i32t.const_zero(),
+            "odd",
+        )?;
         let ra = b.build_float_mul(r, a, "ra")?;
         let r = self.fselect(odd, ra, r)?;
         b.build_store(r_slot, r)?;
@@ -225,20 +255,28 @@ impl<'ctx> FnLower<'_, 'ctx> {
         self.fselect(negative, inv, r)
     }
 
-    fn int_intrinsic(&mut self, i: Intrinsic, t: ScalarType, vals: &[BasicValueEnum<'ctx>]) -> LResult<BasicValueEnum<'ctx>> {
+    fn int_intrinsic(
+        &mut self,
+        i: Intrinsic,
+        t: ScalarType,
+        vals: &[BasicValueEnum<'ctx>],
+    ) -> LResult<BasicValueEnum<'ctx>> {
         use Intrinsic::*;
         let ty = self.int_type(t);
         let signed = t.is_signed_int();
         let x = vals[0].into_int_value();
         let y = || vals[1].into_int_value();
-        let (lt, gt) = if signed { (IntPredicate::SLT, IntPredicate::SGT) } else { (IntPredicate::ULT, IntPredicate::UGT) };
+        let (lt, gt) =
+            if signed { (IntPredicate::SLT, IntPredicate::SGT) } else { (IntPredicate::ULT, IntPredicate::UGT) };
         let zero = ty.const_zero();
         let (min, max) = match t.int_range() {
             Some((lo, hi)) => (ty.const_int(lo as i64 as u64, false), ty.const_int(hi as i64 as u64, false)),
             None => return Err(internal(format!("{t} is not an integer"), self.func.span)),
         };
         let b = &self.builder;
-        let cmp = |p, a: IntValue<'ctx>, c: IntValue<'ctx>| -> LResult<IntValue<'ctx>> { Ok(b.build_int_compare(p, a, c, "icmp")?) };
+        let cmp = |p, a: IntValue<'ctx>, c: IntValue<'ctx>| -> LResult<IntValue<'ctx>> {
+            Ok(b.build_int_compare(p, a, c, "icmp")?)
+        };
         let sel = |c: IntValue<'ctx>, a: IntValue<'ctx>, e: IntValue<'ctx>| -> LResult<IntValue<'ctx>> {
             Ok(b.build_select(c, a, e, "sel")?.into_int_value())
         };
@@ -281,13 +319,23 @@ impl<'ctx> FnLower<'_, 'ctx> {
                         let one = ty.const_int(1, false);
                         let pos_divisor = b.build_int_compare(IntPredicate::SGT, y(), zero, "pos")?;
                         let adjusted = b
-                            .build_select(pos_divisor, b.build_int_sub(q, one, "q1")?, b.build_int_add(q, one, "q1")?, "adj")?
+                            .build_select(
+                                pos_divisor,
+                                b.build_int_sub(q, one, "q1")?,
+                                b.build_int_add(q, one, "q1")?,
+                                "adj",
+                            )?
                             .into_int_value();
                         b.build_select(neg, adjusted, q, "q")?.into_int_value()
                     } else {
                         // `r.wrapping_add(rhs.wrapping_abs())`
                         let neg_y = b.build_int_neg(y(), "negy")?;
-                        let ay = b.build_select(b.build_int_compare(IntPredicate::SLT, y(), zero, "ny")?, neg_y, y(), "absy")?;
+                        let ay = b.build_select(
+                            b.build_int_compare(IntPredicate::SLT, y(), zero, "ny")?,
+                            neg_y,
+                            y(),
+                            "absy",
+                        )?;
                         let up = b.build_int_add(r, ay.into_int_value(), "up")?;
                         b.build_select(neg, up, r, "r")?.into_int_value()
                     }
@@ -384,7 +432,12 @@ impl<'ctx> FnLower<'_, 'ctx> {
     }
 
     /// `x * y` and whether it overflowed `t`.
-    fn mul_with_overflow(&self, t: ScalarType, x: IntValue<'ctx>, y: IntValue<'ctx>) -> LResult<(IntValue<'ctx>, IntValue<'ctx>)> {
+    fn mul_with_overflow(
+        &self,
+        t: ScalarType,
+        x: IntValue<'ctx>,
+        y: IntValue<'ctx>,
+    ) -> LResult<(IntValue<'ctx>, IntValue<'ctx>)> {
         let name = if t.is_signed_int() { "llvm.smul.with.overflow" } else { "llvm.umul.with.overflow" };
         let pair = self.llvm(name, &[self.int_type(t).into()], &[x.into(), y.into()])?.into_struct_value();
         let b = &self.builder;
@@ -398,7 +451,13 @@ impl<'ctx> FnLower<'_, 'ctx> {
     /// the last bit is used (so no needless square can overflow). With `track_overflow`,
     /// also whether a multiplication overflowed (`checked_pow` semantics); the product
     /// wraps either way.
-    fn int_pow(&mut self, t: ScalarType, x: IntValue<'ctx>, e: IntValue<'ctx>, track_overflow: bool) -> LResult<(IntValue<'ctx>, IntValue<'ctx>)> {
+    fn int_pow(
+        &mut self,
+        t: ScalarType,
+        x: IntValue<'ctx>,
+        e: IntValue<'ctx>,
+        track_overflow: bool,
+    ) -> LResult<(IntValue<'ctx>, IntValue<'ctx>)> {
         let ty = self.int_type(t);
         let i32t = self.cx.i32_type();
         let bool_t = self.cx.bool_type();
@@ -427,7 +486,11 @@ impl<'ctx> FnLower<'_, 'ctx> {
         b.position_at_end(odd_bb);
         let acc = b.build_load(ty, acc_slot, "acc")?.into_int_value();
         let base = b.build_load(ty, base_slot, "base")?.into_int_value();
-        let (product, o) = if track_overflow { self.mul_with_overflow(t, acc, base)? } else { (b.build_int_mul(acc, base, "p")?, bool_t.const_zero()) };
+        let (product, o) = if track_overflow {
+            self.mul_with_overflow(t, acc, base)?
+        } else {
+            (b.build_int_mul(acc, base, "p")?, bool_t.const_zero())
+        };
         let b = &self.builder;
         b.build_store(acc_slot, product)?;
         let seen = b.build_load(bool_t, ovf_slot, "seen")?.into_int_value();
@@ -439,7 +502,11 @@ impl<'ctx> FnLower<'_, 'ctx> {
         let k = b.build_load(i32t, exp_slot, "k")?.into_int_value();
         b.build_store(exp_slot, b.build_right_shift(k, i32t.const_int(1, false), false, "k2")?)?;
         let base = b.build_load(ty, base_slot, "base")?.into_int_value();
-        let (square, o) = if track_overflow { self.mul_with_overflow(t, base, base)? } else { (b.build_int_mul(base, base, "sq")?, bool_t.const_zero()) };
+        let (square, o) = if track_overflow {
+            self.mul_with_overflow(t, base, base)?
+        } else {
+            (b.build_int_mul(base, base, "sq")?, bool_t.const_zero())
+        };
         let b = &self.builder;
         b.build_store(base_slot, square)?;
         let seen = b.build_load(bool_t, ovf_slot, "seen")?.into_int_value();

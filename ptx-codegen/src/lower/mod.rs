@@ -13,8 +13,8 @@ mod reduce;
 
 use std::collections::HashMap;
 
-pub use entry::{lower_kernel_entry, MAX_DIMS};
-pub use reduce::{lower_reduce_entry, REDUCE_BLOCK};
+pub use entry::{MAX_DIMS, lower_kernel_entry};
+pub use reduce::{REDUCE_BLOCK, lower_reduce_entry};
 
 use inkwell::basic_block::BasicBlock;
 use inkwell::builder::{Builder, BuilderError};
@@ -22,9 +22,7 @@ use inkwell::context::Context;
 use inkwell::intrinsics::Intrinsic as LlvmIntrinsic;
 use inkwell::module::{Linkage, Module};
 use inkwell::types::{BasicType, BasicTypeEnum, IntType};
-use inkwell::values::{
-    BasicMetadataValueEnum, BasicValueEnum, FunctionValue, IntValue, PointerValue, ValueKind,
-};
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FunctionValue, IntValue, PointerValue, ValueKind};
 use inkwell::{AddressSpace, FloatPredicate, IntPredicate};
 use proc_macro2::Span;
 
@@ -207,7 +205,11 @@ fn fast_math<'ctx>(cx: &'ctx Context, module: &Module<'ctx>, functions: &[Functi
             }
         }
     }
-    module.add_basic_value_flag("nvvm-reflect-ftz", inkwell::module::FlagBehavior::Override, cx.i32_type().const_int(1, false));
+    module.add_basic_value_flag(
+        "nvvm-reflect-ftz",
+        inkwell::module::FlagBehavior::Override,
+        cx.i32_type().const_int(1, false),
+    );
 }
 
 /// What `MIN / -1` does: panic (`/`, `%`, `div_euclid`), wrap (`wrapping_div`) or
@@ -349,7 +351,8 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
                 Ok(Some(self.builder.build_load(t, slot, &self.func.local(*id).name)?))
             }
             ExprKind::Tuple(elems) => {
-                let t = self.value_type(e.ty).ok_or_else(|| internal("a tuple without a type", e.span))?.into_struct_type();
+                let t =
+                    self.value_type(e.ty).ok_or_else(|| internal("a tuple without a type", e.span))?.into_struct_type();
                 let mut agg = t.get_undef();
                 for (i, el) in elems.iter().enumerate() {
                     let Some(v) = self.expr(el)? else { return Ok(None) };
@@ -414,7 +417,8 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
                 Ok(None)
             }
             ExprKind::Continue { target } => {
-                let bb = self.loops.get(target).ok_or_else(|| internal("continue outside its loop", e.span))?.continue_bb;
+                let bb =
+                    self.loops.get(target).ok_or_else(|| internal("continue outside its loop", e.span))?.continue_bb;
                 self.builder.build_unconditional_branch(bb)?;
                 self.start_dead_block();
                 Ok(None)
@@ -529,7 +533,14 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
 
     /// `x << y` / `x >> y`: the amount is taken modulo the width, as `wrapping_shl` does
     /// (and as release builds do): reduced in its own type, then brought to `x`'s width.
-    fn shift(&self, left: bool, x: IntValue<'ctx>, xt: ScalarType, y: IntValue<'ctx>, yt: ScalarType) -> LResult<IntValue<'ctx>> {
+    fn shift(
+        &self,
+        left: bool,
+        x: IntValue<'ctx>,
+        xt: ScalarType,
+        y: IntValue<'ctx>,
+        yt: ScalarType,
+    ) -> LResult<IntValue<'ctx>> {
         let b = &self.builder;
         let mask = self.int_type(yt).const_int((xt.bits() - 1) as u64, false);
         let amount = b.build_and(y, mask, "amt")?;
@@ -542,15 +553,23 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
     }
 
     /// Calls `name` from libdevice (declared here, linked before optimisation).
-    fn call_libdevice(&self, name: &str, ret: ScalarType, args: &[BasicMetadataValueEnum<'ctx>]) -> LResult<BasicValueEnum<'ctx>> {
+    fn call_libdevice(
+        &self,
+        name: &str,
+        ret: ScalarType,
+        args: &[BasicMetadataValueEnum<'ctx>],
+    ) -> LResult<BasicValueEnum<'ctx>> {
         let f = match self.module.get_function(name) {
             Some(f) => f,
             None => {
-                let params: Vec<_> = args.iter().map(|a| match a {
-                    BasicMetadataValueEnum::FloatValue(v) => v.get_type().into(),
-                    BasicMetadataValueEnum::IntValue(v) => v.get_type().into(),
-                    _ => self.cx.f64_type().into(),
-                }).collect();
+                let params: Vec<_> = args
+                    .iter()
+                    .map(|a| match a {
+                        BasicMetadataValueEnum::FloatValue(v) => v.get_type().into(),
+                        BasicMetadataValueEnum::IntValue(v) => v.get_type().into(),
+                        _ => self.cx.f64_type().into(),
+                    })
+                    .collect();
                 let ty = llvm_type(self.cx, ret).fn_type(&params, false);
                 self.module.add_function(name, ty, None)
             }
@@ -561,7 +580,14 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
 
     /// Integer `/` and `%`: Rust panics on a zero divisor and on `MIN / -1`; the kernel
     /// raises a fault instead (see [`DivGuard`]).
-    fn div_rem(&mut self, op: BinaryOp, x: IntValue<'ctx>, y: IntValue<'ctx>, t: ScalarType, rhs: &Expr) -> LResult<BasicValueEnum<'ctx>> {
+    fn div_rem(
+        &mut self,
+        op: BinaryOp,
+        x: IntValue<'ctx>,
+        y: IntValue<'ctx>,
+        t: ScalarType,
+        rhs: &Expr,
+    ) -> LResult<BasicValueEnum<'ctx>> {
         let is_div = op == BinaryOp::Div;
         if ir::is_safe_divisor(rhs) {
             return Ok(self.raw_div_rem(is_div, x, y, t)?.into());
@@ -571,7 +597,13 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
     }
 
     /// `sdiv`/`udiv`/`srem`/`urem` without checks: the divisor must be safe.
-    fn raw_div_rem(&self, is_div: bool, x: IntValue<'ctx>, d: IntValue<'ctx>, t: ScalarType) -> LResult<IntValue<'ctx>> {
+    fn raw_div_rem(
+        &self,
+        is_div: bool,
+        x: IntValue<'ctx>,
+        d: IntValue<'ctx>,
+        t: ScalarType,
+    ) -> LResult<IntValue<'ctx>> {
         let b = &self.builder;
         Ok(match (is_div, t.is_signed_int()) {
             (true, true) => b.build_int_signed_div(x, d, "div")?,
@@ -585,7 +617,14 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
     /// divisor and, with [`Overflow::Fault`], on `MIN / -1`, and returns a divisor that is
     /// safe to divide by (1 in those cases, so nothing is undefined; `MIN / 1` is `MIN`,
     /// the wrapping result).
-    fn div_guard(&mut self, is_div: bool, x: IntValue<'ctx>, y: IntValue<'ctx>, t: ScalarType, overflow: Overflow) -> LResult<DivGuard<'ctx>> {
+    fn div_guard(
+        &mut self,
+        is_div: bool,
+        x: IntValue<'ctx>,
+        y: IntValue<'ctx>,
+        t: ScalarType,
+        overflow: Overflow,
+    ) -> LResult<DivGuard<'ctx>> {
         let b = &self.builder;
         let ty = self.int_type(t);
         let zero = b.build_int_compare(IntPredicate::EQ, y, ty.const_zero(), "by_zero")?;
@@ -623,7 +662,10 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
                 None => return Ok(None),
             }
         }
-        let callee = *self.functions.get(id.0 as usize).ok_or_else(|| internal("call of an unknown function", self.func.span))?;
+        let callee = *self
+            .functions
+            .get(id.0 as usize)
+            .ok_or_else(|| internal("call of an unknown function", self.func.span))?;
         if let Some(err) = self.err {
             vals.push(err.into());
         }
@@ -631,7 +673,8 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
         let v = basic_value(call.try_as_basic_value(), self.func.span)?;
         if let Some(err) = self.err {
             let code = self.builder.build_load(self.cx.i32_type(), err, "code")?.into_int_value();
-            let failed = self.builder.build_int_compare(IntPredicate::NE, code, self.cx.i32_type().const_zero(), "failed")?;
+            let failed =
+                self.builder.build_int_compare(IntPredicate::NE, code, self.cx.i32_type().const_zero(), "failed")?;
             self.return_if(failed)?;
         }
         Ok(Some(v))
@@ -655,7 +698,8 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
         let expect = LlvmIntrinsic::find("llvm.expect")
             .and_then(|i| i.get_declaration(self.module, &[self.cx.bool_type().into()]))
             .ok_or_else(|| internal("llvm.expect is missing", self.func.span))?;
-        let call = self.builder.build_call(expect, &[cond.into(), self.cx.bool_type().const_zero().into()], "unlikely")?;
+        let call =
+            self.builder.build_call(expect, &[cond.into(), self.cx.bool_type().const_zero().into()], "unlikely")?;
         Ok(basic_value(call.try_as_basic_value(), self.func.span)?.into_int_value())
     }
 
@@ -911,4 +955,3 @@ pub fn basic_value(v: ValueKind<'_>, span: Span) -> LResult<BasicValueEnum<'_>> 
         ValueKind::Instruction(_) => Err(internal("a call that should return a value returned void", span)),
     }
 }
-

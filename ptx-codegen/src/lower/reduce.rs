@@ -16,7 +16,7 @@ use inkwell::values::{BasicMetadataValueEnum, FunctionValue, IntValue};
 use inkwell::{AddressSpace, AtomicOrdering, AtomicRMWBinOp, IntPredicate};
 use proc_macro2::Span;
 
-use super::{basic_value, internal, memory_type, LResult};
+use super::{LResult, basic_value, internal, memory_type};
 use crate::ty::ScalarType;
 
 /// Elements per iteration of each thread's fold.
@@ -101,7 +101,10 @@ pub fn lower_reduce_entry<'ctx>(
     b.build_store(idx, first)?;
 
     // Applies `scalar` to two memory-typed values; records a fault for `at`.
-    let combine = |x: inkwell::values::BasicValueEnum<'ctx>, y: inkwell::values::BasicValueEnum<'ctx>, at: IntValue<'ctx>| -> LResult<inkwell::values::BasicValueEnum<'ctx>> {
+    let combine = |x: inkwell::values::BasicValueEnum<'ctx>,
+                   y: inkwell::values::BasicValueEnum<'ctx>,
+                   at: IntValue<'ctx>|
+     -> LResult<inkwell::values::BasicValueEnum<'ctx>> {
         let to_value = |v: inkwell::values::BasicValueEnum<'ctx>| -> LResult<BasicMetadataValueEnum<'ctx>> {
             Ok(if t == ScalarType::Bool {
                 b.build_int_compare(IntPredicate::NE, v.into_int_value(), cx.i8_type().const_zero(), "b")?.into()
@@ -128,12 +131,20 @@ pub fn lower_reduce_entry<'ctx>(
             let go_on = cx.append_basic_block(kernel, "combined");
             b.build_conditional_branch(failed, record, go_on)?;
             b.position_at_end(record);
-            let word = b.build_or(b.build_left_shift(at, i64t.const_int(8, false), "at")?, b.build_int_z_extend(code, i64t, "c")?, "word")?;
+            let word = b.build_or(
+                b.build_left_shift(at, i64t.const_int(8, false), "at")?,
+                b.build_int_z_extend(code, i64t, "c")?,
+                "word",
+            )?;
             b.build_atomicrmw(AtomicRMWBinOp::UMin, g, word, AtomicOrdering::Monotonic)?;
             b.build_unconditional_branch(go_on)?;
             b.position_at_end(go_on);
         }
-        Ok(if t == ScalarType::Bool { b.build_int_z_extend(r.into_int_value(), cx.i8_type(), "byte")?.into() } else { r })
+        Ok(if t == ScalarType::Bool {
+            b.build_int_z_extend(r.into_int_value(), cx.i8_type(), "byte")?.into()
+        } else {
+            r
+        })
     };
 
     // Phase 1: each thread folds its grid-stride elements: the first one starts the

@@ -75,33 +75,80 @@ macro_rules! bits_int { ($($t:ty: $u:ty),*) => {$(
 )*}; }
 bits_int!(i8: u8, i16: u16, i32: u32, i64: u64, isize: u64, u8: u8, u16: u16, u32: u32, u64: u64, usize: u64);
 impl Bits for bool {
-    fn to_u64(self) -> u64 { self as u64 }
-    fn from_u64(v: u64) -> Self { v as u8 != 0 }
+    fn to_u64(self) -> u64 {
+        self as u64
+    }
+    fn from_u64(v: u64) -> Self {
+        v as u8 != 0
+    }
 }
 impl Bits for f32 {
-    fn to_u64(self) -> u64 { self.to_bits() as u64 }
-    fn from_u64(v: u64) -> Self { f32::from_bits(v as u32) }
+    fn to_u64(self) -> u64 {
+        self.to_bits() as u64
+    }
+    fn from_u64(v: u64) -> Self {
+        f32::from_bits(v as u32)
+    }
 }
 impl Bits for f64 {
-    fn to_u64(self) -> u64 { self.to_bits() }
-    fn from_u64(v: u64) -> Self { f64::from_bits(v) }
+    fn to_u64(self) -> u64 {
+        self.to_bits()
+    }
+    fn from_u64(v: u64) -> Self {
+        f64::from_bits(v)
+    }
 }
 
 include!("functions.rs");
 
 /// Functions that need `gpu_runtime` on the host, so only their source is here.
-pub const STRING_ONLY: &[(&str, &str)] = &[
-    ("special_math", "fn special_math(x: f64) -> f64 { SpecialMath::erf(x) + x.erfc() + gpu_runtime::SpecialMath::gamma(x) + x.ln_gamma() }"),
-];
+pub const STRING_ONLY: &[(&str, &str)] = &[(
+    "special_math",
+    "fn special_math(x: f64) -> f64 { SpecialMath::erf(x) + x.erfc() + gpu_runtime::SpecialMath::gamma(x) + x.ln_gamma() }",
+)];
 
 /// Float methods of one argument (`x.m()` returning the same type).
 pub const FLOAT_UNARY: &[&str] = &[
-    "abs", "signum", "floor", "ceil", "round", "round_ties_even", "trunc", "fract", "sqrt", "cbrt", "exp", "exp2",
-    "exp_m1", "ln", "log2", "log10", "ln_1p", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
-    "asinh", "acosh", "atanh", "recip", "to_degrees", "to_radians", "erf", "erfc", "gamma", "ln_gamma",
+    "abs",
+    "signum",
+    "floor",
+    "ceil",
+    "round",
+    "round_ties_even",
+    "trunc",
+    "fract",
+    "sqrt",
+    "cbrt",
+    "exp",
+    "exp2",
+    "exp_m1",
+    "ln",
+    "log2",
+    "log10",
+    "ln_1p",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "recip",
+    "to_degrees",
+    "to_radians",
+    "erf",
+    "erfc",
+    "gamma",
+    "ln_gamma",
 ];
 /// Float methods of two arguments (`x.m(y)`).
-pub const FLOAT_BINARY: &[&str] = &["copysign", "powf", "atan2", "hypot", "min", "max", "log", "rem_euclid", "div_euclid"];
+pub const FLOAT_BINARY: &[&str] =
+    &["copysign", "powf", "atan2", "hypot", "min", "max", "log", "rem_euclid", "div_euclid"];
 pub const FLOAT_PREDICATES: &[&str] = &["is_nan", "is_infinite", "is_finite", "is_sign_negative", "is_sign_positive"];
 /// Integer methods of one argument returning the same type, and the receivers they apply to.
 pub const INT_UNARY: &[(&str, Receivers)] = &[
@@ -116,11 +163,23 @@ pub const INT_UNARY: &[(&str, Receivers)] = &[
 ];
 pub const INT_COUNTS: &[&str] = &["count_ones", "count_zeros", "leading_zeros", "trailing_zeros"];
 pub const INT_BINARY: &[&str] = &[
-    "min", "max", "rem_euclid", "div_euclid", "wrapping_add", "wrapping_sub", "wrapping_mul", "wrapping_div",
-    "wrapping_rem", "saturating_add", "saturating_sub", "saturating_mul", "saturating_div",
+    "min",
+    "max",
+    "rem_euclid",
+    "div_euclid",
+    "wrapping_add",
+    "wrapping_sub",
+    "wrapping_mul",
+    "wrapping_div",
+    "wrapping_rem",
+    "saturating_add",
+    "saturating_sub",
+    "saturating_mul",
+    "saturating_div",
 ];
 /// Integer methods taking a `u32` (a shift, rotation or exponent).
-pub const INT_BY_U32: &[&str] = &["pow", "rotate_left", "rotate_right", "wrapping_shl", "wrapping_shr", "wrapping_pow", "saturating_pow"];
+pub const INT_BY_U32: &[&str] =
+    &["pow", "rotate_left", "rotate_right", "wrapping_shl", "wrapping_shr", "wrapping_pow", "saturating_pow"];
 
 #[derive(Copy, Clone, PartialEq, Eq)]
 pub enum Receivers {
@@ -170,9 +229,15 @@ pub fn corpus() -> Vec<(String, String)> {
         add(format!("abs_diff_{t}"), format!("fn abs_diff_{t}(x: {t}, y: {t}) -> {unsigned} {{ x.abs_diff(y) }}"));
         add(format!("clamp_{t}"), format!("fn clamp_{t}(x: {t}, y: {t}, z: {t}) -> {t} {{ x.clamp(y, z) }}"));
         if signed {
-            add(format!("unsigned_abs_{t}"), format!("fn unsigned_abs_{t}(x: {t}) -> {unsigned} {{ x.unsigned_abs() }}"));
+            add(
+                format!("unsigned_abs_{t}"),
+                format!("fn unsigned_abs_{t}(x: {t}) -> {unsigned} {{ x.unsigned_abs() }}"),
+            );
         } else {
-            add(format!("is_power_of_two_{t}"), format!("fn is_power_of_two_{t}(x: {t}) -> bool {{ x.is_power_of_two() }}"));
+            add(
+                format!("is_power_of_two_{t}"),
+                format!("fn is_power_of_two_{t}(x: {t}) -> bool {{ x.is_power_of_two() }}"),
+            );
         }
     }
     out
