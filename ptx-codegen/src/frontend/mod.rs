@@ -588,31 +588,16 @@ impl Checker {
     /// Declares and checks a block's nested `fn`s and `const`s; returns whether it pushed
     /// an item scope.
     fn block_items(&mut self, b: &syn::Block) -> bool {
-        let fns: Vec<&syn::ItemFn> = b
-            .stmts
-            .iter()
-            .filter_map(|s| match s {
-                syn::Stmt::Item(syn::Item::Fn(f)) => Some(f),
-                _ => None,
-            })
-            .collect();
-        let consts: Vec<&syn::ItemConst> = b
-            .stmts
-            .iter()
-            .filter_map(|s| match s {
-                syn::Stmt::Item(syn::Item::Const(c)) => Some(c),
-                _ => None,
-            })
-            .collect();
-        // A `static` is reported (see `item_stmt`); its name is bound quietly.
-        let statics: Vec<&syn::ItemStatic> = b
-            .stmts
-            .iter()
-            .filter_map(|s| match s {
-                syn::Stmt::Item(syn::Item::Static(c)) => Some(c),
-                _ => None,
-            })
-            .collect();
+        let (mut fns, mut consts, mut statics) = (Vec::new(), Vec::new(), Vec::new());
+        for s in &b.stmts {
+            match s {
+                syn::Stmt::Item(syn::Item::Fn(f)) => fns.push(f),
+                syn::Stmt::Item(syn::Item::Const(c)) => consts.push(c),
+                // A `static` is reported (see `item_stmt`); its name is bound quietly.
+                syn::Stmt::Item(syn::Item::Static(c)) => statics.push(c),
+                _ => {}
+            }
+        }
         if fns.is_empty() && consts.is_empty() && statics.is_empty() {
             return false;
         }
