@@ -265,7 +265,7 @@ fn nd_broadcasts_as_numpy_and_ndarray_do() {
     assert_eq!(nd_add::nd(&col, &row).unwrap(), (&col + &row).into_dyn());
     assert_eq!(nd_add::nd(a.t(), 0.5).unwrap(), (&a.t() + 0.5).into_dyn());
     assert_eq!(
-        nd_add::nd(a.slice(s![..;-1, 1..;2]), &col.slice(s![.., 0])).unwrap_err().to_string(),
+        nd_add::nd(a.slice(s![..;-1, 1..;2]), col.slice(s![.., 0])).unwrap_err().to_string(),
         "`nd_add`: the shapes do not broadcast together: `a` is [3, 2] and `b` is [3]"
     );
     let cube = Array3::from_shape_fn((2, 3, 4), |(i, j, k)| (i * 12 + j * 4 + k) as f64);

@@ -496,7 +496,7 @@ fn every_function_of_the_language_matches_the_cpu() {
 #[test]
 fn references_are_accurate() {
     let close = |a: f64, b: f64| (a - b).abs() <= 2.0 * f64::EPSILON * b.abs();
-    assert!(close(reference::f64::asinh(1.0), 0.881_373_587_019_543_0));
+    assert!(close(reference::f64::asinh(1.0), 0.881_373_587_019_543));
     assert!(close(reference::f64::asinh(-1e300), -691.468_675_078_773_6));
     assert!(close(reference::f64::acosh(2.0), 1.316_957_896_924_816_6));
     assert!(close(reference::f64::acosh(1e300), 691.468_675_078_773_6));

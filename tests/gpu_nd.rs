@@ -45,7 +45,8 @@ fn every_layout_matches_the_cpu() {
     let b = grid(1000, 1001, 2);
     let row: Array1<f32> = Array1::from_vec(inputs(1001, 3));
     let col = grid(1000, 1, 4);
-    let cases: Vec<(&str, gpu_runtime::Result<ArrayD<f32>>, gpu_runtime::Result<ArrayD<f32>>)> = vec![
+    type Case<'a> = (&'a str, gpu_runtime::Result<ArrayD<f32>>, gpu_runtime::Result<ArrayD<f32>>);
+    let cases: Vec<Case> = vec![
         ("contiguous", add::nd(&a, &b), add::nd_cpu(&a, &b)),
         ("row broadcast", add::nd(&a, &row), add::nd_cpu(&a, &row)),
         ("column broadcast", add::nd(&a, &col), add::nd_cpu(&a, &col)),

@@ -198,12 +198,12 @@ fn is_type_param(ty: &syn::Type, g: &syn::Ident) -> bool {
     matches!(ty, syn::Type::Path(p) if p.qself.is_none() && p.path.is_ident(g))
 }
 
+/// One concrete function to compile, and the type its type parameter stands for.
+type Concrete = (Option<ScalarType>, syn::ItemFn);
+
 /// The concrete functions to compile: the function itself, or, with `types(…)`, one copy
 /// per listed type with the type parameter replaced. Returns the type parameter too.
-fn instantiate<'a>(
-    func: &'a syn::ItemFn,
-    options: &Options,
-) -> syn::Result<(Option<&'a syn::Ident>, Vec<(Option<ScalarType>, syn::ItemFn)>)> {
+fn instantiate<'a>(func: &'a syn::ItemFn, options: &Options) -> syn::Result<(Option<&'a syn::Ident>, Vec<Concrete>)> {
     let generics = &func.sig.generics;
     if options.types.is_empty() {
         return Ok((None, vec![(None, func.clone())]));
@@ -489,8 +489,7 @@ fn generate(
     if !all_compiled {
         // The body did not compile for the GPU and its errors are reported: rustc need not
         // report the same problems again in the host copy.
-        scalar_fn.block =
-            Box::new(syn::parse_quote!({ ::core::unreachable!("this vectorized function did not compile") }));
+        *scalar_fn.block = syn::parse_quote!({ ::core::unreachable!("this vectorized function did not compile") });
         scalar_fn.attrs.push(syn::parse_quote!(#[allow(unused_variables, unused_mut)]));
     }
     scalar_fn.vis = syn::parse_quote!(pub);

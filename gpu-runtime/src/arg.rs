@@ -23,6 +23,7 @@ pub enum ArgRef<'a, T> {
     Device(DeviceSlice<'a, T>),
 }
 
+#[allow(clippy::len_without_is_empty)] // the macro's plumbing; callers want the length
 impl<'a, T: Scalar> ArgRef<'a, T> {
     /// The number of elements, or `None` for a broadcast scalar.
     pub fn len(&self) -> Option<usize> {
@@ -70,6 +71,7 @@ pub enum HostArg<'a, T: Clone> {
     Slice(Cow<'a, [T]>),
 }
 
+#[allow(clippy::len_without_is_empty)] // the macro's plumbing; callers want the length
 impl<T: Scalar> HostArg<'_, T> {
     pub fn len(&self) -> Option<usize> {
         match self {
@@ -131,6 +133,7 @@ pub enum OutRef<'a, T> {
     Device(DeviceSliceMut<'a, T>),
 }
 
+#[allow(clippy::len_without_is_empty)] // the macro's plumbing; callers want the length
 impl<T: Scalar> OutRef<'_, T> {
     pub fn len(&self) -> usize {
         match self {
@@ -184,6 +187,7 @@ pub enum ErasedArg<'a> {
 unsafe impl Send for ErasedArg<'_> {}
 unsafe impl Sync for ErasedArg<'_> {}
 
+#[allow(clippy::len_without_is_empty)] // the macro's plumbing; callers want the length
 impl ErasedArg<'_> {
     pub fn len(&self) -> Option<usize> {
         match self {

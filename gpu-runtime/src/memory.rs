@@ -351,6 +351,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[allow(clippy::reversed_empty_ranges)] // a reversed range is what it checks
     fn ranges_are_checked() {
         assert_eq!(bounds(.., 5).unwrap(), (0, 5));
         assert_eq!(bounds(1..=3, 5).unwrap(), (1, 4));

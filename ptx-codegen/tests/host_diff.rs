@@ -48,9 +48,9 @@ fn run_reference(r: &Reference, args: &[u64]) -> Result<Vec<u64>, String> {
     })
 }
 
-fn int_strategy<T: Arbitrary + Bits + 'static>(specials: Vec<T>) -> BoxedStrategy<u64>
+fn int_strategy<T>(specials: Vec<T>) -> BoxedStrategy<u64>
 where
-    T: std::fmt::Debug + Clone,
+    T: Arbitrary + Bits + std::fmt::Debug + Clone + 'static,
 {
     prop_oneof![
         3 => any::<T>().prop_map(Bits::to_u64),

@@ -46,9 +46,8 @@ pub fn check_program(
     entry_callees: &[(String, String)],
     helpers: &[HelperDef],
 ) -> Result<Program, syn::Error> {
-    let mut cx = Checker::default();
-    cx.functions = vec![None; helpers.len() + 1];
-    cx.sigs = vec![None; helpers.len() + 1];
+    let mut cx =
+        Checker { functions: vec![None; helpers.len() + 1], sigs: vec![None; helpers.len() + 1], ..Checker::default() };
     let ids: Vec<(String, FnId)> =
         helpers.iter().enumerate().map(|(i, h)| (h.id.clone(), FnId(i as u32 + 1))).collect();
     let scope_of = |callees: &[(String, String)]| ItemScope {
@@ -85,11 +84,9 @@ pub fn check_program(
 /// definitions have not been fetched yet) are taken on trust: every other problem is
 /// reported now, before the macro goes to fetch them.
 pub fn precheck(entry: &syn::ItemFn, external: &[String]) -> Result<(), syn::Error> {
-    let mut cx = Checker::default();
     // FnId(1) stands for every external function: no signature, so its calls check their
     // arguments and give an error type without a message.
-    cx.functions = vec![None, None];
-    cx.sigs = vec![fn_sig(entry), None];
+    let mut cx = Checker { functions: vec![None, None], sigs: vec![fn_sig(entry), None], ..Checker::default() };
     let scope = ItemScope { fns: external.iter().map(|p| (p.clone(), FnId(1))).collect(), consts: Vec::new() };
     cx.check_fn(FnId(0), entry, Some(scope));
     cx.calls.retain(|&(_, to, _)| to != FnId(1));
@@ -1698,7 +1695,7 @@ impl Checker {
     }
 
     fn loop_target(&mut self, label: Option<&syn::Lifetime>, what: &str, at: &dyn ToTokens) -> Option<usize> {
-        let idx = match label {
+        match label {
             Some(l) => {
                 let name = l.ident.to_string();
                 let found = self.loops.iter().rposition(|f| f.label.as_deref() == Some(&name));
@@ -1713,8 +1710,7 @@ impl Checker {
                 }
                 self.loops.len().checked_sub(1)
             }
-        };
-        idx
+        }
     }
 
     fn break_expr(&mut self, b: &syn::ExprBreak) -> Expr {

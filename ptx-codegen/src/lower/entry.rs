@@ -385,7 +385,7 @@ impl<'ctx> GridLoop<'_, 'ctx> {
             let args = per_input
                 .iter()
                 .enumerate()
-                .map(|(k, l)| self.from_memory(l[j as usize], self.abi.inputs[k]).map(Into::into))
+                .map(|(k, l)| self.value_from_memory(l[j as usize], self.abi.inputs[k]).map(Into::into))
                 .collect::<LResult<Vec<BasicMetadataValueEnum<'ctx>>>>()?;
             results.push(self.call(args, idx)?);
         }
@@ -451,7 +451,7 @@ impl<'ctx> GridLoop<'_, 'ctx> {
                 phi.add_incoming(&[(&loaded, from_array), (val, here)]);
                 phi.as_basic_value()
             };
-            args.push(self.from_memory(raw, t)?.into());
+            args.push(self.value_from_memory(raw, t)?.into());
         }
         Ok(args)
     }
@@ -566,7 +566,7 @@ impl<'ctx> GridLoop<'_, 'ctx> {
         Ok(())
     }
 
-    fn from_memory(&self, v: BasicValueEnum<'ctx>, t: ScalarType) -> LResult<BasicValueEnum<'ctx>> {
+    fn value_from_memory(&self, v: BasicValueEnum<'ctx>, t: ScalarType) -> LResult<BasicValueEnum<'ctx>> {
         if t == ScalarType::Bool {
             let zero = self.cx.i8_type().const_zero();
             return Ok(self.builder.build_int_compare(IntPredicate::NE, v.into_int_value(), zero, "b")?.into());
