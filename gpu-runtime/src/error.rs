@@ -119,6 +119,18 @@ fn describe_devices(devices: &[(&'static str, usize)]) -> String {
 }
 
 impl Error {
+    /// The driver refused a kernel's PTX: too new a PTX version for it means the driver is
+    /// too old (and `driver_version` says which CUDA it supports); anything else is a
+    /// driver error.
+    pub(crate) fn module_load(e: DriverError, driver_version: impl FnOnce() -> Result<(u32, u32)>) -> Error {
+        match e.0 {
+            CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION => {
+                driver_version().map_or_else(|err| err, |driver| Error::DriverTooOld { driver })
+            }
+            _ => Error::driver("loading the kernel's PTX", e),
+        }
+    }
+
     /// A driver error, seen while doing `action` ("loading the kernel", …).
     pub(crate) fn driver(action: &'static str, e: DriverError) -> Error {
         let name = e.error_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|_| format!("{:?}", e.0));
@@ -134,6 +146,20 @@ impl Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_ptx_version_the_driver_does_not_know_means_the_driver_is_too_old() {
+        let unsupported = || DriverError(CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION);
+        let e = Error::module_load(unsupported(), || Ok((11, 4)));
+        assert!(matches!(e, Error::DriverTooOld { driver: (11, 4) }), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "the NVIDIA driver is too old for this program's kernels (it supports CUDA 11.4): \
+             update the driver, or build with an older `arch`"
+        );
+        // If even the version cannot be asked, that error is the answer.
+        assert!(matches!(Error::module_load(unsupported(), || Err(Error::NoDriver)), Error::NoDriver));
+    }
 
     #[test]
     fn length_mismatch_names_every_slice() {

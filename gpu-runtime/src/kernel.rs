@@ -133,12 +133,10 @@ impl Kernel {
             return Ok(l);
         }
         let inner = device.inner();
-        let module = inner.ctx.load_module(Ptx::from_src(self.spec.ptx)).map_err(|e| match e.0 {
-            cudarc::driver::sys::CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION => {
-                crate::device::driver_version().map_or_else(|err| err, |driver| Error::DriverTooOld { driver })
-            }
-            _ => Error::driver("loading the kernel's PTX", e),
-        })?;
+        let module = inner
+            .ctx
+            .load_module(Ptx::from_src(self.spec.ptx))
+            .map_err(|e| Error::module_load(e, crate::device::driver_version))?;
         let func = module.load_function(self.spec.entry).map_err(|e| Error::driver("finding the kernel entry", e))?;
         let grid_limit = |f: &CudaFunction| -> Result<u32> {
             let per_sm = f
