@@ -103,21 +103,6 @@ fn a_select_is_branch_free() {
 }
 
 #[test]
-fn the_dump_folder_gets_ir_and_ptx() {
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("dump");
-    let _ = std::fs::remove_dir_all(&dir);
-    // SAFETY: no other test of this binary reads the environment concurrently... except that
-    // tests run on threads; this variable is read only by `compile` calls of this test.
-    unsafe { std::env::set_var(ptx_codegen::DUMP_ENV, &dir) };
-    let k = compile_str("fn dumped_twice(x: f64) -> f64 { x * 2.0 }", &Options::default()).unwrap();
-    unsafe { std::env::remove_var(ptx_codegen::DUMP_ENV) };
-    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
-    assert_eq!(read("dumped_twice.ptx"), k.ptx);
-    assert_eq!(read("dumped_twice.opt.ll"), k.llvm_ir);
-    assert!(read("dumped_twice.ll").contains("define internal double @dumped_twice_scalar("));
-}
-
-#[test]
 fn binary_functions_of_one_type_get_a_reduction_kernel() {
     let k = compile_str("fn add(a: f64, b: f64) -> f64 { a + b }", &Options::default()).unwrap();
     assert_eq!(k.abi.reduce_entry.as_deref(), Some("vectorize_add_reduce"));

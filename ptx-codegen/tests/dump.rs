@@ -1,0 +1,19 @@
+//! `GPU_VECTORIZE_DUMP` writes each kernel's LLVM IR (before and after optimisation) and
+//! PTX to a folder. Its own test binary: it sets the variable, and no other test may read
+//! the environment meanwhile.
+
+use ptx_codegen::{Options, compile_str};
+
+#[test]
+fn the_dump_folder_gets_ir_and_ptx() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("dump");
+    let _ = std::fs::remove_dir_all(&dir);
+    // SAFETY: the only test of this binary, so no other thread reads the environment.
+    unsafe { std::env::set_var(ptx_codegen::DUMP_ENV, &dir) };
+    let k = compile_str("fn dumped_twice(x: f64) -> f64 { x * 2.0 }", &Options::default()).unwrap();
+    unsafe { std::env::remove_var(ptx_codegen::DUMP_ENV) };
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    assert_eq!(read("dumped_twice.ptx"), k.ptx);
+    assert_eq!(read("dumped_twice.opt.ll"), k.llvm_ir);
+    assert!(read("dumped_twice.ll").contains("define internal double @dumped_twice_scalar("));
+}
