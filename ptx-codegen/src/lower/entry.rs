@@ -5,6 +5,7 @@ use inkwell::builder::Builder;
 use inkwell::context::Context;
 use inkwell::intrinsics::Intrinsic as LlvmIntrinsic;
 use inkwell::module::Module;
+use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, IntValue, PointerValue};
 use inkwell::{AddressSpace, AtomicOrdering, AtomicRMWBinOp, IntPredicate};
 use proc_macro2::Span;
@@ -360,19 +361,7 @@ impl<'ctx> GridLoop<'_, 'ctx> {
                 for j in 0..lanes {
                     splat = b.build_insert_element(splat, *val, cx.i32_type().const_int(j as u64, false), "splat")?;
                 }
-                let is_array = b.build_is_not_null(*ptr, "is_array")?;
-                let from_array = cx.append_basic_block(self.kernel, "vector_from_array");
-                let joined = cx.append_basic_block(self.kernel, "vector_arg");
-                let here = b.get_insert_block().expect("positioned");
-                b.build_conditional_branch(is_array, from_array, joined)?;
-                b.position_at_end(from_array);
-                let loaded = load(b)?;
-                let loaded_in = b.get_insert_block().expect("positioned");
-                b.build_unconditional_branch(joined)?;
-                b.position_at_end(joined);
-                let phi = b.build_phi(vt, "vx")?;
-                phi.add_incoming(&[(&loaded, loaded_in), (&splat, here)]);
-                let v = phi.as_basic_value().into_vector_value();
+                let v = self.array_or_scalar(*ptr, splat.into(), vt.into(), load, "vector_", "vx")?.into_vector_value();
                 (0..lanes)
                     .map(|j| b.build_extract_element(v, cx.i32_type().const_int(j as u64, false), "lane"))
                     .collect::<Result<_, _>>()?
@@ -435,25 +424,37 @@ impl<'ctx> GridLoop<'_, 'ctx> {
                 };
                 Ok(b.build_load(mt, p, "x")?)
             };
-            let raw = if all_arrays {
-                load(b)?
-            } else {
-                let is_array = b.build_is_not_null(*ptr, "is_array")?;
-                let from_array = cx.append_basic_block(self.kernel, "from_array");
-                let joined = cx.append_basic_block(self.kernel, "arg");
-                let here = b.get_insert_block().expect("positioned");
-                b.build_conditional_branch(is_array, from_array, joined)?;
-                b.position_at_end(from_array);
-                let loaded = load(b)?;
-                b.build_unconditional_branch(joined)?;
-                b.position_at_end(joined);
-                let phi = b.build_phi(mt, "x")?;
-                phi.add_incoming(&[(&loaded, from_array), (val, here)]);
-                phi.as_basic_value()
-            };
+            let raw = if all_arrays { load(b)? } else { self.array_or_scalar(*ptr, *val, mt, load, "", "x")? };
             args.push(self.value_from_memory(raw, t)?.into());
         }
         Ok(args)
+    }
+
+    /// An input that may be an array or a broadcast scalar (a null `ptr`): `load` where
+    /// `ptr` is an array, else `scalar`. Block names start with `prefix`.
+    fn array_or_scalar(
+        &self,
+        ptr: PointerValue<'ctx>,
+        scalar: BasicValueEnum<'ctx>,
+        ty: BasicTypeEnum<'ctx>,
+        load: impl Fn(&Builder<'ctx>) -> LResult<BasicValueEnum<'ctx>>,
+        prefix: &str,
+        name: &str,
+    ) -> LResult<BasicValueEnum<'ctx>> {
+        let (b, cx) = (&self.builder, self.cx);
+        let is_array = b.build_is_not_null(ptr, "is_array")?;
+        let from_array = cx.append_basic_block(self.kernel, &format!("{prefix}from_array"));
+        let joined = cx.append_basic_block(self.kernel, &format!("{prefix}arg"));
+        let here = b.get_insert_block().expect("positioned");
+        b.build_conditional_branch(is_array, from_array, joined)?;
+        b.position_at_end(from_array);
+        let loaded = load(b)?;
+        let loaded_in = b.get_insert_block().expect("positioned");
+        b.build_unconditional_branch(joined)?;
+        b.position_at_end(joined);
+        let phi = b.build_phi(ty, name)?;
+        phi.add_incoming(&[(&loaded, loaded_in), (&scalar, here)]);
+        Ok(phi.as_basic_value())
     }
 
     /// `f(args)` for element `idx`, recording a fault: each output's value, as stored.
