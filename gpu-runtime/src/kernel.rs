@@ -145,24 +145,17 @@ impl Kernel {
                 .max(1);
             Ok(per_sm.saturating_mul(inner.sm_count))
         };
-        let reduce = if self.spec.reduce_entry.is_empty() {
-            None
-        } else {
-            let r = module
-                .load_function(self.spec.reduce_entry)
-                .map_err(|e| Error::driver("finding the reduction entry", e))?;
-            let limit = grid_limit(&r)?;
-            Some((r, limit))
-        };
-        let strided = if self.spec.strided_entry.is_empty() {
-            None
-        } else {
-            let f = module
-                .load_function(self.spec.strided_entry)
-                .map_err(|e| Error::driver("finding the strided entry", e))?;
+        // An entry the kernel may lack (its name is then empty), with its grid limit.
+        let optional_entry = |name: &str, action: &'static str| -> Result<Option<(CudaFunction, u32)>> {
+            if name.is_empty() {
+                return Ok(None);
+            }
+            let f = module.load_function(name).map_err(|e| Error::driver(action, e))?;
             let limit = grid_limit(&f)?;
-            Some((f, limit))
+            Ok(Some((f, limit)))
         };
+        let reduce = optional_entry(self.spec.reduce_entry, "finding the reduction entry")?;
+        let strided = optional_entry(self.spec.strided_entry, "finding the strided entry")?;
         let loaded = Loaded { max_grid: grid_limit(&func)?, func, reduce, strided };
         match self.fast.get(ordinal) {
             Some(slot) => {

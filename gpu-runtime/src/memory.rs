@@ -236,33 +236,32 @@ impl<'a, T: Scalar> DeviceSlice<'a, T> {
 
     pub fn to_vec(&self) -> Result<Vec<T>> {
         let mut out = Vec::with_capacity(self.len);
-        if self.len > 0 {
-            self.device.bind()?;
-            let stream = self.device.stream();
-            self.uses.order_before(stream)?;
-            // SAFETY: the copy writes all `len` elements of the spare capacity.
-            unsafe {
-                result::memcpy_dtoh_async(&mut out.spare_capacity_mut()[..self.len], self.ptr, stream.cu_stream())
-                    .map_err(|e| Error::driver("copying from the GPU", e))?;
-            }
-            stream.synchronize().map_err(|e| Error::driver("copying from the GPU", e))?;
-            // SAFETY: initialised by the completed copy.
-            unsafe { out.set_len(self.len) };
-        }
+        self.read_into(&mut out.spare_capacity_mut()[..self.len])?;
+        // SAFETY: all `len` elements were written by the completed copy.
+        unsafe { out.set_len(self.len) };
         Ok(out)
     }
 
     pub fn copy_to(&self, out: &mut [T]) -> Result<()> {
         same_len("copy_to", ("self", self.len), ("out", out.len()))?;
-        if self.len > 0 {
-            self.device.bind()?;
-            let stream = self.device.stream();
-            self.uses.order_before(stream)?;
-            unsafe { result::memcpy_dtoh_async(out, self.ptr, stream.cu_stream()) }
-                .map_err(|e| Error::driver("copying from the GPU", e))?;
-            stream.synchronize().map_err(|e| Error::driver("copying from the GPU", e))?;
+        self.read_into(out)
+    }
+
+    /// Copies the view into `dst` (exactly `len` elements of `T`'s layout: `T` itself or
+    /// `MaybeUninit<T>`) once earlier work on it is done, and waits for the copy.
+    fn read_into<U>(&self, dst: &mut [U]) -> Result<()> {
+        debug_assert!(dst.len() == self.len && size_of::<U>() == size_of::<T>());
+        if self.len == 0 {
+            return Ok(());
         }
-        Ok(())
+        self.device.bind()?;
+        let stream = self.device.stream();
+        self.uses.order_before(stream)?;
+        // SAFETY: `dst` holds `len` elements of `T`'s size, and the copy is waited for
+        // before `dst` is given back.
+        unsafe { result::memcpy_dtoh_async(dst, self.ptr, stream.cu_stream()) }
+            .map_err(|e| Error::driver("copying from the GPU", e))?;
+        stream.synchronize().map_err(|e| Error::driver("copying from the GPU", e))
     }
 }
 
