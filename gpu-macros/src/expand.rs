@@ -33,24 +33,35 @@ pub fn vectorize(args: TokenStream, item: TokenStream) -> TokenStream {
 
 /// The last step of `#[vectorize]`'s chain: every callee's closure has arrived.
 pub fn vectorize_resume(input: TokenStream) -> TokenStream {
+    resume(
+        input,
+        |p| {
+            let args;
+            syn::parenthesized!(args in p);
+            args.parse::<TokenStream>()
+        },
+        |args, func, callees, entries| finish_vectorize(args, func, callees, entries, None),
+    )
+}
+
+/// The last step of a chain, whose payload is `head [keys…] fn …`: every callee's closure
+/// has arrived; `finish` gets the head, the function, its callees and their definitions.
+fn resume<H>(
+    input: TokenStream,
+    head: impl Fn(syn::parse::ParseStream) -> syn::Result<H>,
+    finish: impl FnOnce(H, &syn::ItemFn, Vec<(String, String)>, Vec<chain::Entry>) -> TokenStream,
+) -> TokenStream {
     let parsed = syn::parse2::<chain::ChainInput>(input).and_then(|c| {
-        let (args, keys, func) = syn::parse::Parser::parse2(
-            |p: syn::parse::ParseStream| {
-                let args;
-                syn::parenthesized!(args in p);
-                let args: TokenStream = args.parse()?;
-                let keys = string_list(p)?;
-                let func: syn::ItemFn = p.parse()?;
-                Ok((args, keys, func))
-            },
+        let (head, keys, func) = syn::parse::Parser::parse2(
+            |p: syn::parse::ParseStream| Ok((head(p)?, string_list(p)?, p.parse::<syn::ItemFn>()?)),
             c.payload,
         )?;
-        Ok((c.closures, args, keys, func))
+        Ok((c.closures, head, keys, func))
     });
     match parsed {
-        Ok((closures, args, keys, func)) => {
+        Ok((closures, head, keys, func)) => {
             let (callees, entries) = chain::resolve(&keys, &closures);
-            finish_vectorize(args, &func, callees, entries, None)
+            finish(head, &func, callees, entries)
         }
         Err(e) => e.to_compile_error(),
     }
@@ -299,22 +310,11 @@ pub fn device(args: TokenStream, item: TokenStream) -> TokenStream {
 
 /// The last step of `#[device]`'s chain.
 pub fn device_define(input: TokenStream) -> TokenStream {
-    let parsed = syn::parse2::<chain::ChainInput>(input).and_then(|c| {
-        let (failed, keys, func) = syn::parse::Parser::parse2(
-            |p: syn::parse::ParseStream| {
-                Ok((p.parse::<syn::LitBool>()?.value, string_list(p)?, p.parse::<syn::ItemFn>()?))
-            },
-            c.payload,
-        )?;
-        Ok((c.closures, failed, keys, func))
-    });
-    match parsed {
-        Ok((closures, failed, keys, func)) => {
-            let (callees, entries) = chain::resolve(&keys, &closures);
-            finish_device(&func, callees, entries, failed)
-        }
-        Err(e) => e.to_compile_error(),
-    }
+    resume(
+        input,
+        |p| Ok(p.parse::<syn::LitBool>()?.value),
+        |failed, func, callees, entries| finish_device(func, callees, entries, failed),
+    )
 }
 
 /// Checks a device function with the functions it calls and emits it (for the host) with
