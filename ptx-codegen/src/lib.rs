@@ -22,7 +22,9 @@ pub mod ty;
 use inkwell::context::Context;
 use syn::ext::IdentExt;
 
-pub use abi::{Fault, KernelAbi};
+use lower::{EntryKind, Weight};
+
+pub use abi::{Fault, KernelAbi, entry_symbol};
 pub use options::{Options, Target};
 pub use ty::ScalarType;
 
@@ -33,11 +35,6 @@ pub struct CompiledKernel {
     pub ptx: String,
     pub llvm_ir: String,
     pub llvm_ir_unoptimized: String,
-}
-
-/// The PTX entry symbol of a vectorized function.
-pub fn entry_symbol(fn_name: &str) -> String {
-    format!("vectorize_{fn_name}")
 }
 
 /// Compiles `item` to PTX. Errors are the user's (at their spans) or the toolchain's (at
@@ -63,24 +60,17 @@ pub fn compile_with_helpers(
 pub fn compile_ir(program: &ir::Program, name: &str, options: &Options) -> Result<CompiledKernel, String> {
     let f = program.entry();
     let inputs: Vec<ScalarType> = f.params.iter().map(|p| p.ty).collect();
-    let reducible = f.ret.scalar().is_some_and(|r| inputs.len() == 2 && inputs.iter().all(|t| *t == r));
-    let abi = KernelAbi {
-        entry: entry_symbol(name),
-        inputs,
-        outputs: f.ret.scalars().to_vec(),
-        error_flag: program.may_fail(),
-        reduce_entry: reducible.then(|| format!("{}_reduce", entry_symbol(name))),
-    };
+    let abi = KernelAbi::new(name, inputs, f.ret.scalars().to_vec(), program.may_fail());
     let cx = Context::create();
     let module = cx.create_module(name);
     let lowered =
         lower::lower_program(&cx, &module, program, &format!("{name}_scalar"), abi.error_flag, options.fastmath)
             .and_then(|fns| {
-                let heavy = libdevice::needed(&module);
-                lower::lower_kernel_entry(&cx, &module, fns[0], &abi, false, heavy)?;
-                lower::lower_kernel_entry(&cx, &module, fns[0], &abi, true, heavy)?;
+                let weight = if libdevice::needed(&module) { Weight::Heavy } else { Weight::Light };
+                lower::lower_kernel_entry(&cx, &module, fns[0], &abi, EntryKind::Contiguous, weight)?;
+                lower::lower_kernel_entry(&cx, &module, fns[0], &abi, EntryKind::Strided, weight)?;
                 if let Some(r) = &abi.reduce_entry {
-                    lower::lower_reduce_entry(&cx, &module, fns[0], abi.outputs[0], r, abi.error_flag, heavy)?;
+                    lower::lower_reduce_entry(&cx, &module, fns[0], abi.outputs[0], r, abi.error_flag, weight)?;
                 }
                 Ok(())
             });

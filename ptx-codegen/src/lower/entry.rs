@@ -11,51 +11,68 @@ use inkwell::{AddressSpace, AtomicOrdering, AtomicRMWBinOp, IntPredicate};
 use proc_macro2::Span;
 
 use super::{LResult, basic_value, internal, memory_type};
-use crate::abi::KernelAbi;
+use crate::abi::{EntryParams, FaultWord, KernelAbi, MAX_DIMS};
 use crate::ty::ScalarType;
 
-/// Adds the kernel entry that applies `scalar` to every element (see [`crate::abi`] for
-/// its parameters), as a grid-stride loop with 64-bit indices: `abi.entry`, whose arrays
-/// are contiguous, or with `strided` `abi.strided_entry`, whose inputs are strided views
-/// of an N-dimensional broadcast. `heavy`: the scalar function uses libdevice (see
-/// `outline` below).
+/// Which of a function's two elementwise entries to build.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum EntryKind {
+    /// `abi.entry`: every array is contiguous.
+    Contiguous,
+    /// `abi.strided_entry()`: the inputs are strided views of an N-dimensional broadcast.
+    Strided,
+}
+
+/// How large the scalar function is once inlined.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum Weight {
+    Light,
+    /// It calls libdevice's math: entries that are not the fast path call it out of line
+    /// rather than inline another copy.
+    Heavy,
+}
+
+/// Adds the kernel entry that applies `scalar` to every element (see
+/// [`crate::abi::EntryParams`] for its parameters), as a grid-stride loop with 64-bit
+/// indices.
 pub fn lower_kernel_entry<'ctx>(
     cx: &'ctx Context,
     module: &Module<'ctx>,
     scalar: FunctionValue<'ctx>,
     abi: &KernelAbi,
-    strided: bool,
-    heavy: bool,
+    kind: EntryKind,
+    weight: Weight,
 ) -> LResult<FunctionValue<'ctx>> {
     let global = cx.ptr_type(AddressSpace::from(1u16));
     let i64t = cx.i64_type();
-    let outs = abi.outputs.len() as u32;
-    let mut params: Vec<inkwell::types::BasicMetadataTypeEnum> = vec![i64t.into()];
-    params.extend(abi.outputs.iter().map(|_| inkwell::types::BasicMetadataTypeEnum::from(global)));
-    for &t in &abi.inputs {
-        params.push(global.into());
-        params.push(memory_type(cx, t).into());
+    let strided = kind == EntryKind::Strided;
+    let slots = abi.params(strided);
+    let mut params: Vec<inkwell::types::BasicMetadataTypeEnum> = vec![i64t.into(); slots.count()];
+    for k in 0..abi.outputs.len() {
+        params[slots.output(k)] = global.into();
     }
-    // `ndim`, the shape (innermost axis first) and each input's strides, in elements.
-    let layout_params = if strided { 1 + MAX_DIMS * (1 + abi.inputs.len()) } else { 0 };
-    params.extend(std::iter::repeat_n(inkwell::types::BasicMetadataTypeEnum::from(i64t), layout_params));
-    if abi.error_flag {
-        params.push(global.into());
+    for (i, &t) in abi.inputs.iter().enumerate() {
+        params[slots.input_ptr(i)] = global.into();
+        params[slots.input_value(i)] = memory_type(cx, t).into();
+    }
+    // The layout slots (`ndim`, the shape and each input's strides) are `i64`s.
+    if let Some(f) = slots.fault() {
+        params[f] = global.into();
     }
     let symbol = if strided { abi.strided_entry() } else { abi.entry.clone() };
     let kernel = module.add_function(&symbol, cx.void_type().fn_type(&params, false), None);
-    let kind = |name: &str| Attribute::get_named_enum_kind_id(name);
+    let attr = |name: &str| cx.create_enum_attribute(Attribute::get_named_enum_kind_id(name), 0);
+    let at = |slot: usize| AttributeLoc::Param(slot as u32);
     // Arrays never overlap (the runtime allocates or checks them), inputs are only read:
     // LLVM may then use the read-only data cache (`ld.global.nc`).
-    for idx in 0..abi.inputs.len() as u32 {
-        let p = 1 + outs + 2 * idx;
-        kernel.add_attribute(AttributeLoc::Param(p), cx.create_enum_attribute(kind("noalias"), 0));
-        kernel.add_attribute(AttributeLoc::Param(p), cx.create_enum_attribute(kind("readonly"), 0));
-        kernel.add_attribute(AttributeLoc::Param(p), cx.create_enum_attribute(kind("nocapture"), 0));
+    for i in 0..abi.inputs.len() {
+        kernel.add_attribute(at(slots.input_ptr(i)), attr("noalias"));
+        kernel.add_attribute(at(slots.input_ptr(i)), attr("readonly"));
+        kernel.add_attribute(at(slots.input_ptr(i)), attr("nocapture"));
     }
-    for o in 0..outs {
-        kernel.add_attribute(AttributeLoc::Param(1 + o), cx.create_enum_attribute(kind("noalias"), 0));
-        kernel.add_attribute(AttributeLoc::Param(1 + o), cx.create_enum_attribute(kind("nocapture"), 0));
+    for k in 0..abi.outputs.len() {
+        kernel.add_attribute(at(slots.output(k)), attr("noalias"));
+        kernel.add_attribute(at(slots.output(k)), attr("nocapture"));
     }
     let annotation = cx.metadata_node(&[
         kernel.as_global_value().as_pointer_value().into(),
@@ -82,34 +99,32 @@ pub fn lower_kernel_entry<'ctx>(
     let nctaid = sreg("llvm.nvvm.read.ptx.sreg.nctaid.x")?;
     let first = b.build_int_add(b.build_int_mul(ctaid, ntid, "block_base")?, tid, "first")?;
     let stride = b.build_int_mul(nctaid, ntid, "stride")?;
-    let param = |i: u32| kernel.get_nth_param(i).expect("declared above");
-    let n = param(0).into_int_value();
-    let out: Vec<PointerValue<'ctx>> = (0..outs).map(|o| param(1 + o).into_pointer_value()).collect();
+    let param = |slot: usize| kernel.get_nth_param(slot as u32).expect("declared above");
+    let n = param(EntryParams::N).into_int_value();
+    let out: Vec<PointerValue<'ctx>> =
+        (0..abi.outputs.len()).map(|k| param(slots.output(k)).into_pointer_value()).collect();
     // The per-element fault code (a local the scalar function writes) and the launch's
-    // fault word: the smallest `index << 8 | code` of all failed elements, which is the
-    // fault a sequential loop on the CPU would panic with first.
-    let layout_at = 1 + outs + 2 * abi.inputs.len() as u32;
+    // fault word (see `FaultWord`).
     let layout = if strided {
-        let at = |k: usize| param(layout_at + k as u32).into_int_value();
+        let at = |slot: usize| param(slot).into_int_value();
         Some(Layout {
-            ndim: at(0),
-            shape: (0..MAX_DIMS).map(|d| at(1 + d)).collect(),
-            strides: (0..abi.inputs.len())
-                .map(|k| (0..MAX_DIMS).map(|d| at(1 + MAX_DIMS * (1 + k) + d)).collect())
-                .collect(),
+            ndim: at(slots.ndim()),
+            shape: (0..MAX_DIMS).map(|d| at(slots.extent(d))).collect(),
+            strides: (0..abi.inputs.len()).map(|k| (0..MAX_DIMS).map(|d| at(slots.stride(k, d))).collect()).collect(),
         })
     } else {
         None
     };
-    let err = if abi.error_flag {
-        let global = param(layout_at + layout_params as u32).into_pointer_value();
-        let local = b.build_alloca(cx.i32_type(), "fault")?;
-        Some(FaultSlots { local, global })
-    } else {
-        None
+    let err = match slots.fault() {
+        Some(slot) => {
+            let global = param(slot).into_pointer_value();
+            let local = b.build_alloca(cx.i32_type(), "fault")?;
+            Some(FaultSlots { local, global })
+        }
+        None => None,
     };
-    let inputs: Vec<(PointerValue<'ctx>, BasicValueEnum<'ctx>)> = (0..abi.inputs.len() as u32)
-        .map(|i| (param(1 + outs + 2 * i).into_pointer_value(), param(2 + outs + 2 * i)))
+    let inputs: Vec<(PointerValue<'ctx>, BasicValueEnum<'ctx>)> = (0..abi.inputs.len())
+        .map(|i| (param(slots.input_ptr(i)).into_pointer_value(), param(slots.input_value(i))))
         .collect();
 
     let offsets = match &layout {
@@ -121,7 +136,7 @@ pub fn lower_kernel_entry<'ctx>(
     let lanes = vector_lanes(abi);
     // A function that uses libdevice's math is large once inlined: the strided entry
     // (broadcasting, not the fast path) calls it rather than inlining another copy.
-    let outline = strided && heavy;
+    let outline = strided && weight == Weight::Heavy;
     let loops = GridLoop {
         cx,
         builder: &b,
@@ -252,9 +267,6 @@ fn vector_of(t: inkwell::types::BasicTypeEnum<'_>, lanes: u32) -> inkwell::types
         other => unreachable!("memory types are integers or floats, not {other:?}"),
     }
 }
-
-/// The most axes a strided launch takes (after the runtime merges the axes it can).
-pub const MAX_DIMS: usize = 8;
 
 struct Layout<'ctx> {
     ndim: IntValue<'ctx>,
@@ -549,7 +561,7 @@ impl<'ctx> GridLoop<'_, 'ctx> {
         Ok(())
     }
 
-    /// `if code != 0 { atomic_min(global, i << 8 | code) }`.
+    /// `if code != 0 { atomic_min(global, FaultWord::new(i, code)) }`.
     fn record_fault(&self, err: FaultSlots<'ctx>, idx: IntValue<'ctx>) -> LResult<()> {
         let (cx, b) = (self.cx, self.builder);
         let code = b.build_load(cx.i32_type(), err.local, "code")?.into_int_value();
@@ -559,7 +571,7 @@ impl<'ctx> GridLoop<'_, 'ctx> {
         b.build_conditional_branch(failed, record, next)?;
         b.position_at_end(record);
         let i64t = cx.i64_type();
-        let shifted = b.build_left_shift(idx, i64t.const_int(8, false), "at")?;
+        let shifted = b.build_left_shift(idx, i64t.const_int(FaultWord::CODE_BITS.into(), false), "at")?;
         let word = b.build_or(shifted, b.build_int_z_extend(code, i64t, "code64")?, "word")?;
         b.build_atomicrmw(AtomicRMWBinOp::UMin, err.global, word, AtomicOrdering::Monotonic)?;
         b.build_unconditional_branch(next)?;

@@ -13,8 +13,8 @@ mod reduce;
 
 use std::collections::HashMap;
 
-pub use entry::{MAX_DIMS, lower_kernel_entry};
-pub use reduce::{REDUCE_BLOCK, lower_reduce_entry};
+pub use entry::{EntryKind, Weight, lower_kernel_entry};
+pub use reduce::lower_reduce_entry;
 
 use inkwell::basic_block::BasicBlock;
 use inkwell::builder::{Builder, BuilderError};

@@ -1,11 +1,12 @@
 //! The reduction kernel of a function `(T, T) -> T`: `name::reduce` folds an array with it
 //! in one launch over the data plus one single-block launch over the per-block results.
 //!
-//! Entry parameters: `n: u64`, `partials: *mut T` (one per block), `input: *const T`, and
-//! the fault word when the function can fail. Each thread folds a grid-stride slice of the
-//! input, then each block folds its threads' values as a tree in shared memory, and thread
-//! 0 writes the block's value. Every launch uses at most `ceil(n / block)` blocks, so every
-//! block has at least one element and needs no identity value.
+//! Entry parameters: [`ReduceParams`]. Each thread folds a grid-stride slice of the input,
+//! then each block folds its threads' values as a tree in shared memory, and thread 0
+//! writes the block's value. Every launch uses at most `ceil(n / block)` blocks, so every
+//! block has at least one element and needs no identity value. Shared memory holds
+//! [`REDUCE_BLOCK`] values, and the entry requires exactly that many threads per block
+//! (`.reqntid`): a launch with any other block size is refused by the driver.
 
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::context::Context;
@@ -16,14 +17,12 @@ use inkwell::values::{BasicMetadataValueEnum, FunctionValue, IntValue};
 use inkwell::{AddressSpace, AtomicOrdering, AtomicRMWBinOp, IntPredicate};
 use proc_macro2::Span;
 
-use super::{LResult, basic_value, internal, memory_type};
+use super::{LResult, Weight, basic_value, internal, memory_type};
+use crate::abi::{FaultWord, REDUCE_BLOCK, ReduceParams};
 use crate::ty::ScalarType;
 
 /// Elements per iteration of each thread's fold.
 const UNROLL: u64 = 4;
-
-/// Threads per block of the reduction kernel (the runtime launches it with this many).
-pub const REDUCE_BLOCK: u32 = 256;
 
 /// Adds the reduction entry `entry` for `scalar: (t, t) -> t`.
 pub fn lower_reduce_entry<'ctx>(
@@ -33,28 +32,33 @@ pub fn lower_reduce_entry<'ctx>(
     t: ScalarType,
     entry: &str,
     error_flag: bool,
-    heavy: bool,
+    weight: Weight,
 ) -> LResult<FunctionValue<'ctx>> {
     let global = cx.ptr_type(AddressSpace::from(1u16));
     let i64t = cx.i64_type();
     let i32t = cx.i32_type();
     let mt = memory_type(cx, t);
-    let mut params: Vec<inkwell::types::BasicMetadataTypeEnum> = vec![i64t.into(), global.into(), global.into()];
-    if error_flag {
-        params.push(global.into());
-    }
+    let slots = ReduceParams { fault_word: error_flag };
+    let mut params: Vec<inkwell::types::BasicMetadataTypeEnum> = vec![global.into(); slots.count()];
+    params[ReduceParams::N] = i64t.into();
     let kernel = module.add_function(entry, cx.void_type().fn_type(&params, false), None);
     let kind = Attribute::get_named_enum_kind_id;
-    kernel.add_attribute(AttributeLoc::Param(2), cx.create_enum_attribute(kind("noalias"), 0));
-    kernel.add_attribute(AttributeLoc::Param(2), cx.create_enum_attribute(kind("readonly"), 0));
-    let annotation = cx.metadata_node(&[
-        kernel.as_global_value().as_pointer_value().into(),
-        cx.metadata_string("kernel").into(),
-        i32t.const_int(1, false).into(),
-    ]);
-    module
-        .add_global_metadata("nvvm.annotations", &annotation)
-        .map_err(|e| internal(format!("cannot annotate the kernel: {e}"), Span::call_site()))?;
+    let input_at = AttributeLoc::Param(ReduceParams::INPUT as u32);
+    kernel.add_attribute(input_at, cx.create_enum_attribute(kind("noalias"), 0));
+    kernel.add_attribute(input_at, cx.create_enum_attribute(kind("readonly"), 0));
+    let annotate = |key: &str, value: u64| {
+        let node = cx.metadata_node(&[
+            kernel.as_global_value().as_pointer_value().into(),
+            cx.metadata_string(key).into(),
+            i32t.const_int(value, false).into(),
+        ]);
+        module
+            .add_global_metadata("nvvm.annotations", &node)
+            .map_err(|e| internal(format!("cannot annotate the kernel: {e}"), Span::call_site()))
+    };
+    annotate("kernel", 1)?;
+    // Shared memory below is sized for exactly this block: the driver refuses other sizes.
+    annotate("reqntidx", REDUCE_BLOCK.into())?;
 
     // Shared memory: each thread's value and whether it has one.
     let shared = AddressSpace::from(3u16);
@@ -85,12 +89,12 @@ pub fn lower_reduce_entry<'ctx>(
     let barrier = LlvmIntrinsic::find("llvm.nvvm.barrier0")
         .and_then(|i| i.get_declaration(module, &[]))
         .ok_or_else(|| internal("llvm.nvvm.barrier0 is missing", Span::call_site()))?;
-    let param = |i: u32| kernel.get_nth_param(i).expect("declared above");
-    let n = param(0).into_int_value();
-    let partials = param(1).into_pointer_value();
-    let input = param(2).into_pointer_value();
+    let param = |slot: usize| kernel.get_nth_param(slot as u32).expect("declared above");
+    let n = param(ReduceParams::N).into_int_value();
+    let partials = param(ReduceParams::PARTIALS).into_pointer_value();
+    let input = param(ReduceParams::INPUT).into_pointer_value();
     let fault_local = if error_flag { Some(b.build_alloca(i32t, "fault")?) } else { None };
-    let fault_global = if error_flag { Some(param(3).into_pointer_value()) } else { None };
+    let fault_global = slots.fault().map(|slot| param(slot).into_pointer_value());
 
     let acc = b.build_alloca(mt, "acc")?;
     let has = b.build_alloca(cx.bool_type(), "has")?;
@@ -118,7 +122,7 @@ pub fn lower_reduce_entry<'ctx>(
             args.push(f.into());
         }
         let call = b.build_call(scalar, &args, "r")?;
-        if heavy {
+        if weight == Weight::Heavy {
             // A reduction with a large function (libdevice math) calls it rather than
             // inlining a copy at each of the fold's steps.
             call.add_attribute(AttributeLoc::Function, cx.create_enum_attribute(kind("noinline"), 0));
@@ -132,7 +136,7 @@ pub fn lower_reduce_entry<'ctx>(
             b.build_conditional_branch(failed, record, go_on)?;
             b.position_at_end(record);
             let word = b.build_or(
-                b.build_left_shift(at, i64t.const_int(8, false), "at")?,
+                b.build_left_shift(at, i64t.const_int(FaultWord::CODE_BITS.into(), false), "at")?,
                 b.build_int_z_extend(code, i64t, "c")?,
                 "word",
             )?;

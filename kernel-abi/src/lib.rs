@@ -1,0 +1,314 @@
+//! The contract between a kernel that `ptx-codegen` generates and the `gpu-runtime` code
+//! that launches it. Everything both sides must agree on lives here, once: the entries'
+//! names, their parameter layouts, the fault word and its messages, the reduction's block
+//! size, the strided entry's dimension limit, which functions get a reduction, and the
+//! names of the outputs in messages.
+//!
+//! A vectorized function `f` compiles to up to three entries in one PTX module:
+//! - [`entry_symbol`]`("f")`: the elementwise kernel over contiguous arrays
+//!   ([`EntryParams`] with `strided: false`);
+//! - [`strided_symbol`]: the same function over strided views of an N-dimensional
+//!   broadcast ([`EntryParams`] with `strided: true`);
+//! - [`reduce_symbol`], for a function `(T, T) -> T` ([`reducible`]): the reduction
+//!   kernel ([`ReduceParams`]), launched with exactly [`REDUCE_BLOCK`] threads per block.
+//!
+//! Every parameter occupies one slot of the entry's parameter list; the runtime passes
+//! each as one 8-byte word (a pointer, a count, or a scalar in the word's low bytes,
+//! little-endian), so the slot indices below are all either side needs.
+
+#![forbid(unsafe_code)]
+
+/// The most axes the strided entry takes (after the runtime merges the axes it can); a
+/// call with more is gathered on the host into contiguous arrays first.
+pub const MAX_DIMS: usize = 8;
+
+/// Threads per block of the reduction entry. The kernel sizes its shared memory for this
+/// many threads and declares it (`.reqntid`), so a launch with another block size fails
+/// instead of overrunning shared memory.
+pub const REDUCE_BLOCK: u32 = 256;
+
+/// The most results a function may return (a tuple of at most this many scalars, one
+/// output array each).
+pub const MAX_OUTPUTS: usize = 6;
+
+/// The PTX symbol of the elementwise entry of the function `name`.
+pub fn entry_symbol(name: &str) -> String {
+    format!("vectorize_{name}")
+}
+
+/// The PTX symbol of the strided entry of the function whose entry is `entry`.
+pub fn strided_symbol(entry: &str) -> String {
+    format!("{entry}_strided")
+}
+
+/// The PTX symbol of the reduction entry of the function whose entry is `entry`.
+pub fn reduce_symbol(entry: &str) -> String {
+    format!("{entry}_reduce")
+}
+
+/// Whether a function with these parameter and result types gets a reduction entry (and
+/// `name::reduce`): it has the form `fn(T, T) -> T`.
+pub fn reducible<T: PartialEq>(inputs: &[T], outputs: &[T]) -> bool {
+    match outputs {
+        [r] => inputs.len() == 2 && inputs.iter().all(|t| t == r),
+        _ => false,
+    }
+}
+
+/// The names of a call's outputs in messages: `out` for a single result, `out.0`, `out.1`,
+/// … for the fields of a tuple result.
+pub fn output_names(count: usize) -> &'static [&'static str] {
+    const TUPLE: [&str; MAX_OUTPUTS] = ["out.0", "out.1", "out.2", "out.3", "out.4", "out.5"];
+    match count {
+        1 => &["out"],
+        n => &TUPLE[..n.min(MAX_OUTPUTS)],
+    }
+}
+
+/// The parameter list of an elementwise entry (plain or strided), slot by slot:
+/// 1. `n: u64`, the number of elements;
+/// 2. one `out_k: *mut R_k` (global memory) per result;
+/// 3. per input `i`: `ptr_i: *const T_i` and `val_i: T_i`. A null `ptr_i` means the input
+///    is a scalar broadcast to every element, passed by value in `val_i` (no device copy);
+///    otherwise element `k` is `ptr_i[k]` and `val_i` is ignored. `bool` travels as one
+///    byte, as Rust stores it;
+/// 4. strided entry only: `ndim: i64` (at most [`MAX_DIMS`]), then [`MAX_DIMS`] extents
+///    (innermost axis first; those past `ndim` are ignored), then per input [`MAX_DIMS`]
+///    strides in elements (signed; 0 on a broadcast axis). Element `i` of the output (C
+///    order) reads input `k` at `ptr_k[o]`, `o` the sum over axes of coordinate × stride;
+///    the outputs are contiguous;
+/// 5. `fault: *mut u64` ([`FaultWord`]), only when the function can fail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EntryParams {
+    pub inputs: usize,
+    pub outputs: usize,
+    /// The strided entry (with the layout slots of step 4).
+    pub strided: bool,
+    /// Whether the entry takes the fault word.
+    pub fault_word: bool,
+}
+
+impl EntryParams {
+    /// The slot of `n`.
+    pub const N: usize = 0;
+
+    /// The slot of output `k`'s pointer.
+    pub fn output(&self, k: usize) -> usize {
+        1 + k
+    }
+
+    /// The slot of input `i`'s pointer (null: broadcast the value).
+    pub fn input_ptr(&self, i: usize) -> usize {
+        1 + self.outputs + 2 * i
+    }
+
+    /// The slot of input `i`'s by-value scalar.
+    pub fn input_value(&self, i: usize) -> usize {
+        self.input_ptr(i) + 1
+    }
+
+    /// The number of layout slots (step 4): none outside the strided entry.
+    pub fn layout_len(&self) -> usize {
+        if self.strided { 1 + MAX_DIMS * (1 + self.inputs) } else { 0 }
+    }
+
+    /// The slot of `ndim` (strided entry).
+    pub fn ndim(&self) -> usize {
+        1 + self.outputs + 2 * self.inputs
+    }
+
+    /// The slot of the extent of axis `d` (strided entry).
+    pub fn extent(&self, d: usize) -> usize {
+        self.ndim() + 1 + d
+    }
+
+    /// The slot of input `i`'s stride on axis `d` (strided entry).
+    pub fn stride(&self, i: usize, d: usize) -> usize {
+        self.ndim() + 1 + MAX_DIMS * (1 + i) + d
+    }
+
+    /// The slot of the fault word's pointer, when the entry takes one.
+    pub fn fault(&self) -> Option<usize> {
+        self.fault_word.then(|| self.ndim() + self.layout_len())
+    }
+
+    /// The number of parameters.
+    pub fn count(&self) -> usize {
+        self.ndim() + self.layout_len() + usize::from(self.fault_word)
+    }
+}
+
+/// The parameter list of a reduction entry: `n: u64`, `partials: *mut T` (one value per
+/// block), `input: *const T`, and the fault word when the function can fail. Each block
+/// writes the fold of its elements to `partials[block]`; a launch must use at most
+/// `ceil(n / REDUCE_BLOCK)` blocks, so that every block has an element (no identity is
+/// needed on the device).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReduceParams {
+    pub fault_word: bool,
+}
+
+impl ReduceParams {
+    pub const N: usize = 0;
+    pub const PARTIALS: usize = 1;
+    pub const INPUT: usize = 2;
+
+    /// The slot of the fault word's pointer, when the entry takes one.
+    pub fn fault(&self) -> Option<usize> {
+        self.fault_word.then_some(3)
+    }
+
+    pub fn count(&self) -> usize {
+        3 + usize::from(self.fault_word)
+    }
+}
+
+/// What a kernel reports through its fault word where Rust would panic; the runtime turns
+/// the code into an error carrying Rust's panic message for the same operation.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+#[repr(u32)]
+pub enum Fault {
+    DivideByZero = 1,
+    RemainderByZero = 2,
+    DivideOverflow = 3,
+    RemainderOverflow = 4,
+    StepByZero = 5,
+    /// `f32::clamp`/`f64::clamp` with `min > max` or a NaN bound.
+    FloatClampBounds = 6,
+    /// Integer `clamp` with `min > max`.
+    IntClampBounds = 7,
+}
+
+impl Fault {
+    pub const ALL: [Fault; 7] = [
+        Fault::DivideByZero,
+        Fault::RemainderByZero,
+        Fault::DivideOverflow,
+        Fault::RemainderOverflow,
+        Fault::StepByZero,
+        Fault::FloatClampBounds,
+        Fault::IntClampBounds,
+    ];
+
+    pub fn code(self) -> u32 {
+        self as u32
+    }
+
+    pub fn from_code(code: u32) -> Option<Fault> {
+        Fault::ALL.into_iter().find(|f| f.code() == code)
+    }
+
+    /// The message Rust panics with for the same operation on the CPU.
+    pub fn message(self) -> &'static str {
+        match self {
+            Fault::DivideByZero => "attempt to divide by zero",
+            Fault::RemainderByZero => "attempt to calculate the remainder with a divisor of zero",
+            Fault::DivideOverflow => "attempt to divide with overflow",
+            Fault::RemainderOverflow => "attempt to calculate the remainder with overflow",
+            Fault::StepByZero => "assertion failed: step != 0",
+            Fault::FloatClampBounds => "min > max, or either was NaN",
+            Fault::IntClampBounds => "min > max",
+        }
+    }
+}
+
+/// The fault word: one `u64` in device memory per launch. The runtime fills it with
+/// [`FaultWord::CLEAR_BYTE`] (so it reads [`FaultWord::NONE`]); an element `i` that
+/// fails lowers it with an atomic minimum to `i << CODE_BITS | code`, so after the launch
+/// it names the first failed element and its [`Fault`]: the panic a sequential loop on the
+/// CPU would have hit first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FaultWord(pub u64);
+
+impl FaultWord {
+    /// No element failed.
+    pub const NONE: FaultWord = FaultWord(u64::MAX);
+    /// The byte every byte of the word is set to before a launch.
+    pub const CLEAR_BYTE: u8 = 0xff;
+    /// The low bits that hold the fault code; the element index is above them.
+    pub const CODE_BITS: u32 = 8;
+
+    /// The word element `index` writes when it fails with `code`.
+    pub fn new(index: u64, code: u32) -> FaultWord {
+        FaultWord(index << Self::CODE_BITS | u64::from(code & Self::CODE_MASK))
+    }
+
+    const CODE_MASK: u32 = (1 << Self::CODE_BITS) - 1;
+
+    /// The failed element and its fault code, unless no element failed.
+    pub fn decode(self) -> Option<(u64, u32)> {
+        (self != Self::NONE).then_some((self.0 >> Self::CODE_BITS, (self.0 as u32) & Self::CODE_MASK))
+    }
+
+    /// The same fault seen from a launch over elements starting at `first` of a larger
+    /// call (a chunk of a pipelined call).
+    pub fn offset(self, first: u64) -> FaultWord {
+        match self.decode() {
+            Some((index, code)) => FaultWord::new(first + index, code),
+            None => self,
+        }
+    }
+
+    /// The message for the fault code, as Rust's panic would say it.
+    pub fn message(code: u32) -> &'static str {
+        Fault::from_code(code).map_or("unknown fault", Fault::message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        let e = entry_symbol("add");
+        assert_eq!(e, "vectorize_add");
+        assert_eq!(strided_symbol(&e), "vectorize_add_strided");
+        assert_eq!(reduce_symbol(&e), "vectorize_add_reduce");
+        assert_eq!(output_names(1), ["out"]);
+        assert_eq!(output_names(2), ["out.0", "out.1"]);
+        assert_eq!(output_names(0), [] as [&str; 0]);
+    }
+
+    #[test]
+    fn only_t_t_to_t_reduces() {
+        assert!(reducible(&[1, 1], &[1]));
+        assert!(!reducible(&[1, 2], &[1]));
+        assert!(!reducible(&[1], &[1]));
+        assert!(!reducible(&[1, 1], &[1, 1]));
+        assert!(!reducible(&[1, 1, 1], &[1]));
+    }
+
+    #[test]
+    fn entry_slots_follow_the_layout() {
+        let plain = EntryParams { inputs: 2, outputs: 1, strided: false, fault_word: true };
+        assert_eq!((plain.output(0), plain.input_ptr(0), plain.input_value(1)), (1, 2, 5));
+        assert_eq!((plain.fault(), plain.count()), (Some(6), 7));
+        let strided = EntryParams { strided: true, ..plain };
+        assert_eq!(strided.ndim(), 6);
+        assert_eq!((strided.extent(0), strided.extent(7)), (7, 14));
+        assert_eq!((strided.stride(0, 0), strided.stride(1, 7)), (15, 30));
+        assert_eq!((strided.fault(), strided.count()), (Some(31), 32));
+        let no_fault = EntryParams { fault_word: false, ..strided };
+        assert_eq!((no_fault.fault(), no_fault.count()), (None, 31));
+        assert_eq!(ReduceParams { fault_word: true }.count(), 4);
+    }
+
+    #[test]
+    fn fault_words_round_trip() {
+        assert_eq!(FaultWord::NONE.decode(), None);
+        assert_eq!(FaultWord(u64::from_le_bytes([FaultWord::CLEAR_BYTE; 8])), FaultWord::NONE);
+        let w = FaultWord::new(1234, Fault::DivideByZero.code());
+        assert_eq!(w.0, 1234 << 8 | 1);
+        assert_eq!(w.decode(), Some((1234, 1)));
+        assert_eq!(w.offset(1000).decode(), Some((2234, 1)));
+        assert_eq!(FaultWord::NONE.offset(5), FaultWord::NONE);
+        // The first failed element is the smallest word, whatever the codes.
+        assert!(FaultWord::new(3, 7).0 < FaultWord::new(4, 1).0);
+        for f in Fault::ALL {
+            assert_eq!(Fault::from_code(f.code()), Some(f));
+            assert_eq!(FaultWord::message(f.code()), f.message());
+        }
+        assert_eq!(FaultWord::message(0), "unknown fault");
+    }
+}
