@@ -1,0 +1,256 @@
+//! The entry points of `#[vectorize]` and `#[device]`: each parses its function, fetches
+//! the definitions of the functions it calls (see `chain`), compiles it, and emits it with
+//! its generated API (`#[vectorize]`) or its hidden closure module (`#[device]`).
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use ptx_codegen::{Options, Target, frontend};
+
+use crate::api;
+use crate::chain;
+use crate::signature::{Signature, instantiate};
+use crate::vectorized::{Compiled, Instance, Vectorized};
+
+pub fn vectorize(args: TokenStream, item: TokenStream) -> TokenStream {
+    let func: syn::ItemFn = match syn::parse2(item.clone()) {
+        Ok(f) => f,
+        Err(e) => return not_a_function(e, item, "#[vectorize]"),
+    };
+    // A generic function's calls are read from its first instance (where `T::from_f64` is
+    // a method of a scalar type, not a call into the crate).
+    let checked = Options::parse(args.clone()).ok().and_then(|o| instantiate(&func, &o).ok()).map(|(_, inst)| inst);
+    let first = checked.as_ref().map_or(&func, |inst| &inst[0].1);
+    let (paths, keys) = chain::callees_of(first);
+    if paths.is_empty() {
+        return finish_vectorize(args, &func, Vec::new(), Vec::new(), None);
+    }
+    // Report the function's own problems now; fetch the definitions of the functions it
+    // calls (see `chain`) only for a function that has none.
+    if let Err(e) = frontend::precheck(first, &keys) {
+        return finish_vectorize(args, &func, Vec::new(), Vec::new(), Some(e));
+    }
+    let payload = quote! { (#args) [#(#keys)*] #func };
+    chain::fetch(&paths, quote!(::gpu_runtime::__vectorize_resume), payload)
+}
+
+/// The last step of `#[vectorize]`'s chain: every callee's closure has arrived.
+pub fn vectorize_resume(input: TokenStream) -> TokenStream {
+    resume(
+        input,
+        |p| {
+            let args;
+            syn::parenthesized!(args in p);
+            args.parse::<TokenStream>()
+        },
+        |args, func, callees, entries| finish_vectorize(args, func, callees, entries, None),
+    )
+}
+
+/// The last step of a chain, whose payload is `head [keys…] fn …`: every callee's closure
+/// has arrived; `finish` gets the head, the function, its callees and their definitions.
+fn resume<H>(
+    input: TokenStream,
+    head: impl Fn(syn::parse::ParseStream) -> syn::Result<H>,
+    finish: impl FnOnce(H, &syn::ItemFn, Vec<(String, String)>, Vec<chain::Entry>) -> TokenStream,
+) -> TokenStream {
+    let parsed = syn::parse2::<chain::ChainInput>(input).and_then(|c| {
+        let (head, keys, func) = syn::parse::Parser::parse2(
+            |p: syn::parse::ParseStream| Ok((head(p)?, string_list(p)?, p.parse::<syn::ItemFn>()?)),
+            c.payload,
+        )?;
+        Ok((c.closures, head, keys, func))
+    });
+    match parsed {
+        Ok((closures, head, keys, func)) => {
+            let (callees, entries) = chain::resolve(&keys, &closures);
+            finish(head, &func, callees, entries)
+        }
+        Err(e) => e.to_compile_error(),
+    }
+}
+
+fn string_list(p: syn::parse::ParseStream) -> syn::Result<Vec<String>> {
+    let list;
+    syn::bracketed!(list in p);
+    let mut out = Vec::new();
+    while !list.is_empty() {
+        out.push(list.parse::<syn::LitStr>()?.value());
+    }
+    Ok(out)
+}
+
+fn not_a_function(e: syn::Error, item: TokenStream, attr: &str) -> TokenStream {
+    let msg = syn::Error::new(e.span(), format!("`{attr}` applies to a function: `fn f(x: f32) -> f32 {{ … }}`"));
+    let error = msg.to_compile_error();
+    quote! { #error #item }
+}
+
+/// Compiles the function (unless `failed` holds its errors already) and generates its API.
+fn finish_vectorize(
+    args: TokenStream,
+    func: &syn::ItemFn,
+    callees: Vec<(String, String)>,
+    entries: Vec<chain::Entry>,
+    failed: Option<syn::Error>,
+) -> TokenStream {
+    let mut errors: Vec<syn::Error> = Vec::new();
+    let options = Options::parse(args).unwrap_or_else(|e| {
+        errors.push(e);
+        Options::default()
+    });
+    let (generic, concrete) = match instantiate(func, &options) {
+        Ok(x) => x,
+        Err(e) => {
+            errors.push(e);
+            let diagnostics: TokenStream = errors.iter().map(syn::Error::to_compile_error).collect();
+            let plain = stubbed(func);
+            return quote! { #diagnostics #plain };
+        }
+    };
+    let precheck_failed = failed.is_some();
+    errors.extend(failed);
+    // A helper that did not compile has reported its errors where it is defined.
+    let helpers_ok = entries.iter().all(|e| e.ok);
+    let helpers: Vec<frontend::HelperDef> = entries.iter().map(chain::Entry::helper).collect();
+    let instances: Vec<Instance> = concrete
+        .iter()
+        .map(|(ty, f)| {
+            let (compiled, ok) = if !precheck_failed && helpers_ok && errors.is_empty() {
+                let result = if options.target == Target::Cuda {
+                    ptx_codegen::compile_with_helpers(f, &callees, &helpers, &options).map(Some)
+                } else {
+                    // The CPU targets run the host original; the function is still checked
+                    // against the kernel language, so it can move to the GPU unchanged.
+                    frontend::check_program(f, &callees, &helpers).map(|_| None)
+                };
+                match result {
+                    Ok(k) => (k, true),
+                    Err(e) => {
+                        errors.push(e);
+                        (None, false)
+                    }
+                }
+            } else {
+                (None, false)
+            };
+            Instance { ty: *ty, compiled, ok }
+        })
+        .collect();
+    let signature = frontend::signature_types(&concrete[0].1.sig);
+    let diagnostics: TokenStream = errors.iter().map(syn::Error::to_compile_error).collect();
+    // The call API exists even when the body has errors, so that the rest of the crate
+    // type-checks and reports its own problems.
+    let Ok((params, ret)) = signature else {
+        let plain = stubbed(func);
+        return quote! { #diagnostics #plain };
+    };
+    let signature = Signature::new(func, generic, &params, ret);
+    let identity_error = match (&options.identity, signature.reducible()) {
+        (Some(e), false) => syn::Error::new_spanned(
+            e,
+            "`identity` is for `name::reduce`, which exists for functions of the form `fn(T, T) -> T`",
+        )
+        .to_compile_error(),
+        _ => TokenStream::new(),
+    };
+    let own = chain::Entry::new(func, callees, instances.iter().all(|i| i.ok));
+    let closure: Vec<chain::Entry> = std::iter::once(own).chain(entries).collect();
+    let api = api::generate(&Vectorized::new(func, signature, &options, Compiled { instances, closure }));
+    quote! { #diagnostics #identity_error #api }
+}
+
+/// The item with its body replaced (its problems are reported), so that uses of its name
+/// elsewhere do not add errors of their own.
+fn stubbed(func: &syn::ItemFn) -> syn::ItemFn {
+    let mut plain = func.clone();
+    plain.block = Box::new(syn::parse_quote!({ ::core::unreachable!("this function did not compile for the GPU") }));
+    plain.attrs.push(syn::parse_quote!(#[allow(unused_variables, unused_mut, dead_code)]));
+    plain
+}
+
+/// `#[device]`: the function stays as it is for the host, and gets a hidden module with
+/// its closure, so that vectorized functions (and other device functions) can call it.
+pub fn device(args: TokenStream, item: TokenStream) -> TokenStream {
+    let func: syn::ItemFn = match syn::parse2(item.clone()) {
+        Ok(f) => f,
+        Err(e) => return not_a_function(e, item, "#[device]"),
+    };
+    let mut errors = TokenStream::new();
+    if !args.is_empty() {
+        errors.extend(syn::Error::new_spanned(&args, "`#[device]` takes no arguments").to_compile_error());
+    }
+    let (mut paths, mut keys) = chain::callees_of(&func);
+    // A call of itself would make the chain wait for its own result: report it here.
+    let own = func.sig.ident.to_string();
+    let mut recursive = false;
+    if let Some(i) = keys.iter().position(|k| *k == own) {
+        recursive = true;
+        errors.extend(
+            syn::Error::new_spanned(&paths[i], format!(
+                "recursion is not supported on the GPU: `{own}` calls itself (a kernel has no call stack to grow); rewrite it as a loop"
+            ))
+            .to_compile_error(),
+        );
+        paths.remove(i);
+        keys.remove(i);
+    }
+    if paths.is_empty() {
+        let definition = finish_device(&func, Vec::new(), Vec::new(), recursive);
+        return quote! { #errors #definition };
+    }
+    if let Err(e) = frontend::precheck(&func, &keys) {
+        let definition = finish_device(&func, Vec::new(), Vec::new(), true);
+        let e = e.to_compile_error();
+        return quote! { #errors #e #definition };
+    }
+    let fetch = chain::fetch(&paths, quote!(::gpu_runtime::__device_define), quote! { #recursive [#(#keys)*] #func });
+    quote! { #errors #fetch }
+}
+
+/// The last step of `#[device]`'s chain.
+pub fn device_define(input: TokenStream) -> TokenStream {
+    resume(
+        input,
+        |p| Ok(p.parse::<syn::LitBool>()?.value),
+        |failed, func, callees, entries| finish_device(func, callees, entries, failed),
+    )
+}
+
+/// Checks a device function with the functions it calls and emits it (for the host) with
+/// its hidden module. `failed`: an error is already reported for it.
+fn finish_device(
+    func: &syn::ItemFn,
+    callees: Vec<(String, String)>,
+    entries: Vec<chain::Entry>,
+    failed: bool,
+) -> TokenStream {
+    let mut errors = TokenStream::new();
+    let ok = !failed && entries.iter().all(|e| e.ok) && {
+        let helpers: Vec<frontend::HelperDef> = entries.iter().map(chain::Entry::helper).collect();
+        match frontend::check_program(func, &callees, &helpers) {
+            Ok(_) => true,
+            Err(e) => {
+                errors = e.to_compile_error();
+                false
+            }
+        }
+    };
+    let own = chain::Entry::new(func, callees, ok);
+    let closure: Vec<chain::Entry> = std::iter::once(own).chain(entries).collect();
+    let name = &func.sig.ident;
+    let doc = format!("The definition of the device function `{name}`, for the functions that call it.");
+    let module = chain::closure_macro(&closure);
+    // With errors reported here, rustc need not report the same problems in the host copy.
+    let host = if errors.is_empty() { func.clone() } else { stubbed(func) };
+    quote! {
+        #errors
+        #host
+        #[doc = #doc]
+        #[doc(hidden)]
+        #[allow(non_snake_case)]
+        pub(crate) mod #name {
+            #module
+        }
+    }
+}

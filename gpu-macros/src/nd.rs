@@ -1,0 +1,97 @@
+//! The N-d API of the generated module: `nd`, `nd_into` and `nd_cpu`, the function
+//! broadcast over `ndarray` arrays.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use ptx_codegen::Target;
+
+use crate::cpu::HostLoop;
+use crate::vectorized::Vectorized;
+
+/// `name::nd`, `name::nd_into` and `name::nd_cpu`. They exist when `gpu-runtime`'s
+/// `ndarray` feature is on (`__if_ndarray!`).
+pub fn api(v: &Vectorized) -> TokenStream {
+    let Vectorized { generics, out, ret_ty, .. } = v;
+    let nd_ty = v.signature.ret.arrays(|s| v.slot_tokens(s), quote!(::gpu_runtime::nd::ArrayD));
+    let out_ty = v.out_ty(quote!('__o), &quote!(::gpu_runtime::nd::NdOut));
+    let arg_list = nd_arg_list(v);
+    let (nd_body, into_body) = match v.target {
+        Target::Cuda => {
+            let (kernel, erased, out_conv) = (&v.kernel, nd_erased(v), nd_out_conv(v));
+            (
+                quote! {
+                    // SAFETY: the arguments follow the kernel's inputs in order and type.
+                    unsafe { #kernel.call_nd::<#ret_ty>(&#erased) }
+                },
+                quote! {
+                    // SAFETY: the arguments follow the kernel's inputs in order and type.
+                    unsafe { #kernel.call_nd_into::<#ret_ty>(&#erased, #out_conv) }
+                },
+            )
+        }
+        Target::Cpu | Target::Parallel => {
+            let how = HostLoop::of(v.target);
+            (host_nd(v, how), host_nd_into(v, how))
+        }
+    };
+    let cpu_body = host_nd(v, HostLoop::Sequential);
+    quote! {
+        ::gpu_runtime::__if_ndarray! {
+            /// Broadcasts the function over `ndarray` arrays of any dimension and strides
+            /// (and scalars), by NumPy's rules, and returns arrays of the broadcast shape.
+            /// Shapes that do not broadcast are an `Error::ShapeMismatch`.
+            pub fn nd<'__a, #generics>(#arg_list) -> ::gpu_runtime::Result<#nd_ty> {
+                #nd_body
+            }
+
+            /// As [`nd`], writing into arrays of the broadcast shape (any strides).
+            pub fn nd_into<'__a, '__o, #generics>(#out: #out_ty, #arg_list) -> ::gpu_runtime::Result<()> {
+                #into_body
+            }
+
+            /// As [`nd`], on the CPU.
+            pub fn nd_cpu<'__a, #generics>(#arg_list) -> ::gpu_runtime::Result<#nd_ty> {
+                #cpu_body
+            }
+        }
+    }
+}
+
+/// The N-d API's argument list: each parameter an `NdArg` of its type.
+fn nd_arg_list(v: &Vectorized) -> TokenStream {
+    let Vectorized { idents, tys, .. } = v;
+    quote! { #(#idents: impl ::gpu_runtime::nd::NdArg<'__a, #tys>),* }
+}
+
+/// The arguments as the kernel and the runtime's N-d loop take them.
+fn nd_erased(v: &Vectorized) -> TokenStream {
+    let idents = &v.idents;
+    quote! { [#(::gpu_runtime::nd::NdArg::into_nd(#idents).erase()),*] }
+}
+
+fn nd_out_conv(v: &Vectorized) -> TokenStream {
+    v.out_conv(&quote!(::gpu_runtime::nd::NdOut), quote!(into_nd_out))
+}
+
+/// The function at one broadcast position, for the runtime's N-d loop.
+fn element(v: &Vectorized) -> TokenStream {
+    let Vectorized { tys, scalar_call, .. } = v;
+    let ks = 0..v.idents.len();
+    // SAFETY (in the expansion): argument `k` has the parameter's type `tys[k]`.
+    quote! { |__at: &::gpu_runtime::nd::NdAt<'_>| #scalar_call(#(unsafe { __at.get::<#tys>(#ks) }),*) }
+}
+
+/// `nd`'s body on the host.
+fn host_nd(v: &Vectorized, how: HostLoop) -> TokenStream {
+    let Vectorized { name_str, name_strs, ret_ty, .. } = v;
+    let (erased, element, parallel) = (nd_erased(v), element(v), how.is_parallel());
+    quote! { ::gpu_runtime::nd::host_nd::<#ret_ty>(#name_str, &[#(#name_strs),*], &#erased, #parallel, #element) }
+}
+
+/// `nd_into`'s body on the host.
+fn host_nd_into(v: &Vectorized, how: HostLoop) -> TokenStream {
+    let Vectorized { name_str, name_strs, ret_ty, .. } = v;
+    let (erased, out_conv, element, parallel) = (nd_erased(v), nd_out_conv(v), element(v), how.is_parallel());
+    quote! { ::gpu_runtime::nd::host_nd_into::<#ret_ty>(#name_str, &[#(#name_strs),*], &#erased, #out_conv, #parallel, #element) }
+}
