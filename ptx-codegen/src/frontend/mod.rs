@@ -46,8 +46,11 @@ pub fn check_program(
     entry_callees: &[(String, String)],
     helpers: &[HelperDef],
 ) -> Result<Program, syn::Error> {
-    let mut cx =
-        Checker { functions: vec![None; helpers.len() + 1], sigs: vec![None; helpers.len() + 1], ..Checker::default() };
+    let mut cx = ProgramCx {
+        functions: vec![None; helpers.len() + 1],
+        sigs: vec![None; helpers.len() + 1],
+        ..ProgramCx::default()
+    };
     let ids: Vec<(String, FnId)> =
         helpers.iter().enumerate().map(|(i, h)| (h.id.clone(), FnId(i as u32 + 1))).collect();
     let scope_of = |callees: &[(String, String)]| ItemScope {
@@ -61,20 +64,17 @@ pub fn check_program(
     for (i, h) in helpers.iter().enumerate() {
         cx.sigs[i + 1] = fn_sig(&h.item);
     }
-    cx.check_fn(FnId(0), entry, Some(scope_of(entry_callees)));
+    cx.check_fn(FnId(0), entry, vec![scope_of(entry_callees)], Vec::new());
     for (i, h) in helpers.iter().enumerate() {
-        cx.check_fn(FnId(i as u32 + 1), &h.item, Some(scope_of(&h.callees)));
+        cx.check_fn(FnId(i as u32 + 1), &h.item, vec![scope_of(&h.callees)], Vec::new());
     }
     cx.check_recursion();
-    for ob in std::mem::take(&mut cx.obligations) {
-        let t = cx.infer.resolve(ob.ty);
-        cx.check_obligation(t, &ob.req, ob.span);
-    }
+    cx.check_obligations();
     if let Some(e) = cx.combined_errors() {
         return Err(e);
     }
     let functions = std::mem::take(&mut cx.functions).into_iter().collect::<Option<Vec<_>>>();
-    let tuples = std::mem::take(&mut cx.program_tuples);
+    let tuples = std::mem::take(&mut cx.tuples);
     functions
         .map(|functions| Program { functions, tuples })
         .ok_or_else(|| syn::Error::new_spanned(&entry.sig.ident, "internal compiler error: a function was not checked"))
@@ -86,15 +86,12 @@ pub fn check_program(
 pub fn precheck(entry: &syn::ItemFn, external: &[String]) -> Result<(), syn::Error> {
     // FnId(1) stands for every external function: no signature, so its calls check their
     // arguments and give an error type without a message.
-    let mut cx = Checker { functions: vec![None, None], sigs: vec![fn_sig(entry), None], ..Checker::default() };
+    let mut cx = ProgramCx { functions: vec![None, None], sigs: vec![fn_sig(entry), None], ..ProgramCx::default() };
     let scope = ItemScope { fns: external.iter().map(|p| (p.clone(), FnId(1))).collect(), consts: Vec::new() };
-    cx.check_fn(FnId(0), entry, Some(scope));
+    cx.check_fn(FnId(0), entry, vec![scope], Vec::new());
     cx.calls.retain(|&(_, to, _)| to != FnId(1));
     cx.check_recursion();
-    for ob in std::mem::take(&mut cx.obligations) {
-        let t = cx.infer.resolve(ob.ty);
-        cx.check_obligation(t, &ob.req, ob.span);
-    }
+    cx.check_obligations();
     cx.combined_errors().map_or(Ok(()), Err)
 }
 
@@ -122,21 +119,11 @@ struct ConstDef {
     value: Option<Expr>,
 }
 
-/// The state that belongs to the function being checked.
-#[derive(Default)]
-struct FnState {
-    locals: Vec<LocalInfo>,
-    scopes: Vec<Vec<(String, LocalId)>>,
-    loops: Vec<LoopFrame>,
-    ret: Option<Type>,
-    generic_names: Vec<String>,
-}
-
 /// What the scalar types of a signature are, without checking the body: the macro needs
 /// them to generate the call wrapper even when the body has errors.
 pub fn signature_types(sig: &syn::Signature) -> Result<(Vec<ScalarType>, RetType), syn::Error> {
-    let mut cx = Checker::default();
-    let (params, ret) = cx.signature(sig);
+    let mut cx = ProgramCx::default();
+    let (params, ret) = FnChecker::new(&mut cx, None, Vec::new(), Vec::new()).signature(sig);
     match (cx.errors.is_empty(), ret) {
         (true, Some(ret)) => Ok((params.iter().map(|p| p.ty).collect(), ret)),
         _ => Err(cx.combined_errors().unwrap_or_else(|| syn::Error::new_spanned(&sig.ident, "invalid signature"))),
@@ -214,35 +201,48 @@ struct LocalInfo {
     span: Span,
 }
 
+/// What the whole program's check shares: the diagnostics, the type inference and what it
+/// must prove at the end, and the program's functions, constants and tuple types.
 #[derive(Default)]
-struct Checker {
+struct ProgramCx {
     errors: Vec<syn::Error>,
     infer: InferTable,
-    locals: Vec<LocalInfo>,
-    scopes: Vec<Vec<(String, LocalId)>>,
-    loops: Vec<LoopFrame>,
-    next_loop: u32,
-    /// The current function's result type (a scalar or a tuple).
-    ret: Option<Type>,
     obligations: Vec<Obligation>,
-    generic_names: Vec<String>,
     /// The program's functions by [`FnId`], filled as they are checked.
     functions: Vec<Option<Function>>,
     sigs: Vec<Option<FnSig>>,
-    item_scopes: Vec<ItemScope>,
     consts: Vec<ConstDef>,
     /// Calls between the program's functions: (caller, callee, where).
     calls: Vec<(FnId, FnId, SpanRange)>,
-    current: Option<FnId>,
-    outer_locals: Vec<String>,
+    /// Loop ids are unique in the program, not just in a function.
+    next_loop: u32,
     /// The program's tuple types, after inference ([`Program::tuples`]).
-    program_tuples: Vec<Vec<ScalarType>>,
+    tuples: Vec<Vec<ScalarType>>,
+}
+
+/// The check of one function body (or of one `const` item's value): its variables, scopes
+/// and loops, over the program's shared state.
+struct FnChecker<'p> {
+    prog: &'p mut ProgramCx,
+    locals: Vec<LocalInfo>,
+    scopes: Vec<Vec<(String, LocalId)>>,
+    loops: Vec<LoopFrame>,
+    /// The current function's result type (a scalar or a tuple).
+    ret: Option<Type>,
+    generic_names: Vec<String>,
+    /// The functions and constants visible here, innermost last.
+    item_scopes: Vec<ItemScope>,
+    /// The function whose calls these are (for the call graph).
+    current: Option<FnId>,
+    /// The variables of the functions around a nested one, for a better message when it
+    /// uses one (Rust's nested functions cannot).
+    outer_locals: Vec<String>,
 }
 
 const SCALAR_TYPES_HINT: &str =
     "a vectorized function computes with f32, f64, i8, i16, i32, i64, isize, u8, u16, u32, u64, usize and bool";
 
-impl Checker {
+impl ProgramCx {
     fn error(&mut self, tokens: impl ToTokens, msg: impl std::fmt::Display) {
         self.errors.push(syn::Error::new_spanned(tokens, msg));
     }
@@ -273,45 +273,13 @@ impl Checker {
 
     // ----- functions -----------------------------------------------------------------
 
-    fn take_state(&mut self) -> FnState {
-        FnState {
-            locals: std::mem::take(&mut self.locals),
-            scopes: std::mem::take(&mut self.scopes),
-            loops: std::mem::take(&mut self.loops),
-            ret: self.ret.take(),
-            generic_names: std::mem::take(&mut self.generic_names),
-        }
-    }
-
-    fn put_state(&mut self, s: FnState) {
-        self.locals = s.locals;
-        self.scopes = s.scopes;
-        self.loops = s.loops;
-        self.ret = s.ret;
-        self.generic_names = s.generic_names;
-    }
-
-    /// Checks function `id` with fresh local state. A top-level function sees only
-    /// `module_scope`; a nested one sees the items of the blocks around it.
-    fn check_fn(&mut self, id: FnId, item: &syn::ItemFn, module_scope: Option<ItemScope>) {
-        // The variables of the functions around a nested one, for a better message when it
-        // uses one (Rust's nested functions cannot).
-        let outer: Vec<String> = self.scopes.iter().flatten().map(|(n, _)| n.clone()).collect();
-        self.outer_locals.extend(outer.iter().cloned());
-        let outer_len = outer.len();
-        let saved = self.take_state();
-        let saved_items = module_scope.map(|m| std::mem::replace(&mut self.item_scopes, vec![m]));
-        let prev = self.current.replace(id);
-        let checked = self.function(item);
-        let f = self.finish_function(checked, item);
+    /// Checks function `id` in a fresh function context that sees `item_scopes`: a
+    /// top-level function its module scope, a nested one the items of the blocks around it.
+    fn check_fn(&mut self, id: FnId, item: &syn::ItemFn, item_scopes: Vec<ItemScope>, outer_locals: Vec<String>) {
+        let mut cx = FnChecker::new(self, Some(id), item_scopes, outer_locals);
+        let checked = cx.function(item);
+        let f = cx.finish_function(checked, item);
         self.functions[id.0 as usize] = f;
-        self.current = prev;
-        if let Some(items) = saved_items {
-            self.item_scopes = items;
-        }
-        self.put_state(saved);
-        let keep = self.outer_locals.len() - outer_len;
-        self.outer_locals.truncate(keep);
     }
 
     /// Reports every cycle of calls between the program's functions.
@@ -353,11 +321,56 @@ impl Checker {
         }
     }
 
+    /// The checker type of a function result.
+    fn ret_type(&mut self, r: &RetType) -> Type {
+        match r {
+            RetType::Scalar(t) => Type::Scalar(*t),
+            RetType::Tuple(ts) => {
+                let elems = ts.iter().map(|t| Type::Scalar(*t)).collect();
+                self.infer.tuple(elems)
+            }
+        }
+    }
+
+    fn require(&mut self, ty: Type, req: Require, span: impl Into<SpanRange>) {
+        let span = span.into();
+        self.obligations.push(Obligation { ty, req, span });
+    }
+
+    /// Checks what inference had to leave open, now that it is over.
+    fn check_obligations(&mut self) {
+        for ob in std::mem::take(&mut self.obligations) {
+            let t = self.infer.resolve(ob.ty);
+            self.check_obligation(t, &ob.req, ob.span);
+        }
+    }
+}
+
+impl<'p> FnChecker<'p> {
+    fn new(
+        prog: &'p mut ProgramCx,
+        current: Option<FnId>,
+        item_scopes: Vec<ItemScope>,
+        outer_locals: Vec<String>,
+    ) -> FnChecker<'p> {
+        FnChecker {
+            prog,
+            locals: Vec::new(),
+            scopes: Vec::new(),
+            loops: Vec::new(),
+            ret: None,
+            generic_names: Vec::new(),
+            item_scopes,
+            current,
+            outer_locals,
+        }
+    }
+
     // ----- signature ---------------------------------------------------------------
 
     fn function(&mut self, item: &syn::ItemFn) -> Option<(Vec<Param>, RetType, Block)> {
         let (params, ret) = self.signature(&item.sig);
-        self.ret = ret.as_ref().map(|r| self.ret_type(r));
+        self.ret = ret.as_ref().map(|r| self.prog.ret_type(r));
         // Every named parameter is in scope, also one whose type was rejected (as an error
         // type), so that the body's uses of it report nothing more.
         let bindings = self
@@ -372,8 +385,8 @@ impl Checker {
         self.scopes.pop();
         let ret = ret?;
         let want = self.ret.expect("set above");
-        if self.infer.unify(body_ty, want).is_err() {
-            let found = self.infer.describe(body_ty);
+        if self.prog.infer.unify(body_ty, want).is_err() {
+            let found = self.prog.infer.describe(body_ty);
             let ret_name = ret.rust_name();
             let at = match item.block.stmts.last() {
                 Some(syn::Stmt::Expr(e, None)) => SpanRange::of(e),
@@ -386,49 +399,38 @@ impl Checker {
             } else {
                 format!("mismatched types: this function returns `{ret_name}` but its body evaluates to `{found}`")
             };
-            self.error_at(at, msg);
+            self.prog.error_at(at, msg);
         }
         Some((params, ret, body))
     }
 
-    /// The checker type of a function result.
-    fn ret_type(&mut self, r: &RetType) -> Type {
-        match r {
-            RetType::Scalar(t) => Type::Scalar(*t),
-            RetType::Tuple(ts) => {
-                let elems = ts.iter().map(|t| Type::Scalar(*t)).collect();
-                self.infer.tuple(elems)
-            }
-        }
-    }
-
     fn signature(&mut self, sig: &syn::Signature) -> (Vec<Param>, Option<RetType>) {
         if let Some(a) = &sig.asyncness {
-            self.error(a, "`async fn` cannot be vectorized: a vectorized function is a plain scalar function that runs once per element");
+            self.prog.error(a, "`async fn` cannot be vectorized: a vectorized function is a plain scalar function that runs once per element");
         }
         if let Some(u) = &sig.unsafety {
-            self.error(
+            self.prog.error(
                 u,
                 "`unsafe fn` cannot be vectorized: the kernel language has no unsafe operations, so drop `unsafe`",
             );
         }
         if let Some(abi) = &sig.abi {
-            self.error(abi, "a vectorized function cannot declare an ABI (`extern`): remove it");
+            self.prog.error(abi, "a vectorized function cannot declare an ABI (`extern`): remove it");
         }
         self.generic_names = sig.generics.type_params().map(|p| p.ident.to_string()).collect();
         if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-            self.error(
+            self.prog.error(
                 &sig.generics,
                 "a vectorized function is compiled for concrete types: write `#[vectorize(types(f32, f64))]` to compile `fn f<T: Float>(…)` for each listed type, or use concrete types (`fn f(x: f32) -> f32`)",
             );
         }
         if let Some(v) = &sig.variadic {
-            self.error(v, "a vectorized function cannot be variadic");
+            self.prog.error(v, "a vectorized function cannot be variadic");
         }
         let mut params = Vec::new();
         for input in &sig.inputs {
             match input {
-                syn::FnArg::Receiver(r) => self.error(
+                syn::FnArg::Receiver(r) => self.prog.error(
                     r,
                     "a vectorized function cannot take `self`: write a free function whose parameters are scalars",
                 ),
@@ -451,7 +453,7 @@ impl Checker {
         }
         let ret = match &sig.output {
             syn::ReturnType::Default => {
-                self.error_at(
+                self.prog.error_at(
                     sig.paren_token.span.close(),
                     "a vectorized function must return a value: add a return type such as `-> f32`",
                 );
@@ -475,11 +477,11 @@ impl Checker {
         match pat {
             syn::Pat::Ident(pi) => {
                 if let Some(r) = &pi.by_ref {
-                    self.error(r, format!("a {what} cannot be bound by reference: write `{}`", pi.ident));
+                    self.prog.error(r, format!("a {what} cannot be bound by reference: write `{}`", pi.ident));
                     return None;
                 }
                 if let Some((at, _)) = &pi.subpat {
-                    self.error(at, format!("`@` patterns are not supported in a {what}"));
+                    self.prog.error(at, format!("`@` patterns are not supported in a {what}"));
                     return None;
                 }
                 Some((pi.ident.to_string(), pi.mutability.is_some(), pi.ident.span()))
@@ -487,14 +489,14 @@ impl Checker {
             syn::Pat::Wild(w) => Some(("_".to_string(), false, w.span())),
             syn::Pat::Paren(p) => self.binding(&p.pat, what),
             syn::Pat::Tuple(_) | syn::Pat::TupleStruct(_) | syn::Pat::Struct(_) | syn::Pat::Slice(_) => {
-                self.error(
+                self.prog.error(
                     pat,
                     format!("destructuring is not supported in a {what}: a vectorized function works on scalars, so bind a single name (`x`)"),
                 );
                 None
             }
             _ => {
-                self.error(
+                self.prog.error(
                     pat,
                     format!("this pattern is not supported in a {what}: bind a single name (`x` or `mut x`)"),
                 );
@@ -527,7 +529,7 @@ impl Checker {
             Err(syntax::TypeProblem::Named(n)) if self.generic_names.contains(&n) => None,
             Err(problem) => {
                 let msg = usage.message(ty, problem);
-                self.error(ty, msg);
+                self.prog.error(ty, msg);
                 None
             }
         }
@@ -548,7 +550,7 @@ impl Checker {
                 syn::Stmt::Local(l) => {
                     if let Some(s) = self.let_stmt(l) {
                         if let Stmt::Let { init: Some(e), .. } | Stmt::LetTuple { init: e, .. } = &s {
-                            diverges |= self.infer.shallow(e.ty) == Type::Never;
+                            diverges |= self.prog.infer.shallow(e.ty) == Type::Never;
                         }
                         out.stmts.push(s);
                     }
@@ -559,11 +561,11 @@ impl Checker {
                 }
                 syn::Stmt::Expr(e, semi) => {
                     let x = self.expr(e);
-                    let t = self.infer.shallow(x.ty);
+                    let t = self.prog.infer.shallow(x.ty);
                     diverges |= t == Type::Never;
-                    if semi.is_none() && self.infer.unify(t, Type::Unit).is_err() {
-                        let found = self.infer.describe(t);
-                        self.error(e, format!("expected `()`, found `{found}`: a value in the middle of a block is discarded; end the statement with `;` or use the value"));
+                    if semi.is_none() && self.prog.infer.unify(t, Type::Unit).is_err() {
+                        let found = self.prog.infer.describe(t);
+                        self.prog.error(e, format!("expected `()`, found `{found}`: a value in the middle of a block is discarded; end the statement with `;` or use the value"));
                     }
                     out.stmts.push(Stmt::Expr(x));
                 }
@@ -600,19 +602,19 @@ impl Checker {
         }
         let mut scope = ItemScope::default();
         for f in &fns {
-            let id = FnId(self.functions.len() as u32);
-            self.functions.push(None);
-            self.sigs.push(fn_sig(f));
+            let id = FnId(self.prog.functions.len() as u32);
+            self.prog.functions.push(None);
+            self.prog.sigs.push(fn_sig(f));
             scope.fns.push((f.sig.ident.to_string(), id));
         }
-        let first_const = self.consts.len();
+        let first_const = self.prog.consts.len();
         for c in &consts {
-            scope.consts.push((c.ident.to_string(), self.consts.len()));
-            self.consts.push(ConstDef { value: None });
+            scope.consts.push((c.ident.to_string(), self.prog.consts.len()));
+            self.prog.consts.push(ConstDef { value: None });
         }
         for st in &statics {
-            scope.consts.push((st.ident.to_string(), self.consts.len()));
-            self.consts.push(ConstDef { value: None });
+            scope.consts.push((st.ident.to_string(), self.prog.consts.len()));
+            self.prog.consts.push(ConstDef { value: None });
         }
         self.item_scopes.push(scope);
         for (i, c) in consts.iter().enumerate() {
@@ -629,13 +631,14 @@ impl Checker {
             })
             .flatten()
             .collect();
-        let added = block_vars.len();
-        self.outer_locals.extend(block_vars);
+        let outer: Vec<String> = (self.outer_locals.iter().cloned())
+            .chain(block_vars)
+            .chain(self.scopes.iter().flatten().map(|(n, _)| n.clone()))
+            .collect();
         for (k, f) in fns.iter().enumerate() {
             let id = self.item_scopes.last().expect("pushed above").fns[k].1;
-            self.check_fn(id, f, None);
+            self.prog.check_fn(id, f, self.item_scopes.clone(), outer.clone());
         }
-        self.outer_locals.truncate(self.outer_locals.len() - added);
         true
     }
 
@@ -643,19 +646,23 @@ impl Checker {
     /// constant cannot use variables), and inlined where it is used.
     fn const_item(&mut self, index: usize, c: &syn::ItemConst) {
         if !c.generics.params.is_empty() {
-            self.error(&c.generics, "a generic `const` is not supported");
+            self.prog.error(&c.generics, "a generic `const` is not supported");
         }
         let Some(ty) = self.scalar_type(&c.ty, TypeUse::Let) else { return };
-        let saved = self.take_state();
-        let value = self.expr(&c.expr);
-        self.put_state(saved);
-        if self.infer.unify(Type::Scalar(ty), value.ty).is_err() {
-            let found = self.infer.describe(value.ty);
+        let value = self.const_context().expr(&c.expr);
+        if self.prog.infer.unify(Type::Scalar(ty), value.ty).is_err() {
+            let found = self.prog.infer.describe(value.ty);
             let hint = conversion_hint(&c.expr, &found, ty.rust_name());
-            self.error(&c.expr, format!("mismatched types: `{}` is a `{ty}`, found `{found}`{hint}", c.ident));
+            self.prog.error(&c.expr, format!("mismatched types: `{}` is a `{ty}`, found `{found}`{hint}", c.ident));
             return;
         }
-        self.consts[index] = ConstDef { value: Some(value) };
+        self.prog.consts[index] = ConstDef { value: Some(value) };
+    }
+
+    /// A fresh context for a `const` item's value: the items in scope, but none of the
+    /// function's variables, loops or result type.
+    fn const_context(&mut self) -> FnChecker<'_> {
+        FnChecker::new(&mut *self.prog, self.current, self.item_scopes.clone(), self.outer_locals.clone())
     }
 
     /// A constant declared by a `const` item in scope.
@@ -680,17 +687,17 @@ impl Checker {
             Some(syn::Type::Infer(_)) | None => None,
             Some(t) => Some(Type::Scalar(self.scalar_type(t, TypeUse::Let)?)),
         };
-        let ty = declared.unwrap_or_else(|| self.infer.fresh(VarKind::Any));
+        let ty = declared.unwrap_or_else(|| self.prog.infer.fresh(VarKind::Any));
         let mut init = None;
         if let Some(li) = &l.init {
             if let Some((else_tok, _)) = &li.diverge {
-                self.error(else_tok, "`let … else` is not supported in a vectorized function: patterns here cannot fail, so drop the `else`");
+                self.prog.error(else_tok, "`let … else` is not supported in a vectorized function: patterns here cannot fail, so drop the `else`");
             }
             let e = self.expr(&li.expr);
-            if self.infer.unify(ty, e.ty).is_err() {
-                let (want, found) = (self.infer.describe(ty), self.infer.describe(e.ty));
+            if self.prog.infer.unify(ty, e.ty).is_err() {
+                let (want, found) = (self.prog.infer.describe(ty), self.prog.infer.describe(e.ty));
                 let hint = conversion_hint(&li.expr, &found, &want);
-                self.error(&li.expr, format!("mismatched types: expected `{want}`, found `{found}`{hint}"));
+                self.prog.error(&li.expr, format!("mismatched types: expected `{want}`, found `{found}`{hint}"));
             }
             init = Some(e);
         }
@@ -707,7 +714,7 @@ impl Checker {
     /// `let (a, _, c) = tuple;`
     fn let_tuple(&mut self, tp: &syn::PatTuple, l: &syn::Local) -> Option<Stmt> {
         let Some(li) = &l.init else {
-            self.error(tp, "a tuple pattern needs a value: `let (a, b) = …;`");
+            self.prog.error(tp, "a tuple pattern needs a value: `let (a, b) = …;`");
             return None;
         };
         let init = self.expr(&li.expr);
@@ -719,16 +726,16 @@ impl Checker {
                 p => self.binding(p, "tuple pattern"),
             })
             .collect();
-        let elems = match self.infer.tuple_elems(init.ty) {
+        let elems = match self.prog.infer.tuple_elems(init.ty) {
             Some(e) if e.len() == names.len() => e,
             Some(e) => {
-                self.error(tp, format!("this pattern has {} elements but the tuple has {}", names.len(), e.len()));
+                self.prog.error(tp, format!("this pattern has {} elements but the tuple has {}", names.len(), e.len()));
                 vec![Type::Error; names.len()]
             }
             None => {
-                if self.infer.shallow(init.ty) != Type::Error {
-                    let found = self.infer.describe(init.ty);
-                    self.error(&li.expr, format!("a tuple pattern needs a tuple, found `{found}`"));
+                if self.prog.infer.shallow(init.ty) != Type::Error {
+                    let found = self.prog.infer.describe(init.ty);
+                    self.prog.error(&li.expr, format!("a tuple pattern needs a tuple, found `{found}`"));
                 }
                 vec![Type::Error; names.len()]
             }
@@ -751,12 +758,12 @@ impl Checker {
             }
             _ => "items cannot be declared inside a vectorized function",
         };
-        self.error(item, what);
+        self.prog.error(item, what);
     }
 
     fn macro_error(&mut self, mac: &syn::Macro) {
         let name = mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
-        self.error(
+        self.prog.error(
             mac,
             format!("macros such as `{name}!` cannot run on the GPU: a vectorized function computes one value from scalars, with no I/O, allocation or formatting"),
         );
@@ -773,7 +780,7 @@ impl Checker {
     }
 
     fn unsupported(&mut self, e: &syn::Expr, msg: &str) -> Expr {
-        self.error(e, msg);
+        self.prog.error(e, msg);
         self.error_expr(e.span())
     }
 
@@ -794,7 +801,7 @@ impl Checker {
             syn::Expr::Assign(a) => self.assign(a),
             syn::Expr::Block(b) => {
                 if let Some(l) = &b.label {
-                    self.error(l, "labeled blocks are not supported: use a labeled `loop` with `break 'label value`");
+                    self.prog.error(l, "labeled blocks are not supported: use a labeled `loop` with `break 'label value`");
                 }
                 let (block, ty) = self.block(&b.block);
                 self.mk(ExprKind::Block(block), ty, span)
@@ -811,7 +818,7 @@ impl Checker {
             }
             syn::Expr::Tuple(t) => {
                 let elems: Vec<Expr> = t.elems.iter().map(|e| self.expr(e)).collect();
-                let ty = self.infer.tuple(elems.iter().map(|e| e.ty).collect());
+                let ty = self.prog.infer.tuple(elems.iter().map(|e| e.ty).collect());
                 self.mk(ExprKind::Tuple(elems), ty, span)
             }
             syn::Expr::Field(f) if matches!(f.member, syn::Member::Unnamed(_)) => self.tuple_field(f),
@@ -852,21 +859,21 @@ impl Checker {
                     return self.float_lit(digits, i.suffix(), negated, span);
                 }
                 let ty = match i.suffix() {
-                    "" => self.infer.fresh(VarKind::Int),
+                    "" => self.prog.infer.fresh(VarKind::Int),
                     s => match ScalarType::from_name(s) {
                         Some(t) if t.is_int() => Type::Scalar(t),
                         _ => {
-                            self.error(i, format!("invalid suffix `{s}` for an integer literal"));
+                            self.prog.error(i, format!("invalid suffix `{s}` for an integer literal"));
                             return self.error_expr(span);
                         }
                     },
                 };
                 let Ok(v) = digits.parse::<u128>() else {
-                    self.error(i, "integer literal is too large for any integer type");
+                    self.prog.error(i, "integer literal is too large for any integer type");
                     return self.error_expr(span);
                 };
                 let v = if negated { -(v as i128) } else { v as i128 };
-                self.obligations.push(Obligation { ty, req: Require::Fits(v), span: range });
+                self.prog.obligations.push(Obligation { ty, req: Require::Fits(v), span: range });
                 self.mk(ExprKind::Lit(Literal::Int(v)), ty, span)
             }
             syn::Lit::Float(f) => match f.base10_digits().strip_prefix('-') {
@@ -874,7 +881,7 @@ impl Checker {
                 None => self.float_lit(f.base10_digits(), f.suffix(), negated, span),
             },
             _ => {
-                self.error(lit, "only numeric and `bool` literals are supported in a vectorized function");
+                self.prog.error(lit, "only numeric and `bool` literals are supported in a vectorized function");
                 self.error_expr(span)
             }
         }
@@ -882,17 +889,17 @@ impl Checker {
 
     fn float_lit(&mut self, digits: &str, suffix: &str, negated: bool, span: Span) -> Expr {
         let ty = match suffix {
-            "" => self.infer.fresh(VarKind::Float),
+            "" => self.prog.infer.fresh(VarKind::Float),
             "f32" => Type::Scalar(ScalarType::F32),
             "f64" => Type::Scalar(ScalarType::F64),
             s => {
-                self.error_at(span, format!("invalid suffix `{s}` for a float literal"));
+                self.prog.error_at(span, format!("invalid suffix `{s}` for a float literal"));
                 return self.error_expr(span);
             }
         };
         // Parse once per width: rounding the f64 value to f32 could round twice.
         let (Ok(as_f64), Ok(as_f32)) = (digits.parse::<f64>(), digits.parse::<f32>()) else {
-            self.error_at(span, "invalid float literal");
+            self.prog.error_at(span, "invalid float literal");
             return self.error_expr(span);
         };
         let (as_f64, as_f32) = if negated { (-as_f64, -as_f32) } else { (as_f64, as_f32) };
@@ -909,7 +916,7 @@ impl Checker {
                     return self.mk(ExprKind::Local(id), ty, span);
                 }
                 if let Some(c) = self.lookup_const(&name) {
-                    return match &self.consts[c].value {
+                    return match &self.prog.consts[c].value {
                         Some(v) => {
                             let mut v = v.clone();
                             v.span = span;
@@ -938,7 +945,7 @@ impl Checker {
                         "cannot find `{name}` in this vectorized function: it can use its parameters, the variables it declares and the constants of the scalar types (`f32::MAX`, `std::f64::consts::PI`)"
                     )
                 };
-                self.error(ident, msg);
+                self.prog.error(ident, msg);
                 return self.error_expr(span);
             }
         }
@@ -950,7 +957,7 @@ impl Checker {
             }
         }
         let text = syntax::render_tokens(p.to_token_stream());
-        self.error(p, format!("unknown path `{text}`: a vectorized function can use its parameters, its variables and the constants of the scalar types (`f32::EPSILON`, `i32::MAX`, `std::f64::consts::PI`)"));
+        self.prog.error(p, format!("unknown path `{text}`: a vectorized function can use its parameters, its variables and the constants of the scalar types (`f32::EPSILON`, `i32::MAX`, `std::f64::consts::PI`)"));
         self.error_expr(span)
     }
 
@@ -960,19 +967,19 @@ impl Checker {
         let base = self.expr(&f.base);
         let syn::Member::Unnamed(index) = &f.member else { return self.error_expr(span) };
         let i = index.index as usize;
-        match self.infer.tuple_elems(base.ty) {
+        match self.prog.infer.tuple_elems(base.ty) {
             Some(elems) if i < elems.len() => {
                 let ty = elems[i];
                 self.mk(ExprKind::Field(Box::new(base), i), ty, span)
             }
             Some(elems) => {
-                self.error(&f.member, format!("no field `{i}`: the tuple has {} elements", elems.len()));
+                self.prog.error(&f.member, format!("no field `{i}`: the tuple has {} elements", elems.len()));
                 self.error_expr(span)
             }
-            None if self.infer.shallow(base.ty) == Type::Error => self.error_expr(span),
+            None if self.prog.infer.shallow(base.ty) == Type::Error => self.error_expr(span),
             None => {
-                let found = self.infer.describe(base.ty);
-                self.error(f, format!("`.{i}` takes an element of a tuple, but this is `{found}`"));
+                let found = self.prog.infer.describe(base.ty);
+                self.prog.error(f, format!("`.{i}` takes an element of a tuple, but this is `{found}`"));
                 self.error_expr(span)
             }
         }
@@ -980,7 +987,7 @@ impl Checker {
 
     fn method_call(&mut self, m: &syn::ExprMethodCall) -> Expr {
         if let Some(t) = &m.turbofish {
-            self.error(t, "generic arguments (`::<…>`) are not supported on methods in a vectorized function");
+            self.prog.error(t, "generic arguments (`::<…>`) are not supported on methods in a vectorized function");
         }
         let recv = self.expr(&m.receiver);
         let args: Vec<(Expr, &syn::Expr)> = m.args.iter().map(|a| (self.expr(a), a)).collect();
@@ -1011,9 +1018,9 @@ impl Checker {
             // `T::from_f64(v)` of the `Float` trait, once `T` is a concrete float: `v as T`.
             if let (Some(t), "from_f64", [(v, src)]) = (receiver_type, method.as_str(), args.as_slice()) {
                 if t.is_float() {
-                    if self.infer.unify(v.ty, Type::Scalar(ScalarType::F64)).is_err() {
-                        let found = self.infer.describe(v.ty);
-                        self.error(*src, format!("mismatched types: `from_f64` takes a `f64`, found `{found}`"));
+                    if self.prog.infer.unify(v.ty, Type::Scalar(ScalarType::F64)).is_err() {
+                        let found = self.prog.infer.describe(v.ty);
+                        self.prog.error(*src, format!("mismatched types: `from_f64` takes a `f64`, found `{found}`"));
                     }
                     let v = args.remove(0).0;
                     return self.mk(ExprKind::Cast(Box::new(v)), Type::Scalar(t), span);
@@ -1023,10 +1030,10 @@ impl Checker {
             if (receiver_type.is_some() || special) && !args.is_empty() {
                 let (recv, recv_src) = args.remove(0);
                 if let Some(t) = receiver_type {
-                    if self.infer.unify(recv.ty, Type::Scalar(t)).is_err() {
-                        let found = self.infer.describe(recv.ty);
+                    if self.prog.infer.unify(recv.ty, Type::Scalar(t)).is_err() {
+                        let found = self.prog.infer.describe(recv.ty);
                         let hint = conversion_hint(recv_src, &found, t.rust_name());
-                        self.error(
+                        self.prog.error(
                             recv_src,
                             format!("mismatched types: `{callee}` takes a `{t}`, found `{found}`{hint}"),
                         );
@@ -1037,11 +1044,11 @@ impl Checker {
                 return self.builtin_call(method, recv, args, SpanRange::of(c), &name_tokens);
             }
             if receiver_type.is_some() {
-                self.error(c, format!("`{callee}` needs its receiver as the first argument, e.g. `{callee}(x)`"));
+                self.prog.error(c, format!("`{callee}` needs its receiver as the first argument, e.g. `{callee}(x)`"));
                 return self.error_expr(span);
             }
         }
-        self.error(&c.func, format!("cannot find function `{callee}`: a vectorized function can call functions marked `#[gpu_runtime::device]`, functions nested in its body, and the methods of its scalar types (`x.sqrt()`, `f32::max(a, b)`)"));
+        self.prog.error(&c.func, format!("cannot find function `{callee}`: a vectorized function can call functions marked `#[gpu_runtime::device]`, functions nested in its body, and the methods of its scalar types (`x.sqrt()`, `f32::max(a, b)`)"));
         self.error_expr(span)
     }
 
@@ -1049,16 +1056,16 @@ impl Checker {
     fn call_fn(&mut self, id: FnId, args: Vec<(Expr, &syn::Expr)>, c: &syn::ExprCall, callee: &str) -> Expr {
         let span = c.span();
         if let Some(from) = self.current {
-            self.calls.push((from, id, SpanRange::of(&c.func)));
+            self.prog.calls.push((from, id, SpanRange::of(&c.func)));
         }
-        let Some(sig) = self.sigs[id.0 as usize].clone() else {
+        let Some(sig) = self.prog.sigs[id.0 as usize].clone() else {
             // Its signature's errors are reported with the function.
             return self.error_expr(span);
         };
         if args.len() != sig.params.len() {
             let n = sig.params.len();
             let plural = if n == 1 { "" } else { "s" };
-            self.error_at(
+            self.prog.error_at(
                 SpanRange::of(c),
                 format!("`{callee}` takes {n} argument{plural}, but {} were given", args.len()),
             );
@@ -1066,14 +1073,15 @@ impl Checker {
         }
         let mut checked = Vec::with_capacity(args.len());
         for ((a, src), want) in args.into_iter().zip(&sig.params) {
-            if self.infer.unify(a.ty, Type::Scalar(*want)).is_err() {
-                let found = self.infer.describe(a.ty);
+            if self.prog.infer.unify(a.ty, Type::Scalar(*want)).is_err() {
+                let found = self.prog.infer.describe(a.ty);
                 let hint = conversion_hint(src, &found, want.rust_name());
-                self.error(src, format!("mismatched types: `{callee}` takes a `{want}` here, found `{found}`{hint}"));
+                self.prog
+                    .error(src, format!("mismatched types: `{callee}` takes a `{want}` here, found `{found}`{hint}"));
             }
             checked.push(a);
         }
-        let ty = self.ret_type(&sig.ret);
+        let ty = self.prog.ret_type(&sig.ret);
         self.mk(ExprKind::CallFn(id, checked), ty, span)
     }
 
@@ -1087,25 +1095,25 @@ impl Checker {
         name_tokens: &dyn ToTokens,
     ) -> Expr {
         let span = range.0;
-        let t = match self.infer.shallow(recv.ty) {
+        let t = match self.prog.infer.shallow(recv.ty) {
             Type::Scalar(t) => t,
             Type::Error => return self.error_expr(span),
             ty @ Type::Infer(_) => {
-                let msg = match self.infer.kind(ty) {
+                let msg = match self.prog.infer.kind(ty) {
                     Some(VarKind::Int) | Some(VarKind::Float) => format!(
                         "can't call method `{name}` on ambiguous numeric type `{}`: give the value a type, e.g. a suffixed literal (`2.0_f32`) or `let x: f32 = …;`",
-                        self.infer.describe(ty)
+                        self.prog.infer.describe(ty)
                     ),
                     _ => format!(
                         "type annotations needed before calling `{name}`: give the value a type, e.g. `let x: f32 = …;`"
                     ),
                 };
-                self.error(name_tokens, msg);
+                self.prog.error(name_tokens, msg);
                 return self.error_expr(span);
             }
             other => {
-                let d = self.infer.describe(other);
-                self.error(name_tokens, format!("`{d}` has no method `{name}`"));
+                let d = self.prog.infer.describe(other);
+                self.prog.error(name_tokens, format!("`{d}` has no method `{name}`"));
                 return self.error_expr(span);
             }
         };
@@ -1113,19 +1121,19 @@ impl Checker {
             Ok(sig) => sig,
             Err(Lookup::WrongReceiver { receivers }) => {
                 let on = receivers.join(" and ");
-                self.error(name_tokens, format!("`{name}` is a method of {on}, not of `{t}`"));
+                self.prog.error(name_tokens, format!("`{name}` is a method of {on}, not of `{t}`"));
                 return self.error_expr(span);
             }
             Err(Lookup::Unknown) => {
                 let available = intrinsic::methods_of(t).join(", ");
-                self.error(name_tokens, format!("unknown method `{name}` on `{t}`: the methods of `{t}` a vectorized function can call are {available}"));
+                self.prog.error(name_tokens, format!("unknown method `{name}` on `{t}`: the methods of `{t}` a vectorized function can call are {available}"));
                 return self.error_expr(span);
             }
         };
         if args.len() != sig.args.len() {
             let n = sig.args.len();
             let plural = if n == 1 { "" } else { "s" };
-            self.error_at(
+            self.prog.error_at(
                 range,
                 format!("`{t}::{name}` takes {n} argument{plural} besides the receiver, but {} were given", args.len()),
             );
@@ -1133,10 +1141,11 @@ impl Checker {
         }
         let mut all = vec![recv];
         for ((a, src), want) in args.into_iter().zip(&sig.args) {
-            if self.infer.unify(a.ty, Type::Scalar(*want)).is_err() {
-                let found = self.infer.describe(a.ty);
+            if self.prog.infer.unify(a.ty, Type::Scalar(*want)).is_err() {
+                let found = self.prog.infer.describe(a.ty);
                 let hint = conversion_hint(src, &found, want.rust_name());
-                self.error(src, format!("mismatched types: `{name}` expects a `{want}` here, found `{found}`{hint}"));
+                self.prog
+                    .error(src, format!("mismatched types: `{name}` expects a `{want}` here, found `{found}`{hint}"));
             }
             all.push(a);
         }
@@ -1153,12 +1162,12 @@ impl Checker {
         r: &syn::Expr,
         span: SpanRange,
     ) -> Type {
-        match self.infer.unify(lhs.ty, rhs.ty) {
+        match self.prog.infer.unify(lhs.ty, rhs.ty) {
             Ok(t) => t,
             Err(()) => {
-                let (lt, rt) = (self.infer.describe(lhs.ty), self.infer.describe(rhs.ty));
+                let (lt, rt) = (self.prog.infer.describe(lhs.ty), self.prog.infer.describe(rhs.ty));
                 let hint = operand_mismatch_hint(l, r, &lt, &rt, op);
-                self.error_at(
+                self.prog.error_at(
                     span,
                     format!("mismatched types: cannot apply `{}` to `{lt}` and `{rt}`{hint}", op.symbol()),
                 );
@@ -1167,16 +1176,11 @@ impl Checker {
         }
     }
 
-    fn require(&mut self, ty: Type, req: Require, span: impl Into<SpanRange>) {
-        let span = span.into();
-        self.obligations.push(Obligation { ty, req, span });
-    }
-
     fn binary(&mut self, b: &syn::ExprBinary) -> Expr {
         let span = b.span();
         let range = SpanRange::of(b);
         let Some(op) = syntax::binary_op(&b.op) else {
-            self.error(b.op, "this operator is not supported");
+            self.prog.error(b.op, "this operator is not supported");
             return self.error_expr(span);
         };
         match op {
@@ -1219,31 +1223,31 @@ impl Checker {
         let sym = op.symbol();
         match op {
             BinaryOp::Shl | BinaryOp::Shr => {
-                self.require(lhs.ty, Require::Int(sym), SpanRange::of(l));
-                self.require(rhs.ty, Require::Int(sym), SpanRange::of(r));
+                self.prog.require(lhs.ty, Require::Int(sym), SpanRange::of(l));
+                self.prog.require(rhs.ty, Require::Int(sym), SpanRange::of(r));
                 lhs.ty
             }
             BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor => {
                 let t = self.same_type_operands(op, lhs, rhs, l, r, span);
-                self.require(t, Require::IntOrBool(sym), span);
+                self.prog.require(t, Require::IntOrBool(sym), span);
                 t
             }
             _ if op.is_comparison() => {
                 let t = self.same_type_operands(op, lhs, rhs, l, r, span);
-                self.require(t, Require::Comparable, span);
+                self.prog.require(t, Require::Comparable, span);
                 Type::Scalar(ScalarType::Bool)
             }
             _ => {
                 let t = self.same_type_operands(op, lhs, rhs, l, r, span);
-                self.require(t, Require::Numeric(sym), span);
+                self.prog.require(t, Require::Numeric(sym), span);
                 t
             }
         }
     }
 
     fn expect_bool(&mut self, e: &Expr, src: &syn::Expr, what: &str) {
-        if self.infer.unify(e.ty, Type::Scalar(ScalarType::Bool)).is_err() {
-            let found = self.infer.describe(e.ty);
+        if self.prog.infer.unify(e.ty, Type::Scalar(ScalarType::Bool)).is_err() {
+            let found = self.prog.infer.describe(e.ty);
             let hint = if found == "()" {
                 String::new()
             } else {
@@ -1252,7 +1256,7 @@ impl Checker {
                     render(src)
                 )
             };
-            self.error(src, format!("mismatched types: {what} must be `bool`, found `{found}`{hint}"));
+            self.prog.error(src, format!("mismatched types: {what} must be `bool`, found `{found}`{hint}"));
         }
     }
 
@@ -1266,26 +1270,26 @@ impl Checker {
                     &*u.expr
                 {
                     let e = self.lit(lit, true, range);
-                    self.require(e.ty, Require::Negatable, range);
+                    self.prog.require(e.ty, Require::Negatable, range);
                     return e;
                 }
                 let inner = self.expr(&u.expr);
                 let ty = inner.ty;
-                self.require(ty, Require::Negatable, range);
+                self.prog.require(ty, Require::Negatable, range);
                 self.mk(ExprKind::Unary(UnaryOp::Neg, Box::new(inner)), ty, span)
             }
             syn::UnOp::Not(_) => {
                 let inner = self.expr(&u.expr);
                 let ty = inner.ty;
-                self.require(ty, Require::IntOrBool("!"), range);
+                self.prog.require(ty, Require::IntOrBool("!"), range);
                 self.mk(ExprKind::Unary(UnaryOp::Not, Box::new(inner)), ty, span)
             }
             syn::UnOp::Deref(_) => {
-                self.error(u, "dereferencing (`*`) is not supported: a vectorized function has no references");
+                self.prog.error(u, "dereferencing (`*`) is not supported: a vectorized function has no references");
                 self.error_expr(span)
             }
             _ => {
-                self.error(u, "this unary operator is not supported");
+                self.prog.error(u, "this unary operator is not supported");
                 self.error_expr(span)
             }
         }
@@ -1299,17 +1303,17 @@ impl Checker {
             return self.error_expr(span);
         };
         // rustc first tries the cast as a coercion: `300 as u8` types the literal as `u8`.
-        if let Some(kind) = self.infer.kind(inner.ty) {
+        if let Some(kind) = self.prog.infer.kind(inner.ty) {
             let fits = match kind {
                 VarKind::Int => target.is_int(),
                 VarKind::Float => target.is_float(),
                 VarKind::Any => true,
             };
             if fits {
-                let _ = self.infer.unify(inner.ty, Type::Scalar(target));
+                let _ = self.prog.infer.unify(inner.ty, Type::Scalar(target));
             }
         }
-        self.require(inner.ty, Require::CastTo(target), range);
+        self.prog.require(inner.ty, Require::CastTo(target), range);
         self.mk(ExprKind::Cast(Box::new(inner)), Type::Scalar(target), span)
     }
 
@@ -1321,7 +1325,7 @@ impl Checker {
                 let ident = p.path.get_ident().unwrap();
                 let name = ident.to_string();
                 let Some(id) = self.lookup(&name) else {
-                    self.error(ident, format!("cannot find `{name}` in this vectorized function"));
+                    self.prog.error(ident, format!("cannot find `{name}` in this vectorized function"));
                     return None;
                 };
                 let info = &self.locals[id.0 as usize];
@@ -1331,12 +1335,12 @@ impl Checker {
                     } else {
                         format!("declare it with `let mut {name}`")
                     };
-                    self.error(ident, format!("cannot assign to `{name}`, which is not mutable: {hint}"));
+                    self.prog.error(ident, format!("cannot assign to `{name}`, which is not mutable: {hint}"));
                 }
                 Some(id)
             }
             _ => {
-                self.error(e, "only local variables can be assigned in a vectorized function");
+                self.prog.error(e, "only local variables can be assigned in a vectorized function");
                 None
             }
         }
@@ -1349,10 +1353,10 @@ impl Checker {
             return self.error_expr(span);
         };
         let lty = self.locals[local.0 as usize].ty;
-        if self.infer.unify(lty, value.ty).is_err() {
-            let (want, found) = (self.infer.describe(lty), self.infer.describe(value.ty));
+        if self.prog.infer.unify(lty, value.ty).is_err() {
+            let (want, found) = (self.prog.infer.describe(lty), self.prog.infer.describe(value.ty));
             let hint = conversion_hint(&a.right, &found, &want);
-            self.error(&a.right, format!("mismatched types: expected `{want}`, found `{found}`{hint}"));
+            self.prog.error(&a.right, format!("mismatched types: expected `{want}`, found `{found}`{hint}"));
         }
         self.mk(ExprKind::Assign(local, Box::new(value)), Type::Unit, span)
     }
@@ -1361,7 +1365,7 @@ impl Checker {
         let span = i.span();
         let cond = match &*i.cond {
             syn::Expr::Let(l) => {
-                self.error(l, "`if let` is not supported in a vectorized function: it has no enums or `Option`s to match; use a plain `if`");
+                self.prog.error(l, "`if let` is not supported in a vectorized function: it has no enums or `Option`s to match; use a plain `if`");
                 self.error_expr(l.span())
             }
             c => {
@@ -1373,19 +1377,19 @@ impl Checker {
         let (then, then_ty) = self.block(&i.then_branch);
         let (els, ty) = match &i.else_branch {
             None => {
-                if self.infer.unify(then_ty, Type::Unit).is_err() {
-                    let found = self.infer.describe(then_ty);
-                    self.error(&i.then_branch, format!("`if` without `else` cannot produce a value (found `{found}`): add an `else` branch, or end the statement with `;`"));
+                if self.prog.infer.unify(then_ty, Type::Unit).is_err() {
+                    let found = self.prog.infer.describe(then_ty);
+                    self.prog.error(&i.then_branch, format!("`if` without `else` cannot produce a value (found `{found}`): add an `else` branch, or end the statement with `;`"));
                 }
                 (None, Type::Unit)
             }
             Some((_, e)) => {
                 let els = self.expr(e);
-                let ty = match self.infer.unify(then_ty, els.ty) {
+                let ty = match self.prog.infer.unify(then_ty, els.ty) {
                     Ok(t) => t,
                     Err(()) => {
-                        let (a, b) = (self.infer.describe(then_ty), self.infer.describe(els.ty));
-                        self.error(e, format!("`if` and `else` have different types: `{a}` and `{b}`; both branches must produce the same type (convert one with `as`)"));
+                        let (a, b) = (self.prog.infer.describe(then_ty), self.prog.infer.describe(els.ty));
+                        self.prog.error(e, format!("`if` and `else` have different types: `{a}` and `{b}`; both branches must produce the same type (convert one with `as`)"));
                         Type::Error
                     }
                 };
@@ -1400,14 +1404,14 @@ impl Checker {
         let span = m.span();
         let scrutinee = self.expr(&m.expr);
         let st = scrutinee.ty;
-        self.require(st, Require::Matchable, SpanRange::of(&m.expr));
+        self.prog.require(st, Require::Matchable, SpanRange::of(&m.expr));
         if m.arms.is_empty() {
-            self.error(m, "a `match` needs at least one arm");
+            self.prog.error(m, "a `match` needs at least one arm");
             return self.error_expr(span);
         }
         // The scrutinee is evaluated once, into a local no name refers to.
         let value = self.new_local("match value".into(), st, false, false, span);
-        let mut result_ty = self.infer.fresh(VarKind::Any);
+        let mut result_ty = self.prog.infer.fresh(VarKind::Any);
         let mut arms: Vec<(Option<Expr>, Vec<Stmt>, Expr, bool)> = Vec::new();
         for arm in &m.arms {
             self.scopes.push(Vec::new());
@@ -1419,9 +1423,9 @@ impl Checker {
                 e
             });
             let body = self.expr(&arm.body);
-            if self.infer.unify(result_ty, body.ty).is_err() {
-                let (a, b) = (self.infer.describe(result_ty), self.infer.describe(body.ty));
-                self.error(
+            if self.prog.infer.unify(result_ty, body.ty).is_err() {
+                let (a, b) = (self.prog.infer.describe(result_ty), self.prog.infer.describe(body.ty));
+                self.prog.error(
                     &arm.body,
                     format!("`match` arms have different types: `{a}` and `{b}`; every arm must produce the same type"),
                 );
@@ -1482,7 +1486,7 @@ impl Checker {
             syn::Pat::Paren(p) => self.pattern(&p.pat, value, st, binds),
             syn::Pat::Ident(pi) => {
                 if pi.by_ref.is_some() {
-                    self.error(pi, "`ref` bindings are not supported: bind by value (`x`)");
+                    self.prog.error(pi, "`ref` bindings are not supported: bind by value (`x`)");
                 }
                 let local = self.declare(pi.ident.to_string(), st, pi.mutability.is_some(), pi.ident.span());
                 binds.push(Stmt::Let { local, init: Some(scrutinee) });
@@ -1514,7 +1518,7 @@ impl Checker {
                     let op = if matches!(r.limits, syn::RangeLimits::Closed(_)) { BinaryOp::Le } else { BinaryOp::Lt };
                     conds.push(compare(self, op, hi_e));
                 }
-                self.require(st, Require::Int("a range pattern"), SpanRange::of(r));
+                self.prog.require(st, Require::Int("a range pattern"), SpanRange::of(r));
                 conds
                     .into_iter()
                     .reduce(|a, b| self.mk(ExprKind::Logical(LogicalOp::And, Box::new(a), Box::new(b)), bool_ty, span))
@@ -1526,7 +1530,7 @@ impl Checker {
                     let before = binds.len();
                     let c = self.pattern(case, value, st, binds);
                     if binds.len() != before {
-                        self.error(case, "bindings inside `|` patterns are not supported: bind the whole value instead (`x @ (1 | 2)` is not supported either); use a guard");
+                        self.prog.error(case, "bindings inside `|` patterns are not supported: bind the whole value instead (`x @ (1 | 2)` is not supported either); use a guard");
                     }
                     match c {
                         Some(c) => conds.push(c),
@@ -1541,7 +1545,7 @@ impl Checker {
                     .reduce(|a, b| self.mk(ExprKind::Logical(LogicalOp::Or, Box::new(a), Box::new(b)), bool_ty, span))
             }
             _ => {
-                self.error(pat, "this pattern is not supported: a `match` in a vectorized function takes literals (`3`, `true`), ranges (`1..=9`), constants (`i32::MAX`), `|`, `_` and bindings (`n`, `n @ 1..=9`)");
+                self.prog.error(pat, "this pattern is not supported: a `match` in a vectorized function takes literals (`3`, `true`), ranges (`1..=9`), constants (`i32::MAX`), `|`, `_` and bindings (`n`, `n @ 1..=9`)");
                 None
             }
         }
@@ -1558,16 +1562,17 @@ impl Checker {
     }
 
     fn unify_pattern(&mut self, st: Type, e: &Expr, src: &dyn ToTokens) {
-        if self.infer.unify(st, e.ty).is_err() {
-            let (want, found) = (self.infer.describe(st), self.infer.describe(e.ty));
-            self.error(src, format!("mismatched types: this pattern is `{found}` but the value matched is `{want}`"));
+        if self.prog.infer.unify(st, e.ty).is_err() {
+            let (want, found) = (self.prog.infer.describe(st), self.prog.infer.describe(e.ty));
+            self.prog
+                .error(src, format!("mismatched types: this pattern is `{found}` but the value matched is `{want}`"));
         }
     }
 
     fn push_loop(&mut self, label: Option<&syn::Label>, kind: LoopKind) -> LoopId {
-        let id = LoopId(self.next_loop);
-        self.next_loop += 1;
-        let value_ty = if kind == LoopKind::Loop { self.infer.fresh(VarKind::Any) } else { Type::Unit };
+        let id = LoopId(self.prog.next_loop);
+        self.prog.next_loop += 1;
+        let value_ty = if kind == LoopKind::Loop { self.prog.infer.fresh(VarKind::Any) } else { Type::Unit };
         self.loops.push(LoopFrame {
             id,
             label: label.map(|l| l.name.ident.to_string()),
@@ -1580,9 +1585,9 @@ impl Checker {
 
     fn loop_body(&mut self, body: &syn::Block) -> Block {
         let (b, ty) = self.block(body);
-        if self.infer.unify(ty, Type::Unit).is_err() {
-            let found = self.infer.describe(ty);
-            self.error(body, format!("a loop body cannot produce a value (found `{found}`): end it with `;`, or use `break value` in a `loop`"));
+        if self.prog.infer.unify(ty, Type::Unit).is_err() {
+            let found = self.prog.infer.describe(ty);
+            self.prog.error(body, format!("a loop body cannot produce a value (found `{found}`): end it with `;`, or use `break value` in a `loop`"));
         }
         b
     }
@@ -1591,7 +1596,7 @@ impl Checker {
         let span = w.span();
         let cond = match &*w.cond {
             syn::Expr::Let(l) => {
-                self.error(
+                self.prog.error(
                     l,
                     "`while let` is not supported in a vectorized function: use `while` with a `bool` condition",
                 );
@@ -1624,15 +1629,15 @@ impl Checker {
             return self.error_expr(span);
         };
         let (start, end, inclusive, reverse, step) = iter;
-        let elem_ty = match self.infer.unify(start.ty, end.ty) {
+        let elem_ty = match self.prog.infer.unify(start.ty, end.ty) {
             Ok(t) => t,
             Err(()) => {
-                let (a, b) = (self.infer.describe(start.ty), self.infer.describe(end.ty));
-                self.error(&f.expr, format!("mismatched types: the range runs from `{a}` to `{b}`; both ends must have the same integer type"));
+                let (a, b) = (self.prog.infer.describe(start.ty), self.prog.infer.describe(end.ty));
+                self.prog.error(&f.expr, format!("mismatched types: the range runs from `{a}` to `{b}`; both ends must have the same integer type"));
                 Type::Error
             }
         };
-        self.require(elem_ty, Require::Int("a `for` range"), SpanRange::of(&f.expr));
+        self.prog.require(elem_ty, Require::Int("a `for` range"), SpanRange::of(&f.expr));
         self.scopes.push(Vec::new());
         let var = match self.binding(&f.pat, "`for` loop variable") {
             Some((name, mutable, vspan)) => self.declare(name, elem_ty, mutable, vspan),
@@ -1656,7 +1661,7 @@ impl Checker {
             syn::Expr::Group(g) => self.range_iter(&g.expr),
             syn::Expr::Range(r) => {
                 let (Some(a), Some(b)) = (&r.start, &r.end) else {
-                    self.error(r, format!("an open range cannot be iterated here: {SUPPORTED}"));
+                    self.prog.error(r, format!("an open range cannot be iterated here: {SUPPORTED}"));
                     return None;
                 };
                 let inclusive = matches!(r.limits, syn::RangeLimits::Closed(_));
@@ -1666,7 +1671,7 @@ impl Checker {
             syn::Expr::MethodCall(m) if m.method == "rev" && m.args.is_empty() => {
                 let (s, e2, inc, rev, step) = self.range_iter(&m.receiver)?;
                 if step.is_some() || rev {
-                    self.error(&m.method, format!("`.rev()` must come right after the range: {SUPPORTED}"));
+                    self.prog.error(&m.method, format!("`.rev()` must come right after the range: {SUPPORTED}"));
                     return None;
                 }
                 Some((s, e2, inc, true, None))
@@ -1674,13 +1679,13 @@ impl Checker {
             syn::Expr::MethodCall(m) if m.method == "step_by" && m.args.len() == 1 => {
                 let (s, e2, inc, rev, step) = self.range_iter(&m.receiver)?;
                 if step.is_some() {
-                    self.error(&m.method, format!("`.step_by` can be applied once: {SUPPORTED}"));
+                    self.prog.error(&m.method, format!("`.step_by` can be applied once: {SUPPORTED}"));
                     return None;
                 }
                 let k = self.expr(&m.args[0]);
-                if self.infer.unify(k.ty, Type::Scalar(ScalarType::Usize)).is_err() {
-                    let found = self.infer.describe(k.ty);
-                    self.error(
+                if self.prog.infer.unify(k.ty, Type::Scalar(ScalarType::Usize)).is_err() {
+                    let found = self.prog.infer.describe(k.ty);
+                    self.prog.error(
                         &m.args[0],
                         format!("mismatched types: `step_by` takes a `usize`, found `{found}` (write `k as usize`)"),
                     );
@@ -1688,7 +1693,7 @@ impl Checker {
                 Some((s, e2, inc, rev, Some(k)))
             }
             _ => {
-                self.error(e, SUPPORTED);
+                self.prog.error(e, SUPPORTED);
                 None
             }
         }
@@ -1700,13 +1705,13 @@ impl Checker {
                 let name = l.ident.to_string();
                 let found = self.loops.iter().rposition(|f| f.label.as_deref() == Some(&name));
                 if found.is_none() {
-                    self.error(l, format!("use of undeclared label `'{name}`"));
+                    self.prog.error(l, format!("use of undeclared label `'{name}`"));
                 }
                 found
             }
             None => {
                 if self.loops.is_empty() {
-                    self.error(at, format!("`{what}` outside of a loop"));
+                    self.prog.error(at, format!("`{what}` outside of a loop"));
                 }
                 self.loops.len().checked_sub(1)
             }
@@ -1726,21 +1731,21 @@ impl Checker {
         };
         match (&value, kind) {
             (Some(v), LoopKind::Loop) => {
-                if self.infer.unify(vt, v.ty).is_err() {
-                    let (want, found) = (self.infer.describe(vt), self.infer.describe(v.ty));
-                    self.error(
+                if self.prog.infer.unify(vt, v.ty).is_err() {
+                    let (want, found) = (self.prog.infer.describe(vt), self.prog.infer.describe(v.ty));
+                    self.prog.error(
                         b.expr.as_ref().unwrap(),
                         format!("mismatched types: this `loop` breaks with `{want}` elsewhere, found `{found}`"),
                     );
                 }
             }
             (Some(_), _) => {
-                self.error(b, "`break` with a value is only allowed in a `loop`, not in `while` or `for`");
+                self.prog.error(b, "`break` with a value is only allowed in a `loop`, not in `while` or `for`");
             }
             (None, LoopKind::Loop) => {
-                if self.infer.unify(vt, Type::Unit).is_err() {
-                    let want = self.infer.describe(vt);
-                    self.error(b, format!("this `loop` produces `{want}`: write `break <value>`"));
+                if self.prog.infer.unify(vt, Type::Unit).is_err() {
+                    let want = self.prog.infer.describe(vt);
+                    self.prog.error(b, format!("this `loop` produces `{want}`: write `break <value>`"));
                 }
             }
             (None, _) => {}
@@ -1762,16 +1767,16 @@ impl Checker {
         let value = r.expr.as_ref().map(|v| self.expr(v));
         if let Some(ret) = self.ret {
             let vt = value.as_ref().map_or(Type::Unit, |v| v.ty);
-            if self.infer.unify(vt, ret).is_err() {
-                let found = self.infer.describe(vt);
-                let want = self.infer.describe(ret);
+            if self.prog.infer.unify(vt, ret).is_err() {
+                let found = self.prog.infer.describe(vt);
+                let want = self.prog.infer.describe(ret);
                 let msg = if value.is_none() {
                     format!("`return` needs a value: this function returns `{want}`")
                 } else {
                     let hint = conversion_hint(r.expr.as_ref().unwrap(), &found, &want);
                     format!("mismatched types: this function returns `{want}`, found `{found}`{hint}")
                 };
-                self.error(r, msg);
+                self.prog.error(r, msg);
             }
         }
         self.mk(ExprKind::Return(value.map(Box::new)), Type::Never, span)
@@ -1780,20 +1785,20 @@ impl Checker {
     // ----- resolution ---------------------------------------------------------------
 
     /// Resolves the types of a checked function's locals and body.
-    fn finish_function(&mut self, f: Option<(Vec<Param>, RetType, Block)>, item: &syn::ItemFn) -> Option<Function> {
+    fn finish_function(self, f: Option<(Vec<Param>, RetType, Block)>, item: &syn::ItemFn) -> Option<Function> {
         let mut locals = Vec::with_capacity(self.locals.len());
-        for l in std::mem::take(&mut self.locals) {
-            let ty = self.final_type(l.ty);
+        for l in self.locals {
+            let ty = self.prog.final_type(l.ty);
             match ty {
                 Type::Scalar(_) | Type::Error | Type::Tuple(_) => {}
                 Type::Infer(_) | Type::Never => {
                     // A variable that is never given a value of known type.
-                    self.error_at(
+                    self.prog.error_at(
                         l.span,
                         format!("type annotations needed: give `{}` a type, e.g. `let {}: f32 = …`", l.name, l.name),
                     );
                 }
-                Type::Unit => self.error_at(
+                Type::Unit => self.prog.error_at(
                     l.span,
                     format!("`{}` holds `()`: a variable in a vectorized function must hold a scalar", l.name),
                 ),
@@ -1801,12 +1806,14 @@ impl Checker {
             locals.push(Local { name: l.name, ty, mutable: l.mutable });
         }
         let (params, ret, mut body) = f?;
-        if self.errors.is_empty() {
-            self.resolve_block(&mut body);
+        if self.prog.errors.is_empty() {
+            self.prog.resolve_block(&mut body);
         }
         Some(Function { name: item.sig.ident.to_string(), params, ret, locals, body, span: item.sig.ident.span() })
     }
+}
 
+impl ProgramCx {
     /// A type after inference, with tuples renumbered into the program's tuple table.
     fn final_type(&mut self, t: Type) -> Type {
         let t = self.infer.resolve(t);
@@ -1820,11 +1827,11 @@ impl Checker {
                 _ => return Type::Error,
             }
         }
-        let id = match self.program_tuples.iter().position(|p| *p == scalars) {
+        let id = match self.tuples.iter().position(|p| *p == scalars) {
             Some(i) => i,
             None => {
-                self.program_tuples.push(scalars);
-                self.program_tuples.len() - 1
+                self.tuples.push(scalars);
+                self.tuples.len() - 1
             }
         };
         Type::Tuple(id as u32)
