@@ -7,6 +7,7 @@
 
 mod callees;
 mod consts;
+mod diagnostics;
 mod infer;
 mod syntax;
 
@@ -21,6 +22,7 @@ use crate::ir::{
 };
 use crate::ty::ScalarType;
 pub use callees::{external_callees, path_key};
+use diagnostics::{SpanRange, TypeUse, conversion_hint, operand_mismatch_hint, render};
 use infer::{InferTable, VarKind};
 
 /// A helper function the vectorized function calls, collected from the crate (a
@@ -173,26 +175,6 @@ struct Obligation {
     span: SpanRange,
 }
 
-/// The first and last token of a piece of syntax: an error over it underlines all of it
-/// (on stable Rust a `Span` cannot be joined, so a single span is one token).
-#[derive(Copy, Clone)]
-struct SpanRange(Span, Span);
-
-impl SpanRange {
-    fn of(node: &impl ToTokens) -> SpanRange {
-        let mut tokens = node.to_token_stream().into_iter();
-        let first = tokens.next().map_or_else(Span::call_site, |t| t.span());
-        let last = tokens.last().map_or(first, |t| t.span());
-        SpanRange(first, last)
-    }
-}
-
-impl From<Span> for SpanRange {
-    fn from(s: Span) -> SpanRange {
-        SpanRange(s, s)
-    }
-}
-
 struct LocalInfo {
     name: String,
     ty: Type,
@@ -239,40 +221,7 @@ struct FnChecker<'p> {
     outer_locals: Vec<String>,
 }
 
-const SCALAR_TYPES_HINT: &str =
-    "a vectorized function computes with f32, f64, i8, i16, i32, i64, isize, u8, u16, u32, u64, usize and bool";
-
 impl ProgramCx {
-    fn error(&mut self, tokens: impl ToTokens, msg: impl std::fmt::Display) {
-        self.errors.push(syn::Error::new_spanned(tokens, msg));
-    }
-
-    fn error_at(&mut self, span: impl Into<SpanRange>, msg: impl std::fmt::Display) {
-        let SpanRange(first, last) = span.into();
-        let ends: proc_macro2::TokenStream = [first, last]
-            .into_iter()
-            .map(|s| {
-                proc_macro2::TokenTree::Punct({
-                    let mut p = proc_macro2::Punct::new('.', proc_macro2::Spacing::Alone);
-                    p.set_span(s);
-                    p
-                })
-            })
-            .collect();
-        self.errors.push(syn::Error::new_spanned(ends, msg));
-    }
-
-    fn combined_errors(&mut self) -> Option<syn::Error> {
-        let mut it = std::mem::take(&mut self.errors).into_iter();
-        let mut first = it.next()?;
-        for e in it {
-            first.combine(e);
-        }
-        Some(first)
-    }
-
-    // ----- functions -----------------------------------------------------------------
-
     /// Checks function `id` in a fresh function context that sees `item_scopes`: a
     /// top-level function its module scope, a nested one the items of the blocks around it.
     fn check_fn(&mut self, id: FnId, item: &syn::ItemFn, item_scopes: Vec<ItemScope>, outer_locals: Vec<String>) {
@@ -366,8 +315,6 @@ impl<'p> FnChecker<'p> {
         }
     }
 
-    // ----- signature ---------------------------------------------------------------
-
     fn function(&mut self, item: &syn::ItemFn) -> Option<(Vec<Param>, RetType, Block)> {
         let (params, ret) = self.signature(&item.sig);
         self.ret = ret.as_ref().map(|r| self.prog.ret_type(r));
@@ -399,38 +346,38 @@ impl<'p> FnChecker<'p> {
             } else {
                 format!("mismatched types: this function returns `{ret_name}` but its body evaluates to `{found}`")
             };
-            self.prog.error_at(at, msg);
+            self.error_at(at, msg);
         }
         Some((params, ret, body))
     }
 
     fn signature(&mut self, sig: &syn::Signature) -> (Vec<Param>, Option<RetType>) {
         if let Some(a) = &sig.asyncness {
-            self.prog.error(a, "`async fn` cannot be vectorized: a vectorized function is a plain scalar function that runs once per element");
+            self.error(a, "`async fn` cannot be vectorized: a vectorized function is a plain scalar function that runs once per element");
         }
         if let Some(u) = &sig.unsafety {
-            self.prog.error(
+            self.error(
                 u,
                 "`unsafe fn` cannot be vectorized: the kernel language has no unsafe operations, so drop `unsafe`",
             );
         }
         if let Some(abi) = &sig.abi {
-            self.prog.error(abi, "a vectorized function cannot declare an ABI (`extern`): remove it");
+            self.error(abi, "a vectorized function cannot declare an ABI (`extern`): remove it");
         }
         self.generic_names = sig.generics.type_params().map(|p| p.ident.to_string()).collect();
         if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-            self.prog.error(
+            self.error(
                 &sig.generics,
                 "a vectorized function is compiled for concrete types: write `#[vectorize(types(f32, f64))]` to compile `fn f<T: Float>(…)` for each listed type, or use concrete types (`fn f(x: f32) -> f32`)",
             );
         }
         if let Some(v) = &sig.variadic {
-            self.prog.error(v, "a vectorized function cannot be variadic");
+            self.error(v, "a vectorized function cannot be variadic");
         }
         let mut params = Vec::new();
         for input in &sig.inputs {
             match input {
-                syn::FnArg::Receiver(r) => self.prog.error(
+                syn::FnArg::Receiver(r) => self.error(
                     r,
                     "a vectorized function cannot take `self`: write a free function whose parameters are scalars",
                 ),
@@ -453,7 +400,7 @@ impl<'p> FnChecker<'p> {
         }
         let ret = match &sig.output {
             syn::ReturnType::Default => {
-                self.prog.error_at(
+                self.error_at(
                     sig.paren_token.span.close(),
                     "a vectorized function must return a value: add a return type such as `-> f32`",
                 );
@@ -477,11 +424,11 @@ impl<'p> FnChecker<'p> {
         match pat {
             syn::Pat::Ident(pi) => {
                 if let Some(r) = &pi.by_ref {
-                    self.prog.error(r, format!("a {what} cannot be bound by reference: write `{}`", pi.ident));
+                    self.error(r, format!("a {what} cannot be bound by reference: write `{}`", pi.ident));
                     return None;
                 }
                 if let Some((at, _)) = &pi.subpat {
-                    self.prog.error(at, format!("`@` patterns are not supported in a {what}"));
+                    self.error(at, format!("`@` patterns are not supported in a {what}"));
                     return None;
                 }
                 Some((pi.ident.to_string(), pi.mutability.is_some(), pi.ident.span()))
@@ -489,14 +436,14 @@ impl<'p> FnChecker<'p> {
             syn::Pat::Wild(w) => Some(("_".to_string(), false, w.span())),
             syn::Pat::Paren(p) => self.binding(&p.pat, what),
             syn::Pat::Tuple(_) | syn::Pat::TupleStruct(_) | syn::Pat::Struct(_) | syn::Pat::Slice(_) => {
-                self.prog.error(
+                self.error(
                     pat,
                     format!("destructuring is not supported in a {what}: a vectorized function works on scalars, so bind a single name (`x`)"),
                 );
                 None
             }
             _ => {
-                self.prog.error(
+                self.error(
                     pat,
                     format!("this pattern is not supported in a {what}: bind a single name (`x` or `mut x`)"),
                 );
@@ -529,13 +476,11 @@ impl<'p> FnChecker<'p> {
             Err(syntax::TypeProblem::Named(n)) if self.generic_names.contains(&n) => None,
             Err(problem) => {
                 let msg = usage.message(ty, problem);
-                self.prog.error(ty, msg);
+                self.error(ty, msg);
                 None
             }
         }
     }
-
-    // ----- blocks and statements ----------------------------------------------------
 
     fn block(&mut self, b: &syn::Block) -> (Block, Type) {
         // A block's `fn` and `const` items are visible in the whole block (and in each
@@ -565,7 +510,7 @@ impl<'p> FnChecker<'p> {
                     diverges |= t == Type::Never;
                     if semi.is_none() && self.prog.infer.unify(t, Type::Unit).is_err() {
                         let found = self.prog.infer.describe(t);
-                        self.prog.error(e, format!("expected `()`, found `{found}`: a value in the middle of a block is discarded; end the statement with `;` or use the value"));
+                        self.error(e, format!("expected `()`, found `{found}`: a value in the middle of a block is discarded; end the statement with `;` or use the value"));
                     }
                     out.stmts.push(Stmt::Expr(x));
                 }
@@ -646,14 +591,14 @@ impl<'p> FnChecker<'p> {
     /// constant cannot use variables), and inlined where it is used.
     fn const_item(&mut self, index: usize, c: &syn::ItemConst) {
         if !c.generics.params.is_empty() {
-            self.prog.error(&c.generics, "a generic `const` is not supported");
+            self.error(&c.generics, "a generic `const` is not supported");
         }
         let Some(ty) = self.scalar_type(&c.ty, TypeUse::Let) else { return };
         let value = self.const_context().expr(&c.expr);
         if self.prog.infer.unify(Type::Scalar(ty), value.ty).is_err() {
             let found = self.prog.infer.describe(value.ty);
             let hint = conversion_hint(&c.expr, &found, ty.rust_name());
-            self.prog.error(&c.expr, format!("mismatched types: `{}` is a `{ty}`, found `{found}`{hint}", c.ident));
+            self.error(&c.expr, format!("mismatched types: `{}` is a `{ty}`, found `{found}`{hint}", c.ident));
             return;
         }
         self.prog.consts[index] = ConstDef { value: Some(value) };
@@ -691,13 +636,13 @@ impl<'p> FnChecker<'p> {
         let mut init = None;
         if let Some(li) = &l.init {
             if let Some((else_tok, _)) = &li.diverge {
-                self.prog.error(else_tok, "`let … else` is not supported in a vectorized function: patterns here cannot fail, so drop the `else`");
+                self.error(else_tok, "`let … else` is not supported in a vectorized function: patterns here cannot fail, so drop the `else`");
             }
             let e = self.expr(&li.expr);
             if self.prog.infer.unify(ty, e.ty).is_err() {
                 let (want, found) = (self.prog.infer.describe(ty), self.prog.infer.describe(e.ty));
                 let hint = conversion_hint(&li.expr, &found, &want);
-                self.prog.error(&li.expr, format!("mismatched types: expected `{want}`, found `{found}`{hint}"));
+                self.error(&li.expr, format!("mismatched types: expected `{want}`, found `{found}`{hint}"));
             }
             init = Some(e);
         }
@@ -714,7 +659,7 @@ impl<'p> FnChecker<'p> {
     /// `let (a, _, c) = tuple;`
     fn let_tuple(&mut self, tp: &syn::PatTuple, l: &syn::Local) -> Option<Stmt> {
         let Some(li) = &l.init else {
-            self.prog.error(tp, "a tuple pattern needs a value: `let (a, b) = …;`");
+            self.error(tp, "a tuple pattern needs a value: `let (a, b) = …;`");
             return None;
         };
         let init = self.expr(&li.expr);
@@ -729,13 +674,13 @@ impl<'p> FnChecker<'p> {
         let elems = match self.prog.infer.tuple_elems(init.ty) {
             Some(e) if e.len() == names.len() => e,
             Some(e) => {
-                self.prog.error(tp, format!("this pattern has {} elements but the tuple has {}", names.len(), e.len()));
+                self.error(tp, format!("this pattern has {} elements but the tuple has {}", names.len(), e.len()));
                 vec![Type::Error; names.len()]
             }
             None => {
                 if self.prog.infer.shallow(init.ty) != Type::Error {
                     let found = self.prog.infer.describe(init.ty);
-                    self.prog.error(&li.expr, format!("a tuple pattern needs a tuple, found `{found}`"));
+                    self.error(&li.expr, format!("a tuple pattern needs a tuple, found `{found}`"));
                 }
                 vec![Type::Error; names.len()]
             }
@@ -758,18 +703,16 @@ impl<'p> FnChecker<'p> {
             }
             _ => "items cannot be declared inside a vectorized function",
         };
-        self.prog.error(item, what);
+        self.error(item, what);
     }
 
     fn macro_error(&mut self, mac: &syn::Macro) {
         let name = mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
-        self.prog.error(
+        self.error(
             mac,
             format!("macros such as `{name}!` cannot run on the GPU: a vectorized function computes one value from scalars, with no I/O, allocation or formatting"),
         );
     }
-
-    // ----- expressions --------------------------------------------------------------
 
     fn mk(&self, kind: ExprKind, ty: Type, span: Span) -> Expr {
         Expr { kind, ty, span }
@@ -780,7 +723,7 @@ impl<'p> FnChecker<'p> {
     }
 
     fn unsupported(&mut self, e: &syn::Expr, msg: &str) -> Expr {
-        self.prog.error(e, msg);
+        self.error(e, msg);
         self.error_expr(e.span())
     }
 
@@ -801,7 +744,7 @@ impl<'p> FnChecker<'p> {
             syn::Expr::Assign(a) => self.assign(a),
             syn::Expr::Block(b) => {
                 if let Some(l) = &b.label {
-                    self.prog.error(l, "labeled blocks are not supported: use a labeled `loop` with `break 'label value`");
+                    self.error(l, "labeled blocks are not supported: use a labeled `loop` with `break 'label value`");
                 }
                 let (block, ty) = self.block(&b.block);
                 self.mk(ExprKind::Block(block), ty, span)
@@ -863,13 +806,13 @@ impl<'p> FnChecker<'p> {
                     s => match ScalarType::from_name(s) {
                         Some(t) if t.is_int() => Type::Scalar(t),
                         _ => {
-                            self.prog.error(i, format!("invalid suffix `{s}` for an integer literal"));
+                            self.error(i, format!("invalid suffix `{s}` for an integer literal"));
                             return self.error_expr(span);
                         }
                     },
                 };
                 let Ok(v) = digits.parse::<u128>() else {
-                    self.prog.error(i, "integer literal is too large for any integer type");
+                    self.error(i, "integer literal is too large for any integer type");
                     return self.error_expr(span);
                 };
                 let v = if negated { -(v as i128) } else { v as i128 };
@@ -881,7 +824,7 @@ impl<'p> FnChecker<'p> {
                 None => self.float_lit(f.base10_digits(), f.suffix(), negated, span),
             },
             _ => {
-                self.prog.error(lit, "only numeric and `bool` literals are supported in a vectorized function");
+                self.error(lit, "only numeric and `bool` literals are supported in a vectorized function");
                 self.error_expr(span)
             }
         }
@@ -893,13 +836,13 @@ impl<'p> FnChecker<'p> {
             "f32" => Type::Scalar(ScalarType::F32),
             "f64" => Type::Scalar(ScalarType::F64),
             s => {
-                self.prog.error_at(span, format!("invalid suffix `{s}` for a float literal"));
+                self.error_at(span, format!("invalid suffix `{s}` for a float literal"));
                 return self.error_expr(span);
             }
         };
         // Parse once per width: rounding the f64 value to f32 could round twice.
         let (Ok(as_f64), Ok(as_f32)) = (digits.parse::<f64>(), digits.parse::<f32>()) else {
-            self.prog.error_at(span, "invalid float literal");
+            self.error_at(span, "invalid float literal");
             return self.error_expr(span);
         };
         let (as_f64, as_f32) = if negated { (-as_f64, -as_f32) } else { (as_f64, as_f32) };
@@ -945,7 +888,7 @@ impl<'p> FnChecker<'p> {
                         "cannot find `{name}` in this vectorized function: it can use its parameters, the variables it declares and the constants of the scalar types (`f32::MAX`, `std::f64::consts::PI`)"
                     )
                 };
-                self.prog.error(ident, msg);
+                self.error(ident, msg);
                 return self.error_expr(span);
             }
         }
@@ -957,7 +900,7 @@ impl<'p> FnChecker<'p> {
             }
         }
         let text = syntax::render_tokens(p.to_token_stream());
-        self.prog.error(p, format!("unknown path `{text}`: a vectorized function can use its parameters, its variables and the constants of the scalar types (`f32::EPSILON`, `i32::MAX`, `std::f64::consts::PI`)"));
+        self.error(p, format!("unknown path `{text}`: a vectorized function can use its parameters, its variables and the constants of the scalar types (`f32::EPSILON`, `i32::MAX`, `std::f64::consts::PI`)"));
         self.error_expr(span)
     }
 
@@ -973,13 +916,13 @@ impl<'p> FnChecker<'p> {
                 self.mk(ExprKind::Field(Box::new(base), i), ty, span)
             }
             Some(elems) => {
-                self.prog.error(&f.member, format!("no field `{i}`: the tuple has {} elements", elems.len()));
+                self.error(&f.member, format!("no field `{i}`: the tuple has {} elements", elems.len()));
                 self.error_expr(span)
             }
             None if self.prog.infer.shallow(base.ty) == Type::Error => self.error_expr(span),
             None => {
                 let found = self.prog.infer.describe(base.ty);
-                self.prog.error(f, format!("`.{i}` takes an element of a tuple, but this is `{found}`"));
+                self.error(f, format!("`.{i}` takes an element of a tuple, but this is `{found}`"));
                 self.error_expr(span)
             }
         }
@@ -987,7 +930,7 @@ impl<'p> FnChecker<'p> {
 
     fn method_call(&mut self, m: &syn::ExprMethodCall) -> Expr {
         if let Some(t) = &m.turbofish {
-            self.prog.error(t, "generic arguments (`::<…>`) are not supported on methods in a vectorized function");
+            self.error(t, "generic arguments (`::<…>`) are not supported on methods in a vectorized function");
         }
         let recv = self.expr(&m.receiver);
         let args: Vec<(Expr, &syn::Expr)> = m.args.iter().map(|a| (self.expr(a), a)).collect();
@@ -1020,7 +963,7 @@ impl<'p> FnChecker<'p> {
                 if t.is_float() {
                     if self.prog.infer.unify(v.ty, Type::Scalar(ScalarType::F64)).is_err() {
                         let found = self.prog.infer.describe(v.ty);
-                        self.prog.error(*src, format!("mismatched types: `from_f64` takes a `f64`, found `{found}`"));
+                        self.error(*src, format!("mismatched types: `from_f64` takes a `f64`, found `{found}`"));
                     }
                     let v = args.remove(0).0;
                     return self.mk(ExprKind::Cast(Box::new(v)), Type::Scalar(t), span);
@@ -1033,7 +976,7 @@ impl<'p> FnChecker<'p> {
                     if self.prog.infer.unify(recv.ty, Type::Scalar(t)).is_err() {
                         let found = self.prog.infer.describe(recv.ty);
                         let hint = conversion_hint(recv_src, &found, t.rust_name());
-                        self.prog.error(
+                        self.error(
                             recv_src,
                             format!("mismatched types: `{callee}` takes a `{t}`, found `{found}`{hint}"),
                         );
@@ -1044,11 +987,11 @@ impl<'p> FnChecker<'p> {
                 return self.builtin_call(method, recv, args, SpanRange::of(c), &name_tokens);
             }
             if receiver_type.is_some() {
-                self.prog.error(c, format!("`{callee}` needs its receiver as the first argument, e.g. `{callee}(x)`"));
+                self.error(c, format!("`{callee}` needs its receiver as the first argument, e.g. `{callee}(x)`"));
                 return self.error_expr(span);
             }
         }
-        self.prog.error(&c.func, format!("cannot find function `{callee}`: a vectorized function can call functions marked `#[gpu_runtime::device]`, functions nested in its body, and the methods of its scalar types (`x.sqrt()`, `f32::max(a, b)`)"));
+        self.error(&c.func, format!("cannot find function `{callee}`: a vectorized function can call functions marked `#[gpu_runtime::device]`, functions nested in its body, and the methods of its scalar types (`x.sqrt()`, `f32::max(a, b)`)"));
         self.error_expr(span)
     }
 
@@ -1065,7 +1008,7 @@ impl<'p> FnChecker<'p> {
         if args.len() != sig.params.len() {
             let n = sig.params.len();
             let plural = if n == 1 { "" } else { "s" };
-            self.prog.error_at(
+            self.error_at(
                 SpanRange::of(c),
                 format!("`{callee}` takes {n} argument{plural}, but {} were given", args.len()),
             );
@@ -1076,8 +1019,7 @@ impl<'p> FnChecker<'p> {
             if self.prog.infer.unify(a.ty, Type::Scalar(*want)).is_err() {
                 let found = self.prog.infer.describe(a.ty);
                 let hint = conversion_hint(src, &found, want.rust_name());
-                self.prog
-                    .error(src, format!("mismatched types: `{callee}` takes a `{want}` here, found `{found}`{hint}"));
+                self.error(src, format!("mismatched types: `{callee}` takes a `{want}` here, found `{found}`{hint}"));
             }
             checked.push(a);
         }
@@ -1108,12 +1050,12 @@ impl<'p> FnChecker<'p> {
                         "type annotations needed before calling `{name}`: give the value a type, e.g. `let x: f32 = …;`"
                     ),
                 };
-                self.prog.error(name_tokens, msg);
+                self.error(name_tokens, msg);
                 return self.error_expr(span);
             }
             other => {
                 let d = self.prog.infer.describe(other);
-                self.prog.error(name_tokens, format!("`{d}` has no method `{name}`"));
+                self.error(name_tokens, format!("`{d}` has no method `{name}`"));
                 return self.error_expr(span);
             }
         };
@@ -1121,19 +1063,19 @@ impl<'p> FnChecker<'p> {
             Ok(sig) => sig,
             Err(Lookup::WrongReceiver { receivers }) => {
                 let on = receivers.join(" and ");
-                self.prog.error(name_tokens, format!("`{name}` is a method of {on}, not of `{t}`"));
+                self.error(name_tokens, format!("`{name}` is a method of {on}, not of `{t}`"));
                 return self.error_expr(span);
             }
             Err(Lookup::Unknown) => {
                 let available = intrinsic::methods_of(t).join(", ");
-                self.prog.error(name_tokens, format!("unknown method `{name}` on `{t}`: the methods of `{t}` a vectorized function can call are {available}"));
+                self.error(name_tokens, format!("unknown method `{name}` on `{t}`: the methods of `{t}` a vectorized function can call are {available}"));
                 return self.error_expr(span);
             }
         };
         if args.len() != sig.args.len() {
             let n = sig.args.len();
             let plural = if n == 1 { "" } else { "s" };
-            self.prog.error_at(
+            self.error_at(
                 range,
                 format!("`{t}::{name}` takes {n} argument{plural} besides the receiver, but {} were given", args.len()),
             );
@@ -1144,8 +1086,7 @@ impl<'p> FnChecker<'p> {
             if self.prog.infer.unify(a.ty, Type::Scalar(*want)).is_err() {
                 let found = self.prog.infer.describe(a.ty);
                 let hint = conversion_hint(src, &found, want.rust_name());
-                self.prog
-                    .error(src, format!("mismatched types: `{name}` expects a `{want}` here, found `{found}`{hint}"));
+                self.error(src, format!("mismatched types: `{name}` expects a `{want}` here, found `{found}`{hint}"));
             }
             all.push(a);
         }
@@ -1167,7 +1108,7 @@ impl<'p> FnChecker<'p> {
             Err(()) => {
                 let (lt, rt) = (self.prog.infer.describe(lhs.ty), self.prog.infer.describe(rhs.ty));
                 let hint = operand_mismatch_hint(l, r, &lt, &rt, op);
-                self.prog.error_at(
+                self.error_at(
                     span,
                     format!("mismatched types: cannot apply `{}` to `{lt}` and `{rt}`{hint}", op.symbol()),
                 );
@@ -1180,7 +1121,7 @@ impl<'p> FnChecker<'p> {
         let span = b.span();
         let range = SpanRange::of(b);
         let Some(op) = syntax::binary_op(&b.op) else {
-            self.prog.error(b.op, "this operator is not supported");
+            self.error(b.op, "this operator is not supported");
             return self.error_expr(span);
         };
         match op {
@@ -1256,7 +1197,7 @@ impl<'p> FnChecker<'p> {
                     render(src)
                 )
             };
-            self.prog.error(src, format!("mismatched types: {what} must be `bool`, found `{found}`{hint}"));
+            self.error(src, format!("mismatched types: {what} must be `bool`, found `{found}`{hint}"));
         }
     }
 
@@ -1285,11 +1226,11 @@ impl<'p> FnChecker<'p> {
                 self.mk(ExprKind::Unary(UnaryOp::Not, Box::new(inner)), ty, span)
             }
             syn::UnOp::Deref(_) => {
-                self.prog.error(u, "dereferencing (`*`) is not supported: a vectorized function has no references");
+                self.error(u, "dereferencing (`*`) is not supported: a vectorized function has no references");
                 self.error_expr(span)
             }
             _ => {
-                self.prog.error(u, "this unary operator is not supported");
+                self.error(u, "this unary operator is not supported");
                 self.error_expr(span)
             }
         }
@@ -1325,7 +1266,7 @@ impl<'p> FnChecker<'p> {
                 let ident = p.path.get_ident().unwrap();
                 let name = ident.to_string();
                 let Some(id) = self.lookup(&name) else {
-                    self.prog.error(ident, format!("cannot find `{name}` in this vectorized function"));
+                    self.error(ident, format!("cannot find `{name}` in this vectorized function"));
                     return None;
                 };
                 let info = &self.locals[id.0 as usize];
@@ -1335,12 +1276,12 @@ impl<'p> FnChecker<'p> {
                     } else {
                         format!("declare it with `let mut {name}`")
                     };
-                    self.prog.error(ident, format!("cannot assign to `{name}`, which is not mutable: {hint}"));
+                    self.error(ident, format!("cannot assign to `{name}`, which is not mutable: {hint}"));
                 }
                 Some(id)
             }
             _ => {
-                self.prog.error(e, "only local variables can be assigned in a vectorized function");
+                self.error(e, "only local variables can be assigned in a vectorized function");
                 None
             }
         }
@@ -1356,7 +1297,7 @@ impl<'p> FnChecker<'p> {
         if self.prog.infer.unify(lty, value.ty).is_err() {
             let (want, found) = (self.prog.infer.describe(lty), self.prog.infer.describe(value.ty));
             let hint = conversion_hint(&a.right, &found, &want);
-            self.prog.error(&a.right, format!("mismatched types: expected `{want}`, found `{found}`{hint}"));
+            self.error(&a.right, format!("mismatched types: expected `{want}`, found `{found}`{hint}"));
         }
         self.mk(ExprKind::Assign(local, Box::new(value)), Type::Unit, span)
     }
@@ -1365,7 +1306,7 @@ impl<'p> FnChecker<'p> {
         let span = i.span();
         let cond = match &*i.cond {
             syn::Expr::Let(l) => {
-                self.prog.error(l, "`if let` is not supported in a vectorized function: it has no enums or `Option`s to match; use a plain `if`");
+                self.error(l, "`if let` is not supported in a vectorized function: it has no enums or `Option`s to match; use a plain `if`");
                 self.error_expr(l.span())
             }
             c => {
@@ -1379,7 +1320,7 @@ impl<'p> FnChecker<'p> {
             None => {
                 if self.prog.infer.unify(then_ty, Type::Unit).is_err() {
                     let found = self.prog.infer.describe(then_ty);
-                    self.prog.error(&i.then_branch, format!("`if` without `else` cannot produce a value (found `{found}`): add an `else` branch, or end the statement with `;`"));
+                    self.error(&i.then_branch, format!("`if` without `else` cannot produce a value (found `{found}`): add an `else` branch, or end the statement with `;`"));
                 }
                 (None, Type::Unit)
             }
@@ -1389,7 +1330,7 @@ impl<'p> FnChecker<'p> {
                     Ok(t) => t,
                     Err(()) => {
                         let (a, b) = (self.prog.infer.describe(then_ty), self.prog.infer.describe(els.ty));
-                        self.prog.error(e, format!("`if` and `else` have different types: `{a}` and `{b}`; both branches must produce the same type (convert one with `as`)"));
+                        self.error(e, format!("`if` and `else` have different types: `{a}` and `{b}`; both branches must produce the same type (convert one with `as`)"));
                         Type::Error
                     }
                 };
@@ -1406,7 +1347,7 @@ impl<'p> FnChecker<'p> {
         let st = scrutinee.ty;
         self.prog.require(st, Require::Matchable, SpanRange::of(&m.expr));
         if m.arms.is_empty() {
-            self.prog.error(m, "a `match` needs at least one arm");
+            self.error(m, "a `match` needs at least one arm");
             return self.error_expr(span);
         }
         // The scrutinee is evaluated once, into a local no name refers to.
@@ -1425,7 +1366,7 @@ impl<'p> FnChecker<'p> {
             let body = self.expr(&arm.body);
             if self.prog.infer.unify(result_ty, body.ty).is_err() {
                 let (a, b) = (self.prog.infer.describe(result_ty), self.prog.infer.describe(body.ty));
-                self.prog.error(
+                self.error(
                     &arm.body,
                     format!("`match` arms have different types: `{a}` and `{b}`; every arm must produce the same type"),
                 );
@@ -1486,7 +1427,7 @@ impl<'p> FnChecker<'p> {
             syn::Pat::Paren(p) => self.pattern(&p.pat, value, st, binds),
             syn::Pat::Ident(pi) => {
                 if pi.by_ref.is_some() {
-                    self.prog.error(pi, "`ref` bindings are not supported: bind by value (`x`)");
+                    self.error(pi, "`ref` bindings are not supported: bind by value (`x`)");
                 }
                 let local = self.declare(pi.ident.to_string(), st, pi.mutability.is_some(), pi.ident.span());
                 binds.push(Stmt::Let { local, init: Some(scrutinee) });
@@ -1530,7 +1471,7 @@ impl<'p> FnChecker<'p> {
                     let before = binds.len();
                     let c = self.pattern(case, value, st, binds);
                     if binds.len() != before {
-                        self.prog.error(case, "bindings inside `|` patterns are not supported: bind the whole value instead (`x @ (1 | 2)` is not supported either); use a guard");
+                        self.error(case, "bindings inside `|` patterns are not supported: bind the whole value instead (`x @ (1 | 2)` is not supported either); use a guard");
                     }
                     match c {
                         Some(c) => conds.push(c),
@@ -1545,7 +1486,7 @@ impl<'p> FnChecker<'p> {
                     .reduce(|a, b| self.mk(ExprKind::Logical(LogicalOp::Or, Box::new(a), Box::new(b)), bool_ty, span))
             }
             _ => {
-                self.prog.error(pat, "this pattern is not supported: a `match` in a vectorized function takes literals (`3`, `true`), ranges (`1..=9`), constants (`i32::MAX`), `|`, `_` and bindings (`n`, `n @ 1..=9`)");
+                self.error(pat, "this pattern is not supported: a `match` in a vectorized function takes literals (`3`, `true`), ranges (`1..=9`), constants (`i32::MAX`), `|`, `_` and bindings (`n`, `n @ 1..=9`)");
                 None
             }
         }
@@ -1564,8 +1505,7 @@ impl<'p> FnChecker<'p> {
     fn unify_pattern(&mut self, st: Type, e: &Expr, src: &dyn ToTokens) {
         if self.prog.infer.unify(st, e.ty).is_err() {
             let (want, found) = (self.prog.infer.describe(st), self.prog.infer.describe(e.ty));
-            self.prog
-                .error(src, format!("mismatched types: this pattern is `{found}` but the value matched is `{want}`"));
+            self.error(src, format!("mismatched types: this pattern is `{found}` but the value matched is `{want}`"));
         }
     }
 
@@ -1587,7 +1527,7 @@ impl<'p> FnChecker<'p> {
         let (b, ty) = self.block(body);
         if self.prog.infer.unify(ty, Type::Unit).is_err() {
             let found = self.prog.infer.describe(ty);
-            self.prog.error(body, format!("a loop body cannot produce a value (found `{found}`): end it with `;`, or use `break value` in a `loop`"));
+            self.error(body, format!("a loop body cannot produce a value (found `{found}`): end it with `;`, or use `break value` in a `loop`"));
         }
         b
     }
@@ -1596,7 +1536,7 @@ impl<'p> FnChecker<'p> {
         let span = w.span();
         let cond = match &*w.cond {
             syn::Expr::Let(l) => {
-                self.prog.error(
+                self.error(
                     l,
                     "`while let` is not supported in a vectorized function: use `while` with a `bool` condition",
                 );
@@ -1633,7 +1573,7 @@ impl<'p> FnChecker<'p> {
             Ok(t) => t,
             Err(()) => {
                 let (a, b) = (self.prog.infer.describe(start.ty), self.prog.infer.describe(end.ty));
-                self.prog.error(&f.expr, format!("mismatched types: the range runs from `{a}` to `{b}`; both ends must have the same integer type"));
+                self.error(&f.expr, format!("mismatched types: the range runs from `{a}` to `{b}`; both ends must have the same integer type"));
                 Type::Error
             }
         };
@@ -1661,7 +1601,7 @@ impl<'p> FnChecker<'p> {
             syn::Expr::Group(g) => self.range_iter(&g.expr),
             syn::Expr::Range(r) => {
                 let (Some(a), Some(b)) = (&r.start, &r.end) else {
-                    self.prog.error(r, format!("an open range cannot be iterated here: {SUPPORTED}"));
+                    self.error(r, format!("an open range cannot be iterated here: {SUPPORTED}"));
                     return None;
                 };
                 let inclusive = matches!(r.limits, syn::RangeLimits::Closed(_));
@@ -1671,7 +1611,7 @@ impl<'p> FnChecker<'p> {
             syn::Expr::MethodCall(m) if m.method == "rev" && m.args.is_empty() => {
                 let (s, e2, inc, rev, step) = self.range_iter(&m.receiver)?;
                 if step.is_some() || rev {
-                    self.prog.error(&m.method, format!("`.rev()` must come right after the range: {SUPPORTED}"));
+                    self.error(&m.method, format!("`.rev()` must come right after the range: {SUPPORTED}"));
                     return None;
                 }
                 Some((s, e2, inc, true, None))
@@ -1679,13 +1619,13 @@ impl<'p> FnChecker<'p> {
             syn::Expr::MethodCall(m) if m.method == "step_by" && m.args.len() == 1 => {
                 let (s, e2, inc, rev, step) = self.range_iter(&m.receiver)?;
                 if step.is_some() {
-                    self.prog.error(&m.method, format!("`.step_by` can be applied once: {SUPPORTED}"));
+                    self.error(&m.method, format!("`.step_by` can be applied once: {SUPPORTED}"));
                     return None;
                 }
                 let k = self.expr(&m.args[0]);
                 if self.prog.infer.unify(k.ty, Type::Scalar(ScalarType::Usize)).is_err() {
                     let found = self.prog.infer.describe(k.ty);
-                    self.prog.error(
+                    self.error(
                         &m.args[0],
                         format!("mismatched types: `step_by` takes a `usize`, found `{found}` (write `k as usize`)"),
                     );
@@ -1693,7 +1633,7 @@ impl<'p> FnChecker<'p> {
                 Some((s, e2, inc, rev, Some(k)))
             }
             _ => {
-                self.prog.error(e, SUPPORTED);
+                self.error(e, SUPPORTED);
                 None
             }
         }
@@ -1705,13 +1645,13 @@ impl<'p> FnChecker<'p> {
                 let name = l.ident.to_string();
                 let found = self.loops.iter().rposition(|f| f.label.as_deref() == Some(&name));
                 if found.is_none() {
-                    self.prog.error(l, format!("use of undeclared label `'{name}`"));
+                    self.error(l, format!("use of undeclared label `'{name}`"));
                 }
                 found
             }
             None => {
                 if self.loops.is_empty() {
-                    self.prog.error(at, format!("`{what}` outside of a loop"));
+                    self.error(at, format!("`{what}` outside of a loop"));
                 }
                 self.loops.len().checked_sub(1)
             }
@@ -1733,19 +1673,19 @@ impl<'p> FnChecker<'p> {
             (Some(v), LoopKind::Loop) => {
                 if self.prog.infer.unify(vt, v.ty).is_err() {
                     let (want, found) = (self.prog.infer.describe(vt), self.prog.infer.describe(v.ty));
-                    self.prog.error(
+                    self.error(
                         b.expr.as_ref().unwrap(),
                         format!("mismatched types: this `loop` breaks with `{want}` elsewhere, found `{found}`"),
                     );
                 }
             }
             (Some(_), _) => {
-                self.prog.error(b, "`break` with a value is only allowed in a `loop`, not in `while` or `for`");
+                self.error(b, "`break` with a value is only allowed in a `loop`, not in `while` or `for`");
             }
             (None, LoopKind::Loop) => {
                 if self.prog.infer.unify(vt, Type::Unit).is_err() {
                     let want = self.prog.infer.describe(vt);
-                    self.prog.error(b, format!("this `loop` produces `{want}`: write `break <value>`"));
+                    self.error(b, format!("this `loop` produces `{want}`: write `break <value>`"));
                 }
             }
             (None, _) => {}
@@ -1776,29 +1716,27 @@ impl<'p> FnChecker<'p> {
                     let hint = conversion_hint(r.expr.as_ref().unwrap(), &found, &want);
                     format!("mismatched types: this function returns `{want}`, found `{found}`{hint}")
                 };
-                self.prog.error(r, msg);
+                self.error(r, msg);
             }
         }
         self.mk(ExprKind::Return(value.map(Box::new)), Type::Never, span)
     }
 
-    // ----- resolution ---------------------------------------------------------------
-
     /// Resolves the types of a checked function's locals and body.
-    fn finish_function(self, f: Option<(Vec<Param>, RetType, Block)>, item: &syn::ItemFn) -> Option<Function> {
+    fn finish_function(mut self, f: Option<(Vec<Param>, RetType, Block)>, item: &syn::ItemFn) -> Option<Function> {
         let mut locals = Vec::with_capacity(self.locals.len());
-        for l in self.locals {
+        for l in std::mem::take(&mut self.locals) {
             let ty = self.prog.final_type(l.ty);
             match ty {
                 Type::Scalar(_) | Type::Error | Type::Tuple(_) => {}
                 Type::Infer(_) | Type::Never => {
                     // A variable that is never given a value of known type.
-                    self.prog.error_at(
+                    self.error_at(
                         l.span,
                         format!("type annotations needed: give `{}` a type, e.g. `let {}: f32 = …`", l.name, l.name),
                     );
                 }
-                Type::Unit => self.prog.error_at(
+                Type::Unit => self.error_at(
                     l.span,
                     format!("`{}` holds `()`: a variable in a vectorized function must hold a scalar", l.name),
                 ),
@@ -1977,123 +1915,11 @@ fn cast_problem(from: ScalarType, to: ScalarType) -> Option<String> {
     None
 }
 
-/// Where a type appears, for the wording of its diagnostic.
-#[derive(Copy, Clone)]
-enum TypeUse {
-    Param,
-    Return,
-    TupleElement,
-    Let,
-    Cast,
-}
-
 fn strip_parens(ty: &syn::Type) -> &syn::Type {
     match ty {
         syn::Type::Paren(p) => strip_parens(&p.elem),
         syn::Type::Group(g) => strip_parens(&g.elem),
         t => t,
-    }
-}
-
-impl TypeUse {
-    fn message(self, ty: &syn::Type, problem: syntax::TypeProblem) -> String {
-        let shown = render_type(ty);
-        match (self, problem) {
-            (TypeUse::Param, syntax::TypeProblem::Reference | syntax::TypeProblem::Sequence) => format!(
-                "`{shown}` cannot be a parameter of a vectorized function: its parameters are scalars (e.g. `x: f32`), and the call broadcasts the function over slices, so pass the slice at the call site"
-            ),
-            (TypeUse::Return, syntax::TypeProblem::Reference | syntax::TypeProblem::Sequence) => format!(
-                "`{shown}` cannot be returned from a vectorized function: it returns one scalar per element (e.g. `-> f32`); the call collects them into a `Vec`"
-            ),
-            (TypeUse::Param, syntax::TypeProblem::Tuple) => format!(
-                "`{shown}` cannot be a parameter of a vectorized function: its parameters are scalars; pass each field as a parameter of its own (tuples are for results, e.g. `-> (f32, f32)`)"
-            ),
-            (TypeUse::TupleElement, _) => format!(
-                "`{shown}` cannot be part of a result: a vectorized function returns a scalar or a tuple of scalars (e.g. `-> (f32, f32)`)"
-            ),
-            (_, syntax::TypeProblem::Unit) => format!("`{shown}` is not a scalar type: {SCALAR_TYPES_HINT}"),
-            (_, syntax::TypeProblem::Named(name)) => format!("`{name}` is not a scalar type: {SCALAR_TYPES_HINT}"),
-            _ => format!("`{shown}` is not supported here: {SCALAR_TYPES_HINT}"),
-        }
-    }
-}
-
-fn render(e: &syn::Expr) -> String {
-    syntax::render_tokens(e.to_token_stream())
-}
-
-fn render_type(t: &syn::Type) -> String {
-    // In a type, `<` and `>` are brackets: `Vec<f32>`, not `Vec < f32 >`.
-    syntax::render_tokens(t.to_token_stream())
-        .replace(" < ", "<")
-        .replace(" <", "<")
-        .replace("< ", "<")
-        .replace(" >", ">")
-}
-
-/// `x` stays `x`; anything with operators gets parentheses before `as`.
-fn castable(e: &syn::Expr) -> String {
-    match e {
-        syn::Expr::Path(_)
-        | syn::Expr::Lit(_)
-        | syn::Expr::Paren(_)
-        | syn::Expr::MethodCall(_)
-        | syn::Expr::Call(_) => render(e),
-        _ => format!("({})", render(e)),
-    }
-}
-
-fn is_unsuffixed_int(e: &syn::Expr) -> Option<String> {
-    match e {
-        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) if i.suffix().is_empty() => {
-            Some(i.base10_digits().to_string())
-        }
-        syn::Expr::Paren(p) => is_unsuffixed_int(&p.expr),
-        _ => None,
-    }
-}
-
-/// Advice for a value of type `found` where `want` was expected.
-fn conversion_hint(e: &syn::Expr, found: &str, want: &str) -> String {
-    if let (Some(digits), true) = (is_unsuffixed_int(e), matches!(want, "f32" | "f64" | "{float}")) {
-        return format!(": write the literal as a float, `{digits}.0`");
-    }
-    if ScalarType::from_name(want).is_some() && ScalarType::from_name(found).is_some() {
-        return format!(": convert it with `{} as {want}`", castable(e));
-    }
-    String::new()
-}
-
-fn operand_mismatch_hint(l: &syn::Expr, r: &syn::Expr, lt: &str, rt: &str, op: BinaryOp) -> String {
-    let float = |t: &str| matches!(t, "f32" | "f64" | "{float}");
-    if let Some(d) = is_unsuffixed_int(r).filter(|_| float(lt)) {
-        return format!(": write the literal as a float, `{d}.0`");
-    }
-    if let Some(d) = is_unsuffixed_int(l).filter(|_| float(rt)) {
-        return format!(": write the literal as a float, `{d}.0`");
-    }
-    let (Some(a), Some(b)) = (ScalarType::from_name(lt), ScalarType::from_name(rt)) else {
-        return ": both operands must have the same type".into();
-    };
-    if op == BinaryOp::Shl || op == BinaryOp::Shr {
-        return String::new();
-    }
-    // Suggest converting the narrower side to the wider type, the way one widens by hand.
-    let (narrow_is_left, wide) =
-        if a.bits() < b.bits() || (a.is_int() && b.is_float()) { (true, b) } else { (false, a) };
-    let sym = op.symbol();
-    if narrow_is_left {
-        format!(
-            ": both operands must have the same type; convert one, e.g. `{} as {wide} {sym} {}`",
-            castable(l),
-            render(r)
-        )
-    } else {
-        format!(
-            ": both operands must have the same type; convert one, e.g. `{} {sym} {} as {wide}`",
-            render(l),
-            castable(r)
-        )
     }
 }
 
