@@ -9,6 +9,7 @@ mod callees;
 mod consts;
 mod diagnostics;
 mod infer;
+mod signature;
 mod syntax;
 
 use proc_macro2::Span;
@@ -24,6 +25,7 @@ use crate::ty::ScalarType;
 pub use callees::{external_callees, path_key};
 use diagnostics::{SpanRange, TypeUse, conversion_hint, operand_mismatch_hint, render};
 use infer::{InferTable, VarKind};
+use signature::{FnSig, fn_sig};
 
 /// A helper function the vectorized function calls, collected from the crate (a
 /// `#[device]` function): its id, its item, and its own callees (as written in its body)
@@ -95,17 +97,6 @@ pub fn precheck(entry: &syn::ItemFn, external: &[String]) -> Result<(), syn::Err
     cx.check_recursion();
     cx.check_obligations();
     cx.combined_errors().map_or(Ok(()), Err)
-}
-
-#[derive(Clone)]
-struct FnSig {
-    name: String,
-    params: Vec<ScalarType>,
-    ret: RetType,
-}
-
-fn fn_sig(item: &syn::ItemFn) -> Option<FnSig> {
-    signature_types(&item.sig).ok().map(|(params, ret)| FnSig { name: item.sig.ident.to_string(), params, ret })
 }
 
 /// Functions and constants declared by items: a block's nested `fn`s and `const`s, or the
@@ -270,17 +261,6 @@ impl ProgramCx {
         }
     }
 
-    /// The checker type of a function result.
-    fn ret_type(&mut self, r: &RetType) -> Type {
-        match r {
-            RetType::Scalar(t) => Type::Scalar(*t),
-            RetType::Tuple(ts) => {
-                let elems = ts.iter().map(|t| Type::Scalar(*t)).collect();
-                self.infer.tuple(elems)
-            }
-        }
-    }
-
     fn require(&mut self, ty: Type, req: Require, span: impl Into<SpanRange>) {
         let span = span.into();
         self.obligations.push(Obligation { ty, req, span });
@@ -351,74 +331,6 @@ impl<'p> FnChecker<'p> {
         Some((params, ret, body))
     }
 
-    fn signature(&mut self, sig: &syn::Signature) -> (Vec<Param>, Option<RetType>) {
-        if let Some(a) = &sig.asyncness {
-            self.error(a, "`async fn` cannot be vectorized: a vectorized function is a plain scalar function that runs once per element");
-        }
-        if let Some(u) = &sig.unsafety {
-            self.error(
-                u,
-                "`unsafe fn` cannot be vectorized: the kernel language has no unsafe operations, so drop `unsafe`",
-            );
-        }
-        if let Some(abi) = &sig.abi {
-            self.error(abi, "a vectorized function cannot declare an ABI (`extern`): remove it");
-        }
-        self.generic_names = sig.generics.type_params().map(|p| p.ident.to_string()).collect();
-        if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-            self.error(
-                &sig.generics,
-                "a vectorized function is compiled for concrete types: write `#[vectorize(types(f32, f64))]` to compile `fn f<T: Float>(…)` for each listed type, or use concrete types (`fn f(x: f32) -> f32`)",
-            );
-        }
-        if let Some(v) = &sig.variadic {
-            self.error(v, "a vectorized function cannot be variadic");
-        }
-        let mut params = Vec::new();
-        for input in &sig.inputs {
-            match input {
-                syn::FnArg::Receiver(r) => self.error(
-                    r,
-                    "a vectorized function cannot take `self`: write a free function whose parameters are scalars",
-                ),
-                syn::FnArg::Typed(pt) => {
-                    let Some((name, mutable, span)) = self.binding(&pt.pat, "parameter") else {
-                        // The pattern's error says it all: bind its names quietly.
-                        for (name, span) in syntax::pattern_names(&pt.pat) {
-                            self.new_local(name, Type::Error, false, true, span);
-                        }
-                        continue;
-                    };
-                    let ty = self.scalar_type(&pt.ty, TypeUse::Param);
-                    let lty = ty.map_or(Type::Error, Type::Scalar);
-                    let local = self.new_local(name.clone(), lty, mutable, true, span);
-                    if let Some(ty) = ty {
-                        params.push(Param { name, ty, local });
-                    }
-                }
-            }
-        }
-        let ret = match &sig.output {
-            syn::ReturnType::Default => {
-                self.error_at(
-                    sig.paren_token.span.close(),
-                    "a vectorized function must return a value: add a return type such as `-> f32`",
-                );
-                None
-            }
-            syn::ReturnType::Type(_, ty) => match strip_parens(ty) {
-                // Several results: a tuple of scalars (each an output array).
-                syn::Type::Tuple(t) if !t.elems.is_empty() => {
-                    let elems: Vec<Option<ScalarType>> =
-                        t.elems.iter().map(|e| self.scalar_type(e, TypeUse::TupleElement)).collect();
-                    elems.into_iter().collect::<Option<Vec<_>>>().map(RetType::Tuple)
-                }
-                _ => self.scalar_type(ty, TypeUse::Return).map(RetType::Scalar),
-            },
-        };
-        (params, ret)
-    }
-
     /// A binding pattern: `x`, `mut x` or `_`. Returns (name, mutable, span).
     fn binding(&mut self, pat: &syn::Pat, what: &str) -> Option<(String, bool, Span)> {
         match pat {
@@ -467,19 +379,6 @@ impl<'p> FnChecker<'p> {
 
     fn lookup(&self, name: &str) -> Option<LocalId> {
         self.scopes.iter().rev().flat_map(|s| s.iter().rev()).find(|(n, _)| n == name).map(|(_, id)| *id)
-    }
-
-    fn scalar_type(&mut self, ty: &syn::Type, usage: TypeUse) -> Option<ScalarType> {
-        match syntax::scalar_type(ty) {
-            Ok(t) => Some(t),
-            // A generic parameter: the signature's error already says generics are not supported.
-            Err(syntax::TypeProblem::Named(n)) if self.generic_names.contains(&n) => None,
-            Err(problem) => {
-                let msg = usage.message(ty, problem);
-                self.error(ty, msg);
-                None
-            }
-        }
     }
 
     fn block(&mut self, b: &syn::Block) -> (Block, Type) {
@@ -1913,14 +1812,6 @@ fn cast_problem(from: ScalarType, to: ScalarType) -> Option<String> {
         return Some(format!("cannot cast `bool` as `{to}`: cast to an integer first, e.g. `b as u8 as {to}`"));
     }
     None
-}
-
-fn strip_parens(ty: &syn::Type) -> &syn::Type {
-    match ty {
-        syn::Type::Paren(p) => strip_parens(&p.elem),
-        syn::Type::Group(g) => strip_parens(&g.elem),
-        t => t,
-    }
 }
 
 #[cfg(test)]
