@@ -4,9 +4,10 @@ use proc_macro2::Span;
 use quote::ToTokens;
 use syn::spanned::Spanned;
 
+use super::FnChecker;
 use super::diagnostics::{SpanRange, conversion_hint};
 use super::infer::VarKind;
-use super::{FnChecker, Require};
+use super::obligations::Require;
 use super::{consts, syntax};
 use crate::ir::{Block, Expr, ExprKind, Literal, LocalId, Type};
 use crate::ty::ScalarType;

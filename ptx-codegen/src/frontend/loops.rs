@@ -3,9 +3,10 @@
 use quote::ToTokens;
 use syn::spanned::Spanned;
 
+use super::FnChecker;
 use super::diagnostics::{SpanRange, conversion_hint};
 use super::infer::VarKind;
-use super::{FnChecker, Require};
+use super::obligations::Require;
 use crate::ir::{Block, Expr, ExprKind, ForRange, LoopId, Type};
 use crate::ty::ScalarType;
 

@@ -14,6 +14,7 @@ mod exprs;
 mod infer;
 mod items;
 mod loops;
+mod obligations;
 mod operators;
 mod patterns;
 mod signature;
@@ -28,7 +29,7 @@ use diagnostics::SpanRange;
 use infer::InferTable;
 use items::{ConstDef, ItemScope};
 use loops::LoopFrame;
-use operators::cast_problem;
+use obligations::Obligation;
 use signature::{FnSig, fn_sig};
 
 /// A helper function the vectorized function calls, collected from the crate (a
@@ -114,33 +115,6 @@ pub fn signature_types(sig: &syn::Signature) -> Result<(Vec<ScalarType>, RetType
     }
 }
 
-/// A requirement on a type that may not be known until inference ends.
-#[derive(Clone)]
-enum Require {
-    /// `+ - * / %`: an integer or float type.
-    Numeric(&'static str),
-    /// Unary `-`: a signed integer or a float.
-    Negatable,
-    /// `& | ^ !`: an integer or `bool`.
-    IntOrBool(&'static str),
-    /// Shift operands: an integer.
-    Int(&'static str),
-    /// An integer literal's value fits its type.
-    Fits(i128),
-    /// `as` between these types is allowed.
-    CastTo(ScalarType),
-    /// A comparison's operands: a scalar, not `()`.
-    Comparable,
-    /// A `match` scrutinee: an integer or `bool`.
-    Matchable,
-}
-
-struct Obligation {
-    ty: Type,
-    req: Require,
-    span: SpanRange,
-}
-
 struct LocalInfo {
     name: String,
     ty: Type,
@@ -185,21 +159,6 @@ struct FnChecker<'p> {
     /// The variables of the functions around a nested one, for a better message when it
     /// uses one (Rust's nested functions cannot).
     outer_locals: Vec<String>,
-}
-
-impl ProgramCx {
-    fn require(&mut self, ty: Type, req: Require, span: impl Into<SpanRange>) {
-        let span = span.into();
-        self.obligations.push(Obligation { ty, req, span });
-    }
-
-    /// Checks what inference had to leave open, now that it is over.
-    fn check_obligations(&mut self) {
-        for ob in std::mem::take(&mut self.obligations) {
-            let t = self.infer.resolve(ob.ty);
-            self.check_obligation(t, &ob.req, ob.span);
-        }
-    }
 }
 
 impl<'p> FnChecker<'p> {
@@ -300,65 +259,6 @@ impl ProgramCx {
             }
         };
         Type::Tuple(id as u32)
-    }
-
-    fn check_obligation(&mut self, t: Type, req: &Require, span: SpanRange) {
-        let Type::Scalar(s) = t else {
-            match (t, req) {
-                (Type::Unit, Require::Comparable | Require::Numeric(_)) => {
-                    self.error_at(span, "`()` has no value to compute with")
-                }
-                (Type::Tuple(_), _) => {
-                    let what = match req {
-                        Require::Numeric(op) | Require::IntOrBool(op) => format!("`{op}`"),
-                        Require::Negatable => "unary `-`".into(),
-                        Require::Comparable => "a comparison".into(),
-                        Require::CastTo(to) => format!("`as {to}`"),
-                        Require::Matchable => "`match`".into(),
-                        Require::Int(what) => what.to_string(),
-                        Require::Fits(_) => return,
-                    };
-                    let shown = self.infer.describe(t);
-                    self.error_at(
-                        span,
-                        format!(
-                            "{what} does not apply to the tuple `{shown}`: apply it to its elements (`t.0`, `t.1`, …)"
-                        ),
-                    );
-                }
-                _ => {} // errors and unknowns are reported elsewhere
-            }
-            return;
-        };
-        let problem = match req {
-            Require::Numeric(op) if !(s.is_int() || s.is_float()) => {
-                Some(format!("cannot apply `{op}` to `{s}`: arithmetic needs an integer or float type"))
-            }
-            Require::Negatable if !(s.is_signed_int() || s.is_float()) => Some(if s.is_unsigned_int() {
-                format!("cannot negate an unsigned `{s}`: use a signed type or `wrapping_neg`")
-            } else {
-                format!("cannot apply unary `-` to `{s}`")
-            }),
-            Require::IntOrBool(op) if s.is_float() => {
-                Some(format!("cannot apply `{op}` to `{s}`: bitwise operators need an integer or `bool`"))
-            }
-            Require::Int(what) if !s.is_int() => Some(format!("{what} needs an integer type, found `{s}`")),
-            // A negative literal of an unsigned type is reported by `Negatable`.
-            Require::Fits(v) if *v < 0 && s.is_unsigned_int() => None,
-            Require::Fits(v) => {
-                let (lo, hi) = s.int_range().unwrap_or((i128::MIN, i128::MAX));
-                (*v < lo || *v > hi)
-                    .then(|| format!("literal out of range for `{s}`: `{v}` does not fit in {lo}..={hi}"))
-            }
-            Require::CastTo(to) => cast_problem(s, *to),
-            Require::Matchable if s.is_float() => Some(format!(
-                "`match` on `{s}` is not supported: match on integers or `bool`, or compare with `if`/`else if`"
-            )),
-            _ => None,
-        };
-        if let Some(p) = problem {
-            self.error_at(span, p);
-        }
     }
 
     fn resolve_block(&mut self, b: &mut Block) {

@@ -2,10 +2,11 @@
 
 use syn::spanned::Spanned;
 
+use super::FnChecker;
 use super::diagnostics::{SpanRange, TypeUse, operand_mismatch_hint, render};
 use super::infer::VarKind;
+use super::obligations::Require;
 use super::syntax;
-use super::{FnChecker, Require};
 use crate::ir::{BinaryOp, Expr, ExprKind, Type, UnaryOp};
 use crate::ty::ScalarType;
 

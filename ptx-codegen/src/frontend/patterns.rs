@@ -4,9 +4,10 @@ use proc_macro2::Span;
 use quote::ToTokens;
 use syn::spanned::Spanned;
 
+use super::FnChecker;
 use super::diagnostics::SpanRange;
 use super::infer::VarKind;
-use super::{FnChecker, Require};
+use super::obligations::Require;
 use crate::ir::{BinaryOp, Block, Expr, ExprKind, LocalId, LogicalOp, Stmt, Type};
 use crate::ty::ScalarType;
 
