@@ -2,7 +2,7 @@
 
 use proc_macro2::Span;
 
-use super::FnChecker;
+use super::context::FnChecker;
 use super::diagnostics::{TypeUse, conversion_hint};
 use super::infer::VarKind;
 use super::syntax;

@@ -3,7 +3,7 @@
 use quote::ToTokens;
 use syn::spanned::Spanned;
 
-use super::FnChecker;
+use super::context::FnChecker;
 use super::diagnostics::{SpanRange, conversion_hint};
 use super::infer::VarKind;
 use super::syntax;

@@ -4,8 +4,8 @@
 use proc_macro2::Span;
 use quote::ToTokens;
 
+use super::context::{FnChecker, ProgramCx};
 use super::syntax;
-use super::{FnChecker, ProgramCx};
 use crate::ir::BinaryOp;
 use crate::ty::ScalarType;
 

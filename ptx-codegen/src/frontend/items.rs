@@ -1,9 +1,9 @@
 //! Items: the program's functions, a block's nested `fn`s and `const`s, and calls that recurse.
 
+use super::context::{FnChecker, ProgramCx};
 use super::diagnostics::{SpanRange, TypeUse, conversion_hint};
 use super::signature::fn_sig;
 use super::syntax;
-use super::{FnChecker, ProgramCx};
 use crate::ir::{Block, Expr, FnId, LocalId, Param, RetType, Type};
 
 /// Functions and constants declared by items: a block's nested `fn`s and `const`s, or the

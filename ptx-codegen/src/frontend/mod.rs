@@ -4,11 +4,16 @@
 //! The checker follows rustc's rules for the scalar subset of Rust (literal inference,
 //! operator typing, `as` casts), so a function it accepts means on the GPU what it means
 //! on the CPU. Whatever the GPU cannot run gets an error that says what is supported.
+//!
+//! A check runs in two contexts (see `context`): the program's, shared by all its
+//! functions, and a function's, fresh for each function body and `const` value. The
+//! checks themselves are grouped by what they check, one module each.
 
 mod blocks;
 mod callees;
 mod calls;
 mod consts;
+mod context;
 mod diagnostics;
 mod exprs;
 mod infer;
@@ -21,17 +26,12 @@ mod resolve;
 mod signature;
 mod syntax;
 
-use proc_macro2::Span;
-
-use crate::ir::{FnId, Function, LocalId, Program, RetType, Type};
+use crate::ir::{FnId, Program, RetType};
 use crate::ty::ScalarType;
 pub use callees::{external_callees, path_key};
-use diagnostics::SpanRange;
-use infer::InferTable;
-use items::{ConstDef, ItemScope};
-use loops::LoopFrame;
-use obligations::Obligation;
-use signature::{FnSig, fn_sig};
+use context::{FnChecker, ProgramCx};
+use items::ItemScope;
+use signature::fn_sig;
 
 /// A helper function the vectorized function calls, collected from the crate (a
 /// `#[device]` function): its id, its item, and its own callees (as written in its body)
@@ -113,100 +113,6 @@ pub fn signature_types(sig: &syn::Signature) -> Result<(Vec<ScalarType>, RetType
     match (cx.errors.is_empty(), ret) {
         (true, Some(ret)) => Ok((params.iter().map(|p| p.ty).collect(), ret)),
         _ => Err(cx.combined_errors().unwrap_or_else(|| syn::Error::new_spanned(&sig.ident, "invalid signature"))),
-    }
-}
-
-struct LocalInfo {
-    name: String,
-    ty: Type,
-    mutable: bool,
-    is_param: bool,
-    span: Span,
-}
-
-/// What the whole program's check shares: the diagnostics, the type inference and what it
-/// must prove at the end, and the program's functions, constants and tuple types.
-#[derive(Default)]
-struct ProgramCx {
-    errors: Vec<syn::Error>,
-    infer: InferTable,
-    obligations: Vec<Obligation>,
-    /// The program's functions by [`FnId`], filled as they are checked.
-    functions: Vec<Option<Function>>,
-    sigs: Vec<Option<FnSig>>,
-    consts: Vec<ConstDef>,
-    /// Calls between the program's functions: (caller, callee, where).
-    calls: Vec<(FnId, FnId, SpanRange)>,
-    /// Loop ids are unique in the program, not just in a function.
-    next_loop: u32,
-    /// The program's tuple types, after inference ([`Program::tuples`]).
-    tuples: Vec<Vec<ScalarType>>,
-}
-
-/// The check of one function body (or of one `const` item's value): its variables, scopes
-/// and loops, over the program's shared state.
-struct FnChecker<'p> {
-    prog: &'p mut ProgramCx,
-    locals: Vec<LocalInfo>,
-    scopes: Vec<Vec<(String, LocalId)>>,
-    loops: Vec<LoopFrame>,
-    /// The current function's result type (a scalar or a tuple).
-    ret: Option<Type>,
-    generic_names: Vec<String>,
-    /// The functions and constants visible here, innermost last.
-    item_scopes: Vec<ItemScope>,
-    /// The function whose calls these are (for the call graph).
-    current: Option<FnId>,
-    /// The variables of the functions around a nested one, for a better message when it
-    /// uses one (Rust's nested functions cannot).
-    outer_locals: Vec<String>,
-}
-
-impl<'p> FnChecker<'p> {
-    fn new(
-        prog: &'p mut ProgramCx,
-        current: Option<FnId>,
-        item_scopes: Vec<ItemScope>,
-        outer_locals: Vec<String>,
-    ) -> FnChecker<'p> {
-        FnChecker {
-            prog,
-            locals: Vec::new(),
-            scopes: Vec::new(),
-            loops: Vec::new(),
-            ret: None,
-            generic_names: Vec::new(),
-            item_scopes,
-            current,
-            outer_locals,
-        }
-    }
-
-    fn new_local(&mut self, name: String, ty: Type, mutable: bool, is_param: bool, span: Span) -> LocalId {
-        self.locals.push(LocalInfo { name, ty, mutable, is_param, span });
-        LocalId(self.locals.len() as u32 - 1)
-    }
-
-    fn declare(&mut self, name: String, ty: Type, mutable: bool, span: Span) -> LocalId {
-        let id = self.new_local(name.clone(), ty, mutable, false, span);
-        if name != "_" {
-            self.scopes.last_mut().expect("a scope is open").push((name, id));
-        }
-        id
-    }
-
-    fn lookup(&self, name: &str) -> Option<LocalId> {
-        self.scopes.iter().rev().flat_map(|s| s.iter().rev()).find(|(n, _)| n == name).map(|(_, id)| *id)
-    }
-
-    /// A constant declared by a `const` item in scope.
-    fn lookup_const(&self, name: &str) -> Option<usize> {
-        self.item_scopes.iter().rev().flat_map(|s| s.consts.iter().rev()).find(|(n, _)| n == name).map(|(_, i)| *i)
-    }
-
-    /// A function in scope: a nested `fn`, or a helper called by this path.
-    fn lookup_fn(&self, path: &str) -> Option<FnId> {
-        self.item_scopes.iter().rev().flat_map(|s| s.fns.iter().rev()).find(|(n, _)| n == path).map(|(_, f)| *f)
     }
 }
 

@@ -1,6 +1,6 @@
 //! Obligations: requirements on types that inference may leave open, checked once it is over.
 
-use super::ProgramCx;
+use super::context::ProgramCx;
 use super::diagnostics::SpanRange;
 use super::operators::cast_problem;
 use crate::ir::Type;

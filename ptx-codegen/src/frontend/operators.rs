@@ -2,7 +2,7 @@
 
 use syn::spanned::Spanned;
 
-use super::FnChecker;
+use super::context::FnChecker;
 use super::diagnostics::{SpanRange, TypeUse, operand_mismatch_hint, render};
 use super::infer::VarKind;
 use super::obligations::Require;

@@ -4,7 +4,7 @@ use proc_macro2::Span;
 use quote::ToTokens;
 use syn::spanned::Spanned;
 
-use super::FnChecker;
+use super::context::FnChecker;
 use super::diagnostics::SpanRange;
 use super::infer::VarKind;
 use super::obligations::Require;

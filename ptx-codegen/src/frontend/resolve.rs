@@ -1,6 +1,6 @@
 //! Resolution: a checked function's final types, with tuples numbered in the program's table.
 
-use super::{FnChecker, ProgramCx};
+use super::context::{FnChecker, ProgramCx};
 use crate::ir::{Block, Expr, ExprKind, Function, Local, Param, RetType, Stmt, Type};
 
 impl FnChecker<'_> {

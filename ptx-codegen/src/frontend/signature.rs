@@ -1,7 +1,7 @@
 //! Signatures: parameters and results, and the scalar types written in a function.
 
+use super::context::{FnChecker, ProgramCx};
 use super::diagnostics::TypeUse;
-use super::{FnChecker, ProgramCx};
 use super::{signature_types, syntax};
 use crate::ir::{Param, RetType, Type};
 use crate::ty::ScalarType;
