@@ -1,7 +1,7 @@
 //! Frontend unit tests: a Rust function in, kernel IR or diagnostics out.
 
 use super::*;
-use crate::ir::{ExprKind, Literal, Type, visit_block};
+use crate::ir::{ExprKind, Function, Literal, Type, visit_block};
 use crate::ty::ScalarType::*;
 
 fn check(src: &str) -> Result<Function, Vec<String>> {

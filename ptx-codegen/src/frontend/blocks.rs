@@ -1,0 +1,152 @@
+//! Blocks and their statements: `let`, `let (a, b)`, expression statements, items and macros.
+
+use proc_macro2::Span;
+
+use super::context::FnChecker;
+use super::diagnostics::{TypeUse, conversion_hint};
+use super::infer::VarKind;
+use super::syntax;
+use crate::ir::{Block, Stmt, Type};
+
+impl FnChecker<'_> {
+    pub(super) fn block(&mut self, b: &syn::Block) -> (Block, Type) {
+        // A block's `fn` and `const` items are visible in the whole block (and in each
+        // other), so they are checked first.
+        let items = self.block_items(b);
+        self.scopes.push(Vec::new());
+        let mut out = Block::default();
+        let mut diverges = false;
+        let n = b.stmts.len();
+        for (i, stmt) in b.stmts.iter().enumerate() {
+            match stmt {
+                syn::Stmt::Local(l) => {
+                    if let Some(s) = self.let_stmt(l) {
+                        if let Stmt::Let { init: Some(e), .. } | Stmt::LetTuple { init: e, .. } = &s {
+                            diverges |= self.prog.infer.shallow(e.ty) == Type::Never;
+                        }
+                        out.stmts.push(s);
+                    }
+                }
+                syn::Stmt::Item(item) => self.item_stmt(item),
+                syn::Stmt::Expr(e, None) if i + 1 == n => {
+                    out.tail = Some(Box::new(self.expr(e)));
+                }
+                syn::Stmt::Expr(e, semi) => {
+                    let x = self.expr(e);
+                    let t = self.prog.infer.shallow(x.ty);
+                    diverges |= t == Type::Never;
+                    if semi.is_none() && self.prog.infer.unify(t, Type::Unit).is_err() {
+                        let found = self.prog.infer.describe(t);
+                        self.error(e, format!("expected `()`, found `{found}`: a value in the middle of a block is discarded; end the statement with `;` or use the value"));
+                    }
+                    out.stmts.push(Stmt::Expr(x));
+                }
+                syn::Stmt::Macro(m) => self.macro_error(&m.mac),
+            }
+        }
+        self.scopes.pop();
+        if items {
+            self.item_scopes.pop();
+        }
+        let ty = match &out.tail {
+            Some(t) => t.ty,
+            None if diverges => Type::Never,
+            None => Type::Unit,
+        };
+        (out, ty)
+    }
+
+    fn let_stmt(&mut self, l: &syn::Local) -> Option<Stmt> {
+        let (pat, annotation) = match &l.pat {
+            syn::Pat::Type(pt) => (&*pt.pat, Some(&*pt.ty)),
+            p => (p, None),
+        };
+        if let (syn::Pat::Tuple(tp), None) = (pat, annotation) {
+            return self.let_tuple(tp, l);
+        }
+        let declared = match annotation {
+            Some(syn::Type::Infer(_)) | None => None,
+            Some(t) => Some(Type::Scalar(self.scalar_type(t, TypeUse::Let)?)),
+        };
+        let ty = declared.unwrap_or_else(|| self.prog.infer.fresh(VarKind::Any));
+        let mut init = None;
+        if let Some(li) = &l.init {
+            if let Some((else_tok, _)) = &li.diverge {
+                self.error(else_tok, "`let … else` is not supported in a vectorized function: patterns here cannot fail, so drop the `else`");
+            }
+            let e = self.expr(&li.expr);
+            if self.prog.infer.unify(ty, e.ty).is_err() {
+                let (want, found) = (self.prog.infer.describe(ty), self.prog.infer.describe(e.ty));
+                let hint = conversion_hint(&li.expr, &found, &want);
+                self.error(&li.expr, format!("mismatched types: expected `{want}`, found `{found}`{hint}"));
+            }
+            init = Some(e);
+        }
+        let Some((name, mutable, span)) = self.binding(pat, "`let` binding") else {
+            for (name, span) in syntax::pattern_names(pat) {
+                self.declare(name, Type::Error, false, span);
+            }
+            return None;
+        };
+        let local = self.declare(name, ty, mutable, span);
+        Some(Stmt::Let { local, init })
+    }
+
+    /// `let (a, _, c) = tuple;`
+    fn let_tuple(&mut self, tp: &syn::PatTuple, l: &syn::Local) -> Option<Stmt> {
+        let Some(li) = &l.init else {
+            self.error(tp, "a tuple pattern needs a value: `let (a, b) = …;`");
+            return None;
+        };
+        let init = self.expr(&li.expr);
+        let names: Vec<Option<(String, bool, Span)>> = tp
+            .elems
+            .iter()
+            .map(|p| match p {
+                syn::Pat::Wild(_) => None,
+                p => self.binding(p, "tuple pattern"),
+            })
+            .collect();
+        let elems = match self.prog.infer.tuple_elems(init.ty) {
+            Some(e) if e.len() == names.len() => e,
+            Some(e) => {
+                self.error(tp, format!("this pattern has {} elements but the tuple has {}", names.len(), e.len()));
+                vec![Type::Error; names.len()]
+            }
+            None => {
+                if self.prog.infer.shallow(init.ty) != Type::Error {
+                    let found = self.prog.infer.describe(init.ty);
+                    self.error(&li.expr, format!("a tuple pattern needs a tuple, found `{found}`"));
+                }
+                vec![Type::Error; names.len()]
+            }
+        };
+        let locals = names
+            .into_iter()
+            .zip(elems)
+            .map(|(n, ty)| n.map(|(name, mutable, span)| self.declare(name, ty, mutable, span)))
+            .collect();
+        Some(Stmt::LetTuple { locals, init })
+    }
+
+    fn item_stmt(&mut self, item: &syn::Item) {
+        let what = match item {
+            // Checked when the block is entered.
+            syn::Item::Fn(_) | syn::Item::Const(_) => return,
+            syn::Item::Static(_) => "`static` items are not supported in a vectorized function: use a `const`",
+            syn::Item::Use(_) => {
+                "`use` inside a vectorized function is not supported: refer to the scalar types and methods directly"
+            }
+            _ => "items cannot be declared inside a vectorized function",
+        };
+        self.error(item, what);
+    }
+
+    pub(super) fn macro_error(&mut self, mac: &syn::Macro) {
+        let name = mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+        self.error(
+            mac,
+            format!("macros such as `{name}!` cannot run on the GPU: a vectorized function computes one value from scalars, with no I/O, allocation or formatting"),
+        );
+    }
+}

@@ -1,0 +1,183 @@
+//! Calls: of the program's functions, of the scalar types' methods, and method calls.
+
+use quote::ToTokens;
+use syn::spanned::Spanned;
+
+use super::context::FnChecker;
+use super::diagnostics::{SpanRange, conversion_hint};
+use super::infer::VarKind;
+use super::syntax;
+use crate::intrinsic::{self, Lookup};
+use crate::ir::{Expr, ExprKind, FnId, Type};
+use crate::ty::ScalarType;
+
+impl FnChecker<'_> {
+    pub(super) fn method_call(&mut self, m: &syn::ExprMethodCall) -> Expr {
+        if let Some(t) = &m.turbofish {
+            self.error(t, "generic arguments (`::<…>`) are not supported on methods in a vectorized function");
+        }
+        let recv = self.expr(&m.receiver);
+        let args: Vec<(Expr, &syn::Expr)> = m.args.iter().map(|a| (self.expr(a), a)).collect();
+        let name = m.method.to_string();
+        self.builtin_call(&name, recv, args, SpanRange::of(m), &m.method)
+    }
+
+    /// `f32::sqrt(x)`, `i64::max(a, b)`, `SpecialMath::erf(x)` and (not yet) helper functions.
+    pub(super) fn call(&mut self, c: &syn::ExprCall) -> Expr {
+        let span = c.span();
+        let path = match &*c.func {
+            syn::Expr::Path(p) if p.qself.is_none() => Some(&p.path),
+            _ => None,
+        };
+        let segments: Vec<String> =
+            path.map(|p| p.segments.iter().map(|s| s.ident.to_string()).collect()).unwrap_or_default();
+        let mut args: Vec<(Expr, &syn::Expr)> = c.args.iter().map(|a| (self.expr(a), a)).collect();
+        let callee = syntax::render_tokens(c.func.to_token_stream());
+        if let Some(id) = path.filter(|_| !has_generic_args(path)).and_then(|_| self.lookup_fn(&callee)) {
+            return self.call_fn(id, args, c, &callee);
+        }
+        if let Some((method, prefix)) = segments.split_last() {
+            let prefix: Vec<&str> = prefix.iter().map(String::as_str).collect();
+            let receiver_type = match prefix.as_slice() {
+                [t] | ["std" | "core", "primitive", t] => ScalarType::from_name(t),
+                _ => None,
+            };
+            // `T::from_f64(v)` of the `Float` trait, once `T` is a concrete float: `v as T`.
+            if let (Some(t), "from_f64", [(v, src)]) = (receiver_type, method.as_str(), args.as_slice()) {
+                if t.is_float() {
+                    if self.prog.infer.unify(v.ty, Type::Scalar(ScalarType::F64)).is_err() {
+                        let found = self.prog.infer.describe(v.ty);
+                        self.error(*src, format!("mismatched types: `from_f64` takes a `f64`, found `{found}`"));
+                    }
+                    let v = args.remove(0).0;
+                    return self.mk(ExprKind::Cast(Box::new(v)), Type::Scalar(t), span);
+                }
+            }
+            let special = prefix.last() == Some(&"SpecialMath") && intrinsic::SPECIAL_MATH.contains(&method.as_str());
+            if (receiver_type.is_some() || special) && !args.is_empty() {
+                let (recv, recv_src) = args.remove(0);
+                if let Some(t) = receiver_type {
+                    if self.prog.infer.unify(recv.ty, Type::Scalar(t)).is_err() {
+                        let found = self.prog.infer.describe(recv.ty);
+                        let hint = conversion_hint(recv_src, &found, t.rust_name());
+                        self.error(
+                            recv_src,
+                            format!("mismatched types: `{callee}` takes a `{t}`, found `{found}`{hint}"),
+                        );
+                        return self.error_expr(span);
+                    }
+                }
+                let name_tokens = path.and_then(|p| p.segments.last()).map(|s| s.ident.clone());
+                return self.builtin_call(method, recv, args, SpanRange::of(c), &name_tokens);
+            }
+            if receiver_type.is_some() {
+                self.error(c, format!("`{callee}` needs its receiver as the first argument, e.g. `{callee}(x)`"));
+                return self.error_expr(span);
+            }
+        }
+        self.error(&c.func, format!("cannot find function `{callee}`: a vectorized function can call functions marked `#[gpu_runtime::device]`, functions nested in its body, and the methods of its scalar types (`x.sqrt()`, `f32::max(a, b)`)"));
+        self.error_expr(span)
+    }
+
+    /// A call of a function of the program: arguments checked against its parameters.
+    fn call_fn(&mut self, id: FnId, args: Vec<(Expr, &syn::Expr)>, c: &syn::ExprCall, callee: &str) -> Expr {
+        let span = c.span();
+        if let Some(from) = self.current {
+            self.prog.calls.push((from, id, SpanRange::of(&c.func)));
+        }
+        let Some(sig) = self.prog.sigs[id.0 as usize].clone() else {
+            // Its signature's errors are reported with the function.
+            return self.error_expr(span);
+        };
+        if args.len() != sig.params.len() {
+            let n = sig.params.len();
+            let plural = if n == 1 { "" } else { "s" };
+            self.error_at(
+                SpanRange::of(c),
+                format!("`{callee}` takes {n} argument{plural}, but {} were given", args.len()),
+            );
+            return self.error_expr(span);
+        }
+        let mut checked = Vec::with_capacity(args.len());
+        for ((a, src), want) in args.into_iter().zip(&sig.params) {
+            if self.prog.infer.unify(a.ty, Type::Scalar(*want)).is_err() {
+                let found = self.prog.infer.describe(a.ty);
+                let hint = conversion_hint(src, &found, want.rust_name());
+                self.error(src, format!("mismatched types: `{callee}` takes a `{want}` here, found `{found}`{hint}"));
+            }
+            checked.push(a);
+        }
+        let ty = self.prog.ret_type(&sig.ret);
+        self.mk(ExprKind::CallFn(id, checked), ty, span)
+    }
+
+    /// A built-in method on `recv` with `args` (after the receiver).
+    fn builtin_call(
+        &mut self,
+        name: &str,
+        recv: Expr,
+        args: Vec<(Expr, &syn::Expr)>,
+        range: SpanRange,
+        name_tokens: &dyn ToTokens,
+    ) -> Expr {
+        let span = range.0;
+        let t = match self.prog.infer.shallow(recv.ty) {
+            Type::Scalar(t) => t,
+            Type::Error => return self.error_expr(span),
+            ty @ Type::Infer(_) => {
+                let msg = match self.prog.infer.kind(ty) {
+                    Some(VarKind::Int) | Some(VarKind::Float) => format!(
+                        "can't call method `{name}` on ambiguous numeric type `{}`: give the value a type, e.g. a suffixed literal (`2.0_f32`) or `let x: f32 = …;`",
+                        self.prog.infer.describe(ty)
+                    ),
+                    _ => format!(
+                        "type annotations needed before calling `{name}`: give the value a type, e.g. `let x: f32 = …;`"
+                    ),
+                };
+                self.error(name_tokens, msg);
+                return self.error_expr(span);
+            }
+            other => {
+                let d = self.prog.infer.describe(other);
+                self.error(name_tokens, format!("`{d}` has no method `{name}`"));
+                return self.error_expr(span);
+            }
+        };
+        let sig = match intrinsic::method(name, t) {
+            Ok(sig) => sig,
+            Err(Lookup::WrongReceiver { receivers }) => {
+                let on = receivers.join(" and ");
+                self.error(name_tokens, format!("`{name}` is a method of {on}, not of `{t}`"));
+                return self.error_expr(span);
+            }
+            Err(Lookup::Unknown) => {
+                let available = intrinsic::methods_of(t).join(", ");
+                self.error(name_tokens, format!("unknown method `{name}` on `{t}`: the methods of `{t}` a vectorized function can call are {available}"));
+                return self.error_expr(span);
+            }
+        };
+        if args.len() != sig.args.len() {
+            let n = sig.args.len();
+            let plural = if n == 1 { "" } else { "s" };
+            self.error_at(
+                range,
+                format!("`{t}::{name}` takes {n} argument{plural} besides the receiver, but {} were given", args.len()),
+            );
+            return self.error_expr(span);
+        }
+        let mut all = vec![recv];
+        for ((a, src), want) in args.into_iter().zip(&sig.args) {
+            if self.prog.infer.unify(a.ty, Type::Scalar(*want)).is_err() {
+                let found = self.prog.infer.describe(a.ty);
+                let hint = conversion_hint(src, &found, want.rust_name());
+                self.error(src, format!("mismatched types: `{name}` expects a `{want}` here, found `{found}`{hint}"));
+            }
+            all.push(a);
+        }
+        self.mk(ExprKind::Call(sig.intrinsic, all), Type::Scalar(sig.ret), span)
+    }
+}
+
+fn has_generic_args(path: Option<&syn::Path>) -> bool {
+    path.is_some_and(|p| p.segments.iter().any(|s| !s.arguments.is_none()))
+}

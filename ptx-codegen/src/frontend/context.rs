@@ -1,0 +1,109 @@
+//! The two contexts a check runs in: the program's, shared by all its functions, and one
+//! function's, fresh for each function body and `const` value; and the names in scope there.
+
+use proc_macro2::Span;
+
+use super::diagnostics::SpanRange;
+use super::infer::InferTable;
+use super::items::{ConstDef, ItemScope};
+use super::loops::LoopFrame;
+use super::obligations::Obligation;
+use super::signature::FnSig;
+use crate::ir::{FnId, Function, LocalId, Type};
+use crate::ty::ScalarType;
+
+/// A variable of the function being checked (a parameter, a `let`, a pattern binding).
+pub(super) struct LocalInfo {
+    pub(super) name: String,
+    pub(super) ty: Type,
+    pub(super) mutable: bool,
+    pub(super) is_param: bool,
+    pub(super) span: Span,
+}
+
+/// What the whole program's check shares: the diagnostics, the type inference and what it
+/// must prove at the end, and the program's functions, constants and tuple types.
+#[derive(Default)]
+pub(super) struct ProgramCx {
+    pub(super) errors: Vec<syn::Error>,
+    pub(super) infer: InferTable,
+    pub(super) obligations: Vec<Obligation>,
+    /// The program's functions by [`FnId`], filled as they are checked.
+    pub(super) functions: Vec<Option<Function>>,
+    pub(super) sigs: Vec<Option<FnSig>>,
+    pub(super) consts: Vec<ConstDef>,
+    /// Calls between the program's functions: (caller, callee, where).
+    pub(super) calls: Vec<(FnId, FnId, SpanRange)>,
+    /// Numbers the loops through the whole program, not per function.
+    pub(super) next_loop: u32,
+    /// The program's tuple types, after inference ([`Program::tuples`](crate::ir::Program::tuples)).
+    pub(super) tuples: Vec<Vec<ScalarType>>,
+}
+
+/// The check of one function body (or of one `const` item's value): its variables, scopes
+/// and loops, over the program's shared state.
+pub(super) struct FnChecker<'p> {
+    pub(super) prog: &'p mut ProgramCx,
+    pub(super) locals: Vec<LocalInfo>,
+    pub(super) scopes: Vec<Vec<(String, LocalId)>>,
+    pub(super) loops: Vec<LoopFrame>,
+    /// The current function's result type (a scalar or a tuple).
+    pub(super) ret: Option<Type>,
+    /// The signature's type parameters: the signature reports them, so their uses say nothing more.
+    pub(super) generic_names: Vec<String>,
+    /// The functions and constants visible here, innermost last.
+    pub(super) item_scopes: Vec<ItemScope>,
+    /// The function whose calls these are (for the call graph).
+    pub(super) current: Option<FnId>,
+    /// The variables of the functions around a nested one, for a better message when it
+    /// uses one (Rust's nested functions cannot).
+    pub(super) outer_locals: Vec<String>,
+}
+
+impl<'p> FnChecker<'p> {
+    pub(super) fn new(
+        prog: &'p mut ProgramCx,
+        current: Option<FnId>,
+        item_scopes: Vec<ItemScope>,
+        outer_locals: Vec<String>,
+    ) -> FnChecker<'p> {
+        FnChecker {
+            prog,
+            locals: Vec::new(),
+            scopes: Vec::new(),
+            loops: Vec::new(),
+            ret: None,
+            generic_names: Vec::new(),
+            item_scopes,
+            current,
+            outer_locals,
+        }
+    }
+
+    pub(super) fn new_local(&mut self, name: String, ty: Type, mutable: bool, is_param: bool, span: Span) -> LocalId {
+        self.locals.push(LocalInfo { name, ty, mutable, is_param, span });
+        LocalId(self.locals.len() as u32 - 1)
+    }
+
+    pub(super) fn declare(&mut self, name: String, ty: Type, mutable: bool, span: Span) -> LocalId {
+        let id = self.new_local(name.clone(), ty, mutable, false, span);
+        if name != "_" {
+            self.scopes.last_mut().expect("a scope is open").push((name, id));
+        }
+        id
+    }
+
+    pub(super) fn lookup(&self, name: &str) -> Option<LocalId> {
+        self.scopes.iter().rev().flat_map(|s| s.iter().rev()).find(|(n, _)| n == name).map(|(_, id)| *id)
+    }
+
+    /// A constant declared by a `const` item in scope.
+    pub(super) fn lookup_const(&self, name: &str) -> Option<usize> {
+        self.item_scopes.iter().rev().flat_map(|s| s.consts.iter().rev()).find(|(n, _)| n == name).map(|(_, i)| *i)
+    }
+
+    /// A function in scope: a nested `fn`, or a helper called by this path.
+    pub(super) fn lookup_fn(&self, path: &str) -> Option<FnId> {
+        self.item_scopes.iter().rev().flat_map(|s| s.fns.iter().rev()).find(|(n, _)| n == path).map(|(_, f)| *f)
+    }
+}
