@@ -23,9 +23,12 @@ impl HostLoop {
         if target == Target::Parallel { HostLoop::Parallel } else { HostLoop::Sequential }
     }
 
-    /// Whether the runtime splits the loop over threads: its `parallel` argument.
-    pub fn is_parallel(self) -> bool {
-        self == HostLoop::Parallel
+    /// The runtime's name for the same choice (`gpu_runtime::__private::HostLoop`).
+    pub fn runtime_tokens(self) -> TokenStream {
+        match self {
+            HostLoop::Sequential => quote!(::gpu_runtime::__private::HostLoop::Sequential),
+            HostLoop::Parallel => quote!(::gpu_runtime::__private::HostLoop::Parallel),
+        }
     }
 }
 
@@ -60,7 +63,7 @@ pub fn into(v: &Vectorized) -> TokenStream {
     let Vectorized { name_str, name_strs, idents, generics, arg_list, ret_ty, scalar_call, out, .. } = v;
     let out_trait = quote!(::gpu_runtime::Out);
     let (out_ty, out_conv) = (v.out_ty(quote!('__o), &out_trait), v.out_conv(&out_trait, quote!(into_out)));
-    let parallel = HostLoop::of(v.target).is_parallel();
+    let order = HostLoop::of(v.target).runtime_tokens();
     quote! {
         /// Runs the function (on this function's CPU target) and writes the results into
         /// `out`, whose length must be the call's.
@@ -71,7 +74,7 @@ pub fn into(v: &Vectorized) -> TokenStream {
                 &[#(#name_strs),*],
                 &[#(#idents.len()),*],
                 #out_conv,
-                #parallel,
+                #order,
                 |__i| #scalar_call(#(#idents.get(__i)),*),
             )
         }

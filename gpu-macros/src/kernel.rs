@@ -151,14 +151,10 @@ fn identity_ty(v: &Vectorized) -> TokenStream {
 /// The runtime's `Kernel` for one compiled instance, whose PTX is the constant `ptx`.
 fn spec(v: &Vectorized, k: Option<&CompiledKernel>, ptx: TokenStream) -> TokenStream {
     let (name_str, name_strs) = (&v.name_str, &v.name_strs);
-    let (entry, error_flag, reduce_entry, strided_entry) = match k {
-        Some(k) => (
-            k.abi.entry.clone(),
-            k.abi.error_flag,
-            k.abi.reduce_entry.clone().unwrap_or_default(),
-            k.abi.strided_entry(),
-        ),
-        None => (String::new(), false, String::new(), String::new()),
+    // The other entries' names follow from `entry` (`kernel_abi`).
+    let (entry, error_flag, reducible) = match k {
+        Some(k) => (k.abi.entry.clone(), k.abi.error_flag, k.abi.reduce_entry.is_some()),
+        None => (String::new(), false, false),
     };
     quote! {
         ::gpu_runtime::__private::Kernel::new(::gpu_runtime::__private::KernelSpec {
@@ -167,8 +163,7 @@ fn spec(v: &Vectorized, k: Option<&CompiledKernel>, ptx: TokenStream) -> TokenSt
             entry: #entry,
             params: &[#(#name_strs),*],
             error_flag: #error_flag,
-            reduce_entry: #reduce_entry,
-            strided_entry: #strided_entry,
+            reducible: #reducible,
         })
     }
 }

@@ -79,19 +79,19 @@ fn element(v: &Vectorized) -> TokenStream {
     let Vectorized { tys, scalar_call, .. } = v;
     let ks = 0..v.idents.len();
     // SAFETY (in the expansion): argument `k` has the parameter's type `tys[k]`.
-    quote! { |__at: &::gpu_runtime::nd::NdAt<'_>| #scalar_call(#(unsafe { __at.get::<#tys>(#ks) }),*) }
+    quote! { |__at: &::gpu_runtime::__private::NdAt<'_>| #scalar_call(#(unsafe { __at.get::<#tys>(#ks) }),*) }
 }
 
 /// `nd`'s body on the host.
 fn host_nd(v: &Vectorized, how: HostLoop) -> TokenStream {
     let Vectorized { name_str, name_strs, ret_ty, .. } = v;
-    let (erased, element, parallel) = (nd_erased(v), element(v), how.is_parallel());
-    quote! { ::gpu_runtime::nd::host_nd::<#ret_ty>(#name_str, &[#(#name_strs),*], &#erased, #parallel, #element) }
+    let (erased, element, order) = (nd_erased(v), element(v), how.runtime_tokens());
+    quote! { ::gpu_runtime::__private::host_nd::<#ret_ty>(#name_str, &[#(#name_strs),*], &#erased, #order, #element) }
 }
 
 /// `nd_into`'s body on the host.
 fn host_nd_into(v: &Vectorized, how: HostLoop) -> TokenStream {
     let Vectorized { name_str, name_strs, ret_ty, .. } = v;
-    let (erased, out_conv, element, parallel) = (nd_erased(v), nd_out_conv(v), element(v), how.is_parallel());
-    quote! { ::gpu_runtime::nd::host_nd_into::<#ret_ty>(#name_str, &[#(#name_strs),*], &#erased, #out_conv, #parallel, #element) }
+    let (erased, out_conv, element, order) = (nd_erased(v), nd_out_conv(v), element(v), how.runtime_tokens());
+    quote! { ::gpu_runtime::__private::host_nd_into::<#ret_ty>(#name_str, &[#(#name_strs),*], &#erased, #out_conv, #order, #element) }
 }

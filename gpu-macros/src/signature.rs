@@ -80,9 +80,11 @@ impl<'a> Signature<'a> {
     }
 
     /// Whether the function has the form `fn(T, T) -> T`, which folds an array: it gets a
-    /// `reduce` and may have an `identity`.
+    /// `reduce` and may have an `identity` (the rule is `kernel_abi`'s, which the
+    /// compiler follows too).
     pub fn reducible(&self) -> bool {
-        !self.ret.tuple && self.params.len() == 2 && self.params.iter().all(|t| *t == self.ret.slots[0])
+        let result = if self.ret.tuple { None } else { self.ret.slots.first() };
+        ptx_codegen::abi::reducible(&self.params, result)
     }
 
     /// A slot's type in the generated API.

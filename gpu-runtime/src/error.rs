@@ -93,6 +93,11 @@ pub enum Error {
     /// Any other error reported by the CUDA driver.
     #[error("CUDA driver error while {action}: {name} ({description})")]
     Driver { action: &'static str, code: u32, name: String, description: String },
+
+    /// A state of this crate that no call should be able to reach: a bug in `gpu-runtime`
+    /// or in the code `#[vectorize]` generated, never a problem of the caller's data.
+    #[error("internal error in gpu-runtime: {message} (this is a bug; please report it)")]
+    Internal { message: String },
 }
 
 fn describe_lengths(lengths: &[(&'static str, usize)]) -> String {
@@ -119,6 +124,10 @@ fn describe_devices(devices: &[(&'static str, usize)]) -> String {
 }
 
 impl Error {
+    pub(crate) fn internal(message: impl Into<String>) -> Error {
+        Error::Internal { message: message.into() }
+    }
+
     /// The driver refused a kernel's PTX: too new a PTX version for it means the driver is
     /// too old (and `driver_version` says which CUDA it supports); anything else is a
     /// driver error.

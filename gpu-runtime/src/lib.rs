@@ -34,24 +34,25 @@
 //! A function returning a tuple gets one output array per field. See the README for the
 //! kernel language, devices ([`devices`], [`Device::scope`]), tracing and performance.
 
-mod arg;
-mod device;
+// The crate in layers, each built only on the ones above it in this list (see the README's
+// "How it is built"): the error type and element types; the CUDA driver; data (device
+// arrays, arguments, results); launching; the functions generated code calls.
 mod error;
 mod float;
-mod kernel;
-mod memory;
-#[cfg(feature = "ndarray")]
-pub mod nd;
-mod pipeline;
-mod results;
 mod scalar;
 mod special;
-mod stream;
-mod usage;
 
-pub use arg::{Arg, ArgRef, HostArg, Out, OutRef};
-pub use device::{
-    DEVICE_ENV, Device, DeviceInfo, default_device, device_count, devices, driver_version, is_available,
+mod driver;
+
+mod data;
+
+mod launch;
+
+mod api;
+
+pub use data::{Arg, ArgRef, DeviceSlice, DeviceSliceMut, DeviceVec, HostArg, Out, OutRef, Results};
+pub use driver::{
+    DEVICE_ENV, Device, DeviceInfo, Stream, default_device, device_count, devices, driver_version, is_available,
     set_default_device,
 };
 pub use error::{Error, Result};
@@ -59,14 +60,24 @@ pub use float::Float;
 #[doc(hidden)]
 pub use gpu_macros::{__device_define, __vectorize_resume};
 pub use gpu_macros::{device, vectorize};
-pub use memory::{DeviceSlice, DeviceSliceMut, DeviceVec};
-pub use results::Results;
+pub use launch::Pending;
 pub use scalar::Scalar;
 pub use special::SpecialMath;
-pub use stream::{Pending, Stream};
 
 #[cfg(feature = "ndarray")]
 pub use ndarray;
+
+/// N-dimensional broadcasting over `ndarray` arrays (feature `ndarray`): `name::nd(args…)`
+/// takes arrays of any dimension and strides, broadcasts them as NumPy does, and returns
+/// arrays of the broadcast shape; `name::nd_into(out, args…)` writes into arrays.
+#[cfg(feature = "ndarray")]
+pub mod nd {
+    pub use crate::data::nd::{NdArg, NdOut, NdRef, broadcast_shapes};
+    /// The most axes the strided kernel entry takes after merging; a call with more is
+    /// gathered on the host into contiguous arrays first.
+    pub use kernel_abi::MAX_DIMS;
+    pub use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, IxDyn};
+}
 
 /// Expands to its input when the `ndarray` feature is on (the N-dimensional API of each
 /// vectorized function), to nothing otherwise.
@@ -84,11 +95,18 @@ macro_rules! __if_ndarray {
     ($($t:tt)*) => {};
 }
 
-/// Used by the code `#[vectorize]` generates; not a stable API.
+/// Used by the code `#[vectorize]` generates; not a stable API. Nothing here lets safe
+/// code cause undefined behaviour: the erased arguments and outputs are opaque and made
+/// only from live borrows, and what launches or reads through them is `unsafe`.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::arg::{ErasedArg, broadcast_len};
-    pub use crate::kernel::{ErasedOut, Kernel, KernelSpec, Plan, fault_message};
-    pub use crate::results::cpu_into;
+    pub use crate::api::cpu_into;
+    #[cfg(feature = "ndarray")]
+    pub use crate::api::{host_nd, host_nd_into};
+    #[cfg(feature = "ndarray")]
+    pub use crate::data::nd::{ErasedNd, NdAt};
+    pub use crate::data::{ErasedArg, HostLoop, OutSlot, broadcast_len};
+    pub use crate::driver::Uses;
+    pub use crate::launch::{Kernel, KernelSpec};
     pub use rayon;
 }

@@ -46,12 +46,13 @@ pub fn reduce_symbol(entry: &str) -> String {
     format!("{entry}_reduce")
 }
 
-/// Whether a function with these parameter and result types gets a reduction entry (and
-/// `name::reduce`): it has the form `fn(T, T) -> T`.
-pub fn reducible<T: PartialEq>(inputs: &[T], outputs: &[T]) -> bool {
-    match outputs {
-        [r] => inputs.len() == 2 && inputs.iter().all(|t| t == r),
-        _ => false,
+/// Whether a function gets a reduction entry (and `name::reduce`): it has the form
+/// `fn(T, T) -> T`. `result` is its scalar result type, `None` when it returns a tuple
+/// (even of one element).
+pub fn reducible<T: PartialEq>(inputs: &[T], result: Option<&T>) -> bool {
+    match result {
+        Some(r) => inputs.len() == 2 && inputs.iter().all(|t| t == r),
+        None => false,
     }
 }
 
@@ -272,11 +273,11 @@ mod tests {
 
     #[test]
     fn only_t_t_to_t_reduces() {
-        assert!(reducible(&[1, 1], &[1]));
-        assert!(!reducible(&[1, 2], &[1]));
-        assert!(!reducible(&[1], &[1]));
-        assert!(!reducible(&[1, 1], &[1, 1]));
-        assert!(!reducible(&[1, 1, 1], &[1]));
+        assert!(reducible(&[1, 1], Some(&1)));
+        assert!(!reducible(&[1, 2], Some(&1)));
+        assert!(!reducible(&[1], Some(&1)));
+        assert!(!reducible(&[1, 1], None));
+        assert!(!reducible(&[1, 1, 1], Some(&1)));
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub use kernel_abi::{
     reduce_symbol, reducible, strided_symbol,
 };
 
+use crate::ir::RetType;
 use crate::ty::ScalarType;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -25,11 +26,11 @@ pub struct KernelAbi {
 }
 
 impl KernelAbi {
-    /// The ABI of function `name` with these parameter and result types.
-    pub fn new(name: &str, inputs: Vec<ScalarType>, outputs: Vec<ScalarType>, error_flag: bool) -> KernelAbi {
+    /// The ABI of function `name` with these parameter types and results.
+    pub fn new(name: &str, inputs: Vec<ScalarType>, ret: &RetType, error_flag: bool) -> KernelAbi {
         let entry = entry_symbol(name);
-        let reduce_entry = reducible(&inputs, &outputs).then(|| reduce_symbol(&entry));
-        KernelAbi { entry, inputs, outputs, error_flag, reduce_entry }
+        let reduce_entry = reducible(&inputs, ret.scalar().as_ref()).then(|| reduce_symbol(&entry));
+        KernelAbi { entry, inputs, outputs: ret.scalars().to_vec(), error_flag, reduce_entry }
     }
 
     /// The entry for strided inputs (N-dimensional broadcasting): the same function over

@@ -60,7 +60,7 @@ pub fn compile_with_helpers(
 pub fn compile_ir(program: &ir::Program, name: &str, options: &Options) -> Result<CompiledKernel, String> {
     let f = program.entry();
     let inputs: Vec<ScalarType> = f.params.iter().map(|p| p.ty).collect();
-    let abi = KernelAbi::new(name, inputs, f.ret.scalars().to_vec(), program.may_fail());
+    let abi = KernelAbi::new(name, inputs, &f.ret, program.may_fail());
     let cx = Context::create();
     let module = cx.create_module(name);
     let lowered =

@@ -7,67 +7,50 @@ use std::sync::Arc;
 use cudarc::driver::CudaStream;
 use cudarc::driver::sys::CUdeviceptr;
 
-use crate::arg::OutRef;
-use crate::device::Device;
+use super::arg::OutRef;
+use super::array::DeviceVec;
+use crate::driver::{Device, Uses};
 use crate::error::Result;
-use crate::memory::DeviceVec;
 use crate::scalar::Scalar;
-use crate::usage::Uses;
 
-/// Where a launch writes one output, with the destination's length and device.
-pub enum OutSlot<'a> {
+/// Where a launch writes one output, with the destination's length and device. Opaque
+/// outside this crate and made only from a borrowed output ([`Results::out_slots`]).
+pub struct OutSlot<'a>(pub(crate) SlotKind<'a>);
+
+pub(crate) enum SlotKind<'a> {
+    /// Room for `len` elements of host memory, mutably borrowed for `'a`.
     Host { ptr: *mut u8, len: usize, borrow: PhantomData<&'a mut [u8]> },
+    /// `len` elements of `device`'s memory, mutably borrowed for `'a`.
     Device { ptr: CUdeviceptr, len: usize, device: &'a Device, uses: &'a Uses },
 }
 
 impl OutSlot<'_> {
-    pub fn len(&self) -> usize {
-        match self {
-            OutSlot::Host { len, .. } | OutSlot::Device { len, .. } => *len,
+    pub(crate) fn len(&self) -> usize {
+        match self.0 {
+            SlotKind::Host { len, .. } | SlotKind::Device { len, .. } => len,
         }
     }
 }
 
-// SAFETY: a slot is a borrow of an output (host or device memory) held by its call.
+// SAFETY: a slot is an exclusive borrow of an output (host or device memory) held by its
+// call, with shared references to `Sync` values; nothing in it is tied to a thread.
 unsafe impl Send for OutSlot<'_> {}
 
-/// One scalar type, or a tuple of them: what each element of a call produces.
-pub trait Results: Copy + Send + Sync + 'static {
+mod sealed {
+    /// Only this crate's scalar types and tuples of them are results: the kernels and the
+    /// runtime agree on exactly these layouts.
+    pub trait Sealed {}
+}
+
+/// One scalar type, or a tuple of them: what each element of a call produces. Sealed;
+/// the methods besides `unzip` are the runtime's plumbing.
+pub trait Results: sealed::Sealed + Copy + Send + Sync + 'static {
     /// The results in host memory: `Vec<T>`, or `(Vec<A>, Vec<B>)` for a tuple.
     type Host: Send;
     /// The results in device memory: `DeviceVec<T>`, or a tuple of them.
     type Device: Send;
     /// Where `into` writes: an [`OutRef`], or a tuple of them.
     type Outs<'a>: Send;
-
-    /// The size in bytes of each output's elements.
-    fn sizes() -> Vec<usize>;
-
-    /// Empty host vectors with room for `n` elements each, and where each one's elements go.
-    fn host_with_capacity(n: usize) -> (Self::Host, Vec<*mut u8>);
-
-    /// # Safety
-    /// The first `n` elements of every vector must be initialised.
-    unsafe fn host_set_len(host: &mut Self::Host, n: usize);
-
-    /// Arrays of `n` uninitialised elements on `device`, in the order of `stream`'s work.
-    ///
-    /// # Safety
-    /// Every element must be written before it is read.
-    unsafe fn device_uninit(
-        device: &Device,
-        stream: &Arc<CudaStream>,
-        n: usize,
-    ) -> Result<(Self::Device, Vec<CUdeviceptr>)>;
-
-    fn out_slots<'a>(outs: Self::Outs<'a>) -> Vec<OutSlot<'a>>;
-
-    /// The use records of device results (see `usage.rs`).
-    #[doc(hidden)]
-    fn device_uses(device: &Self::Device) -> Vec<&Uses>;
-
-    /// The lengths of the outputs.
-    fn out_slots_len(outs: &Self::Outs<'_>) -> Vec<usize>;
 
     /// Per-element results gathered into host vectors (the CPU targets).
     fn unzip(values: Vec<Self>) -> Self::Host;
@@ -76,7 +59,43 @@ pub trait Results: Copy + Send + Sync + 'static {
     /// vectors must have one length.
     fn zip(host: Self::Host) -> Vec<Self>;
 
+    /// The size in bytes of each output's elements.
+    #[doc(hidden)]
+    fn sizes() -> Vec<usize>;
+
+    /// Empty host vectors with room for `n` elements each, and where each one's elements go.
+    #[doc(hidden)]
+    fn host_with_capacity(n: usize) -> (Self::Host, Vec<*mut u8>);
+
+    /// # Safety
+    /// The first `n` elements of every vector must be initialised.
+    #[doc(hidden)]
+    unsafe fn host_set_len(host: &mut Self::Host, n: usize);
+
+    /// Arrays of `n` uninitialised elements on `device`, in the order of `stream`'s work.
+    ///
+    /// # Safety
+    /// Every element must be written before it is read.
+    #[doc(hidden)]
+    unsafe fn device_uninit(
+        device: &Device,
+        stream: &Arc<CudaStream>,
+        n: usize,
+    ) -> Result<(Self::Device, Vec<CUdeviceptr>)>;
+
+    #[doc(hidden)]
+    fn out_slots<'a>(outs: Self::Outs<'a>) -> Vec<OutSlot<'a>>;
+
+    /// The use records of device results (see `driver/event.rs`).
+    #[doc(hidden)]
+    fn device_uses(device: &Self::Device) -> Vec<&Uses>;
+
+    /// The lengths of the outputs.
+    #[doc(hidden)]
+    fn out_slots_len(outs: &Self::Outs<'_>) -> Vec<usize>;
+
     /// Writes per-element results into the outputs, whose lengths are `values.len()`.
+    #[doc(hidden)]
     fn write(values: Vec<Self>, outs: Self::Outs<'_>) -> Result<()>;
 
     /// The results of an N-dimensional call: `ArrayD<T>`, or a tuple of them.
@@ -124,6 +143,8 @@ fn assign<T: Scalar>(values: &[T], shape: &[usize], mut out: ndarray::ArrayViewM
 fn contiguous<T: Scalar>(out: ndarray::ArrayViewMutD<'_, T>) -> OutRef<'_, T> {
     OutRef::Host(out.into_slice().unwrap_or_default())
 }
+
+impl<T: Scalar> sealed::Sealed for T {}
 
 impl<T: Scalar> Results for T {
     type Host = Vec<T>;
@@ -216,39 +237,17 @@ fn write_one<T: Scalar>(values: &[T], out: OutRef<'_, T>) -> Result<()> {
     }
 }
 
-/// `into` for the CPU targets: checks the lengths as a GPU call does, runs `f` for every
-/// element (split over threads with `parallel`) and writes the results.
-pub fn cpu_into<R: Results>(
-    function: &'static str,
-    names: &[&'static str],
-    lens: &[Option<usize>],
-    outs: R::Outs<'_>,
-    parallel: bool,
-    f: impl Fn(usize) -> R + Sync,
-) -> Result<()> {
-    use rayon::prelude::*;
-    let slots = R::out_slots_len(&outs);
-    let mut all_names = names.to_vec();
-    let mut all_lens = lens.to_vec();
-    let out_names: &[&'static str] = if slots.len() == 1 { &["out"] } else { &crate::kernel::OUT_NAMES };
-    for (name, len) in out_names.iter().zip(slots) {
-        all_names.push(name);
-        all_lens.push(Some(len));
-    }
-    let n = crate::arg::broadcast_len(function, &all_names, &all_lens)?;
-    let values: Vec<R> = if parallel { (0..n).into_par_iter().map(&f).collect() } else { (0..n).map(&f).collect() };
-    R::write(values, outs)
-}
-
 fn slot<T: Scalar>(out: OutRef<'_, T>) -> OutSlot<'_> {
-    match out {
-        OutRef::Host(s) => OutSlot::Host { ptr: s.as_mut_ptr().cast(), len: s.len(), borrow: PhantomData },
-        OutRef::Device(d) => OutSlot::Device { ptr: d.ptr(), len: d.len(), device: d.device(), uses: d.uses() },
-    }
+    OutSlot(match out {
+        OutRef::Host(s) => SlotKind::Host { ptr: s.as_mut_ptr().cast(), len: s.len(), borrow: PhantomData },
+        OutRef::Device(d) => SlotKind::Device { ptr: d.ptr(), len: d.len(), device: d.device(), uses: d.uses() },
+    })
 }
 
 macro_rules! tuple_results {
     ($($t:ident $i:tt),*) => {
+        impl<$($t: Scalar),*> sealed::Sealed for ($($t,)*) {}
+
         impl<$($t: Scalar),*> Results for ($($t,)*) {
             type Host = ($(Vec<$t>,)*);
             type Device = ($(DeviceVec<$t>,)*);

@@ -10,15 +10,11 @@
 
 use std::marker::PhantomData;
 
-use ndarray::{ArrayBase, ArrayView, ArrayViewMut, Data, DataMut, Dimension};
-pub use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, IxDyn};
+use ndarray::{ArrayBase, ArrayView, ArrayViewD, ArrayViewMut, ArrayViewMutD, Data, DataMut, Dimension};
 
+use super::HostLoop;
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
-
-/// The most axes the strided kernel entry takes after merging (the compiler's
-/// `lower::MAX_DIMS`); a call with more is gathered on the host into contiguous arrays.
-pub const MAX_DIMS: usize = 8;
 
 /// One argument of `name::nd`: a scalar broadcast everywhere, or a view of any shape.
 #[derive(Clone, Debug)]
@@ -30,16 +26,16 @@ pub enum NdRef<'a, T> {
 impl<'a, T: Scalar> NdRef<'a, T> {
     /// The argument without its element type.
     pub fn erase(self) -> ErasedNd<'a> {
-        match self {
-            NdRef::Scalar(v) => ErasedNd::Scalar { bits: v.to_bits() },
-            NdRef::Host(view) => ErasedNd::Host {
+        ErasedNd(match self {
+            NdRef::Scalar(v) => NdKind::Scalar { bits: v.to_bits() },
+            NdRef::Host(view) => NdKind::Host {
                 ptr: view.as_ptr().cast(),
                 shape: view.shape().to_vec(),
                 strides: view.strides().to_vec(),
                 size: std::mem::size_of::<T>(),
                 _borrow: PhantomData,
             },
-        }
+        })
     }
 }
 
@@ -97,9 +93,14 @@ impl<'a, T: Scalar, D: Dimension> NdOut<'a, T> for ArrayViewMut<'a, T, D> {
     }
 }
 
-/// An argument of an N-dimensional call with its element type erased.
+/// An argument of an N-dimensional call with its element type erased. Opaque outside this
+/// crate and made only by [`NdRef::erase`], so its pointer, shape and strides always
+/// describe a live borrowed view.
 #[derive(Clone, Debug)]
-pub enum ErasedNd<'a> {
+pub struct ErasedNd<'a>(pub(crate) NdKind<'a>);
+
+#[derive(Clone, Debug)]
+pub(crate) enum NdKind<'a> {
     Scalar {
         bits: u64,
     },
@@ -114,8 +115,9 @@ pub enum ErasedNd<'a> {
     },
 }
 
-// SAFETY: a shared borrow of plain host data.
+// SAFETY: a shared borrow of a view of plain host data; nothing in it is tied to a thread.
 unsafe impl Send for ErasedNd<'_> {}
+// SAFETY: as for `Send`; shared references only read.
 unsafe impl Sync for ErasedNd<'_> {}
 
 /// The broadcast shape of `shapes` under NumPy's rules (shapes are aligned at their last
@@ -140,51 +142,55 @@ pub fn broadcast_shapes(function: &'static str, shapes: &[(&'static str, &[usize
     Ok(out)
 }
 
-/// How one array argument is read in a planned call.
+/// How one array argument is read in a planned call: a view borrowed for `'a`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Operand {
+pub(crate) struct Operand<'a> {
     /// The address of the element at the broadcast index `[0, 0, …]`.
-    pub origin: *const u8,
+    pub(crate) origin: *const u8,
     /// Per merged axis (innermost first), in elements.
-    pub strides: Vec<isize>,
+    pub(crate) strides: Vec<isize>,
     /// The lowest and highest element offsets the call reads, relative to `origin`.
-    pub span: (isize, isize),
-    pub size: usize,
+    pub(crate) span: (isize, isize),
+    pub(crate) size: usize,
+    _borrow: PhantomData<&'a [u8]>,
 }
 
-/// A planned N-dimensional call: the broadcast shape, and the merged axes it runs over.
+/// A planned N-dimensional call over views borrowed for `'a`: the broadcast shape, and the
+/// merged axes it runs over. Made only by [`NdPlan::new`] from erased views, so every
+/// operand's offsets stay inside its view.
 #[derive(Clone, Debug)]
-pub struct NdPlan {
+pub(crate) struct NdPlan<'a> {
     /// The broadcast shape (outermost axis first), the shape of the results.
-    pub shape: Vec<usize>,
+    pub(crate) shape: Vec<usize>,
     /// The number of elements.
-    pub n: usize,
+    pub(crate) n: usize,
     /// The merged axes' extents, innermost first.
-    pub dims: Vec<usize>,
+    pub(crate) dims: Vec<usize>,
     /// Per argument: `None` for a scalar, else how the array is read.
-    pub operands: Vec<Option<Operand>>,
+    pub(crate) operands: Vec<Option<Operand<'a>>>,
 }
 
-// SAFETY: the plan's pointers are shared borrows held by the call that made it.
-unsafe impl Send for NdPlan {}
-unsafe impl Sync for NdPlan {}
+// SAFETY: the plan's pointers are shared borrows (for `'a`) of views of plain host data.
+unsafe impl Send for NdPlan<'_> {}
+// SAFETY: as for `Send`; shared references only read.
+unsafe impl Sync for NdPlan<'_> {}
 
-impl NdPlan {
+impl<'a> NdPlan<'a> {
     /// Plans a call of `function` (whose parameters are `names`) over `args`; `outs` are
     /// the shapes of the outputs written into, which must be the broadcast shape.
-    pub fn new(
+    pub(crate) fn new(
         function: &'static str,
         names: &[&'static str],
-        args: &[ErasedNd<'_>],
+        args: &[ErasedNd<'a>],
         outs: &[&[usize]],
-    ) -> Result<NdPlan> {
+    ) -> Result<NdPlan<'a>> {
         let mut shapes: Vec<(&'static str, &[usize])> = Vec::new();
         for (name, arg) in names.iter().zip(args) {
-            if let ErasedNd::Host { shape, .. } = arg {
+            if let NdKind::Host { shape, .. } = &arg.0 {
                 shapes.push((name, shape));
             }
         }
-        let out_names: &[&'static str] = if outs.len() == 1 { &["out"] } else { &crate::kernel::OUT_NAMES };
+        let out_names = kernel_abi::output_names(outs.len());
         let mut with_outs = shapes.clone();
         with_outs.extend(out_names.iter().copied().zip(outs.iter().copied()));
         let shape = broadcast_shapes(function, &with_outs)?;
@@ -197,9 +203,9 @@ impl NdPlan {
         // Each array's stride on every axis of the broadcast shape (0 where it is broadcast).
         let full: Vec<Option<(*const u8, Vec<isize>, usize)>> = args
             .iter()
-            .map(|arg| match arg {
-                ErasedNd::Scalar { .. } => None,
-                ErasedNd::Host { ptr, shape: s, strides, size, .. } => {
+            .map(|arg| match &arg.0 {
+                NdKind::Scalar { .. } => None,
+                NdKind::Host { ptr, shape: s, strides, size, .. } => {
                     let skip = ndim - s.len();
                     let st = (0..ndim)
                         .map(|axis| if axis < skip || s[axis - skip] == 1 { 0 } else { strides[axis - skip] })
@@ -248,7 +254,7 @@ impl NdPlan {
                         let reach = st * (extent as isize - 1);
                         if reach < 0 { span.0 += reach } else { span.1 += reach }
                     }
-                    Operand { origin, strides, span, size }
+                    Operand { origin, strides, span, size, _borrow: PhantomData }
                 })
             })
             .collect();
@@ -257,13 +263,14 @@ impl NdPlan {
 
     /// Whether every array is read with stride 1 over a single axis (or there is no axis):
     /// the plain elementwise kernel can run the call.
-    pub fn is_flat(&self) -> bool {
+    #[cfg(test)]
+    fn is_flat(&self) -> bool {
         self.dims.len() <= 1 && self.operands.iter().flatten().all(|o| o.strides.iter().all(|&s| s == 1))
     }
 
     /// The element offset of argument `k` (an array) at flat index `i` (C order).
     #[inline]
-    pub fn offset(&self, k: usize, mut i: usize) -> isize {
+    pub(crate) fn offset(&self, k: usize, mut i: usize) -> isize {
         let Some(op) = &self.operands[k] else { return 0 };
         let mut off = 0isize;
         for (&extent, &st) in self.dims.iter().zip(&op.strides) {
@@ -274,21 +281,21 @@ impl NdPlan {
     }
 }
 
-impl Operand {
+impl Operand<'_> {
     /// The number of distinct elements the call reads (axes it is broadcast over aside).
-    pub fn distinct(&self, dims: &[usize]) -> usize {
+    pub(crate) fn distinct(&self, dims: &[usize]) -> usize {
         self.strides.iter().zip(dims).filter(|(s, _)| **s != 0).map(|(_, e)| *e).product()
     }
 
     /// The number of elements between the lowest and highest address read, inclusive.
-    pub fn span_len(&self) -> usize {
+    pub(crate) fn span_len(&self) -> usize {
         (self.span.1 - self.span.0) as usize + 1
     }
 
     /// The elements read, gathered into a contiguous buffer in C order, with the strides
     /// that read it: over the axes the operand is not broadcast over, or with `all` over
     /// every axis (a dense copy of the whole broadcast shape).
-    pub fn gather(&self, dims: &[usize], all: bool) -> (Vec<u8>, Vec<isize>) {
+    pub(crate) fn gather(&self, dims: &[usize], all: bool) -> (Vec<u8>, Vec<isize>) {
         let mut strides = Vec::with_capacity(dims.len());
         let mut step = 1isize;
         for (&s, &e) in self.strides.iter().zip(dims) {
@@ -309,7 +316,8 @@ impl Operand {
                 off += (rest % extent) as isize * st;
                 rest /= extent;
             }
-            // SAFETY: `off` lies in the view's span, which the borrowed view covers.
+            // SAFETY: `off` lies in the operand's span (the plan's strides over `dims`), which
+            // the view borrowed for `'a` covers; `size` bytes are one element.
             let src = unsafe { std::slice::from_raw_parts(self.origin.offset(off * self.size as isize), self.size) };
             out[j * self.size..(j + 1) * self.size].copy_from_slice(src);
         }
@@ -317,9 +325,10 @@ impl Operand {
     }
 }
 
-/// An element read during a host run of an N-dimensional call.
+/// An element read during a host run of an N-dimensional call (the argument of the
+/// per-element closure of [`run_host`]).
 pub struct NdAt<'p> {
-    plan: &'p NdPlan,
+    plan: &'p NdPlan<'p>,
     scalars: &'p [u64],
     index: usize,
 }
@@ -335,55 +344,28 @@ impl NdAt<'_> {
             None => T::from_bits(self.scalars[k]),
             Some(op) => {
                 let off = self.plan.offset(k, self.index);
-                // SAFETY: the offset lies in the borrowed view; `T` is its type (caller).
+                // SAFETY: the offset of an element of the call lies in the borrowed view
+                // (the plan was made from it); `T` is its type (the caller's promise).
                 unsafe { op.origin.offset(off * op.size as isize).cast::<T>().read_unaligned() }
             }
         }
     }
 }
 
-/// Runs `f` at every element of a planned call on the host (split over threads with
-/// `parallel`), in C order.
-pub fn run_host<R: Send>(
-    plan: &NdPlan,
+/// Runs `f` at every element of a planned call on the host, in C order.
+pub(crate) fn run_host<R: Send>(
+    plan: &NdPlan<'_>,
     args: &[ErasedNd<'_>],
-    parallel: bool,
+    order: HostLoop,
     f: impl Fn(&NdAt<'_>) -> R + Sync,
 ) -> Vec<R> {
     use rayon::prelude::*;
-    let scalars: Vec<u64> = args.iter().map(|a| if let ErasedNd::Scalar { bits } = a { *bits } else { 0 }).collect();
+    let scalars: Vec<u64> = args.iter().map(|a| if let NdKind::Scalar { bits } = a.0 { bits } else { 0 }).collect();
     let at = |index: usize| f(&NdAt { plan, scalars: &scalars, index });
-    if parallel { (0..plan.n).into_par_iter().map(at).collect() } else { (0..plan.n).map(at).collect() }
-}
-
-/// `name::nd` on the host: plans, runs `f` everywhere and shapes the results.
-pub fn host_nd<R: crate::Results>(
-    function: &'static str,
-    names: &[&'static str],
-    args: &[ErasedNd<'_>],
-    parallel: bool,
-    f: impl Fn(&NdAt<'_>) -> R + Sync,
-) -> Result<R::Nd> {
-    let plan = NdPlan::new(function, names, args, &[])?;
-    let values = run_host(&plan, args, parallel, f);
-    Ok(R::to_nd(R::unzip(values), &plan.shape))
-}
-
-/// `name::nd_into` on the host.
-pub fn host_nd_into<R: crate::Results>(
-    function: &'static str,
-    names: &[&'static str],
-    args: &[ErasedNd<'_>],
-    outs: R::NdOuts<'_>,
-    parallel: bool,
-    f: impl Fn(&NdAt<'_>) -> R + Sync,
-) -> Result<()> {
-    let shapes = R::nd_shapes(&outs);
-    let shapes: Vec<&[usize]> = shapes.iter().map(Vec::as_slice).collect();
-    let plan = NdPlan::new(function, names, args, &shapes)?;
-    let values = run_host(&plan, args, parallel, f);
-    R::nd_assign(R::unzip(values), &plan.shape, outs);
-    Ok(())
+    match order {
+        HostLoop::Parallel => (0..plan.n).into_par_iter().map(at).collect(),
+        HostLoop::Sequential => (0..plan.n).map(at).collect(),
+    }
 }
 
 #[cfg(test)]

@@ -1,13 +1,12 @@
 //! Ordering work on device arrays across streams.
 //!
-//! A call whose results stay on the device returns as soon as its kernel is queued: the
-//! next call on the same stream runs after it anyway, and a read of the results waits for
-//! it. What needs care is another stream: another host thread's (each thread has its own
-//! stream), a [`crate::Stream`] of the program's, or the stream that frees the array. So a
-//! call that returns without waiting records an event after its kernel and notes it in
-//! every device array it used; any later use of such an array from another stream, and
-//! the free, first makes that stream wait for the event (on the GPU: the host does not
-//! block).
+//! Every piece of work queued on a device array (a kernel that reads or writes it) records
+//! an event after itself and notes it in the array's [`Uses`]. Any later use of the array
+//! from another stream — another host thread's (each thread has its own stream), a
+//! [`crate::Stream`] of the program's, or the stream that frees the array — first makes
+//! that stream wait for the event (on the GPU: the host does not block). So ordering is a
+//! property of the array, not of the handle that queued the work: a leaked
+//! [`crate::Pending`] leaks, it never lets memory be freed under a running kernel.
 
 use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
@@ -15,7 +14,6 @@ use std::thread::ThreadId;
 use cudarc::driver::sys::{CUevent, CUevent_flags, CUevent_wait_flags, CUstream};
 use cudarc::driver::{CudaStream, result};
 
-use crate::device::Device;
 use crate::error::{Error, Result};
 
 /// The handle the driver reads as "the calling thread's stream".
@@ -36,28 +34,32 @@ impl StreamKey {
     }
 }
 
-/// An event recorded after a kernel; returned to its device's pool when the last array
+/// An event recorded after some work; returned to its device's pool when the last array
 /// that notes it lets go.
 pub(crate) struct Event {
     event: CUevent,
-    device: Device,
+    pool: Arc<EventPool>,
 }
 
-// SAFETY: an event handle may be used from any thread of the process.
+// SAFETY: a `CUevent` is a driver handle, valid on any thread of the process; the value
+// only waits on it and hands it back to the pool.
 unsafe impl Send for Event {}
+// SAFETY: as for `Send`: shared references only read the handle.
 unsafe impl Sync for Event {}
 
 impl Event {
-    /// An event recorded on `stream` now (after the work queued so far).
-    pub(crate) fn record(device: &Device, stream: &CudaStream) -> Result<Arc<Event>> {
-        let pooled = device.inner().events.0.lock().unwrap_or_else(|p| p.into_inner()).pop().map(|e| e.0);
+    /// An event of `pool`'s device recorded on `stream` now (after the work queued so far).
+    /// The device's context must be current.
+    pub(crate) fn record(pool: &Arc<EventPool>, stream: &CudaStream) -> Result<Arc<Event>> {
+        let pooled = pool.0.lock().unwrap_or_else(|p| p.into_inner()).pop().map(|e| e.0);
         let event = match pooled {
             Some(e) => e,
             None => result::event::create(CUevent_flags::CU_EVENT_DISABLE_TIMING)
                 .map_err(|e| Error::driver("creating an event", e))?,
         };
-        let event = Event { event, device: device.clone() };
-        // SAFETY: a live event and stream of the same context.
+        let event = Event { event, pool: pool.clone() };
+        // SAFETY: `event` was created in the current context (pools are per device) and
+        // `stream` is a live stream of that context.
         unsafe { result::event::record(event.event, stream.cu_stream()) }
             .map_err(|e| Error::driver("recording an event", e))?;
         Ok(Arc::new(event))
@@ -67,23 +69,23 @@ impl Event {
 impl Drop for Event {
     fn drop(&mut self) {
         // A recorded event may be re-recorded or destroyed while pending: the driver keeps
-        // what the waits on it need.
-        self.device.inner().events.0.lock().unwrap_or_else(|p| p.into_inner()).push(RawEvent(self.event));
+        // what the waits already queued on it need.
+        self.pool.0.lock().unwrap_or_else(|p| p.into_inner()).push(RawEvent(self.event));
     }
 }
 
-/// A device's events that no array notes any more.
+/// A device's events that no array notes any more, for reuse.
 #[derive(Default)]
 pub(crate) struct EventPool(Mutex<Vec<RawEvent>>);
 
-pub(crate) struct RawEvent(CUevent);
+struct RawEvent(CUevent);
 
-// SAFETY: an event handle may be used from any thread of the process.
+// SAFETY: a `CUevent` is a driver handle, valid on any thread of the process.
 unsafe impl Send for RawEvent {}
 
-/// The unfinished work that uses one device array, per stream.
+/// The unfinished work that uses one device array: per stream, an event after the newest
+/// such work.
 #[derive(Default)]
-#[doc(hidden)]
 pub struct Uses(Mutex<Vec<(StreamKey, Arc<Event>)>>);
 
 impl std::fmt::Debug for Uses {
@@ -95,6 +97,7 @@ impl std::fmt::Debug for Uses {
 
 impl Uses {
     /// Makes `stream` wait (on the GPU) for the work of other streams that uses the array.
+    /// The array's device context must be current.
     pub(crate) fn order_before(&self, stream: &CudaStream) -> Result<()> {
         let uses = self.0.lock().unwrap_or_else(|p| p.into_inner());
         if uses.is_empty() {
@@ -121,7 +124,8 @@ impl Uses {
 }
 
 fn wait(stream: CUstream, event: CUevent) -> Result<()> {
-    // SAFETY: a live stream and a live event of the same context.
+    // SAFETY: a live stream and a live event (held by the caller's `Uses`) of the current
+    // context.
     unsafe { result::stream::wait_event(stream, event, CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT) }
         .map_err(|e| Error::driver("ordering work between streams", e))
 }

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use cudarc::driver::sys::CUdevice_attribute;
 use cudarc::driver::{CudaContext, CudaStream};
 
+use super::event::EventPool;
 use crate::error::{Error, Result};
 
 /// A CUDA device with its context. Cheap to clone; all clones share the context.
@@ -16,17 +17,15 @@ pub struct Device {
     inner: Arc<DeviceInner>,
 }
 
-pub(crate) struct DeviceInner {
-    pub(crate) ordinal: usize,
-    pub(crate) ctx: Arc<CudaContext>,
+struct DeviceInner {
+    ordinal: usize,
+    ctx: Arc<CudaContext>,
     /// The per-thread default stream: calls from different host threads do not
     /// serialise behind each other.
-    pub(crate) stream: Arc<CudaStream>,
-    pub(crate) sm_count: u32,
+    stream: Arc<CudaStream>,
+    sm_count: u32,
     /// Events for ordering work between streams, for reuse.
-    pub(crate) events: crate::usage::EventPool,
-    /// Streams and page-locked buffers for calls on large host arrays.
-    pub(crate) staging: Mutex<Option<crate::pipeline::Staging>>,
+    events: Arc<EventPool>,
     name: String,
     compute_capability: (u32, u32),
 }
@@ -53,7 +52,7 @@ fn driver() -> Result<()> {
     static INIT: OnceLock<Result<()>> = OnceLock::new();
     INIT.get_or_init(|| {
         // cudarc panics when it cannot load libcuda: look first.
-        // SAFETY: only tries to open the library.
+        // SAFETY: only tries to open the library; nothing is called through it yet.
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
             return Err(Error::NoDriver);
         }
@@ -104,9 +103,12 @@ impl Device {
 
     fn open(ordinal: usize) -> Result<Device> {
         let ctx = CudaContext::new(ordinal).map_err(|e| Error::driver("creating a CUDA context", e))?;
-        // SAFETY: the runtime orders all its work on one stream per host thread and
-        // synchronises before it frees or reads back memory, so cudarc's per-allocation
-        // event tracking is not needed (and would cost two events per allocation).
+        // SAFETY: cudarc's per-allocation event tracking (two events per allocation) is
+        // replaced by this crate's own: every device array notes the queued work that uses
+        // it and orders later uses from other streams, and its free, after that work
+        // (`event.rs`); an array is used elsewhere only after the work that allocated it
+        // (its first use waits or notes an event after it); temporaries are allocated,
+        // used and freed on one stream.
         unsafe { ctx.disable_event_tracking() };
         let attr = |a| ctx.attribute(a).map_err(|e| Error::driver("reading device attributes", e));
         let sm_count = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?.max(1) as u32;
@@ -120,8 +122,7 @@ impl Device {
                 ctx,
                 stream,
                 sm_count,
-                events: Default::default(),
-                staging: Mutex::new(None),
+                events: Arc::new(EventPool::default()),
                 name,
                 compute_capability: (major, minor),
             }),
@@ -158,8 +159,13 @@ impl Device {
         self.inner.stream.synchronize().map_err(|e| Error::driver("synchronising the device", e))
     }
 
-    pub(crate) fn inner(&self) -> &DeviceInner {
-        &self.inner
+    pub(crate) fn context(&self) -> &Arc<CudaContext> {
+        &self.inner.ctx
+    }
+
+    /// The device's pool of events.
+    pub(crate) fn events(&self) -> &Arc<EventPool> {
+        &self.inner.events
     }
 
     /// The calling thread's stream on this device.
@@ -273,7 +279,7 @@ pub fn devices() -> Result<Vec<DeviceInfo>> {
 pub fn driver_version() -> Result<(u32, u32)> {
     driver()?;
     let mut v = 0i32;
-    // SAFETY: writes one integer.
+    // SAFETY: the driver is initialised (above) and writes one `i32` through the pointer.
     unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) }
         .result()
         .map_err(|e| Error::driver("reading the driver version", e))?;

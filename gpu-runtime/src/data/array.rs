@@ -3,32 +3,38 @@
 //! is already there is not copied again.
 
 use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
 use std::ops::{Bound, RangeBounds};
 
 use cudarc::driver::sys::{CUdeviceptr, CUresult};
-use cudarc::driver::{CudaSlice, DevicePtr, result};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, result};
 
-use crate::device::{Device, default_device};
+use crate::driver::{Device, Uses, default_device, report_drop_error};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
-use crate::usage::Uses;
 
-/// A vector in the memory of one GPU. Dropping it frees the memory.
+/// A vector in the memory of one GPU. Dropping it frees the memory once the work queued
+/// on it has finished (the host does not wait).
 pub struct DeviceVec<T: Scalar> {
     /// At least one element even for an empty vector (the driver allocates no zero bytes).
-    buf: CudaSlice<T>,
+    /// Freed by `Drop`, after the work that uses it.
+    buf: ManuallyDrop<CudaSlice<T>>,
     len: usize,
     device: Device,
-    /// Queued work of other streams that uses the vector (see [`crate::usage`]).
+    /// Queued work that uses the vector (see `driver/event.rs`).
     uses: Uses,
 }
 
 impl<T: Scalar> Drop for DeviceVec<T> {
     fn drop(&mut self) {
-        // The memory is freed in the order of the stream it was allocated on: after the
-        // work of other streams that still uses it.
-        if self.device.bind().is_ok() {
-            let _ = self.uses.order_before(self.buf.stream());
+        // The free is queued on the stream the vector was allocated on, after the work of
+        // other streams that still uses it. Where that order cannot be set up, the memory
+        // is leaked: freed, it could be handed out again while a kernel still writes it.
+        let ordered = self.device.bind().and_then(|()| self.uses.order_before(self.buf.stream()));
+        match ordered {
+            // SAFETY: `buf` is not used after this.
+            Ok(()) => unsafe { ManuallyDrop::drop(&mut self.buf) },
+            Err(e) => report_drop_error("a device array could not be freed in order, so it is leaked", &e),
         }
     }
 }
@@ -63,14 +69,15 @@ impl<T: Scalar> DeviceVec<T> {
     /// in it).
     pub(crate) unsafe fn uninit_on_stream(
         device: &Device,
-        stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+        stream: &std::sync::Arc<CudaStream>,
         len: usize,
     ) -> Result<DeviceVec<T>> {
         device.bind()?;
-        // SAFETY: the caller writes every element before reading it.
+        // SAFETY: `T` is plain data (`Scalar`) and the caller writes every element before
+        // it is read.
         let buf = unsafe { stream.alloc::<T>(len.max(1)) }
             .map_err(|e| alloc_error(device, len.max(1) * std::mem::size_of::<T>(), e))?;
-        Ok(DeviceVec { buf, len, device: device.clone(), uses: Uses::default() })
+        Ok(DeviceVec { buf: ManuallyDrop::new(buf), len, device: device.clone(), uses: Uses::default() })
     }
 
     /// A copy of `data` on the default device.
@@ -80,7 +87,7 @@ impl<T: Scalar> DeviceVec<T> {
 
     /// A copy of `data` on `device`.
     pub fn from_slice_on(device: &Device, data: &[T]) -> Result<DeviceVec<T>> {
-        // SAFETY: the copy below writes every element.
+        // SAFETY: the copy below writes every element before anything reads one.
         let mut v = unsafe { DeviceVec::uninit_on(device, data.len())? };
         v.copy_from(data)?;
         Ok(v)
@@ -93,10 +100,11 @@ impl<T: Scalar> DeviceVec<T> {
 
     /// `len` zeros on `device`.
     pub fn zeros_on(device: &Device, len: usize) -> Result<DeviceVec<T>> {
-        // SAFETY: the memset below writes every byte.
+        // SAFETY: the memset below writes every byte before anything reads one.
         let v = unsafe { DeviceVec::uninit_on(device, len)? };
         if len > 0 {
             let stream = device.stream();
+            // SAFETY: `len` elements of `T` lie at `v.ptr()`, allocated on this stream.
             unsafe { result::memset_d8_async(v.ptr(), 0, len * std::mem::size_of::<T>(), stream.cu_stream()) }
                 .map_err(|e| Error::driver("zeroing GPU memory", e))?;
             stream.synchronize().map_err(|e| Error::driver("zeroing GPU memory", e))?;
@@ -118,6 +126,7 @@ impl<T: Scalar> DeviceVec<T> {
     }
 
     pub(crate) fn ptr(&self) -> CUdeviceptr {
+        // With cudarc's event tracking off (see `Device::open`) this only reads the address.
         self.buf.device_ptr(self.device.stream()).0
     }
 
@@ -257,8 +266,8 @@ impl<'a, T: Scalar> DeviceSlice<'a, T> {
         self.device.bind()?;
         let stream = self.device.stream();
         self.uses.order_before(stream)?;
-        // SAFETY: `dst` holds `len` elements of `T`'s size, and the copy is waited for
-        // before `dst` is given back.
+        // SAFETY: `dst` holds `len` elements of `T`'s size, the view `len` elements at
+        // `ptr`, and the copy is waited for before `dst` is given back.
         unsafe { result::memcpy_dtoh_async(dst, self.ptr, stream.cu_stream()) }
             .map_err(|e| Error::driver("copying from the GPU", e))?;
         stream.synchronize().map_err(|e| Error::driver("copying from the GPU", e))
@@ -328,8 +337,8 @@ impl<'a, T: Scalar> DeviceSliceMut<'a, T> {
             self.device.bind()?;
             let stream = self.device.stream();
             self.uses.order_before(stream)?;
-            // SAFETY: `data` is a live slice; a copy from pageable memory is staged by the
-            // driver before the call returns.
+            // SAFETY: `data` is a live slice of `len` elements and the view has room for
+            // them; the copy is waited for below.
             unsafe { result::memcpy_htod_async(self.ptr, data, stream.cu_stream()) }
                 .map_err(|e| Error::driver("copying to the GPU", e))?;
             stream.synchronize().map_err(|e| Error::driver("copying to the GPU", e))?;
@@ -338,11 +347,15 @@ impl<'a, T: Scalar> DeviceSliceMut<'a, T> {
     }
 }
 
-// SAFETY: views are borrows of device memory, which any thread may use (the context is
-// bound per call); the element types are plain data.
+// SAFETY: a view is a borrow of device memory (an address, which any thread may use: the
+// context is bound per call) with shared references to its vector's `Device` and `Uses`,
+// both `Sync`; the element types are plain data.
 unsafe impl<T: Scalar> Send for DeviceSlice<'_, T> {}
+// SAFETY: as for `Send`; `&DeviceSlice` only reads.
 unsafe impl<T: Scalar> Sync for DeviceSlice<'_, T> {}
+// SAFETY: as for `DeviceSlice`; the `&mut` borrow of the vector it came from is exclusive.
 unsafe impl<T: Scalar> Send for DeviceSliceMut<'_, T> {}
+// SAFETY: `&DeviceSliceMut` gives only shared access (`as_slice`, `to_vec`).
 unsafe impl<T: Scalar> Sync for DeviceSliceMut<'_, T> {}
 
 #[cfg(test)]

@@ -6,11 +6,10 @@ use std::marker::PhantomData;
 
 use cudarc::driver::sys::CUdeviceptr;
 
-use crate::device::Device;
+use super::array::{DeviceSlice, DeviceSliceMut, DeviceVec};
+use crate::driver::{Device, Uses};
 use crate::error::{Error, Result};
-use crate::memory::{DeviceSlice, DeviceSliceMut, DeviceVec};
 use crate::scalar::Scalar;
-use crate::usage::Uses;
 
 /// One argument of a vectorized function whose parameter has type `T`.
 #[derive(Copy, Clone, Debug)]
@@ -36,22 +35,22 @@ impl<'a, T: Scalar> ArgRef<'a, T> {
 
     /// The argument without its element type, as the launch needs it.
     pub fn erase(self) -> ErasedArg<'a> {
-        match self {
-            ArgRef::Scalar(v) => ErasedArg::Scalar { bits: v.to_bits() },
-            ArgRef::Host(s) => ErasedArg::Host {
+        ErasedArg(match self {
+            ArgRef::Scalar(v) => ArgKind::Scalar { bits: v.to_bits() },
+            ArgRef::Host(s) => ArgKind::Host {
                 ptr: s.as_ptr().cast(),
                 bytes: std::mem::size_of_val(s),
                 len: s.len(),
                 _borrow: PhantomData,
             },
-            ArgRef::Device(d) => ErasedArg::Device {
+            ArgRef::Device(d) => ArgKind::Device {
                 ptr: d.ptr(),
                 len: d.len(),
                 size: std::mem::size_of::<T>(),
                 device: d.device(),
                 uses: d.uses(),
             },
-        }
+        })
     }
 
     /// The argument readable on the host (device data is copied), for the CPU targets.
@@ -175,24 +174,54 @@ impl<'a, T: Scalar> Out<'a, T> for DeviceSliceMut<'a, T> {
     }
 }
 
-/// An argument with its element type erased: the launch passes bytes and pointers.
+/// An argument with its element type erased, as the launch passes it: bytes and
+/// pointers. Opaque outside this crate and made only by [`ArgRef::erase`], so its pointers
+/// always come from live borrows of the right length.
 #[derive(Copy, Clone, Debug)]
-pub enum ErasedArg<'a> {
-    Scalar { bits: u64 },
-    Host { ptr: *const u8, bytes: usize, len: usize, _borrow: PhantomData<&'a [u8]> },
-    Device { ptr: CUdeviceptr, len: usize, size: usize, device: &'a Device, uses: &'a Uses },
+pub struct ErasedArg<'a>(pub(crate) ArgKind<'a>);
+
+#[derive(Copy, Clone, Debug)]
+pub(crate) enum ArgKind<'a> {
+    Scalar {
+        bits: u64,
+    },
+    /// `len` elements (`bytes` bytes) of host memory, borrowed for `'a`.
+    Host {
+        ptr: *const u8,
+        bytes: usize,
+        len: usize,
+        _borrow: PhantomData<&'a [u8]>,
+    },
+    /// `len` elements of `size` bytes in `device`'s memory, borrowed for `'a`.
+    Device {
+        ptr: CUdeviceptr,
+        len: usize,
+        size: usize,
+        device: &'a Device,
+        uses: &'a Uses,
+    },
 }
 
-// SAFETY: an `ErasedArg` is a shared borrow of plain data (host or device memory).
+// SAFETY: an `ErasedArg` is a shared borrow of plain data (host or device memory) and of
+// `Sync` values (`Device`, `Uses`); nothing in it is tied to a thread.
 unsafe impl Send for ErasedArg<'_> {}
+// SAFETY: as for `Send`; shared references only read.
 unsafe impl Sync for ErasedArg<'_> {}
 
-#[allow(clippy::len_without_is_empty)] // the macro's plumbing; callers want the length
 impl ErasedArg<'_> {
-    pub fn len(&self) -> Option<usize> {
-        match self {
-            ErasedArg::Scalar { .. } => None,
-            ErasedArg::Host { len, .. } | ErasedArg::Device { len, .. } => Some(*len),
+    /// The number of elements, or `None` for a broadcast scalar.
+    pub(crate) fn len(&self) -> Option<usize> {
+        match self.0 {
+            ArgKind::Scalar { .. } => None,
+            ArgKind::Host { len, .. } | ArgKind::Device { len, .. } => Some(len),
+        }
+    }
+
+    /// The use record of a device array.
+    pub(crate) fn uses(&self) -> Option<&Uses> {
+        match self.0 {
+            ArgKind::Device { uses, .. } => Some(uses),
+            _ => None,
         }
     }
 }
@@ -215,6 +244,22 @@ pub fn broadcast_len(function: &'static str, params: &[&'static str], lens: &[Op
         return Err(Error::LengthMismatch { function, lengths });
     }
     Ok(n.unwrap_or(1))
+}
+
+/// [`broadcast_len`] of a call that also writes into outputs of lengths `outs` (named as
+/// `kernel_abi::output_names` says), which must have the call's length too.
+pub(crate) fn call_len(
+    function: &'static str,
+    params: &[&'static str],
+    lens: &[Option<usize>],
+    outs: &[usize],
+) -> Result<usize> {
+    if outs.is_empty() {
+        return broadcast_len(function, params, lens);
+    }
+    let names: Vec<&'static str> = params.iter().chain(kernel_abi::output_names(outs.len())).copied().collect();
+    let lens: Vec<Option<usize>> = lens.iter().copied().chain(outs.iter().map(|&l| Some(l))).collect();
+    broadcast_len(function, &names, &lens)
 }
 
 #[cfg(test)]
@@ -254,14 +299,24 @@ mod tests {
     }
 
     #[test]
+    fn outputs_are_named_in_length_errors() {
+        let e = call_len("f", &["a"], &[Some(3)], &[3, 4]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "`f`: the slice arguments must have the same length, but `a` has 3, `out.0` has 3 and `out.1` has 4 elements"
+        );
+        assert_eq!(call_len("f", &["a"], &[None], &[5]).unwrap(), 5);
+    }
+
+    #[test]
     fn erased_scalars_carry_bits() {
-        match ArgRef::Scalar(-1i16).erase() {
-            ErasedArg::Scalar { bits } => assert_eq!(bits, 0xffff),
+        match ArgRef::Scalar(-1i16).erase().0 {
+            ArgKind::Scalar { bits } => assert_eq!(bits, 0xffff),
             other => panic!("unexpected {other:?}"),
         }
         let s = [1u64, 2, 3];
-        match ArgRef::Host(&s[..]).erase() {
-            ErasedArg::Host { bytes, len, .. } => assert_eq!((bytes, len), (24, 3)),
+        match ArgRef::Host(&s[..]).erase().0 {
+            ArgKind::Host { bytes, len, .. } => assert_eq!((bytes, len), (24, 3)),
             other => panic!("unexpected {other:?}"),
         }
     }

@@ -1,0 +1,10 @@
+//! Layer 4: the functions the code `#[vectorize]` generates calls. Each is a few lines
+//! that plan a call and hand it to the launch layer (GPU) or run the function on the host
+//! (the CPU targets). Reached through `gpu_runtime::__private`, not a stable API.
+
+mod host;
+mod kernel;
+
+pub use host::cpu_into;
+#[cfg(feature = "ndarray")]
+pub use host::{host_nd, host_nd_into};

@@ -1,0 +1,28 @@
+//! Layer 2, data: arrays in device memory and views of them, the kinds of argument a
+//! vectorized call takes (scalars, host slices, device arrays; `ndarray` views for N-d
+//! calls), and the results each element produces. Built on the driver layer; knows nothing
+//! of kernels or launches.
+
+mod arg;
+mod array;
+#[cfg(feature = "ndarray")]
+pub(crate) mod nd;
+mod results;
+
+pub(crate) use arg::ArgKind;
+pub(crate) use arg::call_len;
+pub use arg::{Arg, ArgRef, ErasedArg, HostArg, Out, OutRef, broadcast_len};
+pub(crate) use array::alloc_error;
+pub use array::{DeviceSlice, DeviceSliceMut, DeviceVec};
+pub use results::OutSlot;
+pub use results::Results;
+pub(crate) use results::SlotKind;
+
+/// How a host (CPU target) call visits the elements.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum HostLoop {
+    /// One after the other, on the calling thread (`target = "cpu"`, `name::cpu`).
+    Sequential,
+    /// Split over threads with rayon (`target = "parallel"`, `name::parallel`).
+    Parallel,
+}

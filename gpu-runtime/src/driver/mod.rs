@@ -1,0 +1,23 @@
+//! Layer 1, the CUDA driver: finding it, devices and their contexts, streams, events that
+//! order work between streams, and page-locked host memory. Nothing here knows about
+//! arrays or kernels.
+
+mod device;
+mod event;
+mod pinned;
+mod stream;
+
+pub use device::{
+    DEVICE_ENV, Device, DeviceInfo, default_device, device_count, devices, driver_version, is_available,
+    set_default_device,
+};
+pub use event::Uses;
+pub(crate) use event::{Event, StreamKey};
+pub(crate) use pinned::PinnedBuffer;
+pub use stream::Stream;
+
+/// Reports an error that a `Drop` cannot return: as a `tracing` warning (target
+/// `gpu_runtime`), so that it is seen rather than lost.
+pub(crate) fn report_drop_error(what: &'static str, error: &crate::error::Error) {
+    tracing::warn!(target: "gpu_runtime", error = %error, "{what}");
+}

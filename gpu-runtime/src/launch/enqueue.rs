@@ -1,0 +1,345 @@
+//! One launch of an elementwise entry, queued on a stream: host arguments copied in, the
+//! kernel launched, host results copied out, and the launch noted in every device array
+//! it uses ([`Uses`]), so that later uses and frees of those arrays wait for it whatever
+//! becomes of the handle ([`Queued`]) that is returned.
+
+use std::ffi::c_void;
+use std::sync::{Arc, OnceLock};
+
+use cudarc::driver::sys::CUdeviceptr;
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, result};
+use kernel_abi::{EntryParams, FaultWord};
+
+use super::KernelSpec;
+use super::module::Entry;
+use super::params::{EntryWords, StridedLayout};
+use super::plan::Plan;
+use crate::data::{ArgKind, ErasedArg, OutSlot, Results, SlotKind, alloc_error};
+use crate::driver::{Device, Event, StreamKey, Uses, report_drop_error};
+use crate::error::{Error, Result};
+
+/// Where a launch writes one of its outputs.
+#[derive(Copy, Clone, Debug)]
+pub(crate) enum ErasedOut<'a> {
+    /// Host memory with room for `n` elements of `size` bytes: the results are copied there.
+    Host { ptr: *mut u8, size: usize },
+    /// Device memory with room for `n` elements of `size` bytes: the kernel writes there.
+    Device { ptr: CUdeviceptr, size: usize, uses: &'a Uses },
+}
+
+impl<'a> ErasedOut<'a> {
+    /// Where the kernel writes each of `R`'s outputs.
+    pub(crate) fn of_slots<R: Results>(slots: &[OutSlot<'a>]) -> Vec<ErasedOut<'a>> {
+        slots
+            .iter()
+            .zip(R::sizes())
+            .map(|(slot, size)| match slot.0 {
+                SlotKind::Host { ptr, .. } => ErasedOut::Host { ptr, size },
+                SlotKind::Device { ptr, uses, .. } => ErasedOut::Device { ptr, size, uses },
+            })
+            .collect()
+    }
+
+    /// New device arrays (`R::device_uninit`) as the outputs.
+    pub(crate) fn of_device<R: Results>(ptrs: Vec<CUdeviceptr>, uses: Vec<&'a Uses>) -> Vec<ErasedOut<'a>> {
+        ptrs.into_iter()
+            .zip(R::sizes())
+            .zip(uses)
+            .map(|((ptr, size), uses)| ErasedOut::Device { ptr, size, uses })
+            .collect()
+    }
+
+    /// Host memory (new vectors, or page-locked buffers) as the outputs.
+    pub(crate) fn of_host<R: Results>(ptrs: Vec<*mut u8>) -> Vec<ErasedOut<'static>> {
+        ptrs.into_iter().zip(R::sizes()).map(|(ptr, size)| ErasedOut::Host { ptr, size }).collect()
+    }
+}
+
+/// One launch of a function's elementwise entry: what it computes, where, over what.
+pub(crate) struct Launch<'a> {
+    pub(crate) spec: &'a KernelSpec,
+    pub(crate) plan: &'a Plan,
+    /// The kernel's inputs, in order; they match its parameter types (the caller's promise).
+    pub(crate) args: &'a [ErasedArg<'a>],
+    /// The kernel's outputs, in order, each with room for `plan.n` elements.
+    pub(crate) outs: &'a [ErasedOut<'a>],
+}
+
+impl<'a> Launch<'a> {
+    /// The use records of the device arrays the launch reads or writes.
+    pub(crate) fn device_uses(&self) -> impl Iterator<Item = &'a Uses> + 'a {
+        let (args, outs) = (self.args, self.outs);
+        args.iter().filter_map(ErasedArg::uses).chain(outs.iter().filter_map(|o| match o {
+            ErasedOut::Device { uses, .. } => Some(*uses),
+            ErasedOut::Host { .. } => None,
+        }))
+    }
+
+    /// Whether any result goes to host memory.
+    pub(crate) fn has_host_outputs(&self) -> bool {
+        self.outs.iter().any(|o| matches!(o, ErasedOut::Host { .. }))
+    }
+
+    /// Bytes of host arguments copied to the device.
+    pub(crate) fn bytes_to_device(&self) -> usize {
+        self.args.iter().map(|a| if let ArgKind::Host { bytes, .. } = a.0 { bytes } else { 0 }).sum()
+    }
+
+    /// Bytes of results copied to host memory.
+    pub(crate) fn bytes_from_device(&self) -> usize {
+        self.outs.iter().map(|o| if let ErasedOut::Host { size, .. } = o { size * self.plan.n } else { 0 }).sum()
+    }
+
+    /// Queues the launch of `entry` (the plain entry, or the strided one with `layout`)
+    /// on `stream` and returns without waiting for the GPU: host arguments are copied to
+    /// temporaries, the kernel is launched, results bound for host memory are copied
+    /// there, and the launch is noted in every device array it uses.
+    ///
+    /// # Safety
+    /// `entry` must be this function's entry of the kind `layout` says; `args` and `outs`
+    /// must match its inputs and outputs in number, order and element type, each output
+    /// with room for `plan.n` elements. Host outputs must stay valid and unread until the
+    /// returned [`Queued`] is finished (device arrays are kept safe by their noted uses).
+    pub(crate) unsafe fn enqueue(
+        &self,
+        entry: &Entry,
+        stream: &Arc<CudaStream>,
+        layout: Option<&StridedLayout>,
+    ) -> Result<Queued> {
+        let Plan { n, device } = self.plan;
+        let n = *n;
+        device.bind()?;
+        // Device data that work on other streams still uses is ready first.
+        for uses in self.device_uses() {
+            uses.order_before(stream)?;
+        }
+        // From here on, an early return waits for whatever was queued (see `Queued::drop`).
+        let mut queued = Queued::new(stream.clone(), self.spec.name);
+        let slots = EntryParams {
+            inputs: self.args.len(),
+            outputs: self.outs.len(),
+            strided: layout.is_some(),
+            fault_word: self.spec.error_flag,
+        };
+        let mut words = EntryWords::new(slots, n);
+        let origin = |i: usize| layout.map_or(0, |l| l.origins[i]);
+        let mut host_outs: Vec<(CUdeviceptr, *mut u8, usize)> = Vec::new();
+        for (k, out) in self.outs.iter().enumerate() {
+            match *out {
+                ErasedOut::Device { ptr, .. } => words.output(k, ptr),
+                ErasedOut::Host { ptr, size } => {
+                    let staged = queued.temporary(device, n * size)?;
+                    words.output(k, staged);
+                    host_outs.push((staged, ptr, n * size));
+                }
+            }
+        }
+        for (i, arg) in self.args.iter().enumerate() {
+            match arg.0 {
+                ArgKind::Scalar { bits } => words.scalar(i, bits),
+                ArgKind::Device { ptr, .. } => words.array(i, ptr + origin(i)),
+                ArgKind::Host { ptr, bytes, .. } => {
+                    let dst = queued.temporary(device, bytes)?;
+                    // SAFETY: `ptr` is a live borrow of `bytes` bytes (an `ErasedArg` is
+                    // made only from one) and `dst` has room for them. A copy from
+                    // pageable memory is staged by the driver before the call returns, so
+                    // the borrow may end before the copy runs.
+                    let src = unsafe { std::slice::from_raw_parts(ptr, bytes) };
+                    // SAFETY: as above; the stream belongs to the bound context.
+                    unsafe { result::memcpy_htod_async(dst, src, stream.cu_stream()) }
+                        .map_err(|e| Error::driver("copying an argument to the GPU", e))?;
+                    words.array(i, dst + origin(i));
+                }
+            }
+        }
+        if let Some(l) = layout {
+            words.layout(l);
+        }
+        if self.spec.error_flag {
+            words.fault(queued.fault_word(device)?);
+        }
+        // SAFETY: the words follow the entry's parameter layout (`kernel_abi`, the one the
+        // compiler lowered it with) and, by the caller's promise, its types; the memory
+        // they point to stays valid until the work is done: temporaries live in `queued`,
+        // device arrays wait for the use noted below, host outputs by the caller's promise.
+        unsafe { launch(entry, elementwise_grid(entry, n), stream, &mut words.params())? };
+        for (src, host, bytes) in host_outs {
+            // SAFETY: `host` has room for `n` results of its type (the caller's promise),
+            // `src` holds them once the kernel is done (stream order).
+            let dst = unsafe { std::slice::from_raw_parts_mut(host, bytes) };
+            // SAFETY: as above.
+            unsafe { result::memcpy_dtoh_async(dst, src, stream.cu_stream()) }
+                .map_err(|e| Error::driver("copying the results from the GPU", e))?;
+        }
+        queued.note(device, self.device_uses())?;
+        Ok(queued)
+    }
+}
+
+/// The grid of an elementwise launch over `n` elements: enough blocks for `n`, at most a
+/// few waves of what fits on the device (the grid-stride loop covers the rest).
+pub(crate) fn elementwise_grid(entry: &Entry, n: usize) -> u32 {
+    n.div_ceil(entry.block as usize).min(entry.max_grid as usize * waves()).max(1) as u32
+}
+
+/// Launches `entry` with `grid` blocks of its block size on `stream`.
+///
+/// # Safety
+/// `params` must point to one word per parameter of the entry, in its layout, and the
+/// memory the words point to must stay valid until the work is finished.
+pub(crate) unsafe fn launch(
+    entry: &Entry,
+    grid: u32,
+    stream: &Arc<CudaStream>,
+    params: &mut [*mut c_void],
+) -> Result<()> {
+    // SAFETY: the caller's promise; the function and stream belong to the bound context.
+    unsafe {
+        result::launch_kernel(
+            entry.func.cu_function(),
+            (grid, 1, 1),
+            (entry.block, 1, 1),
+            0,
+            stream.cu_stream(),
+            params,
+        )
+    }
+    .map_err(|e| Error::driver("launching the kernel", e))
+}
+
+/// How many times the blocks that fit on the device at once a launch may use (the
+/// grid-stride loop covers the rest). On the H200, 32 waves ran `add` and `heavy` 2-5%
+/// faster than one (bench, 2^28 elements); `GPU_VECTORIZE_WAVES` overrides it, for tuning.
+fn waves() -> usize {
+    static WAVES: OnceLock<usize> = OnceLock::new();
+    *WAVES.get_or_init(|| {
+        std::env::var("GPU_VECTORIZE_WAVES").ok().and_then(|v| v.parse().ok()).filter(|&w| w > 0).unwrap_or(32)
+    })
+}
+
+/// A new fault word on `stream`, cleared to [`FaultWord::NONE`].
+pub(crate) fn new_fault_word(device: &Device, stream: &Arc<CudaStream>) -> Result<CudaSlice<u64>> {
+    // SAFETY: a `u64` is plain data; the memset below writes it before any kernel reads it.
+    let word = unsafe { stream.alloc::<u64>(1) }.map_err(|e| alloc_error(device, 8, e))?;
+    clear_fault_word(word.device_ptr(stream).0, stream)?;
+    Ok(word)
+}
+
+/// Queues the clearing of the fault word at `ptr` on `stream`.
+pub(crate) fn clear_fault_word(ptr: CUdeviceptr, stream: &CudaStream) -> Result<()> {
+    // SAFETY: `ptr` is a live fault word (8 bytes) of the stream's context.
+    unsafe { result::memset_d8_async(ptr, FaultWord::CLEAR_BYTE, 8, stream.cu_stream()) }
+        .map_err(|e| Error::driver("initialising the kernel's error flag", e))
+}
+
+/// The error a fault word read back after `function`'s launch reports, if any.
+pub(crate) fn fault_result(function: &'static str, word: FaultWord) -> Result<()> {
+    match word.decode() {
+        None => Ok(()),
+        Some((index, code)) => Err(Error::KernelFault { function, index, message: FaultWord::message(code) }),
+    }
+}
+
+/// Work queued on a stream, with the temporaries it uses. Dropping it without
+/// [`Queued::finish`] or [`Queued::detach`] (an error on the way) waits for the work, so
+/// that nothing it reads or writes is freed under it.
+#[must_use = "queued work must be finished to see its errors"]
+pub(crate) struct Queued {
+    stream: Arc<CudaStream>,
+    function: &'static str,
+    /// Device temporaries: freed in the stream's order, after the work.
+    temporaries: Vec<CudaSlice<u8>>,
+    fault: Option<CudaSlice<u64>>,
+    /// Finished (waited for) or detached: nothing is left to wait for on drop.
+    settled: bool,
+}
+
+impl Queued {
+    fn new(stream: Arc<CudaStream>, function: &'static str) -> Queued {
+        Queued { stream, function, temporaries: Vec::new(), fault: None, settled: false }
+    }
+
+    /// A device temporary of `bytes` bytes, written (by a copy or the kernel) before it
+    /// is read, alive until the work is done.
+    fn temporary(&mut self, device: &Device, bytes: usize) -> Result<CUdeviceptr> {
+        // SAFETY: bytes are plain data, written by a copy or by the kernel before they are
+        // read.
+        let buf = unsafe { self.stream.alloc::<u8>(bytes) }.map_err(|e| alloc_error(device, bytes, e))?;
+        let ptr = buf.device_ptr(&self.stream).0;
+        self.temporaries.push(buf);
+        Ok(ptr)
+    }
+
+    /// The launch's fault word, cleared.
+    fn fault_word(&mut self, device: &Device) -> Result<CUdeviceptr> {
+        let word = new_fault_word(device, &self.stream)?;
+        let ptr = word.device_ptr(&self.stream).0;
+        self.fault = Some(word);
+        Ok(ptr)
+    }
+
+    /// Notes the work queued so far in each of `uses` (an event after it), so that later
+    /// uses and frees of those arrays from other streams wait for it.
+    fn note<'u>(&self, device: &Device, uses: impl Iterator<Item = &'u Uses>) -> Result<()> {
+        let mut uses = uses.peekable();
+        if uses.peek().is_none() {
+            return Ok(());
+        }
+        let event = Event::record(device.events(), &self.stream)?;
+        let key = StreamKey::of(&self.stream);
+        for u in uses {
+            u.note(key, &event);
+        }
+        Ok(())
+    }
+
+    /// Waits for the work and reports a fault of the kernel, if any.
+    pub(crate) fn finish(mut self) -> Result<()> {
+        // The handle may be waited for on another thread than the one that queued it.
+        self.stream.context().bind_to_thread().map_err(|e| Error::driver("binding the CUDA context", e))?;
+        let mut word = FaultWord::NONE.0;
+        if let Some(f) = &self.fault {
+            // SAFETY: one `u64` from the live fault word into a local. A copy to pageable
+            // memory returns when it is done, so it also waits for the work queued before.
+            unsafe {
+                result::memcpy_dtoh_async(
+                    std::slice::from_mut(&mut word),
+                    f.device_ptr(&self.stream).0,
+                    self.stream.cu_stream(),
+                )
+            }
+            .map_err(|e| Error::driver("reading the kernel's error flag", e))?;
+        }
+        self.stream.synchronize().map_err(|e| Error::driver("running the kernel", e))?;
+        self.settled = true;
+        fault_result(self.function, FaultWord(word))
+    }
+
+    /// Lets the work run on without waiting for it: only for work with no host results and
+    /// no fault word. Its temporaries are freed in the stream's order; the device arrays
+    /// it uses have noted it.
+    pub(crate) fn detach(mut self) {
+        debug_assert!(self.fault.is_none(), "a call that can fault is waited for");
+        self.settled = true;
+    }
+
+    /// Whether the GPU has finished the work (without waiting).
+    pub(crate) fn is_done(&self) -> bool {
+        // SAFETY: a live stream handle.
+        let status = unsafe { cudarc::driver::sys::cuStreamQuery(self.stream.cu_stream()) };
+        status == cudarc::driver::sys::CUresult::CUDA_SUCCESS
+    }
+}
+
+impl Drop for Queued {
+    fn drop(&mut self) {
+        if !self.settled
+            && let Err(e) = self.stream.synchronize()
+        {
+            report_drop_error(
+                "waiting for abandoned GPU work failed",
+                &Error::driver("waiting for abandoned GPU work", e),
+            );
+        }
+    }
+}

@@ -1,0 +1,27 @@
+//! Layer 3, launching: a kernel's PTX loaded once per device ([`Kernel`]), the plan of a
+//! call (its length and device), the parameter words of an entry, the enqueue of one
+//! launch and the wait for it, the choice between waiting and leaving work queued, the
+//! reduction, N-dimensional calls, the chunked pipeline for large host arrays, queued work
+//! handed to the caller ([`Pending`]) and tracing. Built on the data and driver layers.
+
+mod enqueue;
+mod execute;
+mod module;
+#[cfg(feature = "ndarray")]
+mod nd;
+mod params;
+mod pending;
+mod pipeline;
+mod plan;
+mod reduce;
+mod trace;
+
+pub(crate) use enqueue::{ErasedOut, Launch, Queued};
+pub(crate) use execute::execute;
+pub use module::{Kernel, KernelSpec};
+#[cfg(feature = "ndarray")]
+pub(crate) use nd::run_nd;
+pub use pending::Pending;
+pub(crate) use plan::{Plan, plan};
+pub(crate) use reduce::reduce;
+pub(crate) use trace::trace_queued;

@@ -1,0 +1,128 @@
+//! The parameter words of a launch. Each kernel parameter is read from its own 8-byte
+//! word: a pointer, a count, or a scalar whose bytes sit at the start of the word
+//! (little-endian). Which word is which is `kernel_abi`'s layout, the one the compiler
+//! lowered the entry with.
+
+use std::ffi::c_void;
+
+use cudarc::driver::sys::CUdeviceptr;
+use kernel_abi::{EntryParams, MAX_DIMS, ReduceParams};
+
+/// The strided entry's view of a call's arguments.
+pub(crate) struct StridedLayout {
+    /// The merged axes' extents, innermost first (at most `MAX_DIMS`).
+    pub(crate) dims: Vec<usize>,
+    /// Per argument, its stride on each axis in elements (empty for a scalar).
+    pub(crate) strides: Vec<Vec<isize>>,
+    /// Per argument, the byte offset from the start of its uploaded span to the element
+    /// the strides start from.
+    pub(crate) origins: Vec<u64>,
+}
+
+/// The words of one launch of an elementwise entry.
+pub(crate) struct EntryWords {
+    slots: EntryParams,
+    words: Vec<u64>,
+}
+
+impl EntryWords {
+    pub(crate) fn new(slots: EntryParams, n: usize) -> EntryWords {
+        let mut words = vec![0; slots.count()];
+        words[EntryParams::N] = n as u64;
+        EntryWords { slots, words }
+    }
+
+    pub(crate) fn output(&mut self, k: usize, ptr: CUdeviceptr) {
+        self.words[self.slots.output(k)] = ptr;
+    }
+
+    /// Input `i` is an array at `ptr`.
+    pub(crate) fn array(&mut self, i: usize, ptr: CUdeviceptr) {
+        self.words[self.slots.input_ptr(i)] = ptr;
+    }
+
+    /// Input `i` is a scalar broadcast to every element (its pointer stays null).
+    pub(crate) fn scalar(&mut self, i: usize, bits: u64) {
+        self.words[self.slots.input_value(i)] = bits;
+    }
+
+    /// The strided entry's extents and strides (unused extents 1, unused strides 0).
+    pub(crate) fn layout(&mut self, layout: &StridedLayout) {
+        debug_assert!(self.slots.strided && layout.dims.len() <= MAX_DIMS);
+        self.words[self.slots.ndim()] = layout.dims.len() as u64;
+        for d in 0..MAX_DIMS {
+            self.words[self.slots.extent(d)] = layout.dims.get(d).map_or(1, |&e| e as u64);
+        }
+        for (i, strides) in layout.strides.iter().enumerate() {
+            for d in 0..MAX_DIMS {
+                self.words[self.slots.stride(i, d)] = strides.get(d).map_or(0, |&s| s as i64 as u64);
+            }
+        }
+    }
+
+    /// The fault word's address, for an entry that takes one.
+    pub(crate) fn fault(&mut self, ptr: CUdeviceptr) {
+        if let Some(slot) = self.slots.fault() {
+            self.words[slot] = ptr;
+        }
+    }
+
+    /// The kernel parameters: one pointer to each word.
+    pub(crate) fn params(&mut self) -> Vec<*mut c_void> {
+        param_pointers(&mut self.words)
+    }
+}
+
+/// The words of one launch of a reduction entry.
+pub(crate) struct ReduceWords {
+    slots: ReduceParams,
+    words: [u64; 4],
+}
+
+impl ReduceWords {
+    /// `fault`: the fault word's address, for an entry that takes one.
+    pub(crate) fn new(n: usize, partials: CUdeviceptr, input: CUdeviceptr, fault: Option<CUdeviceptr>) -> ReduceWords {
+        let slots = ReduceParams { fault_word: fault.is_some() };
+        let mut words = [0; 4];
+        words[ReduceParams::N] = n as u64;
+        words[ReduceParams::PARTIALS] = partials;
+        words[ReduceParams::INPUT] = input;
+        if let (Some(slot), Some(ptr)) = (slots.fault(), fault) {
+            words[slot] = ptr;
+        }
+        ReduceWords { slots, words }
+    }
+
+    pub(crate) fn params(&mut self) -> Vec<*mut c_void> {
+        param_pointers(&mut self.words[..self.slots.count()])
+    }
+}
+
+fn param_pointers(words: &mut [u64]) -> Vec<*mut c_void> {
+    words.iter_mut().map(|w| (w as *mut u64).cast()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_sit_in_the_abi_slots() {
+        let slots = EntryParams { inputs: 2, outputs: 1, strided: true, fault_word: true };
+        let mut w = EntryWords::new(slots, 10);
+        w.output(0, 0x100);
+        w.array(0, 0x200);
+        w.scalar(1, 7);
+        w.layout(&StridedLayout { dims: vec![5, 2], strides: vec![vec![1, -5], vec![]], origins: vec![0, 0] });
+        w.fault(0x300);
+        assert_eq!(w.words[..6], [10, 0x100, 0x200, 0, 0, 7]);
+        assert_eq!(w.words[slots.ndim()], 2);
+        assert_eq!(w.words[slots.extent(0)..slots.extent(0) + 3], [5, 2, 1]);
+        assert_eq!(w.words[slots.stride(0, 0)..slots.stride(0, 0) + 3], [1, (-5i64) as u64, 0]);
+        assert_eq!(w.words[slots.stride(1, 0)], 0);
+        assert_eq!(w.words[slots.count() - 1], 0x300);
+        assert_eq!(w.params().len(), slots.count());
+        assert_eq!(ReduceWords::new(9, 1, 2, None).params().len(), 3);
+        assert_eq!(ReduceWords::new(9, 1, 2, Some(3)).params().len(), 4);
+    }
+}

@@ -1,0 +1,76 @@
+//! Work the caller queued on a [`crate::Stream`] and holds a handle to.
+//!
+//! `name::launch(&stream, args…)` queues a call and returns a [`Pending`] at once. The
+//! handle borrows every argument (and the output of `launch_into`) until it is waited for
+//! or dropped, so the borrow checker keeps the host from changing data the GPU still reads
+//! or writes. Results bound for host memory land in page-locked buffers owned by the
+//! handle and are moved out by [`Pending::wait`].
+//!
+//! Safety does not rest on the handle being dropped: the launch has noted itself in every
+//! device array it uses, so freeing or reusing those arrays waits for it, and the handle's
+//! own buffers are leaked with it. `std::mem::forget` of a handle leaks; it never lets a
+//! kernel write freed memory.
+
+use std::marker::PhantomData;
+
+use super::Queued;
+use crate::driver::report_drop_error;
+use crate::error::Result;
+
+/// Work queued on a stream. It borrows the call's arguments (lifetime `'a`) until it is
+/// waited for or dropped; dropping it waits too (an error it ran into is then reported as
+/// a `tracing` warning: call [`Pending::wait`] to handle it).
+#[must_use = "the work runs on the GPU until it is waited for (dropping the handle waits too)"]
+pub struct Pending<'a, T> {
+    queued: Option<Queued>,
+    finish: Option<Box<dyn FnOnce() -> Result<T> + Send + 'a>>,
+    _borrows: PhantomData<&'a ()>,
+}
+
+impl<'a, T> Pending<'a, T> {
+    /// Queued work, and what turns it into the result once it is done.
+    pub(crate) fn new(queued: Queued, finish: impl FnOnce() -> Result<T> + Send + 'a) -> Pending<'a, T> {
+        Pending { queued: Some(queued), finish: Some(Box::new(finish)), _borrows: PhantomData }
+    }
+
+    /// Work that needed no GPU (an empty call): its result is ready.
+    pub(crate) fn ready(value: T) -> Pending<'a, T>
+    where
+        T: Send + 'a,
+    {
+        Pending { queued: None, finish: Some(Box::new(move || Ok(value))), _borrows: PhantomData }
+    }
+
+    /// Waits for the work and returns its result (or the error it ran into).
+    pub fn wait(mut self) -> Result<T> {
+        if let Some(q) = self.queued.take() {
+            q.finish()?;
+        }
+        match self.finish.take() {
+            Some(finish) => finish(),
+            None => Err(crate::error::Error::internal("a pending call was finished twice")),
+        }
+    }
+
+    /// Whether the GPU has finished the work (without waiting).
+    pub fn is_done(&self) -> bool {
+        self.queued.as_ref().is_none_or(Queued::is_done)
+    }
+}
+
+impl<T> Drop for Pending<'_, T> {
+    fn drop(&mut self) {
+        if let Some(q) = self.queued.take() {
+            // The borrows end here: the GPU must be done with them.
+            if let Err(e) = q.finish() {
+                report_drop_error("a pending GPU call that was dropped without `wait` failed", &e);
+            }
+        }
+    }
+}
+
+impl<T> std::fmt::Debug for Pending<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pending").field("done", &self.is_done()).finish()
+    }
+}

@@ -1,0 +1,67 @@
+//! The plan of a call: how many elements it computes, and on which device.
+
+use crate::data::{ArgKind, ErasedArg, OutSlot, SlotKind, call_len};
+use crate::driver::{Device, default_device};
+use crate::error::{Error, Result};
+
+use super::KernelSpec;
+
+/// How many elements a call computes, and where.
+pub(crate) struct Plan {
+    pub(crate) n: usize,
+    pub(crate) device: Device,
+}
+
+/// The plan of a call of `spec`'s function (`None`: no element to compute). All arrays
+/// (and `outs`) must agree in length, and all device data (and `device`, when the caller
+/// chose one) must be on one device: data is never copied between devices behind the
+/// caller's back.
+pub(crate) fn plan(
+    spec: &KernelSpec,
+    device: Option<&Device>,
+    args: &[ErasedArg<'_>],
+    outs: &[OutSlot<'_>],
+) -> Result<Option<Plan>> {
+    let lens: Vec<Option<usize>> = args.iter().map(ErasedArg::len).collect();
+    let out_lens: Vec<usize> = outs.iter().map(OutSlot::len).collect();
+    let n = call_len(spec.name, spec.params, &lens, &out_lens)?;
+    let device = common_device(spec, device, args, outs)?;
+    if n == 0 {
+        return Ok(None);
+    }
+    let device = match device {
+        Some(d) => d.clone(),
+        None => default_device()?,
+    };
+    Ok(Some(Plan { n, device }))
+}
+
+/// The device a call's data is on (the one the caller chose, else the first argument's
+/// or output's on a device, else `None`), or the error naming where each one is.
+pub(crate) fn common_device<'a>(
+    spec: &KernelSpec,
+    device: Option<&'a Device>,
+    args: &[ErasedArg<'a>],
+    outs: &[OutSlot<'a>],
+) -> Result<Option<&'a Device>> {
+    let mut on: Vec<(&'static str, &'a Device)> = Vec::new();
+    if let Some(d) = device {
+        on.push(("device", d));
+    }
+    for (name, arg) in spec.params.iter().zip(args) {
+        if let ArgKind::Device { device, .. } = arg.0 {
+            on.push((name, device));
+        }
+    }
+    for (name, out) in kernel_abi::output_names(outs.len()).iter().zip(outs) {
+        if let SlotKind::Device { device, .. } = &out.0 {
+            on.push((name, *device));
+        }
+    }
+    let Some(&(_, first)) = on.first() else { return Ok(None) };
+    if on.iter().any(|(_, d)| d.ordinal() != first.ordinal()) {
+        let devices = on.iter().map(|(name, d)| (*name, d.ordinal())).collect();
+        return Err(Error::DeviceMismatch { function: spec.name, devices });
+    }
+    Ok(Some(first))
+}

@@ -1,0 +1,110 @@
+//! `name::reduce`: folding an array with a function `(T, T) -> T` in one launch of its
+//! reduction entry over the data and one single-block launch over the blocks' results.
+//! The order of the folds is not the sequential one: the function must be associative
+//! (as for Numba's `reduce`).
+
+use std::mem::MaybeUninit;
+
+use cudarc::driver::sys::CUdeviceptr;
+use cudarc::driver::{CudaSlice, DevicePtr, result};
+use kernel_abi::{FaultWord, REDUCE_BLOCK};
+
+use super::enqueue::{fault_result, launch, new_fault_word};
+use super::execute::Completion;
+use super::params::ReduceWords;
+use super::{Kernel, Launch, plan, trace};
+use crate::data::{ArgKind, ErasedArg, alloc_error};
+use crate::driver::Device;
+use crate::error::{Error, Result};
+use crate::scalar::Scalar;
+
+/// Folds `arg` with `kernel`'s function on `device` (or the array's, or the default).
+///
+/// # Safety
+/// `T` must be the kernel's element type, and `arg` an argument of that type.
+pub(crate) unsafe fn reduce<T: Scalar>(
+    kernel: &Kernel,
+    device: Option<&Device>,
+    arg: ErasedArg<'_>,
+    identity: Option<T>,
+) -> Result<T> {
+    let spec = kernel.spec();
+    let empty = || identity.ok_or(Error::EmptyReduce { function: spec.name });
+    let n = match arg.0 {
+        ArgKind::Scalar { bits } => return Ok(T::from_bits(bits)),
+        ArgKind::Host { len, .. } | ArgKind::Device { len, .. } => len,
+    };
+    let args = std::slice::from_ref(&arg);
+    // `plan` names the parameters; a reduction has one argument, the array.
+    let Some(plan) = plan(spec, device, args, &[])? else { return empty() };
+    debug_assert_eq!(plan.n, n);
+    let device = &plan.device;
+    device.bind()?;
+    let loaded = kernel.loaded(device)?;
+    let Some(entry) = &loaded.reduce else {
+        return Err(Error::internal(format!("`{}` has no reduction entry, but `reduce` was called", spec.name)));
+    };
+    let stream = device.stream();
+    if let Some(uses) = arg.uses() {
+        uses.order_before(stream)?;
+    }
+    let size = std::mem::size_of::<T>();
+    let alloc = |bytes: usize| -> Result<CudaSlice<u8>> {
+        // SAFETY: bytes are plain data, written by a copy or the kernel before they are read.
+        unsafe { stream.alloc::<u8>(bytes) }.map_err(|e| alloc_error(device, bytes, e))
+    };
+    let (input, _staged) = match arg.0 {
+        ArgKind::Device { ptr, .. } => (ptr, None),
+        ArgKind::Host { ptr, bytes, .. } => {
+            let buf = alloc(bytes)?;
+            let dst = buf.device_ptr(stream).0;
+            // SAFETY: `ptr` is a live borrow of `bytes` bytes (an `ErasedArg` is made only
+            // from one); `dst` has room for them; the copy is waited for below.
+            let src = unsafe { std::slice::from_raw_parts(ptr, bytes) };
+            // SAFETY: as above.
+            unsafe { result::memcpy_htod_async(dst, src, stream.cu_stream()) }
+                .map_err(|e| Error::driver("copying an argument to the GPU", e))?;
+            (dst, Some(buf))
+        }
+        ArgKind::Scalar { .. } => return Err(Error::internal("a scalar reached the reduction launch")),
+    };
+    let fault = if spec.error_flag { Some(new_fault_word(device, stream)?) } else { None };
+    let fault_ptr = fault.as_ref().map(|f| f.device_ptr(stream).0);
+    let launch_fold = |n: usize, partials: CUdeviceptr, input: CUdeviceptr, grid: u32| -> Result<()> {
+        let mut words = ReduceWords::new(n, partials, input, fault_ptr);
+        // SAFETY: the reduction entry's parameters (`kernel_abi::ReduceParams`), launched
+        // with its required block (`Entry::block` is `REDUCE_BLOCK`) and at most
+        // `ceil(n / REDUCE_BLOCK)` blocks; the buffers outlive the wait below.
+        unsafe { launch(entry, grid, stream, &mut words.params()) }
+    };
+    // Every block gets at least one element, so no identity is needed on the device.
+    let grid = n.div_ceil(REDUCE_BLOCK as usize).min(entry.max_grid as usize).max(1);
+    let partials = alloc(grid * size)?;
+    let partials_ptr = partials.device_ptr(stream).0;
+    launch_fold(n, partials_ptr, input, grid as u32)?;
+    let final_buf;
+    let result_ptr = if grid > 1 {
+        final_buf = alloc(size)?;
+        let p = final_buf.device_ptr(stream).0;
+        launch_fold(grid, p, partials_ptr, 1)?;
+        p
+    } else {
+        partials_ptr
+    };
+    let mut value = MaybeUninit::<T>::uninit();
+    // SAFETY: one `T` from the result into a local; a copy to pageable memory returns
+    // when it is done (after the launches queued before it).
+    unsafe { result::memcpy_dtoh_async(std::slice::from_mut(&mut value), result_ptr, stream.cu_stream()) }
+        .map_err(|e| Error::driver("copying the result from the GPU", e))?;
+    let mut word = FaultWord::NONE.0;
+    if let Some(p) = fault_ptr {
+        // SAFETY: one `u64` from the live fault word into a local.
+        unsafe { result::memcpy_dtoh_async(std::slice::from_mut(&mut word), p, stream.cu_stream()) }
+            .map_err(|e| Error::driver("reading the kernel's error flag", e))?;
+    }
+    stream.synchronize().map_err(|e| Error::driver("running the reduction", e))?;
+    fault_result(spec.name, FaultWord(word))?;
+    trace::call_if_enabled(&Launch { spec, plan: &plan, args, outs: &[] }, Completion::Waited);
+    // SAFETY: the completed copy wrote it.
+    Ok(unsafe { value.assume_init() })
+}
