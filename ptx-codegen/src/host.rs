@@ -69,7 +69,11 @@ fn host_machine() -> Result<TargetMachine, String> {
 /// Compiles `f` for the CPU (optimised with the same `default<O3>` pipeline as the PTX).
 /// `math` gives the address of a host function for each libdevice function it calls
 /// (`__nv_sinf` → an `extern "C" fn(f32) -> f32`).
-pub fn jit<'ctx>(
+///
+/// # Safety
+/// Every address `math` returns must be that of a function with the C signature of the
+/// libdevice function it stands for: the compiled code calls it as one.
+pub unsafe fn jit<'ctx>(
     cx: &'ctx Context,
     program: &Program,
     math: &dyn Fn(&str) -> Option<usize>,
@@ -124,6 +128,7 @@ fn add_eval<'ctx>(
     );
     let mut call_args: Vec<BasicMetadataValueEnum> = Vec::new();
     for (i, p) in f.params.iter().enumerate() {
+        // SAFETY: word `i` of `args`, which holds one word per parameter (see `call`).
         let slot = unsafe {
             e(b.build_in_bounds_gep(cx.i64_type(), args, &[cx.i64_type().const_int(i as u64, false)], "arg"))?
         };
@@ -148,6 +153,7 @@ fn add_eval<'ctx>(
         } else {
             v
         };
+        // SAFETY: word `k` of `out`, which holds one word per result (see `call`).
         let slot = unsafe {
             e(b.build_in_bounds_gep(cx.i64_type(), out, &[cx.i64_type().const_int(k as u64, false)], "out"))?
         };

@@ -10,6 +10,8 @@
 pub mod abi;
 pub mod emit;
 pub mod frontend;
+/// The lowering compiled for the host, for the differential tests (feature `host-jit`).
+#[cfg(feature = "host-jit")]
 pub mod host;
 pub mod intrinsic;
 pub mod ir;

@@ -11,6 +11,7 @@ fn the_dump_folder_gets_ir_and_ptx() {
     // SAFETY: the only test of this binary, so no other thread reads the environment.
     unsafe { std::env::set_var(ptx_codegen::DUMP_ENV, &dir) };
     let k = compile_str("fn dumped_twice(x: f64) -> f64 { x * 2.0 }", &Options::default()).unwrap();
+    // SAFETY: as above.
     unsafe { std::env::remove_var(ptx_codegen::DUMP_ENV) };
     let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
     assert_eq!(read("dumped_twice.ptx"), k.ptx);

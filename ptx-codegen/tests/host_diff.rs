@@ -149,7 +149,9 @@ fn check(name: &str, src: &str, reference: &Reference, how: Compare, cases: u32)
     let item: syn::ItemFn = syn::parse_str(src).unwrap_or_else(|e| panic!("{name}: {e}"));
     let program = frontend::check_function(&item).unwrap_or_else(|e| panic!("{name} does not compile: {e}"));
     let cx = Context::create();
-    let jit = host::jit(&cx, &program, &math).unwrap_or_else(|e| panic!("{name}: JIT failed: {e}"));
+    // SAFETY: `math` maps each libdevice name to an `extern "C"` function of the same
+    // signature (`libdevice_on_host!` below writes each with its libdevice types).
+    let jit = unsafe { host::jit(&cx, &program, &math) }.unwrap_or_else(|e| panic!("{name}: JIT failed: {e}"));
     let strategies: Vec<BoxedStrategy<u64>> = jit.params.iter().map(|t| strategy(*t)).collect();
     let mut runner = TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
     let result = runner.run(&strategies, |args| {
@@ -235,10 +237,10 @@ libdevice_on_host! {
         "__nv_acoshf" => |x| x.acosh();
         "__nv_atanhf" => |x| x.atanh();
         "__nv_hypotf" => |x, y| x.hypot(y);
-        "__nv_erff" => |x| unsafe { erff(x) };
-        "__nv_erfcf" => |x| unsafe { erfcf(x) };
-        "__nv_tgammaf" => |x| unsafe { tgammaf(x) };
-        "__nv_lgammaf" => |x| unsafe { lgammaf(x) };
+        "__nv_erff" => |x| erff(x);
+        "__nv_erfcf" => |x| erfcf(x);
+        "__nv_tgammaf" => |x| tgammaf(x);
+        "__nv_lgammaf" => |x| lgammaf(x);
     f64:
         "__nv_fmod" => |x, y| x % y;
         "__nv_cbrt" => |x| x.cbrt();
@@ -264,10 +266,10 @@ libdevice_on_host! {
         "__nv_acosh" => |x| x.acosh();
         "__nv_atanh" => |x| x.atanh();
         "__nv_hypot" => |x, y| x.hypot(y);
-        "__nv_erf" => |x| unsafe { erf(x) };
-        "__nv_erfc" => |x| unsafe { erfc(x) };
-        "__nv_tgamma" => |x| unsafe { tgamma(x) };
-        "__nv_lgamma" => |x| unsafe { lgamma(x) };
+        "__nv_erf" => |x| erf(x);
+        "__nv_erfc" => |x| erfc(x);
+        "__nv_tgamma" => |x| tgamma(x);
+        "__nv_lgamma" => |x| lgamma(x);
 }
 
 #[test]
@@ -278,15 +280,17 @@ fn hand_written_corpus_matches_rust() {
     }
 }
 
+// C's libm: functions of plain floats that touch no memory (`lgamma` sets `signgam`, a
+// global int no test reads), so calling them is safe.
 unsafe extern "C" {
-    fn erff(x: f32) -> f32;
-    fn erfcf(x: f32) -> f32;
-    fn tgammaf(x: f32) -> f32;
-    fn lgammaf(x: f32) -> f32;
-    fn erf(x: f64) -> f64;
-    fn erfc(x: f64) -> f64;
-    fn tgamma(x: f64) -> f64;
-    fn lgamma(x: f64) -> f64;
+    safe fn erff(x: f32) -> f32;
+    safe fn erfcf(x: f32) -> f32;
+    safe fn tgammaf(x: f32) -> f32;
+    safe fn lgammaf(x: f32) -> f32;
+    safe fn erf(x: f64) -> f64;
+    safe fn erfc(x: f64) -> f64;
+    safe fn tgamma(x: f64) -> f64;
+    safe fn lgamma(x: f64) -> f64;
 }
 
 macro_rules! float_references {
@@ -324,10 +328,10 @@ macro_rules! float_references {
             ("recip", native(|x: $t| x.recip())),
             ("to_degrees", native(|x: $t| x.to_degrees())),
             ("to_radians", native(|x: $t| x.to_radians())),
-            ("erf", native(|x: $t| unsafe { $erf(x) })),
-            ("erfc", native(|x: $t| unsafe { $erfc(x) })),
-            ("gamma", native(|x: $t| unsafe { $tgamma(x) })),
-            ("ln_gamma", native(|x: $t| unsafe { $lgamma(x) })),
+            ("erf", native(|x: $t| $erf(x))),
+            ("erfc", native(|x: $t| $erfc(x))),
+            ("gamma", native(|x: $t| $tgamma(x))),
+            ("ln_gamma", native(|x: $t| $lgamma(x))),
             ("copysign", native(|x: $t, y: $t| x.copysign(y))),
             ("powf", native(|x: $t, y: $t| x.powf(y))),
             ("atan2", native(|x: $t, y: $t| x.atan2(y))),

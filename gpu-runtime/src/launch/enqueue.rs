@@ -240,6 +240,13 @@ pub(crate) fn fault_result(function: &'static str, word: FaultWord) -> Result<()
     }
 }
 
+/// Whether a call waited for the GPU before returning.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub(crate) enum Completion {
+    Waited,
+    Queued,
+}
+
 /// Work queued on a stream, with the temporaries it uses. Dropping it without
 /// [`Queued::finish`] or [`Queued::detach`] (an error on the way) waits for the work, so
 /// that nothing it reads or writes is freed under it.

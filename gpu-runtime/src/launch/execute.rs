@@ -8,15 +8,9 @@
 
 use std::time::Instant;
 
+use super::enqueue::Completion;
 use super::{Kernel, Launch, pipeline, trace};
 use crate::error::Result;
-
-/// Whether a call waited for the GPU before returning.
-#[derive(Copy, Clone, PartialEq, Eq, Debug)]
-pub(crate) enum Completion {
-    Waited,
-    Queued,
-}
 
 /// Runs `launch` on `kernel`'s plain entry.
 ///

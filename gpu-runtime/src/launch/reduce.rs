@@ -9,8 +9,8 @@ use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaSlice, DevicePtr, result};
 use kernel_abi::{FaultWord, REDUCE_BLOCK};
 
+use super::enqueue::Completion;
 use super::enqueue::{fault_result, launch, new_fault_word};
-use super::execute::Completion;
 use super::params::ReduceWords;
 use super::{Kernel, Launch, plan, trace};
 use crate::data::{ArgKind, ErasedArg, alloc_error};

@@ -3,7 +3,7 @@
 //! unless a subscriber wants them.
 
 use super::Launch;
-use super::execute::Completion;
+use super::enqueue::Completion;
 use crate::error::Result;
 
 pub(crate) fn enabled() -> bool {

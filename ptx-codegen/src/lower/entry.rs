@@ -354,7 +354,7 @@ impl<'ctx> GridLoop<'_, 'ctx> {
             let mt = memory_type(cx, t);
             let vt = vector_of(mt, lanes);
             let load = |b: &Builder<'ctx>| -> LResult<BasicValueEnum<'ctx>> {
-                // SAFETY of the GEP: `base + lanes <= n` and the arrays have `n` elements.
+                // SAFETY: `base + lanes <= n` and the arrays have `n` elements.
                 let p = unsafe { b.build_in_bounds_gep(mt, *ptr, &[base], "vp")? };
                 let v = b.build_load(vt, p, "vx")?;
                 if let Some(inst) = v.as_instruction_value() {
@@ -396,6 +396,7 @@ impl<'ctx> GridLoop<'_, 'ctx> {
             for (j, r) in results.iter().enumerate() {
                 v = b.build_insert_element(v, r[o], cx.i32_type().const_int(j as u64, false), "out_lane")?;
             }
+            // SAFETY: `base + lanes <= n` and the outputs have `n` elements.
             let dst = unsafe { b.build_in_bounds_gep(memory_type(cx, t), ptr, &[base], "vdst")? };
             let st = b.build_store(dst, v)?;
             st.set_alignment(vector_align(t, lanes) as u32).map_err(|e| internal(e.to_string(), Span::call_site()))?;
@@ -429,9 +430,12 @@ impl<'ctx> GridLoop<'_, 'ctx> {
                     // runtime passes the address of the view's first element.
                     Some(slot) => {
                         let off = b.build_load(i64t, *slot, "off")?.into_int_value();
+                        // SAFETY: a plain GEP (no `inbounds`: the offset may be negative, for a
+                        // reversed axis) to an element the view covers, by the strides the
+                        // runtime passes.
                         unsafe { b.build_gep(mt, *ptr, &[off], "elem")? }
                     }
-                    // SAFETY of the GEP: `idx < n` and the runtime passes arrays of `n` elements.
+                    // SAFETY: `idx < n` and the runtime passes arrays of `n` elements.
                     None => unsafe { b.build_in_bounds_gep(mt, *ptr, &[idx], "elem")? },
                 };
                 Ok(b.build_load(mt, p, "x")?)
@@ -508,6 +512,7 @@ impl<'ctx> GridLoop<'_, 'ctx> {
         let (cx, b) = (self.cx, self.builder);
         let values = self.call(args, idx)?;
         for ((&t, &ptr), v) in self.abi.outputs.iter().zip(&self.out).zip(values) {
+            // SAFETY: `idx < n` and the outputs have `n` elements.
             let dst = unsafe { b.build_in_bounds_gep(memory_type(cx, t), ptr, &[idx], "dst")? };
             b.build_store(dst, v)?;
         }

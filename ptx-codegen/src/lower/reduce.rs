@@ -163,6 +163,7 @@ pub fn lower_reduce_entry<'ctx>(
     let has_first = b.build_int_compare(IntPredicate::ULT, first, n, "has_first")?;
     b.build_conditional_branch(has_first, start, tree)?;
     b.position_at_end(start);
+    // SAFETY: the GEP is reached only when `first < n`, and `input` has `n` elements.
     let p = unsafe { b.build_in_bounds_gep(mt, input, &[first], "p")? };
     b.build_store(acc, b.build_load(mt, p, "x")?)?;
     b.build_store(has, cx.bool_type().const_int(1, false))?;
@@ -182,6 +183,7 @@ pub fn lower_reduce_entry<'ctx>(
     let mut xs = Vec::new();
     for j in 0..UNROLL {
         let k = b.build_int_add(i, b.build_int_mul(stride, i64t.const_int(j, false), "off")?, "k")?;
+        // SAFETY: the tile is reached only when its last index is below `n`, and `input` has `n` elements.
         let p = unsafe { b.build_in_bounds_gep(mt, input, &[k], "p")? };
         xs.push(b.build_load(mt, p, "x")?);
         at.push(k);
@@ -198,6 +200,7 @@ pub fn lower_reduce_entry<'ctx>(
     let more = b.build_int_compare(IntPredicate::ULT, i, n, "more")?;
     b.build_conditional_branch(more, body, tree)?;
     b.position_at_end(body);
+    // SAFETY: the loop body runs only for `i < n`, and `input` has `n` elements.
     let p = unsafe { b.build_in_bounds_gep(mt, input, &[i], "p")? };
     let x = b.build_load(mt, p, "x")?;
     let cur = b.build_load(mt, acc, "acc")?;
@@ -209,6 +212,8 @@ pub fn lower_reduce_entry<'ctx>(
     // Phase 2: the block's values, folded as a tree in shared memory.
     b.position_at_end(tree);
     let zero = i64t.const_zero();
+    // SAFETY: element `k < REDUCE_BLOCK` (a thread index of the required block) of a
+    // shared array of `REDUCE_BLOCK` elements.
     let slot = |arr: inkwell::values::GlobalValue<'ctx>, ty: inkwell::types::ArrayType<'ctx>, k: IntValue<'ctx>| unsafe {
         b.build_in_bounds_gep(ty, arr.as_pointer_value(), &[zero, k], "slot")
     };
@@ -256,6 +261,7 @@ pub fn lower_reduce_entry<'ctx>(
     b.build_conditional_branch(is_first, write, exit)?;
     b.position_at_end(write);
     let v = b.build_load(mt, slot(values, values_ty, zero)?, "block_value")?;
+    // SAFETY: `partials` has one element per block of the launch (`kernel_abi::ReduceParams`).
     let dst = unsafe { b.build_in_bounds_gep(mt, partials, &[ctaid], "dst")? };
     b.build_store(dst, v)?;
     b.build_unconditional_branch(exit)?;
