@@ -81,7 +81,9 @@ pub unsafe fn jit<'ctx>(
     let module = cx.create_module("host");
     let error_flag = program.may_fail();
     let f = program.entry();
-    let scalar = lower::lower_program(cx, &module, program, "scalar", error_flag, false).map_err(|e| e.message)?[0];
+    // The host copy checks the IEEE lowering; `fastmath` has no bit-exact reference.
+    let how = lower::Lowering { fault_code: error_flag, fastmath: false };
+    let scalar = lower::lower_program(cx, &module, program, "scalar", how).map_err(|e| e.message)?[0];
     add_eval(cx, &module, f, scalar, error_flag)?;
     let tm = host_machine()?;
     module.set_triple(&tm.get_triple());

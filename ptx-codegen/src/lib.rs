@@ -24,7 +24,7 @@ pub mod ty;
 use inkwell::context::Context;
 use syn::ext::IdentExt;
 
-use lower::{EntryKind, Weight};
+use lower::{EntryKind, Lowering, Weight};
 
 pub use abi::{Fault, KernelAbi, entry_symbol};
 pub use options::{Options, Target};
@@ -65,17 +65,16 @@ pub fn compile_ir(program: &ir::Program, name: &str, options: &Options) -> Resul
     let abi = KernelAbi::new(name, inputs, &f.ret, program.may_fail());
     let cx = Context::create();
     let module = cx.create_module(name);
-    let lowered =
-        lower::lower_program(&cx, &module, program, &format!("{name}_scalar"), abi.error_flag, options.fastmath)
-            .and_then(|fns| {
-                let weight = if libdevice::needed(&module) { Weight::Heavy } else { Weight::Light };
-                lower::lower_kernel_entry(&cx, &module, fns[0], &abi, EntryKind::Contiguous, weight)?;
-                lower::lower_kernel_entry(&cx, &module, fns[0], &abi, EntryKind::Strided, weight)?;
-                if let Some(r) = &abi.reduce_entry {
-                    lower::lower_reduce_entry(&cx, &module, fns[0], abi.outputs[0], r, abi.error_flag, weight)?;
-                }
-                Ok(())
-            });
+    let how = Lowering { fault_code: abi.error_flag, fastmath: options.fastmath };
+    let lowered = lower::lower_program(&cx, &module, program, &format!("{name}_scalar"), how).and_then(|fns| {
+        let weight = if libdevice::needed(&module) { Weight::Heavy } else { Weight::Light };
+        lower::lower_kernel_entry(&cx, &module, fns[0], &abi, EntryKind::Contiguous, weight)?;
+        lower::lower_kernel_entry(&cx, &module, fns[0], &abi, EntryKind::Strided, weight)?;
+        if let Some(r) = &abi.reduce_entry {
+            lower::lower_reduce_entry(&cx, &module, fns[0], abi.outputs[0], r, abi.error_flag, weight)?;
+        }
+        Ok(())
+    });
     if let Err(e) = lowered {
         return Err(format!("internal compiler error while lowering `{name}`: {}", e.message));
     }

@@ -12,12 +12,21 @@ use super::signature::FnSig;
 use crate::ir::{FnId, Function, LocalId, Type};
 use crate::ty::ScalarType;
 
+/// Where a variable comes from.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub(super) enum LocalKind {
+    /// A parameter of the function.
+    Param,
+    /// A `let`, a pattern binding, a loop variable or a value the checker introduces.
+    Let,
+}
+
 /// A variable of the function being checked (a parameter, a `let`, a pattern binding).
 pub(super) struct LocalInfo {
     pub(super) name: String,
     pub(super) ty: Type,
     pub(super) mutable: bool,
-    pub(super) is_param: bool,
+    pub(super) kind: LocalKind,
     pub(super) span: Span,
 }
 
@@ -80,13 +89,13 @@ impl<'p> FnChecker<'p> {
         }
     }
 
-    pub(super) fn new_local(&mut self, name: String, ty: Type, mutable: bool, is_param: bool, span: Span) -> LocalId {
-        self.locals.push(LocalInfo { name, ty, mutable, is_param, span });
+    pub(super) fn new_local(&mut self, name: String, ty: Type, mutable: bool, kind: LocalKind, span: Span) -> LocalId {
+        self.locals.push(LocalInfo { name, ty, mutable, kind, span });
         LocalId(self.locals.len() as u32 - 1)
     }
 
     pub(super) fn declare(&mut self, name: String, ty: Type, mutable: bool, span: Span) -> LocalId {
-        let id = self.new_local(name.clone(), ty, mutable, false, span);
+        let id = self.new_local(name.clone(), ty, mutable, LocalKind::Let, span);
         if name != "_" {
             self.scopes.last_mut().expect("a scope is open").push((name, id));
         }

@@ -4,7 +4,7 @@ use proc_macro2::Span;
 use quote::ToTokens;
 use syn::spanned::Spanned;
 
-use super::context::FnChecker;
+use super::context::{FnChecker, LocalKind};
 use super::diagnostics::{SpanRange, conversion_hint};
 use super::infer::VarKind;
 use super::obligations::Require;
@@ -240,7 +240,7 @@ impl FnChecker<'_> {
                 };
                 let info = &self.locals[id.0 as usize];
                 if !info.mutable {
-                    let hint = if info.is_param {
+                    let hint = if info.kind == LocalKind::Param {
                         format!("make the parameter mutable: `mut {name}`")
                     } else {
                         format!("declare it with `let mut {name}`")

@@ -1,6 +1,6 @@
 //! Items: the program's functions, a block's nested `fn`s and `const`s, and calls that recurse.
 
-use super::context::{FnChecker, ProgramCx};
+use super::context::{FnChecker, LocalKind, ProgramCx};
 use super::diagnostics::{SpanRange, TypeUse, conversion_hint};
 use super::signature::fn_sig;
 use super::syntax;
@@ -85,7 +85,7 @@ impl FnChecker<'_> {
             .locals
             .iter()
             .enumerate()
-            .filter(|(_, l)| l.is_param && l.name != "_")
+            .filter(|(_, l)| l.kind == LocalKind::Param && l.name != "_")
             .map(|(i, l)| (l.name.clone(), LocalId(i as u32)))
             .collect();
         self.scopes.push(bindings);

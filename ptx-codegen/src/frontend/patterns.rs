@@ -4,7 +4,7 @@ use proc_macro2::Span;
 use quote::ToTokens;
 use syn::spanned::Spanned;
 
-use super::context::FnChecker;
+use super::context::{FnChecker, LocalKind};
 use super::diagnostics::SpanRange;
 use super::infer::VarKind;
 use super::obligations::Require;
@@ -56,7 +56,7 @@ impl FnChecker<'_> {
             return self.error_expr(span);
         }
         // The scrutinee is evaluated once, into a local no name refers to.
-        let value = self.new_local("match value".into(), st, false, false, span);
+        let value = self.new_local("match value".into(), st, false, LocalKind::Let, span);
         let mut result_ty = self.prog.infer.fresh(VarKind::Any);
         let mut arms: Vec<(Option<Expr>, Vec<Stmt>, Expr, bool)> = Vec::new();
         for arm in &m.arms {

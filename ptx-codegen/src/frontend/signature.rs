@@ -1,6 +1,6 @@
 //! Signatures: parameters and results, and the scalar types written in a function.
 
-use super::context::{FnChecker, ProgramCx};
+use super::context::{FnChecker, LocalKind, ProgramCx};
 use super::diagnostics::TypeUse;
 use super::{signature_types, syntax};
 use crate::ir::{Param, RetType, Type};
@@ -73,13 +73,13 @@ impl FnChecker<'_> {
                     let Some((name, mutable, span)) = self.binding(&pt.pat, "parameter") else {
                         // The pattern's error says it all: bind its names quietly.
                         for (name, span) in syntax::pattern_names(&pt.pat) {
-                            self.new_local(name, Type::Error, false, true, span);
+                            self.new_local(name, Type::Error, false, LocalKind::Param, span);
                         }
                         continue;
                     };
                     let ty = self.scalar_type(&pt.ty, TypeUse::Param);
                     let lty = ty.map_or(Type::Error, Type::Scalar);
-                    let local = self.new_local(name.clone(), lty, mutable, true, span);
+                    let local = self.new_local(name.clone(), lty, mutable, LocalKind::Param, span);
                     if let Some(ty) = ty {
                         params.push(Param { name, ty, local });
                     }

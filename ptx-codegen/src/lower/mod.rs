@@ -95,8 +95,18 @@ pub fn memory_type<'ctx>(cx: &'ctx Context, t: ScalarType) -> BasicTypeEnum<'ctx
     }
 }
 
+/// How a program's functions are lowered.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Lowering {
+    /// Every function takes a pointer to the fault code as its last parameter (the program
+    /// can fail where Rust would panic).
+    pub fault_code: bool,
+    /// The user's `fastmath`: float operations may be contracted and reassociated.
+    pub fastmath: bool,
+}
+
 /// Adds the program's functions to `module`, each with `internal` linkage, and returns them
-/// (the vectorized function first). When `error_flag` is set every function's last
+/// (the vectorized function first). With `how.fault_code` every function's last
 /// parameter points to an `i32` fault code, which stays 0 unless an operation fails where
 /// Rust would panic: then the function stores the [`Fault`] code and returns at once, and
 /// so does every caller up the chain.
@@ -105,8 +115,7 @@ pub fn lower_program<'ctx>(
     module: &Module<'ctx>,
     program: &Program,
     symbol: &str,
-    error_flag: bool,
-    fastmath: bool,
+    how: Lowering,
 ) -> LResult<Vec<FunctionValue<'ctx>>> {
     let functions: Vec<FunctionValue<'ctx>> = program
         .functions
@@ -114,7 +123,7 @@ pub fn lower_program<'ctx>(
         .enumerate()
         .map(|(i, f)| {
             let mut params: Vec<_> = f.params.iter().map(|p| llvm_type(cx, p.ty).into()).collect();
-            if error_flag {
+            if how.fault_code {
                 params.push(cx.ptr_type(AddressSpace::default()).into());
             }
             let fn_ty = ret_type(cx, &f.ret).fn_type(&params, false);
@@ -123,15 +132,14 @@ pub fn lower_program<'ctx>(
         })
         .collect();
     for (f, llfn) in program.functions.iter().zip(&functions) {
-        lower_body(cx, module, f, *llfn, &functions, &program.tuples, error_flag, fastmath)?;
+        lower_body(cx, module, f, *llfn, &functions, &program.tuples, how)?;
     }
-    if fastmath {
+    if how.fastmath {
         fast_math(cx, module, &functions);
     }
     Ok(functions)
 }
 
-#[allow(clippy::too_many_arguments)]
 fn lower_body<'ctx>(
     cx: &'ctx Context,
     module: &Module<'ctx>,
@@ -139,8 +147,7 @@ fn lower_body<'ctx>(
     llfn: FunctionValue<'ctx>,
     functions: &[FunctionValue<'ctx>],
     tuples: &[Vec<ScalarType>],
-    error_flag: bool,
-    fastmath: bool,
+    how: Lowering,
 ) -> LResult<()> {
     let builder = cx.create_builder();
     let entry = cx.append_basic_block(llfn, "entry");
@@ -154,12 +161,12 @@ fn lower_body<'ctx>(
         entry,
         functions,
         tuples,
-        fastmath,
+        fastmath: how.fastmath,
         locals: vec![None; f.locals.len()],
         loops: HashMap::new(),
         ret_slot: None,
         ret_bb: None,
-        err: if error_flag { llfn.get_last_param().map(|p| p.into_pointer_value()) } else { None },
+        err: if how.fault_code { llfn.get_last_param().map(|p| p.into_pointer_value()) } else { None },
     };
     for (i, p) in f.params.iter().enumerate() {
         let slot = fl.slot(p.local)?;
