@@ -105,8 +105,7 @@ pub mod __private {
     pub use crate::api::{host_nd, host_nd_into};
     #[cfg(feature = "ndarray")]
     pub use crate::data::nd::{ErasedNd, NdAt};
-    pub use crate::data::{ErasedArg, HostLoop, OutSlot, broadcast_len};
-    pub use crate::driver::Uses;
+    pub use crate::data::{ErasedArg, HostLoop, broadcast_len};
     pub use crate::launch::{Kernel, KernelSpec};
     pub use rayon;
 }
