@@ -269,6 +269,16 @@ fn tuple_results_fill_one_array_each() {
     // An output of the wrong length is an error before any work.
     let mut short = vec![0i32; 3];
     assert!(matches!(divmod::into((&mut q_host, &mut short, &mut ok_host), &a, &b), Err(Error::LengthMismatch { .. })));
+    // A tuple of one field is one output array.
+    let x: Vec<f64> = inputs(10_001, 5);
+    let (got,) = single(&x, 0.5).unwrap();
+    assert_same("single", &got, &single::cpu(&x, 0.5).unwrap().0);
+}
+
+/// A tuple result of one field (a struct, not a scalar, to the compiler).
+#[vectorize(target = "cuda")]
+fn single(a: f64, b: f64) -> (f64,) {
+    (a * b + 1.0,)
 }
 
 #[test]

@@ -149,7 +149,9 @@ fn add_eval<'ctx>(
     let r = basic_value(call.try_as_basic_value(), f.span).map_err(|e| e.message)?;
     let rets = f.ret.scalars();
     for (k, t) in rets.iter().enumerate() {
-        let v = if rets.len() == 1 { r } else { e(b.build_extract_value(r.into_struct_value(), k as u32, "result"))? };
+        // A tuple result is a struct, even of one field (`-> (f64,)`).
+        let v =
+            if r.is_struct_value() { e(b.build_extract_value(r.into_struct_value(), k as u32, "result"))? } else { r };
         let v: BasicValueEnum = if *t == ScalarType::Bool {
             e(b.build_int_z_extend(v.into_int_value(), cx.i8_type(), "byte"))?.into()
         } else {

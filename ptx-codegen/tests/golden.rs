@@ -111,3 +111,17 @@ fn binary_functions_of_one_type_get_a_reduction_kernel() {
     let k = compile_str("fn mix(a: f64, b: f32) -> f64 { a + b as f64 }", &Options::default()).unwrap();
     assert_eq!(k.abi.reduce_entry, None);
 }
+
+#[test]
+fn a_one_field_tuple_is_a_result_array_of_its_own() {
+    // `-> (f64,)` returns a struct of one field, not a scalar: each entry takes it apart.
+    let k = compile_str("fn single(a: f64, b: f64) -> (f64,) { (a + b,) }", &Options::default())
+        .unwrap_or_else(|e| panic!("a one-field tuple compiles: {e}"));
+    assert_eq!(k.abi.outputs.len(), 1);
+    // A tuple, even of one `T`, is not `(T, T) -> T`: no reduction entry.
+    assert_eq!(k.abi.reduce_entry, None);
+    for entry in [k.abi.entry.clone(), k.abi.strided_entry()] {
+        assert!(k.ptx.contains(&format!(".entry {entry}(")), "{entry}");
+    }
+    assert!(k.ptx.contains("add.rn.f64") && k.ptx.contains("st.global.f64"), "{}", k.ptx);
+}

@@ -12,4 +12,10 @@ fn nested(x: f32) -> ((f32, f32), f32) {
     ((x, x), x)
 }
 
+// One output array per field, at most `kernel_abi::MAX_OUTPUTS` of them.
+#[vectorize(target = "cuda")]
+fn seven(x: f32) -> (f32, f32, f32, f32, f32, f32, f32) {
+    (x, x, x, x, x, x, x)
+}
+
 fn main() {}

@@ -3,6 +3,7 @@
 use super::context::{FnChecker, LocalKind, ProgramCx};
 use super::diagnostics::TypeUse;
 use super::{signature_types, syntax};
+use crate::abi::MAX_OUTPUTS;
 use crate::ir::{Param, RetType, Type};
 use crate::ty::ScalarType;
 
@@ -96,6 +97,16 @@ impl FnChecker<'_> {
             }
             syn::ReturnType::Type(_, ty) => match strip_parens(ty) {
                 // Several results: a tuple of scalars (each an output array).
+                syn::Type::Tuple(t) if t.elems.len() > MAX_OUTPUTS => {
+                    self.error(
+                        t,
+                        format!(
+                            "a vectorized function returns at most {MAX_OUTPUTS} values (one output array each), not {}: return fewer, or split it into several functions",
+                            t.elems.len()
+                        ),
+                    );
+                    None
+                }
                 syn::Type::Tuple(t) if !t.elems.is_empty() => {
                     let elems: Vec<Option<ScalarType>> =
                         t.elems.iter().map(|e| self.scalar_type(e, TypeUse::TupleElement)).collect();

@@ -497,11 +497,9 @@ impl<'ctx> GridLoop<'_, 'ctx> {
         }
         let mut values = Vec::with_capacity(self.abi.outputs.len());
         for (k, &t) in self.abi.outputs.iter().enumerate() {
-            let v = if self.abi.outputs.len() == 1 {
-                y
-            } else {
-                b.build_extract_value(y.into_struct_value(), k as u32, "result")?
-            };
+            // A tuple result is a struct, even of one field (`-> (f64,)`).
+            let v =
+                if y.is_struct_value() { b.build_extract_value(y.into_struct_value(), k as u32, "result")? } else { y };
             values.push(self.to_memory(v, t)?);
         }
         Ok(values)
