@@ -1,0 +1,471 @@
+//! The typed syntax of generated programs: what the generator builds, the renderer prints
+//! as Rust and the interpreter runs. Every expression knows its type; names are unique
+//! where Rust would need scoping rules the generator does not model (functions, constants,
+//! labels), and shadowing is real only for variables.
+
+use crate::methods::Method;
+use crate::ty::{Ty, Value};
+
+/// A generated vectorized function.
+#[derive(Clone, Debug)]
+pub struct Program {
+    /// The seed it was generated from (`kernel_fuzz::program(seed, …)` builds it again).
+    pub seed: u64,
+    pub func: FnItem,
+}
+
+/// A function: the vectorized one, or a `fn` item nested in a block.
+#[derive(Clone, Debug)]
+pub struct FnItem {
+    pub name: String,
+    pub params: Vec<Param>,
+    pub ret: Ret,
+    pub body: Block,
+}
+
+#[derive(Clone, Debug)]
+pub struct Param {
+    pub name: String,
+    pub ty: Ty,
+    pub mutable: bool,
+}
+
+/// A function's result: one scalar, or a tuple of them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ret {
+    Scalar(Ty),
+    Tuple(Vec<Ty>),
+}
+
+impl Ret {
+    pub fn scalars(&self) -> &[Ty] {
+        match self {
+            Ret::Scalar(t) => std::slice::from_ref(t),
+            Ret::Tuple(ts) => ts,
+        }
+    }
+
+    pub fn rust(&self) -> String {
+        match self {
+            Ret::Scalar(t) => t.name().to_string(),
+            Ret::Tuple(ts) if ts.len() == 1 => format!("({},)", ts[0].name()),
+            Ret::Tuple(ts) => format!("({})", ts.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Block {
+    pub stmts: Vec<Stmt>,
+    pub tail: Option<Tail>,
+}
+
+/// What a block ends with: a scalar, or (a function body's) tuple.
+#[derive(Clone, Debug)]
+pub enum Tail {
+    Scalar(Box<Expr>),
+    Tuple(Vec<Expr>),
+}
+
+#[derive(Clone, Debug)]
+pub struct ConstItem {
+    pub name: String,
+    pub ty: Ty,
+    pub value: Expr,
+}
+
+#[derive(Clone, Debug)]
+pub enum Stmt {
+    Const(ConstItem),
+    Fn(FnItem),
+    /// `let x = init;`, `let mut x: T = init;`, or `let x;` (assigned on every path later).
+    Let {
+        name: String,
+        mutable: bool,
+        annotated: bool,
+        ty: Ty,
+        init: Option<Expr>,
+    },
+    /// `let (a, _, mut c) = h(…);`
+    LetTuple {
+        names: Vec<Option<(String, bool)>>,
+        call: Call,
+    },
+    /// `x = v;` or `x op= v;`.
+    Assign {
+        name: String,
+        op: Option<BinOp>,
+        value: Expr,
+    },
+    /// An expression evaluated for its effects (and faults): `a / b;`.
+    Expr(Expr),
+    /// `if c { … }` (no value), with `else` when `els` is there.
+    If {
+        cond: Expr,
+        then: Block,
+        els: Option<Block>,
+    },
+    While {
+        label: Option<String>,
+        cond: Expr,
+        body: Block,
+    },
+    For {
+        label: Option<String>,
+        var: String,
+        range: RangeLoop,
+        body: Block,
+    },
+    /// A `loop` left by `break;` (no value).
+    Loop {
+        label: Option<String>,
+        body: Block,
+    },
+    Break {
+        label: Option<String>,
+        value: Option<Expr>,
+    },
+    Continue {
+        label: Option<String>,
+    },
+    Return(Tail),
+}
+
+/// `(start..end)` or `(start..=end)`, then `.rev()`, then `.step_by(step)`.
+#[derive(Clone, Debug)]
+pub struct RangeLoop {
+    pub ty: Ty,
+    pub start: Expr,
+    pub end: Expr,
+    pub inclusive: bool,
+    pub rev: bool,
+    pub step: Option<Expr>,
+}
+
+/// A call of a nested function.
+#[derive(Clone, Debug)]
+pub struct Call {
+    pub func: String,
+    pub args: Vec<Expr>,
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum UnOp {
+    Neg,
+    Not,
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    And,
+    Or,
+    Xor,
+    Shl,
+    Shr,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    /// `&&`, `||`: short-circuit.
+    LogicAnd,
+    LogicOr,
+}
+
+impl BinOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Rem => "%",
+            BinOp::And => "&",
+            BinOp::Or => "|",
+            BinOp::Xor => "^",
+            BinOp::Shl => "<<",
+            BinOp::Shr => ">>",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::LogicAnd => "&&",
+            BinOp::LogicOr => "||",
+        }
+    }
+
+    pub fn is_comparison(self) -> bool {
+        matches!(self, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
+    }
+
+    pub fn is_shift(self) -> bool {
+        matches!(self, BinOp::Shl | BinOp::Shr)
+    }
+
+    pub fn is_logical(self) -> bool {
+        matches!(self, BinOp::LogicAnd | BinOp::LogicOr)
+    }
+}
+
+/// A literal. `bare` asks for it to be written without a suffix where rustc would still
+/// give it its type (the renderer decides); a literal is never NaN or infinite.
+#[derive(Copy, Clone, Debug)]
+pub struct Lit {
+    pub value: Value,
+    pub bare: bool,
+    /// How an integer is spelled: 0 decimal, 1 hex, 2 binary, 3 octal, 4 with `_`.
+    pub style: u8,
+}
+
+#[derive(Clone, Debug)]
+pub struct Expr {
+    pub ty: Ty,
+    pub kind: ExprKind,
+}
+
+#[derive(Clone, Debug)]
+pub enum ExprKind {
+    Lit(Lit),
+    Var(String),
+    /// A constant item of the program.
+    Const(String),
+    /// A constant of the standard library (`i32::MAX`, `std::f64::consts::PI`), with its value.
+    PathConst(String, Value),
+    Unary(UnOp, Box<Expr>),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// `e as T`, `T` being this expression's type.
+    Cast(Box<Expr>),
+    /// `recv.m(args)`, or `T::m(recv, args)` when `path` is set.
+    Method {
+        method: Method,
+        recv: Box<Expr>,
+        args: Vec<Expr>,
+        path: bool,
+    },
+    Call(Call),
+    /// `h(…).k` of a function returning a tuple.
+    Field(Call, usize),
+    If {
+        cond: Box<Expr>,
+        then: Block,
+        els: Block,
+    },
+    Match {
+        scrutinee: Box<Expr>,
+        arms: Vec<Arm>,
+    },
+    Block(Block),
+    /// A `loop` that produces its value with `break value`.
+    Loop {
+        label: Option<String>,
+        body: Block,
+    },
+}
+
+#[derive(Clone, Debug)]
+pub struct Arm {
+    pub pat: Pat,
+    pub guard: Option<Expr>,
+    pub body: Expr,
+}
+
+#[derive(Clone, Debug)]
+pub enum Pat {
+    Wild,
+    /// A literal; `bare` as for [`Lit`] (a pattern always has its scrutinee's type).
+    Lit(Value, bool),
+    /// A constant of the standard library (`u8::MAX`).
+    PathConst(String, Value),
+    /// `lo..=hi`, `lo..hi`, `lo..`, `..=hi`, `..hi`.
+    Range {
+        lo: Option<Value>,
+        hi: Option<Value>,
+        inclusive: bool,
+    },
+    Or(Vec<Pat>),
+    /// `n` or `n @ sub`.
+    Bind(String, Option<Box<Pat>>),
+}
+
+impl Expr {
+    pub fn new(ty: Ty, kind: ExprKind) -> Expr {
+        Expr { ty, kind }
+    }
+
+    pub fn lit(value: Value) -> Expr {
+        Expr::new(value.ty(), ExprKind::Lit(Lit { value, bare: false, style: 0 }))
+    }
+}
+
+/// Calls `f` on every block of `b` (itself first), nested functions' bodies included.
+pub fn visit_blocks<'a>(b: &'a Block, f: &mut dyn FnMut(&'a Block)) {
+    f(b);
+    for s in &b.stmts {
+        match s {
+            Stmt::Const(c) => visit_expr_blocks(&c.value, f),
+            Stmt::Fn(func) => visit_blocks(&func.body, f),
+            Stmt::Let { init, .. } => {
+                if let Some(e) = init {
+                    visit_expr_blocks(e, f);
+                }
+            }
+            Stmt::LetTuple { call, .. } => call.args.iter().for_each(|a| visit_expr_blocks(a, f)),
+            Stmt::Assign { value, .. } => visit_expr_blocks(value, f),
+            Stmt::Expr(e) => visit_expr_blocks(e, f),
+            Stmt::If { cond, then, els } => {
+                visit_expr_blocks(cond, f);
+                visit_blocks(then, f);
+                if let Some(e) = els {
+                    visit_blocks(e, f);
+                }
+            }
+            Stmt::While { cond, body, .. } => {
+                visit_expr_blocks(cond, f);
+                visit_blocks(body, f);
+            }
+            Stmt::For { range, body, .. } => {
+                visit_expr_blocks(&range.start, f);
+                visit_expr_blocks(&range.end, f);
+                if let Some(s) = &range.step {
+                    visit_expr_blocks(s, f);
+                }
+                visit_blocks(body, f);
+            }
+            Stmt::Loop { body, .. } => visit_blocks(body, f),
+            Stmt::Break { value, .. } => {
+                if let Some(v) = value {
+                    visit_expr_blocks(v, f);
+                }
+            }
+            Stmt::Continue { .. } => {}
+            Stmt::Return(t) => visit_tail_blocks(t, f),
+        }
+    }
+    if let Some(t) = &b.tail {
+        visit_tail_blocks(t, f);
+    }
+}
+
+fn visit_tail_blocks<'a>(t: &'a Tail, f: &mut dyn FnMut(&'a Block)) {
+    match t {
+        Tail::Scalar(e) => visit_expr_blocks(e, f),
+        Tail::Tuple(es) => es.iter().for_each(|e| visit_expr_blocks(e, f)),
+    }
+}
+
+fn visit_expr_blocks<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Block)) {
+    match &e.kind {
+        ExprKind::Lit(_) | ExprKind::Var(_) | ExprKind::Const(_) | ExprKind::PathConst(..) => {}
+        ExprKind::Unary(_, a) | ExprKind::Cast(a) => visit_expr_blocks(a, f),
+        ExprKind::Binary(_, a, b) => {
+            visit_expr_blocks(a, f);
+            visit_expr_blocks(b, f);
+        }
+        ExprKind::Method { recv, args, .. } => {
+            visit_expr_blocks(recv, f);
+            args.iter().for_each(|a| visit_expr_blocks(a, f));
+        }
+        ExprKind::Call(c) | ExprKind::Field(c, _) => c.args.iter().for_each(|a| visit_expr_blocks(a, f)),
+        ExprKind::If { cond, then, els } => {
+            visit_expr_blocks(cond, f);
+            visit_blocks(then, f);
+            visit_blocks(els, f);
+        }
+        ExprKind::Match { scrutinee, arms } => {
+            visit_expr_blocks(scrutinee, f);
+            for a in arms {
+                if let Some(g) = &a.guard {
+                    visit_expr_blocks(g, f);
+                }
+                visit_expr_blocks(&a.body, f);
+            }
+        }
+        ExprKind::Block(b) | ExprKind::Loop { body: b, .. } => visit_blocks(b, f),
+    }
+}
+
+/// Calls `f` on every expression in `stmts` and `tail` (parents before children), nested
+/// blocks and nested functions included.
+pub fn visit_exprs<'a>(stmts: &'a [Stmt], tail: Option<&'a Tail>, f: &mut dyn FnMut(&'a Expr)) {
+    for s in stmts {
+        visit_stmt_exprs(s, f);
+    }
+    match tail {
+        Some(Tail::Scalar(e)) => visit_expr(e, f),
+        Some(Tail::Tuple(es)) => es.iter().for_each(|e| visit_expr(e, f)),
+        None => {}
+    }
+}
+
+fn visit_block_exprs<'a>(b: &'a Block, f: &mut dyn FnMut(&'a Expr)) {
+    visit_exprs(&b.stmts, b.tail.as_ref(), f);
+}
+
+fn visit_stmt_exprs<'a>(s: &'a Stmt, f: &mut dyn FnMut(&'a Expr)) {
+    match s {
+        Stmt::Const(c) => visit_expr(&c.value, f),
+        Stmt::Fn(func) => visit_block_exprs(&func.body, f),
+        Stmt::Let { init, .. } => init.iter().for_each(|e| visit_expr(e, f)),
+        Stmt::LetTuple { call, .. } => call.args.iter().for_each(|e| visit_expr(e, f)),
+        Stmt::Assign { value, .. } | Stmt::Expr(value) => visit_expr(value, f),
+        Stmt::If { cond, then, els } => {
+            visit_expr(cond, f);
+            visit_block_exprs(then, f);
+            els.iter().for_each(|e| visit_block_exprs(e, f));
+        }
+        Stmt::While { cond, body, .. } => {
+            visit_expr(cond, f);
+            visit_block_exprs(body, f);
+        }
+        Stmt::For { range, body, .. } => {
+            visit_expr(&range.start, f);
+            visit_expr(&range.end, f);
+            range.step.iter().for_each(|e| visit_expr(e, f));
+            visit_block_exprs(body, f);
+        }
+        Stmt::Loop { body, .. } => visit_block_exprs(body, f),
+        Stmt::Break { value, .. } => value.iter().for_each(|e| visit_expr(e, f)),
+        Stmt::Continue { .. } => {}
+        Stmt::Return(Tail::Scalar(e)) => visit_expr(e, f),
+        Stmt::Return(Tail::Tuple(es)) => es.iter().for_each(|e| visit_expr(e, f)),
+    }
+}
+
+/// Calls `f` on `e` and every expression inside it.
+pub fn visit_expr<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
+    f(e);
+    match &e.kind {
+        ExprKind::Lit(_) | ExprKind::Var(_) | ExprKind::Const(_) | ExprKind::PathConst(..) => {}
+        ExprKind::Unary(_, a) | ExprKind::Cast(a) => visit_expr(a, f),
+        ExprKind::Binary(_, a, b) => {
+            visit_expr(a, f);
+            visit_expr(b, f);
+        }
+        ExprKind::Method { recv, args, .. } => {
+            visit_expr(recv, f);
+            args.iter().for_each(|a| visit_expr(a, f));
+        }
+        ExprKind::Call(c) | ExprKind::Field(c, _) => c.args.iter().for_each(|a| visit_expr(a, f)),
+        ExprKind::If { cond, then, els } => {
+            visit_expr(cond, f);
+            visit_block_exprs(then, f);
+            visit_block_exprs(els, f);
+        }
+        ExprKind::Match { scrutinee, arms } => {
+            visit_expr(scrutinee, f);
+            for a in arms {
+                a.guard.iter().for_each(|g| visit_expr(g, f));
+                visit_expr(&a.body, f);
+            }
+        }
+        ExprKind::Block(b) | ExprKind::Loop { body: b, .. } => visit_block_exprs(b, f),
+    }
+}

@@ -1,0 +1,82 @@
+//! The fixed-seed corpora as Rust source, written by build scripts so that rustc compiles
+//! the generated functions into the tests that compare against them.
+
+use std::ops::Range;
+
+use crate::ast::Program;
+use crate::generate::{Config, program};
+use crate::render::render;
+
+/// The seeds of the corpus the host differential test compiles with rustc (with
+/// [`Config::HOST`]).
+pub const HOST_SEEDS: Range<u64> = 0..2000;
+
+/// The seeds of the corpus the GPU test compiles with `#[vectorize]` (with
+/// [`Config::GPU`]): fewer, since each one is a kernel the macro compiles at build time.
+pub const GPU_SEEDS: Range<u64> = 0..300;
+
+/// Lints the generated code trips on purpose: constant divisions by zero, overflowing
+/// constant arithmetic, unreachable code after `return`, unused values and names.
+const ALLOW: &str = "#![allow(warnings, arithmetic_overflow, unconditional_panic, unreachable_code, clippy::all)]";
+
+fn programs(seeds: Range<u64>, cfg: &Config) -> Vec<Program> {
+    seeds.map(|s| program(s, cfg)).collect()
+}
+
+/// The host corpus: `pub mod native { fn fz0(…) … }` (each function compiled by rustc,
+/// `SpecialMath` the trait `super::SpecialMath`) and `pub static CORPUS: &[(seed, source,
+/// caller)]`, where the caller runs the native function on argument bits through
+/// `kernel_fuzz::native::Native`.
+pub fn host_corpus(seeds: Range<u64>) -> String {
+    let progs = programs(seeds, &Config::HOST);
+    let mut out = String::new();
+    out.push_str("pub mod native {\n");
+    out.push_str(ALLOW);
+    out.push_str("\nuse ::kernel_fuzz::special::SpecialMath;\n");
+    for p in &progs {
+        out.push_str("pub ");
+        out.push_str(&render(p));
+        out.push('\n');
+    }
+    out.push_str("}\n\n");
+    out.push_str("pub static CORPUS: &[(u64, &str, fn(&[u64]) -> Vec<u64>)] = &[\n");
+    for p in &progs {
+        out.push_str(&format!(
+            "({}, {:?}, |a| ::kernel_fuzz::native::Native::call(&native::{}, a)),\n",
+            p.seed,
+            render(p),
+            p.func.name
+        ));
+    }
+    out.push_str("];\n");
+    out
+}
+
+/// The GPU corpus: `mod generated { #[vectorize] pub fn fz0(…) … }` and `fn
+/// generated_cases(cases)`, which calls the test's `case!` macro once per function with
+/// its seed, path, parameters and result type.
+pub fn gpu_corpus(seeds: Range<u64>) -> String {
+    let progs = programs(seeds, &Config::GPU);
+    let mut out = String::new();
+    out.push_str("mod generated {\n");
+    out.push_str(ALLOW);
+    out.push('\n');
+    for p in &progs {
+        out.push_str("#[gpu_runtime::vectorize]\npub ");
+        out.push_str(&render(p));
+        out.push('\n');
+    }
+    out.push_str("}\n\nfn generated_cases(cases: &mut Vec<Case>) {\n");
+    for p in &progs {
+        let params: Vec<String> = p.func.params.iter().map(|q| format!("{}: {}", q.name, q.ty.name())).collect();
+        out.push_str(&format!(
+            "    case!(cases, {}, generated::{}, ({}) -> {});\n",
+            p.seed,
+            p.func.name,
+            params.join(", "),
+            p.func.ret.rust()
+        ));
+    }
+    out.push_str("}\n");
+    out
+}

@@ -1,0 +1,28 @@
+//! Random programs of the kernel language, for differential testing of the compiler.
+//!
+//! [`program`] turns a seed into a well-typed function of the kernel language (every
+//! scalar type, the operators, casts, methods, `if`/`match`/loops, nested `fn` and `const`
+//! items, tuple results, and the operations that fault), [`render`] writes it as Rust
+//! source, and [`run`] interprets it with Rust's semantics, as the reference for any seed.
+//! [`corpus`] writes a fixed set of seeds as Rust for build scripts, so that rustc compiles
+//! the same functions into the tests: the reference the interpreter is checked against.
+//!
+//! No dependencies: build scripts use it (the crate's own through `#[path]`), and so may
+//! the GPU tests, which must not link LLVM.
+
+pub mod ast;
+pub mod corpus;
+pub mod generate;
+pub mod inputs;
+pub mod interp;
+pub mod methods;
+pub mod native;
+pub mod render;
+pub mod rng;
+pub mod special;
+pub mod ty;
+
+pub use generate::{Config, program};
+pub use interp::{Fault, Stop, run};
+pub use render::render;
+pub use ty::{Ty, Value};

@@ -1,0 +1,188 @@
+//! The methods of the kernel language (`ptx-codegen`'s `intrinsic.rs` and the README list
+//! them): their receivers, argument and result types, and how exact they are on the GPU.
+
+use crate::ty::Ty;
+
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum Recv {
+    Float,
+    Int,
+    Signed,
+    Unsigned,
+}
+
+impl Recv {
+    pub fn accepts(self, t: Ty) -> bool {
+        match self {
+            Recv::Float => t.is_float(),
+            Recv::Int => t.is_int(),
+            Recv::Signed => t.is_signed(),
+            Recv::Unsigned => t.is_unsigned(),
+        }
+    }
+}
+
+/// An argument's or the result's type, relative to the receiver's.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum Slot {
+    Same,
+    Bool,
+    U32,
+    I32,
+    /// The unsigned type of the receiver's width.
+    Unsigned,
+}
+
+impl Slot {
+    pub fn resolve(self, recv: Ty) -> Ty {
+        match self {
+            Slot::Same => recv,
+            Slot::Bool => Ty::Bool,
+            Slot::U32 => Ty::U32,
+            Slot::I32 => Ty::I32,
+            Slot::Unsigned => recv.unsigned(),
+        }
+    }
+}
+
+/// How a method computes on the GPU.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum Accuracy {
+    /// Bit-identical to the CPU.
+    Exact,
+    /// From libdevice: within its documented error bound, so only the host JIT (which
+    /// calls the CPU's own functions for libdevice's) can compare it bit for bit.
+    Libdevice,
+}
+
+macro_rules! methods {
+    ($($v:ident $name:literal $recv:ident ($($a:ident),*) -> $ret:ident $acc:ident;)*) => {
+        /// A method of the kernel language.
+        #[derive(Copy, Clone, PartialEq, Eq, Debug)]
+        pub enum Method { $($v),* }
+
+        /// Every method with its receivers (one entry per receiver class).
+        pub const METHODS: &[MethodInfo] = &[$(MethodInfo {
+            method: Method::$v,
+            name: $name,
+            recv: Recv::$recv,
+            args: &[$(Slot::$a),*],
+            ret: Slot::$ret,
+            accuracy: Accuracy::$acc,
+        }),*];
+    };
+}
+
+#[derive(Copy, Clone, Debug)]
+pub struct MethodInfo {
+    pub method: Method,
+    pub name: &'static str,
+    pub recv: Recv,
+    pub args: &'static [Slot],
+    pub ret: Slot,
+    pub accuracy: Accuracy,
+}
+
+methods! {
+    FAbs "abs" Float () -> Same Exact;
+    IAbs "abs" Signed () -> Same Exact;
+    FSignum "signum" Float () -> Same Exact;
+    ISignum "signum" Signed () -> Same Exact;
+    FMin "min" Float (Same) -> Same Exact;
+    IMin "min" Int (Same) -> Same Exact;
+    FMax "max" Float (Same) -> Same Exact;
+    IMax "max" Int (Same) -> Same Exact;
+    FClamp "clamp" Float (Same, Same) -> Same Exact;
+    IClamp "clamp" Int (Same, Same) -> Same Exact;
+    FRemEuclid "rem_euclid" Float (Same) -> Same Exact;
+    IRemEuclid "rem_euclid" Int (Same) -> Same Exact;
+    FDivEuclid "div_euclid" Float (Same) -> Same Exact;
+    IDivEuclid "div_euclid" Int (Same) -> Same Exact;
+    Copysign "copysign" Float (Same) -> Same Exact;
+    Floor "floor" Float () -> Same Exact;
+    Ceil "ceil" Float () -> Same Exact;
+    Round "round" Float () -> Same Exact;
+    RoundTiesEven "round_ties_even" Float () -> Same Exact;
+    Trunc "trunc" Float () -> Same Exact;
+    Fract "fract" Float () -> Same Exact;
+    Sqrt "sqrt" Float () -> Same Exact;
+    MulAdd "mul_add" Float (Same, Same) -> Same Exact;
+    Recip "recip" Float () -> Same Exact;
+    ToDegrees "to_degrees" Float () -> Same Exact;
+    ToRadians "to_radians" Float () -> Same Exact;
+    IsNan "is_nan" Float () -> Bool Exact;
+    IsInfinite "is_infinite" Float () -> Bool Exact;
+    IsFinite "is_finite" Float () -> Bool Exact;
+    IsSignNegative "is_sign_negative" Float () -> Bool Exact;
+    IsSignPositive "is_sign_positive" Float () -> Bool Exact;
+    Powi "powi" Float (I32) -> Same Exact;
+    Cbrt "cbrt" Float () -> Same Libdevice;
+    Exp "exp" Float () -> Same Libdevice;
+    Exp2 "exp2" Float () -> Same Libdevice;
+    ExpM1 "exp_m1" Float () -> Same Libdevice;
+    Ln "ln" Float () -> Same Libdevice;
+    Log2 "log2" Float () -> Same Libdevice;
+    Log10 "log10" Float () -> Same Libdevice;
+    Ln1p "ln_1p" Float () -> Same Libdevice;
+    Log "log" Float (Same) -> Same Libdevice;
+    Powf "powf" Float (Same) -> Same Libdevice;
+    Sin "sin" Float () -> Same Libdevice;
+    Cos "cos" Float () -> Same Libdevice;
+    Tan "tan" Float () -> Same Libdevice;
+    Asin "asin" Float () -> Same Libdevice;
+    Acos "acos" Float () -> Same Libdevice;
+    Atan "atan" Float () -> Same Libdevice;
+    Atan2 "atan2" Float (Same) -> Same Libdevice;
+    Sinh "sinh" Float () -> Same Libdevice;
+    Cosh "cosh" Float () -> Same Libdevice;
+    Tanh "tanh" Float () -> Same Libdevice;
+    Asinh "asinh" Float () -> Same Libdevice;
+    Acosh "acosh" Float () -> Same Libdevice;
+    Atanh "atanh" Float () -> Same Libdevice;
+    Hypot "hypot" Float (Same) -> Same Libdevice;
+    Erf "erf" Float () -> Same Libdevice;
+    Erfc "erfc" Float () -> Same Libdevice;
+    Gamma "gamma" Float () -> Same Libdevice;
+    LnGamma "ln_gamma" Float () -> Same Libdevice;
+    Pow "pow" Int (U32) -> Same Exact;
+    AbsDiff "abs_diff" Int (Same) -> Unsigned Exact;
+    UnsignedAbs "unsigned_abs" Signed () -> Unsigned Exact;
+    CountOnes "count_ones" Int () -> U32 Exact;
+    CountZeros "count_zeros" Int () -> U32 Exact;
+    LeadingZeros "leading_zeros" Int () -> U32 Exact;
+    TrailingZeros "trailing_zeros" Int () -> U32 Exact;
+    RotateLeft "rotate_left" Int (U32) -> Same Exact;
+    RotateRight "rotate_right" Int (U32) -> Same Exact;
+    SwapBytes "swap_bytes" Int () -> Same Exact;
+    ReverseBits "reverse_bits" Int () -> Same Exact;
+    IsPowerOfTwo "is_power_of_two" Unsigned () -> Bool Exact;
+    WrappingAdd "wrapping_add" Int (Same) -> Same Exact;
+    WrappingSub "wrapping_sub" Int (Same) -> Same Exact;
+    WrappingMul "wrapping_mul" Int (Same) -> Same Exact;
+    WrappingDiv "wrapping_div" Int (Same) -> Same Exact;
+    WrappingRem "wrapping_rem" Int (Same) -> Same Exact;
+    WrappingNeg "wrapping_neg" Int () -> Same Exact;
+    WrappingAbs "wrapping_abs" Signed () -> Same Exact;
+    WrappingShl "wrapping_shl" Int (U32) -> Same Exact;
+    WrappingShr "wrapping_shr" Int (U32) -> Same Exact;
+    WrappingPow "wrapping_pow" Int (U32) -> Same Exact;
+    SaturatingAdd "saturating_add" Int (Same) -> Same Exact;
+    SaturatingSub "saturating_sub" Int (Same) -> Same Exact;
+    SaturatingMul "saturating_mul" Int (Same) -> Same Exact;
+    SaturatingDiv "saturating_div" Int (Same) -> Same Exact;
+    SaturatingNeg "saturating_neg" Signed () -> Same Exact;
+    SaturatingAbs "saturating_abs" Signed () -> Same Exact;
+    SaturatingPow "saturating_pow" Int (U32) -> Same Exact;
+}
+
+impl Method {
+    pub fn info(self) -> &'static MethodInfo {
+        METHODS.iter().find(|m| m.method == self).expect("every method is in the table")
+    }
+
+    /// `erf`, `erfc`, `gamma`, `ln_gamma`: std has no stable versions; the kernel language
+    /// takes them from `gpu_runtime::SpecialMath` (path form `SpecialMath::erf(x)`).
+    pub fn is_special(self) -> bool {
+        matches!(self, Method::Erf | Method::Erfc | Method::Gamma | Method::LnGamma)
+    }
+}

@@ -1,0 +1,408 @@
+//! The generator covers the kernel language: over the host corpus's seeds, every scalar
+//! type, operator, cast, method, statement and pattern form appears, and the interpreter
+//! sees every fault. A change that stops the generator from producing something fails
+//! here rather than silently shrinking what the differential test checks.
+
+use std::collections::BTreeSet;
+
+use kernel_fuzz::ast::*;
+use kernel_fuzz::corpus::HOST_SEEDS;
+use kernel_fuzz::inputs::inputs;
+use kernel_fuzz::methods::METHODS;
+use kernel_fuzz::{Config, Fault, Stop, Ty, program, run};
+
+/// What the corpus contains, as names.
+#[derive(Default)]
+struct Seen(BTreeSet<String>);
+
+impl Seen {
+    fn add(&mut self, what: impl Into<String>) {
+        self.0.insert(what.into());
+    }
+
+    fn block(&mut self, b: &Block, fn_body: bool) {
+        let mut diverges = false;
+        for s in &b.stmts {
+            self.stmt(s);
+            diverges |= matches!(s, Stmt::Return(_) | Stmt::Break { .. } | Stmt::Continue { .. });
+        }
+        match &b.tail {
+            Some(Tail::Scalar(e)) => self.expr(e),
+            Some(Tail::Tuple(es)) => {
+                self.add(format!("tuple of {}", es.len()));
+                es.iter().for_each(|e| self.expr(e));
+            }
+            None if diverges && !fn_body => self.add("a branch that diverges"),
+            None => {}
+        }
+    }
+
+    fn func(&mut self, f: &FnItem) {
+        for p in &f.params {
+            self.add(format!("parameter {}", p.ty.name()));
+            if p.mutable {
+                self.add("mut parameter");
+            }
+        }
+        for t in f.ret.scalars() {
+            self.add(format!("result {}", t.name()));
+        }
+        self.block(&f.body, true);
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        match s {
+            Stmt::Const(c) => {
+                self.add(format!("const {}", c.ty.name()));
+                if matches!(c.value.kind, ExprKind::Binary(..)) {
+                    self.add("const from a const");
+                }
+                self.expr(&c.value);
+            }
+            Stmt::Fn(f) => {
+                self.add(if matches!(f.ret, Ret::Tuple(_)) { "nested fn returning a tuple" } else { "nested fn" });
+                self.func(f);
+            }
+            Stmt::Let { annotated, mutable, init, ty, .. } => {
+                self.add(format!("let {}", ty.name()));
+                self.add(if *annotated { "let with a type" } else { "let without a type" });
+                if *mutable {
+                    self.add("let mut");
+                }
+                match init {
+                    Some(e) => self.expr(e),
+                    None => self.add("deferred initialisation"),
+                }
+            }
+            Stmt::LetTuple { names, call } => {
+                self.add("let (a, b) = f(..)");
+                if names.iter().any(Option::is_none) {
+                    self.add("let (_, b)");
+                }
+                call.args.iter().for_each(|a| self.expr(a));
+            }
+            Stmt::Assign { op, value, name } => {
+                match op {
+                    None => self.add("assignment"),
+                    Some(op) => self.add(format!("compound {}=", op.symbol())),
+                }
+                let _ = name;
+                self.expr(value);
+            }
+            Stmt::Expr(e) => {
+                self.add("expression statement");
+                self.expr(e);
+            }
+            Stmt::If { cond, then, els } => {
+                self.add(if els.is_some() { "if-else statement" } else { "if statement" });
+                self.expr(cond);
+                self.block(then, false);
+                if let Some(e) = els {
+                    self.block(e, false);
+                }
+            }
+            Stmt::While { label, cond, body } => {
+                self.add("while");
+                if label.is_some() {
+                    self.add("labelled loop");
+                }
+                self.expr(cond);
+                self.block(body, false);
+            }
+            Stmt::For { range, body, .. } => {
+                self.add(format!("for over {}", range.ty.name()));
+                self.add(format!(
+                    "for over {}{}{}",
+                    if range.inclusive { "a..=b" } else { "a..b" },
+                    if range.rev { " rev" } else { "" },
+                    if range.step.is_some() { " step_by" } else { "" }
+                ));
+                self.expr(&range.start);
+                self.expr(&range.end);
+                if let Some(s) = &range.step {
+                    self.expr(s);
+                }
+                self.block(body, false);
+            }
+            Stmt::Loop { body, .. } => {
+                self.add("loop statement");
+                self.block(body, false);
+            }
+            Stmt::Break { label, value } => {
+                self.add(match (label, value) {
+                    (None, None) => "break",
+                    (Some(_), None) => "break 'label",
+                    (None, Some(_)) => "break value",
+                    (Some(_), Some(_)) => "break 'label value",
+                });
+                if let Some(v) = value {
+                    self.expr(v);
+                }
+            }
+            Stmt::Continue { label } => self.add(if label.is_some() { "continue 'label" } else { "continue" }),
+            Stmt::Return(t) => {
+                self.add("return");
+                match t {
+                    Tail::Scalar(e) => self.expr(e),
+                    Tail::Tuple(es) => es.iter().for_each(|e| self.expr(e)),
+                }
+            }
+        }
+    }
+
+    fn class(t: Ty) -> &'static str {
+        if t == Ty::Bool {
+            "bool"
+        } else if t.is_float() {
+            "float"
+        } else if t.is_signed() {
+            "signed"
+        } else {
+            "unsigned"
+        }
+    }
+
+    fn expr(&mut self, e: &Expr) {
+        match &e.kind {
+            ExprKind::Lit(l) => {
+                self.add(format!("literal {}", l.value.ty().name()));
+                if l.bare {
+                    self.add(format!("bare literal {}", Self::class(l.value.ty())));
+                }
+            }
+            ExprKind::Var(_) => self.add("variable"),
+            ExprKind::Const(_) => self.add("const use"),
+            ExprKind::PathConst(p, _) => {
+                self.add("std constant");
+                if p.contains("consts::") {
+                    self.add("std::f*::consts");
+                }
+            }
+            ExprKind::Unary(op, a) => {
+                self.add(format!("{op:?} {}", Self::class(e.ty)));
+                self.expr(a);
+            }
+            ExprKind::Binary(op, a, b) => {
+                self.add(format!("{} on {}", op.symbol(), Self::class(a.ty)));
+                if op.is_shift() {
+                    self.add(format!("shift by {}", b.ty.name()));
+                }
+                self.expr(a);
+                self.expr(b);
+            }
+            ExprKind::Cast(a) => {
+                self.add(format!("{} as {}", a.ty.name(), e.ty.name()));
+                self.expr(a);
+            }
+            ExprKind::Method { method, recv, args, path } => {
+                self.add(format!("method {} on {}", method.info().name, recv.ty.name()));
+                self.add(format!("{method:?}"));
+                if *path {
+                    self.add("method in path form");
+                }
+                self.expr(recv);
+                args.iter().for_each(|a| self.expr(a));
+            }
+            ExprKind::Call(c) => {
+                self.add("call");
+                c.args.iter().for_each(|a| self.expr(a));
+            }
+            ExprKind::Field(c, _) => {
+                self.add("tuple field of a call");
+                c.args.iter().for_each(|a| self.expr(a));
+            }
+            ExprKind::If { cond, then, els } => {
+                self.add("if expression");
+                if els.stmts.is_empty()
+                    && matches!(&els.tail, Some(Tail::Scalar(x)) if matches!(x.kind, ExprKind::If { .. }))
+                {
+                    self.add("else if");
+                }
+                self.expr(cond);
+                self.block(then, false);
+                self.block(els, false);
+            }
+            ExprKind::Match { scrutinee, arms } => {
+                self.add(format!("match on {}", Self::class(scrutinee.ty)));
+                self.expr(scrutinee);
+                for a in arms {
+                    self.pat(&a.pat);
+                    if let Some(g) = &a.guard {
+                        self.add("match guard");
+                        self.expr(g);
+                    }
+                    self.expr(&a.body);
+                }
+            }
+            ExprKind::Block(b) => {
+                self.add("block expression");
+                self.block(b, false);
+            }
+            ExprKind::Loop { label, body } => {
+                self.add("loop with a value");
+                if label.is_some() {
+                    self.add("labelled loop");
+                }
+                self.block(body, false);
+            }
+        }
+    }
+
+    fn pat(&mut self, p: &Pat) {
+        match p {
+            Pat::Wild => self.add("pattern _"),
+            Pat::Lit(..) => self.add("pattern literal"),
+            Pat::PathConst(..) => self.add("pattern constant"),
+            Pat::Range { lo, hi, inclusive } => self.add(match (lo, hi, inclusive) {
+                (Some(_), Some(_), true) => "pattern a..=b",
+                (Some(_), Some(_), false) => "pattern a..b",
+                (Some(_), None, _) => "pattern a..",
+                (None, Some(_), true) => "pattern ..=b",
+                (None, Some(_), false) => "pattern ..b",
+                (None, None, _) => "pattern ..",
+            }),
+            Pat::Or(ps) => {
+                self.add("pattern |");
+                ps.iter().for_each(|q| self.pat(q));
+            }
+            Pat::Bind(_, None) => self.add("pattern binding"),
+            Pat::Bind(_, Some(sub)) => {
+                self.add("pattern n @ sub");
+                self.pat(sub);
+            }
+        }
+    }
+}
+
+#[test]
+fn the_corpus_covers_the_language() {
+    let mut seen = Seen::default();
+    let mut faults = BTreeSet::new();
+    for seed in HOST_SEEDS {
+        let p = program(seed, &Config::HOST);
+        seen.func(&p.func);
+        let params: Vec<Ty> = p.func.params.iter().map(|q| q.ty).collect();
+        for args in inputs(seed, &params, 8) {
+            if let Err(Stop::Fault(f)) = run(&p, &args) {
+                faults.insert(format!("{f:?}"));
+            }
+        }
+    }
+    let mut want: Vec<String> = Vec::new();
+    for t in Ty::ALL {
+        let n = t.name();
+        want.extend([format!("parameter {n}"), format!("result {n}"), format!("let {n}"), format!("const {n}")]);
+        want.push(format!("literal {n}"));
+        for u in Ty::ALL {
+            // `as bool` is no cast, and `bool as f32` is not Rust.
+            if u != Ty::Bool && !(t == Ty::Bool && u.is_float()) {
+                want.push(format!("{n} as {}", u.name()));
+            }
+        }
+        if t.is_int() {
+            want.push(format!("for over {n}"));
+            want.push(format!("shift by {n}"));
+        }
+    }
+    for m in METHODS {
+        want.push(format!("{:?}", m.method));
+        for t in Ty::ALL.into_iter().filter(|t| m.recv.accepts(*t)) {
+            want.push(format!("method {} on {}", m.name, t.name()));
+        }
+    }
+    for class in ["signed", "unsigned"] {
+        for op in ["+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>", "==", "!=", "<", "<=", ">", ">="] {
+            want.push(format!("{op} on {class}"));
+        }
+    }
+    for op in ["+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">="] {
+        want.push(format!("{op} on float"));
+    }
+    for op in ["&", "|", "^", "&&", "||", "==", "!=", "<", ">"] {
+        want.push(format!("{op} on bool"));
+    }
+    for range in ["a..b", "a..=b"] {
+        for rev in ["", " rev"] {
+            for step in ["", " step_by"] {
+                want.push(format!("for over {range}{rev}{step}"));
+            }
+        }
+    }
+    want.extend(
+        [
+            "Neg signed",
+            "Neg float",
+            "Not signed",
+            "Not unsigned",
+            "Not bool",
+            "bare literal signed",
+            "bare literal unsigned",
+            "bare literal float",
+            "mut parameter",
+            "let with a type",
+            "let without a type",
+            "let mut",
+            "assignment",
+            "expression statement",
+            "if statement",
+            "if-else statement",
+            "if expression",
+            "else if",
+            "match on signed",
+            "match on unsigned",
+            "match on bool",
+            "match guard",
+            "pattern _",
+            "pattern literal",
+            "pattern constant",
+            "pattern a..=b",
+            "pattern a..b",
+            "pattern a..",
+            "pattern ..=b",
+            "pattern ..b",
+            "pattern |",
+            "pattern binding",
+            "pattern n @ sub",
+            "while",
+            "loop statement",
+            "loop with a value",
+            "labelled loop",
+            "block expression",
+            "break",
+            "break 'label",
+            "break value",
+            "break 'label value",
+            "continue",
+            "continue 'label",
+            "return",
+            "a branch that diverges",
+            "nested fn",
+            "nested fn returning a tuple",
+            "call",
+            "tuple field of a call",
+            "let (a, b) = f(..)",
+            "let (_, b)",
+            "const from a const",
+            "const use",
+            "std constant",
+            "std::f*::consts",
+            "method in path form",
+            "variable",
+            "tuple of 1",
+            "tuple of 2",
+            "tuple of 3",
+            "compound +=",
+            "compound /=",
+            "compound %=",
+            "compound <<=",
+            "compound >>=",
+            "compound &=",
+        ]
+        .map(String::from),
+    );
+    let missing: Vec<&String> = want.iter().filter(|w| !seen.0.contains(*w)).collect();
+    assert!(missing.is_empty(), "the corpus of {} functions never has: {missing:?}", HOST_SEEDS.end - HOST_SEEDS.start);
+    let missing_faults: Vec<String> =
+        Fault::ALL.iter().map(|f| format!("{f:?}")).filter(|f| !faults.contains(f)).collect();
+    assert!(missing_faults.is_empty(), "the corpus never faults with {missing_faults:?}");
+}
