@@ -317,3 +317,58 @@ fn nd_into_writes_any_layout_and_checks_the_shape() {
     nd_split::nd_into((&mut o1, &mut o2), &x, 1).unwrap();
     assert_eq!((o1, o2), (x.clone(), x.mapv(|v| v < 0.0)));
 }
+
+#[vectorize(target = "cpu")]
+fn ratio_cpu(a: i64, b: i64) -> i64 {
+    a / b
+}
+
+#[vectorize(target = "parallel", identity = 1)]
+fn fold_div(a: i32, b: i32) -> i32 {
+    a / b
+}
+
+#[vectorize]
+fn bounded(x: i32, lo: i32, hi: i32) -> i32 {
+    x.clamp(lo, hi)
+}
+
+/// The fault a GPU call reports: the element and Rust's message.
+fn fault(r: gpu_runtime::Result<impl std::fmt::Debug>) -> (u64, String) {
+    match r {
+        Err(Error::KernelFault { index, message, .. }) => (index, message),
+        other => panic!("expected a fault, got {other:?}"),
+    }
+}
+
+/// Where the function panics, every CPU path returns the `Err` a GPU call returns (the
+/// first failing element, Rust's message), never a panic.
+#[test]
+fn a_fault_is_the_same_error_on_every_cpu_path() {
+    let a: Vec<i32> = (0..50_000).collect();
+    let mut b = vec![3i32; 50_000];
+    b[30_001] = 0;
+    b[40_000] = 0; // a later failure: the first is reported, also when split over threads
+    let want = (30_001, "attempt to divide by zero".to_string());
+    assert_eq!(fault(divide::cpu(&a, &b)), want);
+    assert_eq!(fault(divide::parallel(&a, &b)), want);
+    let a64: Vec<i64> = a.iter().map(|&v| v as i64).collect();
+    let b64: Vec<i64> = b.iter().map(|&v| v as i64).collect();
+    assert_eq!(fault(ratio_cpu(&a64, &b64)), want);
+    let mut out = vec![0i64; a.len()];
+    assert_eq!(fault(ratio_cpu::into(&mut out, &a64, &b64)), want);
+    assert_eq!(fault(divide::cpu(i32::MIN, -1)), (0, "attempt to divide with overflow".to_string()));
+    // Messages keep the values Rust prints.
+    assert_eq!(fault(bounded::cpu(&[5, 6], 1, 0)), (0, "min > max. min = 1, max = 0".to_string()));
+    assert_eq!(fault(bounded::parallel(&[5, 6], &[0, 9], &[4, 2])), (1, "min > max. min = 9, max = 2".to_string()));
+    // A fold fails at the step that panics in the sequential fold.
+    let mut values = vec![1i32; 10_000];
+    values[0] = 1000;
+    values[7_777] = 0;
+    assert_eq!(fault(fold_div::reduce(&values)), (7_777, "attempt to divide by zero".to_string()));
+    assert_eq!(fold_div::reduce(&[100, 5, 2]).unwrap(), 10);
+    // N-dimensional calls on the CPU too.
+    let m = Array2::from_shape_fn((3, 4), |(i, j)| (i * 4 + j) as i32);
+    let d = Array1::from_vec(vec![1, 2, 0, 4]);
+    assert_eq!(fault(divide::nd_cpu(&m, &d)), (2, "attempt to divide by zero".to_string()));
+}

@@ -42,6 +42,36 @@ fn double_light(x: f64, y: f64) -> f64 {
     light::scalar(x, y) * 2.0
 }
 
+/// An `i64` helper: the unsuffixed literal passed to it is an `i64` (not an `i32` decided
+/// before the helper's signature was known).
+#[gpu_runtime::device]
+fn halve(a: i64) -> i64 {
+    a / 2
+}
+
+#[vectorize]
+fn big_literals(x: i64) -> i64 {
+    halve(5000000000) + double_big::scalar(3000000000) + x
+}
+
+#[vectorize]
+fn double_big(x: i64) -> i64 {
+    x * 2
+}
+
+/// Parameters named by raw identifiers.
+#[vectorize]
+fn raw_names(r#type: f32, r#match: f32) -> f32 {
+    r#type - r#match
+}
+
+#[test]
+fn literals_and_names_follow_rust() {
+    assert_eq!(big_literals::cpu(&[1i64]).unwrap(), vec![2_500_000_000 + 6_000_000_000 + 1]);
+    assert_eq!(raw_names::cpu(&[3.0f32], 1.0).unwrap(), vec![2.0]);
+    assert!(raw_names::PTX.contains(".entry vectorize_raw_names("), "{}", raw_names::PTX);
+}
+
 #[test]
 fn device_functions_compile_into_the_kernel() {
     // Everything is inlined into one kernel: no call remains.

@@ -279,3 +279,37 @@ fn hidden_devices_give_an_error() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[vectorize(target = "cuda")]
+fn bounded(x: i32, lo: i32, hi: i32) -> i32 {
+    x.clamp(lo, hi)
+}
+
+/// A fault is the same `Err` on the GPU as on the CPU: the first failing element and Rust's
+/// message with its values, on every GPU path.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_fault_has_the_cpu_message_on_every_gpu_path() {
+    let x: Vec<i32> = (0..100_000).collect();
+    let lo = vec![0i32; 100_000];
+    let mut hi = vec![10i32; 100_000];
+    hi[77_777] = -5;
+    let fault = |r: gpu_runtime::Result<()>| match r {
+        Err(Error::KernelFault { index, message, .. }) => (index, message),
+        other => panic!("expected a fault, got {other:?}"),
+    };
+    let cpu = fault(bounded::cpu(&x, &lo, &hi).map(drop));
+    assert_eq!(cpu, (77_777, "min > max. min = 0, max = -5".to_string()));
+    assert_eq!(fault(bounded(&x, &lo, &hi).map(drop)), cpu);
+    assert_eq!(fault(bounded::parallel(&x, &lo, &hi).map(drop)), cpu);
+    let d = gpu_runtime::DeviceVec::from_slice(&hi).unwrap();
+    assert_eq!(fault(bounded::device(&x, &lo, &d).map(drop)), cpu);
+    let mut out = vec![0i32; x.len()];
+    assert_eq!(fault(bounded::into(&mut out, &x, &lo, &hi)), cpu);
+    let stream = gpu_runtime::default_device().unwrap().new_stream().unwrap();
+    assert_eq!(fault(bounded::launch(&stream, &x, &lo, &d).unwrap().wait().map(drop)), cpu);
+    let m = gpu_runtime::ndarray::Array2::from_shape_vec((1000, 100), hi.clone()).unwrap();
+    let nd = fault(bounded::nd(7, 0, &m).map(drop));
+    assert_eq!(nd, fault(bounded::nd_cpu(7, 0, &m).map(drop)));
+    assert_eq!(nd, (77_777, "min > max. min = 0, max = -5".to_string()));
+}

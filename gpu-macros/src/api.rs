@@ -10,7 +10,8 @@ use crate::vectorized::Vectorized;
 use crate::{chain, cpu, gpu, kernel, nd};
 
 pub fn generate(v: &Vectorized) -> TokenStream {
-    let Vectorized { func, name, idents, arg_list, host_ty, ret_ty, outer_kernel, outer_generics, erased, .. } = v;
+    let Vectorized { func, name, idents, arg_list, host_ty, ret_ty, outer_kernel, outer_generics, .. } = v;
+    let Vectorized { bind_args, erased_bound, outer_message_at, .. } = v;
     let vis = &func.vis;
 
     // Attributes: docs and lints go on the call wrapper; `cfg`s on everything; the
@@ -38,8 +39,10 @@ pub fn generate(v: &Vectorized) -> TokenStream {
 
     let wrapper_body = match v.target {
         Target::Cuda => quote! {
+            #bind_args
             // SAFETY: the arguments follow the kernel's inputs in order and type.
-            unsafe { #outer_kernel.call_host::<#ret_ty>(::core::option::Option::None, &#erased) }
+            let __r = unsafe { #outer_kernel.call_host::<#ret_ty>(::core::option::Option::None, &#erased_bound) };
+            ::gpu_runtime::__private::with_host_message(__r, #outer_message_at)
         },
         Target::Cpu => quote!(#name::cpu(#(#idents),*)),
         Target::Parallel => quote!(#name::parallel(#(#idents),*)),

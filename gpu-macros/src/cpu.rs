@@ -34,16 +34,18 @@ impl HostLoop {
 
 /// `cpu` and `parallel`: the computation on the host, whatever the target.
 pub fn api(v: &Vectorized) -> TokenStream {
-    let Vectorized { name_str, name_strs, idents, generics, arg_list, ret_ty, host_ty, .. } = v;
+    let Vectorized { name_str, name_strs, idents, generics, arg_list, ret_ty, host_ty, scalar_call, .. } = v;
     let cpu_loop = host_loop(v, HostLoop::Sequential);
     let parallel_loop = host_loop(v, HostLoop::Parallel);
+    // Where the function panics, the first element that does is the `Err` a GPU call gives.
+    let at = quote! { |__i| #scalar_call(#(#idents.get(__i)),*) };
     quote! {
         /// Runs the same computation on the CPU, element by element (device arrays are
         /// copied to the host first).
         pub fn cpu<'__a, #generics>(#arg_list) -> ::gpu_runtime::Result<#host_ty> {
             #(let #idents = ::gpu_runtime::Arg::into_arg(#idents).to_host()?;)*
             let __n = ::gpu_runtime::__private::broadcast_len(#name_str, &[#(#name_strs),*], &[#(#idents.len()),*])?;
-            let __values: ::std::vec::Vec<#ret_ty> = #cpu_loop;
+            let __values: ::std::vec::Vec<#ret_ty> = ::gpu_runtime::__private::host_results(#name_str, __n, || #cpu_loop, #at)?;
             ::core::result::Result::Ok(<#ret_ty as ::gpu_runtime::Results>::unzip(__values))
         }
 
@@ -52,7 +54,7 @@ pub fn api(v: &Vectorized) -> TokenStream {
             use ::gpu_runtime::__private::rayon::prelude::*;
             #(let #idents = ::gpu_runtime::Arg::into_arg(#idents).to_host()?;)*
             let __n = ::gpu_runtime::__private::broadcast_len(#name_str, &[#(#name_strs),*], &[#(#idents.len()),*])?;
-            let __values: ::std::vec::Vec<#ret_ty> = #parallel_loop;
+            let __values: ::std::vec::Vec<#ret_ty> = ::gpu_runtime::__private::host_results(#name_str, __n, || #parallel_loop, #at)?;
             ::core::result::Result::Ok(<#ret_ty as ::gpu_runtime::Results>::unzip(__values))
         }
     }
@@ -87,23 +89,32 @@ pub fn reduce(v: &Vectorized) -> TokenStream {
         return TokenStream::new();
     }
     let Vectorized { name_str, generics, ret_ty, scalar_call, identity_expr, .. } = v;
-    let (iter, fold) = match HostLoop::of(v.target) {
-        HostLoop::Parallel => (quote!(into_par_iter), quote!(reduce_with)),
-        HostLoop::Sequential => (quote!(into_iter), quote!(reduce)),
+    let fold_all = match HostLoop::of(v.target) {
+        // Each job folds its part quietly (a panic is reported as a fault), then the
+        // parts are folded in order.
+        HostLoop::Parallel => quote! {
+            __s.par_chunks(4096)
+                .map_init(::gpu_runtime::__private::Quiet::new, |_, __c| __c.iter().copied().reduce(|a, b| #scalar_call(a, b)))
+                .collect::<::std::vec::Vec<_>>()
+                .into_iter()
+                .flatten()
+                .reduce(|a, b| #scalar_call(a, b))
+        },
+        HostLoop::Sequential => quote! { __s.iter().copied().reduce(|a, b| #scalar_call(a, b)) },
     };
     quote! {
         /// Folds the elements of `values` with the function (on the CPU: this function's
         /// target). An empty array gives the `identity`, or `Error::EmptyReduce` without
-        /// one.
+        /// one; where the function panics, the first step that does is the error.
         pub fn reduce<'__a, #generics>(values: impl ::gpu_runtime::Arg<'__a, #ret_ty>) -> ::gpu_runtime::Result<#ret_ty> {
             #[allow(unused_imports)]
             use ::gpu_runtime::__private::rayon::prelude::*;
-            let values = ::gpu_runtime::Arg::into_arg(values).to_host()?;
-            let __n = values.len().unwrap_or(1);
-            (0..__n)
-                .#iter()
-                .map(|__i| values.get(__i))
-                .#fold(|a, b| #scalar_call(a, b))
+            let __values = match ::gpu_runtime::Arg::into_arg(values).to_host()? {
+                ::gpu_runtime::HostArg::Scalar(v) => return ::core::result::Result::Ok(v),
+                ::gpu_runtime::HostArg::Slice(s) => s,
+            };
+            let __s: &[#ret_ty] = &__values;
+            ::gpu_runtime::__private::host_fold(#name_str, __s, || #fold_all, |a, b| #scalar_call(a, b))?
                 .or(#identity_expr)
                 .ok_or(::gpu_runtime::Error::EmptyReduce { function: #name_str })
         }
@@ -119,7 +130,12 @@ fn host_loop(v: &Vectorized, how: HostLoop) -> TokenStream {
         HostLoop::Parallel => (quote!((0..__n).into_par_iter()), quote!(par_iter)),
         HostLoop::Sequential => (quote!((0..__n)), quote!(iter)),
     };
-    let by_index = quote! { #range.map(|__i| #scalar_call(#(#idents.get(__i)),*)).collect() };
+    // A parallel loop's jobs are quiet: a panic is caught and reported as a fault.
+    let quiet = match how {
+        HostLoop::Parallel => quote!(.map_init(::gpu_runtime::__private::Quiet::new, |_, __x| __x)),
+        HostLoop::Sequential => TokenStream::new(),
+    };
+    let by_index = quote! { #range #quiet.map(|__i| #scalar_call(#(#idents.get(__i)),*)).collect() };
     let Some((first, rest)) = idents.split_first() else { return by_index };
     let mut zipped = quote!(#first.#iter());
     let mut pattern = quote!(&#first);
@@ -129,7 +145,7 @@ fn host_loop(v: &Vectorized, how: HostLoop) -> TokenStream {
     }
     quote! {
         match (#(&#idents,)*) {
-            (#(::gpu_runtime::HostArg::Slice(#idents),)*) => #zipped.map(|#pattern| #scalar_call(#(#idents),*)).collect(),
+            (#(::gpu_runtime::HostArg::Slice(#idents),)*) => #zipped #quiet.map(|#pattern| #scalar_call(#(#idents),*)).collect(),
             _ => #by_index,
         }
     }

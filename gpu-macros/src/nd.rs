@@ -19,14 +19,24 @@ pub fn api(v: &Vectorized) -> TokenStream {
     let (nd_body, into_body) = match v.target {
         Target::Cuda => {
             let (kernel, erased, out_conv) = (&v.kernel, nd_erased(v), nd_out_conv(v));
+            let Vectorized { name_str, name_strs, .. } = v;
+            let element = element(v);
+            // A fault gets Rust's message at its element, from the original on the host.
+            let message_at = quote! {
+                |__i: u64| ::gpu_runtime::__private::nd_message_at(#name_str, &[#(#name_strs),*], &__erased, __i, #element)
+            };
             (
                 quote! {
+                    let __erased = #erased;
                     // SAFETY: the arguments follow the kernel's inputs in order and type.
-                    unsafe { #kernel.call_nd::<#ret_ty>(&#erased) }
+                    let __r = unsafe { #kernel.call_nd::<#ret_ty>(&__erased) };
+                    ::gpu_runtime::__private::with_host_message(__r, #message_at)
                 },
                 quote! {
+                    let __erased = #erased;
                     // SAFETY: the arguments follow the kernel's inputs in order and type.
-                    unsafe { #kernel.call_nd_into::<#ret_ty>(&#erased, #out_conv) }
+                    let __r = unsafe { #kernel.call_nd_into::<#ret_ty>(&__erased, #out_conv) };
+                    ::gpu_runtime::__private::with_host_message(__r, #message_at)
                 },
             )
         }

@@ -124,10 +124,9 @@ pub fn param_names(func: &syn::ItemFn) -> Vec<(syn::Ident, String)> {
         .enumerate()
         .map(|(i, arg)| match arg {
             syn::FnArg::Typed(pt) => match &*pt.pat {
-                syn::Pat::Ident(pi) => {
-                    let name = pi.ident.unraw().to_string();
-                    (format_ident!("{}", name, span = pi.ident.span()), name)
-                }
+                // The identifier as written (`r#type` stays raw: `type` is a keyword); the
+                // name in messages without `r#`.
+                syn::Pat::Ident(pi) => (pi.ident.clone(), pi.ident.unraw().to_string()),
                 _ => (format_ident!("__arg{}", i), format!("argument {}", i + 1)),
             },
             syn::FnArg::Receiver(_) => (format_ident!("__arg{}", i), format!("argument {}", i + 1)),

@@ -67,8 +67,15 @@ pub struct Vectorized<'a> {
     pub identity_expr: TokenStream,
     /// The API's argument list (`a: impl Arg<'__a, f32>, …`).
     pub arg_list: TokenStream,
-    /// The arguments as the kernel takes them.
-    pub erased: TokenStream,
+    /// Binds each parameter to its `ArgRef`, for a call that also needs the elements.
+    pub bind_args: TokenStream,
+    /// The bound arguments ([`Vectorized::bind_args`]) as the kernel takes them.
+    pub erased_bound: TokenStream,
+    /// A `move` closure giving Rust's panic message at an element of the bound arguments,
+    /// from the original function run on the host there (for a GPU fault's message).
+    pub message_at: TokenStream,
+    /// The same, from beside the module (the call wrapper).
+    pub outer_message_at: TokenStream,
     // The API's own parameters: `out`, `device` and `stream`, or `__out`, … where the
     // function has a parameter of that name.
     pub out: syn::Ident,
@@ -87,26 +94,40 @@ impl<'a> Vectorized<'a> {
         let reducible = signature.reducible();
         let identity = options.identity.as_ref().filter(|_| reducible);
         // How the API reaches its kernel, calls the original, and what it is generic over.
-        let (kernel, outer_kernel, scalar_call, generics, outer_generics, identity_expr) = match signature.generic {
-            None => (
-                quote!(KERNEL),
-                quote!(#name::KERNEL),
-                quote!(scalar),
-                TokenStream::new(),
-                TokenStream::new(),
-                identity_option(identity),
-            ),
-            Some(g) => (
-                quote!(<#g as Element>::kernel()),
-                quote!(<#g as #name::Element>::kernel()),
-                quote!(<#g as Element>::scalar),
-                quote!(#g: Element,),
-                quote!(#g: #name::Element,),
-                quote!(<#g as Element>::IDENTITY),
-            ),
-        };
+        let (kernel, outer_kernel, scalar_call, outer_scalar_call, generics, outer_generics, identity_expr) =
+            match signature.generic {
+                None => (
+                    quote!(KERNEL),
+                    quote!(#name::KERNEL),
+                    quote!(scalar),
+                    quote!(#name::scalar),
+                    TokenStream::new(),
+                    TokenStream::new(),
+                    identity_option(identity),
+                ),
+                Some(g) => (
+                    quote!(<#g as Element>::kernel()),
+                    quote!(<#g as #name::Element>::kernel()),
+                    quote!(<#g as Element>::scalar),
+                    quote!(<#g as #name::Element>::scalar),
+                    quote!(#g: Element,),
+                    quote!(#g: #name::Element,),
+                    quote!(<#g as Element>::IDENTITY),
+                ),
+            };
         let arg_list = quote! { #(#idents: impl ::gpu_runtime::Arg<'__a, #tys>),* };
-        let erased = quote! { [#(::gpu_runtime::Arg::into_arg(#idents).erase()),*] };
+        let bind_args = quote! { #(let #idents = ::gpu_runtime::Arg::into_arg(#idents);)* };
+        let erased_bound = quote! { [#(#idents.erase()),*] };
+        let message_at = |call: &TokenStream| {
+            quote! {
+                move |__i: u64| -> ::core::option::Option<::std::string::String> {
+                    let __i = usize::try_from(__i).ok()?;
+                    #(let #idents = #idents.element(__i).ok()?;)*
+                    ::gpu_runtime::__private::catch_quiet(|| #call(#(#idents),*)).err()
+                }
+            }
+        };
+        let (message_at, outer_message_at) = (message_at(&scalar_call), message_at(&outer_scalar_call));
         let unused = |n: &str| {
             if name_strs.iter().any(|p| p == n) { format_ident!("__{}", n) } else { format_ident!("{}", n) }
         };
@@ -133,7 +154,10 @@ impl<'a> Vectorized<'a> {
             outer_generics,
             identity_expr,
             arg_list,
-            erased,
+            bind_args,
+            erased_bound,
+            message_at,
+            outer_message_at,
             out,
             device,
             stream,

@@ -84,11 +84,12 @@ pub enum Error {
     #[error("out of GPU memory: asked for {requested} bytes with {free} bytes free")]
     OutOfMemory { requested: usize, free: usize },
 
-    /// The function failed on the GPU where Rust would have panicked (integer division by
-    /// zero and the like). `index` is the first element that failed (the one a loop on the
-    /// CPU would have panicked at) and `message` Rust's panic message for the operation.
-    #[error("`{function}` failed on the GPU at element {index}: {message}")]
-    KernelFault { function: &'static str, index: u64, message: &'static str },
+    /// The function failed where Rust panics (integer division by zero, `clamp` with
+    /// `min > max`, overflow in a build with `debug_assertions`, …): the same error on
+    /// every target. `index` is the first element that failed (the one a loop on the CPU
+    /// panics at) and `message` Rust's panic message there, values included.
+    #[error("`{function}` failed at element {index}: {message}")]
+    KernelFault { function: &'static str, index: u64, message: String },
 
     /// Any other error reported by the CUDA driver.
     #[error("CUDA driver error while {action}: {name} ({description})")]

@@ -39,6 +39,7 @@
 // arrays, arguments, results); launching; the functions generated code calls.
 mod error;
 mod float;
+mod panics;
 mod scalar;
 mod special;
 
@@ -102,10 +103,11 @@ macro_rules! __if_ndarray {
 pub mod __private {
     pub use crate::api::cpu_into;
     #[cfg(feature = "ndarray")]
-    pub use crate::api::{host_nd, host_nd_into};
+    pub use crate::api::{host_nd, host_nd_into, nd_message_at};
     #[cfg(feature = "ndarray")]
     pub use crate::data::nd::{ErasedNd, NdAt};
     pub use crate::data::{ErasedArg, HostLoop, broadcast_len};
     pub use crate::launch::{Kernel, KernelSpec};
+    pub use crate::panics::{Quiet, catch_quiet, host_fold, host_results, with_host_message};
     pub use rayon;
 }

@@ -5,8 +5,17 @@
 use std::path::Path;
 
 /// Each top-level module of `src/` and its layer (lib.rs, the root, may name all of them).
-const LAYERS: &[(&str, u32)] =
-    &[("error", 0), ("scalar", 0), ("float", 0), ("special", 0), ("driver", 1), ("data", 2), ("launch", 3), ("api", 4)];
+const LAYERS: &[(&str, u32)] = &[
+    ("error", 0),
+    ("scalar", 0),
+    ("float", 0),
+    ("special", 0),
+    ("panics", 0),
+    ("driver", 1),
+    ("data", 2),
+    ("launch", 3),
+    ("api", 4),
+];
 
 fn layer(module: &str) -> Option<u32> {
     LAYERS.iter().find(|(m, _)| *m == module).map(|(_, l)| *l)

@@ -57,7 +57,42 @@ pub fn emit_ptx<'ctx>(
     let buf =
         tm.write_to_memory_buffer(module, FileType::Assembly).map_err(|e| format!("LLVM could not emit PTX: {e}"))?;
     let ptx = renumber_call_sites(String::from_utf8_lossy(buf.as_slice()).trim_end_matches('\0'));
+    let ptx = widen_narrow_negations(&ptx)?;
     Ok(Emitted { llvm_ir_unoptimized, llvm_ir, ptx })
+}
+
+/// The driver's PTX compiler folds a 16-bit negation or absolute value followed by a
+/// widening as if it could not wrap: `(-i16::MIN) as i32` and `i16::MIN.wrapping_abs() as
+/// i32` gave 32768 on an H200 (driver 580), where Rust gives -32768 (`tests/gpu_narrow.rs`
+/// found these two and no other 8- or 16-bit operation). LLVM emits `neg.s16`/`abs.s16`
+/// for every such operation on `i8` and `i16`, however it was written (`-t`, `0 - t`,
+/// `t * -1`, `wrapping_abs`), so each is rewritten here as the 32-bit operation on the
+/// sign-extended value, truncated back: the same bits, and nothing for the driver to fold
+/// wrongly.
+fn widen_narrow_negations(ptx: &str) -> Result<String, String> {
+    const WIDENED: [(&str, &str); 2] = [("neg.s16", "neg.s32"), ("abs.s16", "abs.s32")];
+    if !WIDENED.iter().any(|(narrow, _)| ptx.contains(narrow)) {
+        return Ok(ptx.to_string());
+    }
+    let mut out = String::with_capacity(ptx.len() + 256);
+    for line in ptx.lines() {
+        let code = line.trim();
+        let Some((narrow, wide)) = WIDENED.iter().find(|(narrow, _)| code.contains(narrow)) else {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        };
+        let unexpected = || format!("internal compiler error: an unexpected form of `{narrow}` in the PTX: `{code}`");
+        let operands = code.strip_prefix(narrow).ok_or_else(unexpected)?.trim().strip_suffix(';').unwrap_or_default();
+        let (dst, src) = match operands.split(',').map(str::trim).collect::<Vec<_>>()[..] {
+            [dst, src] if dst.starts_with('%') && src.starts_with('%') => (dst, src),
+            _ => return Err(unexpected()),
+        };
+        out.push_str(&format!(
+            "\t{{\n\t.reg .b32 %wide32;\n\tcvt.s32.s16 %wide32, {src};\n\t{wide} %wide32, %wide32;\n\tcvt.u16.u32 {dst}, %wide32;\n\t}}\n"
+        ));
+    }
+    Ok(out)
 }
 
 /// NVPTX numbers the `// callseq N` comments around each call from one counter shared by
@@ -92,7 +127,20 @@ fn renumber_call_sites(ptx: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::renumber_call_sites;
+    use super::{renumber_call_sites, widen_narrow_negations};
+
+    #[test]
+    fn sixteen_bit_negations_become_32_bit_ones() {
+        let ptx = "\tld.param.u16 %rs1, [p];\n\tneg.s16 \t%rs2, %rs1;\n\tcvt.s32.s16 %r1, %rs2;\n";
+        assert_eq!(
+            widen_narrow_negations(ptx).unwrap(),
+            "\tld.param.u16 %rs1, [p];\n\t{\n\t.reg .b32 %wide32;\n\tcvt.s32.s16 %wide32, %rs1;\n\tneg.s32 %wide32, %wide32;\n\tcvt.u16.u32 %rs2, %wide32;\n\t}\n\tcvt.s32.s16 %r1, %rs2;\n"
+        );
+        assert!(widen_narrow_negations("\tabs.s16 %rs3, %rs2;\n").unwrap().contains("abs.s32 %wide32, %wide32;"));
+        assert_eq!(widen_narrow_negations("\tneg.s32 %r2, %r1;\n").unwrap(), "\tneg.s32 %r2, %r1;\n");
+        // A form this does not know is a compile error, never left as it was.
+        assert!(widen_narrow_negations("\t@%p1 neg.s16 %rs2, %rs1;\n").is_err());
+    }
 
     #[test]
     fn call_sites_are_numbered_from_zero_in_order() {

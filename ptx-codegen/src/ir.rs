@@ -305,7 +305,7 @@ impl Function {
                 }
                 ExprKind::Call(i, args) => args.first().and_then(|a| a.ty.scalar()).is_some_and(|t| i.may_fail(t)),
                 // `step_by(0)` panics in Rust.
-                ExprKind::For { range, .. } => range.step.as_deref().is_some_and(|s| !is_safe_divisor(s)),
+                ExprKind::For { range, .. } => range.step.as_deref().is_some_and(step_may_be_zero),
                 _ => false,
             };
         });
@@ -320,6 +320,12 @@ fn e_is_int(e: &Expr) -> bool {
 /// A literal divisor other than 0 and -1 can neither divide by zero nor overflow.
 pub fn is_safe_divisor(e: &Expr) -> bool {
     matches!(e.kind, ExprKind::Lit(Literal::Int(v)) if v != 0 && v != -1)
+}
+
+/// Whether a `step_by` step can be zero at run time (a nonzero literal cannot). The
+/// fallibility analysis above and the lowering's check both ask this, so they agree.
+pub fn step_may_be_zero(step: &Expr) -> bool {
+    !matches!(step.kind, ExprKind::Lit(Literal::Int(v)) if v != 0)
 }
 
 /// Calls `f` on every expression of the block, parents before children.

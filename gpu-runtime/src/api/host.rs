@@ -5,9 +5,11 @@ use rayon::prelude::*;
 
 use crate::data::{HostLoop, Results, call_len};
 use crate::error::Result;
+use crate::panics::{Quiet, host_results};
 
 /// `into` for the CPU targets: checks the lengths as a GPU call does, runs `f` for every
-/// element and writes the results.
+/// element and writes the results (or reports the first element that panics, as a GPU
+/// call reports a fault).
 pub fn cpu_into<R: Results>(
     function: &'static str,
     names: &[&'static str],
@@ -17,18 +19,20 @@ pub fn cpu_into<R: Results>(
     f: impl Fn(usize) -> R + Sync,
 ) -> Result<()> {
     let n = call_len(function, names, lens, &R::out_slots_len(&outs))?;
-    let values: Vec<R> = match order {
-        HostLoop::Parallel => (0..n).into_par_iter().map(&f).collect(),
+    let all = || match order {
+        HostLoop::Parallel => (0..n).into_par_iter().map_init(Quiet::new, |_, i| f(i)).collect(),
         HostLoop::Sequential => (0..n).map(&f).collect(),
     };
+    let values: Vec<R> = host_results(function, n, all, &f)?;
     R::write(values, outs)
 }
 
 #[cfg(feature = "ndarray")]
 mod nd {
-    use crate::data::nd::{ErasedNd, NdAt, NdPlan, run_host};
+    use crate::data::nd::{ErasedNd, NdAt, NdPlan, run_host, run_host_at};
     use crate::data::{HostLoop, Results};
     use crate::error::Result;
+    use crate::panics::{catch_quiet, host_results};
 
     /// `name::nd` on the host: plans, runs `f` everywhere and shapes the results.
     pub fn host_nd<R: Results>(
@@ -39,7 +43,8 @@ mod nd {
         f: impl Fn(&NdAt<'_>) -> R + Sync,
     ) -> Result<R::Nd> {
         let plan = NdPlan::new(function, names, args, &[])?;
-        let values = run_host(&plan, args, order, f);
+        let values =
+            host_results(function, plan.n, || run_host(&plan, args, order, &f), |i| run_host_at(&plan, args, i, &f))?;
         Ok(R::to_nd(R::unzip(values), &plan.shape))
     }
 
@@ -55,11 +60,26 @@ mod nd {
         let shapes = R::nd_shapes(&outs);
         let shapes: Vec<&[usize]> = shapes.iter().map(Vec::as_slice).collect();
         let plan = NdPlan::new(function, names, args, &shapes)?;
-        let values = run_host(&plan, args, order, f);
+        let values =
+            host_results(function, plan.n, || run_host(&plan, args, order, &f), |i| run_host_at(&plan, args, i, &f))?;
         R::nd_assign(R::unzip(values), &plan.shape, outs);
         Ok(())
+    }
+
+    /// Rust's message where `f` panics at element `index` (C order) of an N-dimensional
+    /// call, for a fault the GPU reported there.
+    pub fn nd_message_at<R>(
+        function: &'static str,
+        names: &[&'static str],
+        args: &[ErasedNd<'_>],
+        index: u64,
+        f: impl Fn(&NdAt<'_>) -> R,
+    ) -> Option<String> {
+        let plan = NdPlan::new(function, names, args, &[]).ok()?;
+        let index = usize::try_from(index).ok().filter(|&i| i < plan.n)?;
+        catch_quiet(|| run_host_at(&plan, args, index, &f)).err()
     }
 }
 
 #[cfg(feature = "ndarray")]
-pub use nd::{host_nd, host_nd_into};
+pub use nd::{host_nd, host_nd_into, nd_message_at};

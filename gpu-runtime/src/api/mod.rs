@@ -7,4 +7,4 @@ mod kernel;
 
 pub use host::cpu_into;
 #[cfg(feature = "ndarray")]
-pub use host::{host_nd, host_nd_into};
+pub use host::{host_nd, host_nd_into, nd_message_at};

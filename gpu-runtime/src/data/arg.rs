@@ -53,6 +53,19 @@ impl<'a, T: Scalar> ArgRef<'a, T> {
         })
     }
 
+    /// The value at element `i` (a broadcast scalar is the same everywhere); an element of
+    /// a device array is copied from the GPU. An index past the end is an error.
+    pub fn element(&self, i: usize) -> Result<T> {
+        match *self {
+            ArgRef::Scalar(v) => Ok(v),
+            ArgRef::Host(s) => s.get(i).copied().ok_or(Error::OutOfRange { start: i, end: i + 1, len: s.len() }),
+            ArgRef::Device(d) => {
+                let one = d.slice(i..i + 1)?.to_vec()?;
+                one.first().copied().ok_or(Error::OutOfRange { start: i, end: i + 1, len: d.len() })
+            }
+        }
+    }
+
     /// The argument readable on the host (device data is copied), for the CPU targets.
     pub fn to_host(self) -> Result<HostArg<'a, T>> {
         Ok(match self {
@@ -278,6 +291,8 @@ mod tests {
         assert_eq!(arg(&a).len(), Some(3));
         assert_eq!(arg(&a[1..]).len(), Some(2));
         assert_eq!(arg(2.5).len(), None); // an unsuffixed literal is inferred as f32
+        assert_eq!((arg(2.5).element(7).unwrap(), arg(&v).element(1).unwrap()), (2.5, 2.0));
+        assert!(matches!(arg(&v).element(2), Err(Error::OutOfRange { start: 2, end: 3, len: 2 })));
         let h = arg(2.5).to_host().unwrap();
         assert_eq!(h.get(7), 2.5);
         assert_eq!(arg(&v).to_host().unwrap().get(1), 2.0);

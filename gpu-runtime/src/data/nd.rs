@@ -14,6 +14,7 @@ use ndarray::{ArrayBase, ArrayView, ArrayViewD, ArrayViewMut, ArrayViewMutD, Dat
 
 use super::HostLoop;
 use crate::error::{Error, Result};
+use crate::panics::Quiet;
 use crate::scalar::Scalar;
 
 /// One argument of `name::nd`: a scalar broadcast everywhere, or a view of any shape.
@@ -360,12 +361,23 @@ pub(crate) fn run_host<R: Send>(
     f: impl Fn(&NdAt<'_>) -> R + Sync,
 ) -> Vec<R> {
     use rayon::prelude::*;
-    let scalars: Vec<u64> = args.iter().map(|a| if let NdKind::Scalar { bits } = a.0 { bits } else { 0 }).collect();
+    let scalars = scalar_bits(args);
     let at = |index: usize| f(&NdAt { plan, scalars: &scalars, index });
     match order {
-        HostLoop::Parallel => (0..plan.n).into_par_iter().map(at).collect(),
+        // Each job is quiet: a panic is caught by the caller and reported as a fault.
+        HostLoop::Parallel => (0..plan.n).into_par_iter().map_init(Quiet::new, |_, i| at(i)).collect(),
         HostLoop::Sequential => (0..plan.n).map(at).collect(),
     }
+}
+
+/// `f` at one element (C order) of a planned call.
+pub(crate) fn run_host_at<R>(plan: &NdPlan<'_>, args: &[ErasedNd<'_>], index: usize, f: impl Fn(&NdAt<'_>) -> R) -> R {
+    f(&NdAt { plan, scalars: &scalar_bits(args), index })
+}
+
+/// The bits of each scalar argument (0 for the arrays).
+fn scalar_bits(args: &[ErasedNd<'_>]) -> Vec<u64> {
+    args.iter().map(|a| if let NdKind::Scalar { bits } = a.0 { bits } else { 0 }).collect()
 }
 
 #[cfg(test)]

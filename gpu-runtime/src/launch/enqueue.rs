@@ -236,7 +236,9 @@ pub(crate) fn clear_fault_word(ptr: CUdeviceptr, stream: &CudaStream) -> Result<
 pub(crate) fn fault_result(function: &'static str, word: FaultWord) -> Result<()> {
     match word.decode() {
         None => Ok(()),
-        Some((index, code)) => Err(Error::KernelFault { function, index, message: FaultWord::message(code) }),
+        Some((index, code)) => {
+            Err(Error::KernelFault { function, index, message: FaultWord::message(code).to_string() })
+        }
     }
 }
 

@@ -16,6 +16,7 @@ use std::marker::PhantomData;
 use super::Queued;
 use crate::driver::report_drop_error;
 use crate::error::Result;
+use crate::panics::with_host_message;
 
 /// Work queued on a stream. It borrows the call's arguments (lifetime `'a`) until it is
 /// waited for or dropped; dropping it waits too (an error it ran into is then reported as
@@ -24,13 +25,17 @@ use crate::error::Result;
 pub struct Pending<'a, T> {
     queued: Option<Queued>,
     finish: Option<Box<dyn FnOnce() -> Result<T> + Send + 'a>>,
+    /// Rust's message at a failed element (see `panics::with_host_message`).
+    message_at: Option<MessageAt<'a>>,
     _borrows: PhantomData<&'a ()>,
 }
+
+type MessageAt<'a> = Box<dyn FnOnce(u64) -> Option<String> + Send + 'a>;
 
 impl<'a, T> Pending<'a, T> {
     /// Queued work, and what turns it into the result once it is done.
     pub(crate) fn new(queued: Queued, finish: impl FnOnce() -> Result<T> + Send + 'a) -> Pending<'a, T> {
-        Pending { queued: Some(queued), finish: Some(Box::new(finish)), _borrows: PhantomData }
+        Pending { queued: Some(queued), finish: Some(Box::new(finish)), message_at: None, _borrows: PhantomData }
     }
 
     /// Work that needed no GPU (an empty call): its result is ready.
@@ -38,13 +43,25 @@ impl<'a, T> Pending<'a, T> {
     where
         T: Send + 'a,
     {
-        Pending { queued: None, finish: Some(Box::new(move || Ok(value))), _borrows: PhantomData }
+        Pending { queued: None, finish: Some(Box::new(move || Ok(value))), message_at: None, _borrows: PhantomData }
+    }
+
+    /// A fault of the work gets the message Rust gives at the failed element, from
+    /// `message_at` (generated code runs the original function on the host there).
+    #[doc(hidden)]
+    pub fn with_host_message(mut self, message_at: impl FnOnce(u64) -> Option<String> + Send + 'a) -> Self {
+        self.message_at = Some(Box::new(message_at));
+        self
     }
 
     /// Waits for the work and returns its result (or the error it ran into).
     pub fn wait(mut self) -> Result<T> {
         if let Some(q) = self.queued.take() {
-            q.finish()?;
+            let finished = q.finish();
+            match self.message_at.take() {
+                Some(message_at) => with_host_message(finished, message_at)?,
+                None => finished?,
+            }
         }
         match self.finish.take() {
             Some(finish) => finish(),

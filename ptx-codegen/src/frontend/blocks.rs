@@ -2,7 +2,7 @@
 
 use proc_macro2::Span;
 
-use super::context::FnChecker;
+use super::context::{FnChecker, LocalKind};
 use super::diagnostics::{TypeUse, conversion_hint};
 use super::infer::VarKind;
 use super::syntax;
@@ -88,7 +88,8 @@ impl FnChecker<'_> {
             }
             return None;
         };
-        let local = self.declare(name, ty, mutable, span);
+        let kind = if init.is_none() && !mutable { LocalKind::Deferred } else { LocalKind::Let };
+        let local = self.declare_as(name, ty, mutable, kind, span);
         Some(Stmt::Let { local, init })
     }
 

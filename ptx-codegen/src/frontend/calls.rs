@@ -54,6 +54,19 @@ impl FnChecker<'_> {
                 }
             }
             let special = prefix.last() == Some(&"SpecialMath") && intrinsic::SPECIAL_MATH.contains(&method.as_str());
+            // `SpecialMath::erf(v)` is `<_ as SpecialMath>::erf(v)`, a `fn(T) -> T`: as in
+            // rustc, `T` may come from the context (`let y: f32 = SpecialMath::erf(1.0);`)
+            // when `v` is an unsuffixed float, so the call takes `v`'s type variable.
+            if special && args.len() == 1 && matches!(self.prog.infer.shallow(args[0].0.ty), Type::Infer(_)) {
+                let float = self.prog.infer.fresh(VarKind::Float);
+                if self.prog.infer.unify(args[0].0.ty, float).is_ok() {
+                    if let Ok(sig) = intrinsic::method(method, ScalarType::F64) {
+                        let (v, _) = args.remove(0);
+                        let ty = v.ty;
+                        return self.mk(ExprKind::Call(sig.intrinsic, vec![v]), ty, span);
+                    }
+                }
+            }
             if (receiver_type.is_some() || special) && !args.is_empty() {
                 let (recv, recv_src) = args.remove(0);
                 if let Some(t) = receiver_type {
@@ -86,7 +99,13 @@ impl FnChecker<'_> {
             self.prog.calls.push((from, id, SpanRange::of(&c.func)));
         }
         let Some(sig) = self.prog.sigs[id.0 as usize].clone() else {
-            // Its signature's errors are reported with the function.
+            // A function defined elsewhere and not fetched yet (the precheck), or one whose
+            // signature's errors are reported with it: its parameter types are unknown, so
+            // the arguments' types are not decided here (an unsuffixed `5000000000` passed
+            // to an `i64` parameter must not default to `i32`).
+            for (a, _) in &args {
+                let _ = self.prog.infer.unify(a.ty, Type::Error);
+            }
             return self.error_expr(span);
         };
         if args.len() != sig.params.len() {

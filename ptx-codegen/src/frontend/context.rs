@@ -19,6 +19,10 @@ pub(super) enum LocalKind {
     Param,
     /// A `let`, a pattern binding, a loop variable or a value the checker introduces.
     Let,
+    /// `let y;`: an immutable variable without an initialiser, assigned later. rustc checks
+    /// the host copy of the function for what makes that valid (assigned once on every
+    /// path before it is read); the kernel language accepts the assignments.
+    Deferred,
 }
 
 /// A variable of the function being checked (a parameter, a `let`, a pattern binding).
@@ -95,7 +99,11 @@ impl<'p> FnChecker<'p> {
     }
 
     pub(super) fn declare(&mut self, name: String, ty: Type, mutable: bool, span: Span) -> LocalId {
-        let id = self.new_local(name.clone(), ty, mutable, LocalKind::Let, span);
+        self.declare_as(name, ty, mutable, LocalKind::Let, span)
+    }
+
+    pub(super) fn declare_as(&mut self, name: String, ty: Type, mutable: bool, kind: LocalKind, span: Span) -> LocalId {
+        let id = self.new_local(name.clone(), ty, mutable, kind, span);
         if name != "_" {
             self.scopes.last_mut().expect("a scope is open").push((name, id));
         }

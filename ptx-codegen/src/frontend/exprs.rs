@@ -228,9 +228,9 @@ impl FnChecker<'_> {
     }
 
     /// The local variable an assignment writes, checked to be mutable.
-    pub(super) fn place(&mut self, e: &syn::Expr) -> Option<LocalId> {
+    pub(super) fn place(&mut self, e: &syn::Expr, write: Write) -> Option<LocalId> {
         match e {
-            syn::Expr::Paren(p) => self.place(&p.expr),
+            syn::Expr::Paren(p) => self.place(&p.expr, write),
             syn::Expr::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => {
                 let ident = p.path.get_ident().unwrap();
                 let name = ident.to_string();
@@ -239,7 +239,8 @@ impl FnChecker<'_> {
                     return None;
                 };
                 let info = &self.locals[id.0 as usize];
-                if !info.mutable {
+                let first_value = info.kind == LocalKind::Deferred && write == Write::Assign;
+                if !info.mutable && !first_value {
                     let hint = if info.kind == LocalKind::Param {
                         format!("make the parameter mutable: `mut {name}`")
                     } else {
@@ -259,7 +260,7 @@ impl FnChecker<'_> {
     fn assign(&mut self, a: &syn::ExprAssign) -> Expr {
         let span = a.span();
         let value = self.expr(&a.right);
-        let Some(local) = self.place(&a.left) else {
+        let Some(local) = self.place(&a.left, Write::Assign) else {
             return self.error_expr(span);
         };
         let lty = self.locals[local.0 as usize].ty;
@@ -308,4 +309,13 @@ impl FnChecker<'_> {
         };
         self.mk(ExprKind::If { cond: Box::new(cond), then, els }, ty, span)
     }
+}
+
+/// How an assignment writes its place.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub(super) enum Write {
+    /// `x = v`: also gives a `let x;` its value.
+    Assign,
+    /// `x += v` and the other compound assignments: read, then write.
+    Update,
 }

@@ -145,8 +145,22 @@ impl FnChecker<'_> {
             self.prog.consts.push(ConstDef { value: None });
         }
         self.item_scopes.push(scope);
-        for (i, c) in consts.iter().enumerate() {
-            self.const_item(first_const + i, c);
+        // A constant may name one declared after it: check them in the order their values
+        // need (a cycle is an error, never a silently missing value).
+        let (order, cycles) = const_order(&consts);
+        for i in order {
+            self.const_item(first_const + i, consts[i]);
+        }
+        for (i, through) in cycles {
+            let names: Vec<String> = through.iter().map(|&k| format!("`{}`", consts[k].ident)).collect();
+            self.error(
+                &consts[i].ident,
+                format!(
+                    "the value of `{}` depends on itself (through {}): a constant's value cannot refer to itself",
+                    consts[i].ident,
+                    names.join(", ")
+                ),
+            );
         }
         // The block's own variables are not in scope yet (items are checked first), but a
         // nested function that names one deserves the same explanation.
@@ -192,4 +206,67 @@ impl FnChecker<'_> {
     fn const_context(&mut self) -> FnChecker<'_> {
         FnChecker::new(&mut *self.prog, self.current, self.item_scopes.clone(), self.outer_locals.clone())
     }
+}
+
+/// An order in which a block's `const`s can be checked, each after the ones its value
+/// names, and the ones in a cycle (each with the constants of its cycle), left out.
+fn const_order(consts: &[&syn::ItemConst]) -> (Vec<usize>, Vec<(usize, Vec<usize>)>) {
+    use syn::visit::Visit;
+    /// The block's constants a value names (single-identifier paths).
+    struct Names<'a> {
+        consts: &'a [&'a syn::ItemConst],
+        found: Vec<usize>,
+    }
+    impl<'ast> Visit<'ast> for Names<'_> {
+        fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+            if let Some(ident) = p.path.get_ident() {
+                if let Some(k) = self.consts.iter().position(|c| c.ident == *ident) {
+                    if !self.found.contains(&k) {
+                        self.found.push(k);
+                    }
+                }
+            }
+            syn::visit::visit_expr_path(self, p);
+        }
+    }
+    let deps: Vec<Vec<usize>> = consts
+        .iter()
+        .map(|c| {
+            let mut names = Names { consts, found: Vec::new() };
+            names.visit_expr(&c.expr);
+            names.found
+        })
+        .collect();
+    // Depth-first, in declaration order, so constants without dependencies keep their
+    // order. `state`: 0 unvisited, 1 on the current path, 2 done.
+    fn visit(k: usize, deps: &[Vec<usize>], state: &mut [u8], order: &mut Vec<usize>, path: &mut Vec<usize>) -> bool {
+        match state[k] {
+            2 => return true,
+            1 => return false,
+            _ => {}
+        }
+        state[k] = 1;
+        path.push(k);
+        let mut ok = true;
+        for &d in &deps[k] {
+            ok &= visit(d, deps, state, order, path);
+        }
+        path.pop();
+        state[k] = 2;
+        if ok {
+            order.push(k);
+        }
+        ok
+    }
+    let mut state = vec![0u8; consts.len()];
+    let mut order = Vec::new();
+    for k in 0..consts.len() {
+        visit(k, &deps, &mut state, &mut order, &mut Vec::new());
+    }
+    // What is not in the order is in a cycle, or depends on one.
+    let cycles = (0..consts.len())
+        .filter(|k| !order.contains(k))
+        .map(|k| (k, deps[k].iter().copied().filter(|d| !order.contains(d)).collect()))
+        .collect();
+    (order, cycles)
 }

@@ -26,7 +26,7 @@ mod resolve;
 mod signature;
 mod syntax;
 
-use crate::ir::{FnId, Program, RetType};
+use crate::ir::{FnId, Program, RetType, Type};
 use crate::ty::ScalarType;
 pub use callees::{external_callees, path_key};
 use context::{FnChecker, ProgramCx};
@@ -83,11 +83,24 @@ pub fn check_program(
     if let Some(e) = cx.combined_errors() {
         return Err(e);
     }
+    let ice = |what: &str| syn::Error::new_spanned(&entry.sig.ident, format!("internal compiler error: {what}"));
     let functions = std::mem::take(&mut cx.functions).into_iter().collect::<Option<Vec<_>>>();
     let tuples = std::mem::take(&mut cx.tuples);
-    functions
-        .map(|functions| Program { functions, tuples })
-        .ok_or_else(|| syn::Error::new_spanned(&entry.sig.ident, "internal compiler error: a function was not checked"))
+    let program =
+        functions.map(|functions| Program { functions, tuples }).ok_or_else(|| ice("a function was not checked"))?;
+    // An error type stands for a problem already reported; with none reported, it would
+    // lower to a kernel that computes nothing. Refuse it loudly instead.
+    if let Some(f) = program.functions.iter().find(|f| has_error_type(f)) {
+        return Err(ice(&format!("`{}` has an expression without a type, but no error was reported", f.name)));
+    }
+    Ok(program)
+}
+
+/// Whether a checked function still holds the error type anywhere.
+fn has_error_type(f: &crate::ir::Function) -> bool {
+    let mut found = f.locals.iter().any(|l| l.ty == Type::Error);
+    crate::ir::visit_block(&f.body, &mut |e| found |= e.ty == Type::Error);
+    found
 }
 
 /// Checks a function whose calls of `external` paths (functions defined elsewhere, whose

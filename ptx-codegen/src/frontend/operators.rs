@@ -4,6 +4,7 @@ use syn::spanned::Spanned;
 
 use super::context::FnChecker;
 use super::diagnostics::{SpanRange, TypeUse, operand_mismatch_hint, render};
+use super::exprs::Write;
 use super::infer::VarKind;
 use super::obligations::Require;
 use super::syntax;
@@ -53,7 +54,7 @@ impl FnChecker<'_> {
             }
             syntax::BinOp::Compound(bop) => {
                 let rhs = self.expr(&b.right);
-                let Some(local) = self.place(&b.left) else {
+                let Some(local) = self.place(&b.left, Write::Update) else {
                     return self.error_expr(span);
                 };
                 let target = self.mk(ExprKind::Local(local), self.locals[local.0 as usize].ty, b.left.span());

@@ -130,6 +130,30 @@ impl FnChecker<'_> {
         match pat {
             syn::Pat::Wild(_) => None,
             syn::Pat::Paren(p) => self.pattern(&p.pat, value, st, binds),
+            syn::Pat::Ident(pi)
+                if pi.by_ref.is_none() && pi.mutability.is_none() && pi.subpat.is_none() && {
+                    let name = pi.ident.to_string();
+                    self.lookup_const(&name).is_some() || looks_like_constant(&name)
+                } =>
+            {
+                // As in Rust, a name that is a constant in scope is a constant pattern, not
+                // a binding. One that looks like a constant but is none the function can see
+                // (a module-level `const`) is refused rather than taken as a binding.
+                let name = pi.ident.to_string();
+                if self.lookup_const(&name).is_none() {
+                    self.error(
+                        &pi.ident,
+                        format!(
+                            "`{name}` in a pattern: a vectorized function cannot see constants defined outside it, so this would bind a new variable; define the constant inside the function (`const {name}: i32 = …;`), or give a binding a lowercase name"
+                        ),
+                    );
+                    return None;
+                }
+                let path = syn::ExprPath { attrs: Vec::new(), qself: None, path: pi.ident.clone().into() };
+                let c = self.path_expr(&path);
+                self.unify_pattern(st, &c, pi);
+                Some(compare(self, BinaryOp::Eq, c))
+            }
             syn::Pat::Ident(pi) => {
                 if pi.by_ref.is_some() {
                     self.error(pi, "`ref` bindings are not supported: bind by value (`x`)");
@@ -213,4 +237,10 @@ impl FnChecker<'_> {
             self.error(src, format!("mismatched types: this pattern is `{found}` but the value matched is `{want}`"));
         }
     }
+}
+
+/// Whether a name is spelled as Rust spells constants (`K`, `MAX_LEN`, `N2`).
+fn looks_like_constant(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_uppercase())
+        && name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }

@@ -285,7 +285,7 @@ impl<'ctx> FnLower<'_, 'ctx> {
         };
         // Wrapping absolute value (`i32::MIN.abs()` is `i32::MIN` in release builds).
         let abs = |v: IntValue<'ctx>| -> LResult<IntValue<'ctx>> {
-            let neg = b.build_int_neg(v, "neg")?;
+            let neg = self.int_neg(v)?;
             sel(cmp(IntPredicate::SLT, v, zero)?, neg, v)
         };
         let r: IntValue<'ctx> = match i {
@@ -329,7 +329,7 @@ impl<'ctx> FnLower<'_, 'ctx> {
                         b.build_select(neg, adjusted, q, "q")?.into_int_value()
                     } else {
                         // `r.wrapping_add(rhs.wrapping_abs())`
-                        let neg_y = b.build_int_neg(y(), "negy")?;
+                        let neg_y = self.int_neg(y())?;
                         let ay = b.build_select(
                             b.build_int_compare(IntPredicate::SLT, y(), zero, "ny")?,
                             neg_y,
@@ -371,7 +371,7 @@ impl<'ctx> FnLower<'_, 'ctx> {
             WrappingAdd => b.build_int_add(x, y(), "add")?,
             WrappingSub => b.build_int_sub(x, y(), "sub")?,
             WrappingMul => b.build_int_mul(x, y(), "mul")?,
-            WrappingNeg => b.build_int_neg(x, "neg")?,
+            WrappingNeg => self.int_neg(x)?,
             WrappingShl | WrappingShr => self.shift(i == WrappingShl, x, t, y(), ScalarType::U32)?,
             WrappingDiv | WrappingRem => {
                 let is_div = i == WrappingDiv;
@@ -407,7 +407,7 @@ impl<'ctx> FnLower<'_, 'ctx> {
                 };
                 b.build_select(overflow, saturated, product, "satmul")?.into_int_value()
             }
-            SaturatingNeg => sel(cmp(IntPredicate::EQ, x, min)?, max, b.build_int_neg(x, "neg")?)?,
+            SaturatingNeg => sel(cmp(IntPredicate::EQ, x, min)?, max, self.int_neg(x)?)?,
             SaturatingAbs => sel(cmp(IntPredicate::EQ, x, min)?, max, abs(x)?)?,
             Pow | WrappingPow => self.int_pow(t, x, y(), false)?.0,
             SaturatingPow => {

@@ -466,12 +466,17 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
         int_type(self.cx, t)
     }
 
+    /// `-v`, wrapping (`-i32::MIN == i32::MIN`), as in release builds.
+    fn int_neg(&self, v: IntValue<'ctx>) -> LResult<IntValue<'ctx>> {
+        Ok(self.builder.build_int_neg(v, "neg")?)
+    }
+
     fn unary(&self, op: UnaryOp, v: BasicValueEnum<'ctx>, t: ScalarType) -> LResult<BasicValueEnum<'ctx>> {
         let b = &self.builder;
         Ok(match (op, t.is_float()) {
             (UnaryOp::Neg, true) => b.build_float_neg(v.into_float_value(), "neg")?.into(),
             // Wrapping negation, as in release builds (`-i32::MIN == i32::MIN`).
-            (UnaryOp::Neg, false) => b.build_int_neg(v.into_int_value(), "neg")?.into(),
+            (UnaryOp::Neg, false) => self.int_neg(v.into_int_value())?.into(),
             (UnaryOp::Not, _) => b.build_not(v.into_int_value(), "not")?.into(),
         })
     }
@@ -881,14 +886,14 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
         let Some(end) = self.expr(&range.end)? else { return Ok(None) };
         let step = match &range.step {
             Some(s) => match self.expr(s)? {
-                Some(v) => Some(v.into_int_value()),
+                Some(v) => Some((v.into_int_value(), ir::step_may_be_zero(s))),
                 None => return Ok(None),
             },
             None => None,
         };
         let (start, end) = (start.into_int_value(), end.into_int_value());
         let exit = self.cx.append_basic_block(self.llfn, "for_end");
-        if let Some(k) = step {
+        if let Some((k, true)) = step {
             // `step_by(0)` panics in Rust.
             let zero = self.builder.build_int_compare(IntPredicate::EQ, k, i64t.const_zero(), "step_zero")?;
             let code = self.cx.i32_type().const_int(Fault::StepByZero.code() as u64, false);
@@ -912,11 +917,11 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
         let diff = self.builder.build_int_sub(hi, start, "span")?;
         let diff = self.builder.build_int_cast_sign_flag(diff, i64t, false, "span64")?;
         let last = match step {
-            Some(k) => self.builder.build_int_unsigned_div(diff, k, "last")?,
+            Some((k, _)) => self.builder.build_int_unsigned_div(diff, k, "last")?,
             None => diff,
         };
         let stride = match step {
-            Some(k) => self.builder.build_int_cast_sign_flag(k, ty, false, "stride")?,
+            Some((k, _)) => self.builder.build_int_cast_sign_flag(k, ty, false, "stride")?,
             None => ty.const_int(1, false),
         };
         let k_slot = self.alloca(i64t.into(), "iter")?;

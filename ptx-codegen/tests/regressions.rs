@@ -1,0 +1,134 @@
+//! Programs that once crashed the compiler, were refused although valid Rust, or compiled
+//! to something other than what rustc computes. Each runs through the whole compiler (to
+//! PTX) and through the host JIT of the same lowering, compared with the value rustc gives.
+
+use inkwell::context::Context;
+use ptx_codegen::{Options, compile_str, frontend, host};
+
+/// Compiles `src` to PTX (no error), then evaluates it on the host for each `(args, want)`
+/// pair; arguments and results are the bits of each value in the low bytes of a `u64`.
+fn check(src: &str, cases: &[(&[u64], u64)]) {
+    compile_str(src, &Options::default()).unwrap_or_else(|e| panic!("{src}\ndoes not compile: {e}"));
+    let item: syn::ItemFn = syn::parse_str(src).unwrap();
+    let program = frontend::check_function(&item).unwrap();
+    let cx = Context::create();
+    // SAFETY: no function here calls libdevice, so `math` maps nothing.
+    let f = unsafe { host::jit(&cx, &program, &|_| None) }.unwrap_or_else(|e| panic!("{src}: {e}"));
+    for (args, want) in cases {
+        let (got, fault) = f.call(args);
+        assert_eq!((got[0], fault), (*want, 0), "{src} at {args:?}");
+    }
+}
+
+fn i(v: i64) -> u64 {
+    v as u64
+}
+
+#[test]
+fn a_literal_step_needs_no_fault_word() {
+    // The fallibility analysis and the lowering's `step == 0` check once disagreed: an
+    // internal compiler error for every literal step.
+    let src = "fn f(n: u32) -> u32 { let mut s = 0u32; for i in (0..n).step_by(3) { s += i; } s }";
+    check(src, &[(&[10], 3 + 6 + 9), (&[0], 0)]);
+    let src = "fn f(n: i64) -> i64 { let mut s = 0; for i in (0..=n).rev().step_by(7) { s += i; } s }";
+    check(src, &[(&[20], i(20 + 13 + 6))]);
+}
+
+#[test]
+fn a_local_const_in_a_pattern_is_a_constant_not_a_binding() {
+    let src = "fn cpat(x: i64) -> i32 { const K: i64 = 36; match x { K => 1, _ => 2 } }";
+    check(src, &[(&[36], 1), (&[35], 2), (&[i(-36)], 2)]);
+    let src = "fn cor(x: i64) -> i32 { const K: i64 = 36; match x { K | 5 => 1, n if n > 100 => 3, _ => 2 } }";
+    check(src, &[(&[36], 1), (&[5], 1), (&[101], 3), (&[6], 2)]);
+}
+
+#[test]
+fn a_const_may_name_one_declared_after_it() {
+    let src = "fn f(x: i32) -> i32 { const A: i32 = B * 2; const B: i32 = 3; x.wrapping_add(A) }";
+    check(src, &[(&[1], 7)]);
+    let src = "fn f(x: i32) -> i32 { const A: i32 = B * 2; const B: i32 = C + 1; const C: i32 = 2; let v = A; v + x }";
+    check(src, &[(&[0], 6)]);
+}
+
+#[test]
+fn constants_that_refer_to_themselves_are_an_error() {
+    let item: syn::ItemFn =
+        syn::parse_str("fn f(x: i32) -> i32 { const A: i32 = B + 1; const B: i32 = A; x + A }").unwrap();
+    let e = frontend::check_function(&item).expect_err("a cycle is an error").to_string();
+    assert!(e.contains("depends on itself"), "{e}");
+}
+
+#[test]
+fn an_unknown_constant_in_a_pattern_is_not_taken_as_a_binding() {
+    let item: syn::ItemFn = syn::parse_str("fn f(x: i64) -> i32 { match x { LIMIT => 1, _ => 2 } }").unwrap();
+    let e = frontend::check_function(&item).expect_err("refused").to_string();
+    assert!(e.contains("cannot see constants defined outside it"), "{e}");
+}
+
+#[test]
+fn special_functions_take_their_type_from_the_context() {
+    let src = "fn f(x: f32) -> f32 { let y: f32 = gpu_runtime::SpecialMath::erf(1.0); y + x }";
+    // `erf` goes through libdevice: compiling is what this checks (the value is compared
+    // on the GPU and in the host differential tests).
+    compile_str(src, &Options::default()).unwrap_or_else(|e| panic!("{e}"));
+    let src = "fn g(x: f64) -> f64 { let y: f64 = SpecialMath::ln_gamma(2.5); y * x }";
+    compile_str(src, &Options::default()).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn deferred_initialisation_is_valid_rust() {
+    let src = "fn f(c: bool, x: i32) -> i32 { let y; if c { y = x } else { y = -x } y }";
+    check(src, &[(&[1, 5], 5), (&[0, 5], i(-5) as u32 as u64)]);
+    let src = "fn g(x: f64) -> f64 { let y: f64; let z; y = x * 2.0; z = y + 1.0; z }";
+    check(src, &[(&[2.0f64.to_bits()], 5.0f64.to_bits())]);
+}
+
+#[test]
+fn a_compound_assignment_to_an_immutable_variable_is_still_refused() {
+    let item: syn::ItemFn = syn::parse_str("fn f(x: i32) -> i32 { let y; y = 1; y += x; y }").unwrap();
+    let e = frontend::check_function(&item).expect_err("refused").to_string();
+    assert!(e.contains("not mutable"), "{e}");
+}
+
+/// `neg.s16` or `abs.s16` in the PTX, which the driver's compiler folds with a widening as
+/// if they could not wrap (`(-i16::MIN) as i32` gave 32768 on an H200): the emitter
+/// rewrites them as 32-bit operations. Each of these negates an 8- or 16-bit value.
+#[test]
+fn narrow_negations_never_reach_the_ptx_as_16_bit_negations() {
+    let sources = [
+        "fn f(t: i16) -> i32 { (-t) as i32 }",
+        "fn f(t: i8) -> i64 { (-t) as i64 }",
+        "fn f(t: i16) -> i32 { t.wrapping_neg() as i32 }",
+        "fn f(t: i16) -> i32 { t.wrapping_abs() as i32 }",
+        "fn f(t: i8) -> i32 { t.wrapping_abs() as i32 }",
+        "fn f(t: i16) -> u32 { t.unsigned_abs() as u32 }",
+        "fn f(t: i16, u: i16) -> i32 { u.saturating_add(-t) as i32 }",
+        "fn f(t: i16) -> i32 { t.saturating_neg() as i32 }",
+        "fn f(t: i16) -> i32 { (0i16).wrapping_sub(t) as i32 }",
+        "fn f(t: i16) -> i32 { t.wrapping_mul(-1) as i32 }",
+        "fn f(t: u16) -> i32 { t.wrapping_neg() as i32 }",
+        "fn f(t: i16, u: i16) -> i32 { t.rem_euclid(u) as i32 }",
+    ];
+    let mut found = Vec::new();
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("narrow-negations");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (n, src) in sources.iter().enumerate() {
+        for arch in ["sm_70", "sm_90"] {
+            let options = Options { arch: arch.to_string(), ..Options::default() };
+            let k = compile_str(src, &options).unwrap_or_else(|e| panic!("{src}: {e}"));
+            if k.ptx.contains("neg.s16") || k.ptx.contains("abs.s16") {
+                found.push(*src);
+            }
+            // The rewritten PTX is valid PTX.
+            let ptxas = ptx_codegen::toolkit::find_ptxas(arch).expect("ptxas (scripts/setup installs it)");
+            let file = dir.join(format!("{n}-{arch}.ptx"));
+            std::fs::write(&file, &k.ptx).unwrap();
+            let out = std::process::Command::new(&ptxas)
+                .args([&format!("-arch={arch}"), file.to_str().unwrap(), "-o", "/dev/null"])
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{src} ({arch}): {}", String::from_utf8_lossy(&out.stderr));
+        }
+    }
+    assert!(found.is_empty(), "neg.s16 or abs.s16 in the PTX of:\n{}", found.join("\n"));
+}
