@@ -132,3 +132,12 @@ fn narrow_negations_never_reach_the_ptx_as_16_bit_negations() {
     }
     assert!(found.is_empty(), "neg.s16 or abs.s16 in the PTX of:\n{}", found.join("\n"));
 }
+
+#[test]
+fn a_cast_types_only_the_literal_it_reaches() {
+    // Found by the fuzzer: the cast's type reached the literal through `<<`, so the shift
+    // ran in 64 bits. rustc shifts an `i32`: 0x1FFFF << 16 wraps to -65536.
+    check("fn f(x: i64) -> isize { -((0x1FFFF << 16) as isize) + x as isize }", &[(&[0], 65536), (&[i(-1)], 65535)]);
+    check("fn f(x: u8) -> u8 { ((255 + 1) / 2) as u8 + x }", &[(&[0], 128)]);
+    check("fn f(x: u8) -> u8 { let y = 300; (y >> 1) as u8 + x }", &[(&[0], 150)]);
+}

@@ -162,8 +162,10 @@ impl FnChecker<'_> {
         let Some(target) = self.scalar_type(&c.ty, TypeUse::Cast) else {
             return self.error_expr(span);
         };
-        // rustc first tries the cast as a coercion: `300 as u8` types the literal as `u8`.
-        if let Some(kind) = self.prog.infer.kind(inner.ty) {
+        // rustc checks the operand expecting the cast's type, and that expectation types a
+        // literal it reaches: `300 as u8` types the literal as `u8` (and rejects it).
+        let literal = hint_reaches_literal(&c.expr).then(|| self.prog.infer.kind(inner.ty)).flatten();
+        if let Some(kind) = literal {
             let fits = match kind {
                 VarKind::Int => target.is_int(),
                 VarKind::Float => target.is_float(),
@@ -175,6 +177,22 @@ impl FnChecker<'_> {
         }
         self.prog.require(inner.ty, Require::CastTo(target), range);
         self.mk(ExprKind::Cast(Box::new(inner)), Type::Scalar(target), span)
+    }
+}
+
+/// Whether a cast's expected type reaches a literal of its operand. rustc passes it
+/// through parentheses, `-`, `!` and a block's value only: in `((255 + 1) / 2) as u8`,
+/// `(if c { 300 } else { 1 }) as u8` or `x as u8` (`let x = 300;`) the literals stay `i32`.
+fn hint_reaches_literal(e: &syn::Expr) -> bool {
+    match e {
+        syn::Expr::Lit(_) => true,
+        syn::Expr::Paren(p) => hint_reaches_literal(&p.expr),
+        syn::Expr::Group(g) => hint_reaches_literal(&g.expr),
+        syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_) | syn::UnOp::Not(_)) => hint_reaches_literal(&u.expr),
+        syn::Expr::Block(b) if b.label.is_none() => {
+            matches!(b.block.stmts.last(), Some(syn::Stmt::Expr(tail, None)) if hint_reaches_literal(tail))
+        }
+        _ => false,
     }
 }
 

@@ -76,10 +76,30 @@ fn unconstrained_literals_fall_back_like_rustc() {
 
 #[test]
 fn a_cast_types_its_literal_as_rustc_does() {
-    // rustc types `300 as u8`'s literal as u8, and rejects it.
+    // rustc types `300 as u8`'s literal as u8, and rejects it; also through parentheses,
+    // `-`, `!` and a block's value.
     error_containing("fn f() -> u8 { 300 as u8 }", "literal out of range for `u8`");
+    error_containing("fn f() -> u8 { ({ 300 }) as u8 }", "literal out of range for `u8`");
+    error_containing("fn f() -> u8 { (!(300)) as u8 }", "literal out of range for `u8`");
+    error_containing("fn f() -> u8 { (-1) as u8 }", "cannot negate an unsigned `u8`");
     let f = ok("fn f(x: f32) -> f32 { x + 2 as f32 }");
     assert_eq!(literal_types(&f), [Type::Scalar(I32)]);
+}
+
+#[test]
+fn a_cast_does_not_type_what_its_literal_is_computed_with() {
+    // Found by the fuzzer: the cast's type reached literals through binary operators,
+    // branches and variables (`-((0x1FFFF << 16) as isize)` was computed in 64 bits:
+    // -8589869056 instead of rustc's 65536).
+    let i32s = |src: &str, n: usize| assert_eq!(literal_types(&ok(src)), vec![Type::Scalar(I32); n], "{src}");
+    i32s("fn f() -> isize { -((0x1FFFF << 16) as isize) }", 2);
+    i32s("fn f() -> u8 { ((255 + 1) / 2) as u8 }", 3);
+    i32s("fn f() -> u8 { ((-2147483647) >> 24) as u8 }", 2);
+    i32s("fn f(c: bool) -> u8 { (if c { 300 } else { 1 }) as u8 }", 2);
+    let f = ok("fn f() -> u8 { let x = 300; x as u8 }");
+    assert_eq!(local_type(&f, "x"), Type::Scalar(I32));
+    let f = ok("fn f() -> f32 { ((16777216.0 + 1.0) - 16777216.0) as f32 }");
+    assert_eq!(literal_types(&f), [Type::Scalar(F64); 3]);
 }
 
 #[test]
