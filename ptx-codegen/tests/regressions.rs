@@ -141,3 +141,9 @@ fn a_cast_types_only_the_literal_it_reaches() {
     check("fn f(x: u8) -> u8 { ((255 + 1) / 2) as u8 + x }", &[(&[0], 128)]);
     check("fn f(x: u8) -> u8 { let y = 300; (y >> 1) as u8 + x }", &[(&[0], 150)]);
 }
+
+#[test]
+fn a_raw_identifier_and_its_plain_spelling_are_one_name() {
+    // Found by the fuzzer: `r#x` declared and `x` used were two names to the frontend.
+    check("fn f(r#x: i64) -> i64 { fn r#h(a: i64) -> i64 { r#a + 1 } h(x) * r#x }", &[(&[3], 12)]);
+}

@@ -2,6 +2,7 @@
 //! fetch their definitions before it can compile the function.
 
 use quote::ToTokens;
+use syn::ext::IdentExt;
 use syn::visit::Visit;
 
 use super::syntax::render_tokens;
@@ -18,8 +19,13 @@ pub fn external_callees(item: &syn::ItemFn) -> Vec<syn::Path> {
     calls.found
 }
 
-/// The path as the frontend keys helpers: tokens without spaces (`utils::smooth`).
+/// The path as the frontend keys helpers: tokens without spaces (`utils::smooth`), raw
+/// identifiers as the names they stand for (`r#smooth` is `smooth`).
 pub fn path_key(path: &syn::Path) -> String {
+    let mut path = path.clone();
+    for s in &mut path.segments {
+        s.ident = s.ident.unraw();
+    }
     render_tokens(path.to_token_stream())
 }
 
@@ -27,7 +33,7 @@ struct NestedFns<'a>(&'a mut Vec<String>);
 
 impl<'ast> Visit<'ast> for NestedFns<'_> {
     fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
-        self.0.push(f.sig.ident.to_string());
+        self.0.push(super::syntax::name(&f.sig.ident));
         syn::visit::visit_item_fn(self, f);
     }
 }
@@ -52,7 +58,7 @@ impl<'ast> Visit<'ast> for Calls<'_> {
 }
 
 fn is_builtin(path: &syn::Path, nested: &[String]) -> bool {
-    let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    let segs: Vec<String> = path.segments.iter().map(|s| super::syntax::name(&s.ident)).collect();
     match segs.as_slice() {
         [name] => nested.contains(name),
         [.., ty, method] => {

@@ -18,7 +18,7 @@ impl FnChecker<'_> {
         }
         let recv = self.expr(&m.receiver);
         let args: Vec<(Expr, &syn::Expr)> = m.args.iter().map(|a| (self.expr(a), a)).collect();
-        let name = m.method.to_string();
+        let name = syntax::name(&m.method);
         self.builtin_call(&name, recv, args, SpanRange::of(m), &m.method)
     }
 
@@ -30,9 +30,12 @@ impl FnChecker<'_> {
             _ => None,
         };
         let segments: Vec<String> =
-            path.map(|p| p.segments.iter().map(|s| s.ident.to_string()).collect()).unwrap_or_default();
+            path.map(|p| p.segments.iter().map(|s| syntax::name(&s.ident)).collect()).unwrap_or_default();
         let mut args: Vec<(Expr, &syn::Expr)> = c.args.iter().map(|a| (self.expr(a), a)).collect();
-        let callee = syntax::render_tokens(c.func.to_token_stream());
+        let callee = match path {
+            Some(p) => super::callees::path_key(p),
+            None => syntax::render_tokens(c.func.to_token_stream()),
+        };
         if let Some(id) = path.filter(|_| !has_generic_args(path)).and_then(|_| self.lookup_fn(&callee)) {
             return self.call_fn(id, args, c, &callee);
         }

@@ -152,7 +152,7 @@ impl FnChecker<'_> {
         let span = p.span();
         if p.qself.is_none() {
             if let Some(ident) = p.path.get_ident() {
-                let name = ident.to_string();
+                let name = syntax::name(ident);
                 if let Some(id) = self.lookup(&name) {
                     let ty = self.locals[id.0 as usize].ty;
                     return self.mk(ExprKind::Local(id), ty, span);
@@ -191,7 +191,7 @@ impl FnChecker<'_> {
                 return self.error_expr(span);
             }
         }
-        let segments: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let segments: Vec<String> = p.path.segments.iter().map(|s| syntax::name(&s.ident)).collect();
         let has_args = p.path.segments.iter().any(|s| !s.arguments.is_none());
         if p.qself.is_none() && !has_args {
             if let Some((t, lit)) = consts::by_path(&segments) {
@@ -233,7 +233,7 @@ impl FnChecker<'_> {
             syn::Expr::Paren(p) => self.place(&p.expr, write),
             syn::Expr::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => {
                 let ident = p.path.get_ident().unwrap();
-                let name = ident.to_string();
+                let name = syntax::name(ident);
                 let Some(id) = self.lookup(&name) else {
                     self.error(ident, format!("cannot find `{name}` in this vectorized function"));
                     return None;

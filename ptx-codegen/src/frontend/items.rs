@@ -133,15 +133,15 @@ impl FnChecker<'_> {
             let id = FnId(self.prog.functions.len() as u32);
             self.prog.functions.push(None);
             self.prog.sigs.push(fn_sig(f));
-            scope.fns.push((f.sig.ident.to_string(), id));
+            scope.fns.push((syntax::name(&f.sig.ident), id));
         }
         let first_const = self.prog.consts.len();
         for c in &consts {
-            scope.consts.push((c.ident.to_string(), self.prog.consts.len()));
+            scope.consts.push((syntax::name(&c.ident), self.prog.consts.len()));
             self.prog.consts.push(ConstDef { value: None });
         }
         for st in &statics {
-            scope.consts.push((st.ident.to_string(), self.prog.consts.len()));
+            scope.consts.push((syntax::name(&st.ident), self.prog.consts.len()));
             self.prog.consts.push(ConstDef { value: None });
         }
         self.item_scopes.push(scope);

@@ -8,6 +8,7 @@ use super::context::{FnChecker, LocalKind};
 use super::diagnostics::SpanRange;
 use super::infer::VarKind;
 use super::obligations::Require;
+use super::syntax;
 use crate::ir::{BinaryOp, Block, Expr, ExprKind, LocalId, LogicalOp, Stmt, Type};
 use crate::ty::ScalarType;
 
@@ -24,7 +25,7 @@ impl FnChecker<'_> {
                     self.error(at, format!("`@` patterns are not supported in a {what}"));
                     return None;
                 }
-                Some((pi.ident.to_string(), pi.mutability.is_some(), pi.ident.span()))
+                Some((syntax::name(&pi.ident), pi.mutability.is_some(), pi.ident.span()))
             }
             syn::Pat::Wild(w) => Some(("_".to_string(), false, w.span())),
             syn::Pat::Paren(p) => self.binding(&p.pat, what),
@@ -132,14 +133,14 @@ impl FnChecker<'_> {
             syn::Pat::Paren(p) => self.pattern(&p.pat, value, st, binds),
             syn::Pat::Ident(pi)
                 if pi.by_ref.is_none() && pi.mutability.is_none() && pi.subpat.is_none() && {
-                    let name = pi.ident.to_string();
+                    let name = syntax::name(&pi.ident);
                     self.lookup_const(&name).is_some() || looks_like_constant(&name)
                 } =>
             {
                 // As in Rust, a name that is a constant in scope is a constant pattern, not
                 // a binding. One that looks like a constant but is none the function can see
                 // (a module-level `const`) is refused rather than taken as a binding.
-                let name = pi.ident.to_string();
+                let name = syntax::name(&pi.ident);
                 if self.lookup_const(&name).is_none() {
                     self.error(
                         &pi.ident,
@@ -158,7 +159,7 @@ impl FnChecker<'_> {
                 if pi.by_ref.is_some() {
                     self.error(pi, "`ref` bindings are not supported: bind by value (`x`)");
                 }
-                let local = self.declare(pi.ident.to_string(), st, pi.mutability.is_some(), pi.ident.span());
+                let local = self.declare(syntax::name(&pi.ident), st, pi.mutability.is_some(), pi.ident.span());
                 binds.push(Stmt::Let { local, init: Some(scrutinee) });
                 match &pi.subpat {
                     Some((_, sub)) => self.pattern(sub, value, st, binds),

@@ -1,6 +1,7 @@
 //! Resolution: a checked function's final types, with tuples numbered in the program's table.
 
 use super::context::{FnChecker, ProgramCx};
+use super::syntax;
 use crate::ir::{Block, Expr, ExprKind, Function, Local, Param, RetType, Stmt, Type};
 
 impl FnChecker<'_> {
@@ -34,7 +35,7 @@ impl FnChecker<'_> {
         if self.prog.errors.is_empty() {
             self.prog.resolve_block(&mut body);
         }
-        Some(Function { name: item.sig.ident.to_string(), params, ret, locals, body, span: item.sig.ident.span() })
+        Some(Function { name: syntax::name(&item.sig.ident), params, ret, locals, body, span: item.sig.ident.span() })
     }
 }
 

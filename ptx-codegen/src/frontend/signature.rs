@@ -15,7 +15,7 @@ pub(super) struct FnSig {
 }
 
 pub(super) fn fn_sig(item: &syn::ItemFn) -> Option<FnSig> {
-    signature_types(&item.sig).ok().map(|(params, ret)| FnSig { name: item.sig.ident.to_string(), params, ret })
+    signature_types(&item.sig).ok().map(|(params, ret)| FnSig { name: syntax::name(&item.sig.ident), params, ret })
 }
 
 fn strip_parens(ty: &syn::Type) -> &syn::Type {

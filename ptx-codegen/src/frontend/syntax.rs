@@ -1,6 +1,7 @@
 //! Small readers of `syn` syntax: scalar types, operators, and token rendering for messages.
 
 use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
+use syn::ext::IdentExt;
 
 use crate::ir::{BinaryOp, LogicalOp};
 use crate::ty::ScalarType;
@@ -26,7 +27,7 @@ pub fn scalar_type(ty: &syn::Type) -> Result<ScalarType, TypeProblem> {
         syn::Type::Tuple(t) if t.elems.is_empty() => Err(TypeProblem::Unit),
         syn::Type::Tuple(_) => Err(TypeProblem::Tuple),
         syn::Type::Path(p) if p.qself.is_none() => {
-            let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+            let segs: Vec<String> = p.path.segments.iter().map(|s| name(&s.ident)).collect();
             let has_args = p.path.segments.iter().any(|s| !s.arguments.is_none());
             let name = segs.last().cloned().unwrap_or_default();
             let prefix_ok = match segs.len() {
@@ -44,6 +45,11 @@ pub fn scalar_type(ty: &syn::Type) -> Result<ScalarType, TypeProblem> {
     }
 }
 
+/// The name an identifier stands for: `r#x` and `x` are one name (`r#type` is `type`).
+pub fn name(ident: &syn::Ident) -> String {
+    ident.unraw().to_string()
+}
+
 /// Every name a pattern binds, with its span.
 pub fn pattern_names(pat: &syn::Pat) -> Vec<(String, proc_macro2::Span)> {
     let mut out = Vec::new();
@@ -53,7 +59,7 @@ pub fn pattern_names(pat: &syn::Pat) -> Vec<(String, proc_macro2::Span)> {
 
 fn collect_names(pat: &syn::Pat, out: &mut Vec<(String, proc_macro2::Span)>) {
     match pat {
-        syn::Pat::Ident(pi) => out.push((pi.ident.to_string(), pi.ident.span())),
+        syn::Pat::Ident(pi) => out.push((name(&pi.ident), pi.ident.span())),
         syn::Pat::Paren(p) => collect_names(&p.pat, out),
         syn::Pat::Reference(r) => collect_names(&r.pat, out),
         syn::Pat::Type(t) => collect_names(&t.pat, out),

@@ -372,3 +372,14 @@ fn tuples_as_results_and_values() {
     let e = errors("fn f(x: f32) -> f32 { let t = (x, x); t + t }");
     assert!(e.iter().any(|m| m.contains("`+` does not apply to the tuple `(f32, f32)`")), "{e:?}");
 }
+
+#[test]
+fn a_raw_identifier_is_the_name_it_stands_for() {
+    // Found by the fuzzer: `r#x` declared and `x` used (or the other way round) were two
+    // names to the frontend, one to Rust.
+    let f = ok("fn f(r#x: f32) -> f32 { x + r#x }");
+    assert_eq!(f.params[0].name, "x");
+    ok("fn f(x: i32) -> i32 { fn r#h(r#a: i32) -> i32 { a * 2 } let r#y = h(x); r#h(y) }");
+    ok("fn f(r#type: i32) -> i32 { const r#K: i32 = 2; match r#type { K => 1, r#n => n + r#K } }");
+    ok("fn f(mut x: u8) -> u8 { r#x += 1; x }");
+}
