@@ -28,6 +28,8 @@ pub struct Param {
     pub name: String,
     pub ty: Ty,
     pub mutable: bool,
+    /// Declared as a raw identifier (`r#p0`), used as `p0`: the same name to Rust.
+    pub raw: bool,
 }
 
 /// A function's result: one scalar, or a tuple of them.
@@ -113,7 +115,7 @@ pub enum Stmt {
     For {
         label: Option<String>,
         var: String,
-        range: RangeLoop,
+        range: Box<RangeLoop>,
         body: Block,
     },
     /// A `loop` left by `break;` (no value).

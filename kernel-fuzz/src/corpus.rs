@@ -39,7 +39,7 @@ pub fn host_corpus(seeds: Range<u64>) -> String {
         out.push('\n');
     }
     out.push_str("}\n\n");
-    out.push_str("pub static CORPUS: &[(u64, &str, fn(&[u64]) -> Vec<u64>)] = &[\n");
+    out.push_str("pub static CORPUS: &[(u64, &str, ::kernel_fuzz::native::NativeFn)] = &[\n");
     for p in &progs {
         out.push_str(&format!(
             "({}, {:?}, |a| ::kernel_fuzz::native::Native::call(&native::{}, a)),\n",

@@ -25,28 +25,19 @@ pub struct Config {
     /// The types of parameters, locals and results.
     pub types: &'static [Ty],
     /// Deferred initialisation: `let y; if c { y = 1; } else { y = 2; }`.
-    // FIXME: the frontend refuses it today ("cannot assign to `y`, which is not mutable"),
-    // a known bug another change fixes; enable once it is merged.
     pub deferred_init: bool,
     /// A literal argument of `step_by` (`(0..n).step_by(3)`).
-    // FIXME: an internal compiler error today ("a fault is raised in a function without an
-    // error flag": a literal step is a safe divisor, yet the lowering still checks it), a
-    // known bug another change fixes; enable once it is merged.
     pub literal_step: bool,
 }
 
 const ALL_TYPES: &[Ty] = &Ty::ALL;
-// FIXME: 8- and 16-bit integer arithmetic is wrong on the GPU today (`-(i16::MIN)` is
-// widened), a known bug another change fixes; the GPU corpus leaves those types out until
-// it is merged (the host corpus covers them).
-const GPU_TYPES: &[Ty] = &[Ty::Bool, Ty::I32, Ty::I64, Ty::Isize, Ty::U32, Ty::U64, Ty::Usize, Ty::F32, Ty::F64];
 
 impl Config {
     /// The host differential tests: everything, libdevice functions included (the host JIT
     /// runs the CPU's own functions in their place).
-    pub const HOST: Config = Config { exact_only: false, types: ALL_TYPES, deferred_init: false, literal_step: false };
+    pub const HOST: Config = Config { exact_only: false, types: ALL_TYPES, deferred_init: true, literal_step: true };
     /// The GPU corpus: what the GPU computes bit for bit like the CPU.
-    pub const GPU: Config = Config { exact_only: true, types: GPU_TYPES, deferred_init: false, literal_step: false };
+    pub const GPU: Config = Config { exact_only: true, types: ALL_TYPES, deferred_init: true, literal_step: true };
 }
 
 /// The most loop iterations (nested products, calls included) one call of a generated
@@ -70,8 +61,14 @@ pub fn program(seed: u64, cfg: &Config) -> Program {
     };
     g.budget = g.rng.range(30, 220) as i64;
     let n_params = g.rng.weighted(&[1, 6, 8, 6, 3]);
-    let params: Vec<Param> =
-        (0..n_params).map(|i| Param { name: format!("p{i}"), ty: g.any_type(), mutable: g.rng.chance(1, 8) }).collect();
+    let params: Vec<Param> = (0..n_params)
+        .map(|i| Param {
+            name: format!("p{i}"),
+            ty: g.any_type(),
+            mutable: g.rng.chance(1, 8),
+            raw: g.rng.chance(1, 16),
+        })
+        .collect();
     let ret = g.ret_type(3);
     let (func, _) = g.function(format!("fz{seed}"), params, ret, 3);
     Program { seed, func }
@@ -305,10 +302,8 @@ impl Gen<'_> {
     }
 
     /// A constant's value and what it evaluates to. rustc refuses a constant whose
-    /// evaluation overflows, so arithmetic on other constants is checked here.
-    // Only constants declared earlier are used.
-    // FIXME: a constant naming one declared after it is a known frontend bug another change
-    // fixes; allow it once that is merged.
+    /// evaluation overflows, so arithmetic on other constants is checked here. (A block's
+    /// items land anywhere in it, so a constant often names one written after it.)
     fn const_expr(&mut self, ty: Ty) -> (Expr, Value) {
         let earlier = self.consts_of(ty);
         if !earlier.is_empty() && ty.is_int() && self.rng.chance(1, 3) {
@@ -361,7 +356,12 @@ impl Gen<'_> {
         let name = self.fresh("h");
         let n = self.rng.weighted(&[1, 4, 3, 2]);
         let params: Vec<Param> = (0..n)
-            .map(|i| Param { name: format!("a{i}"), ty: self.any_type(), mutable: self.rng.chance(1, 6) })
+            .map(|i| Param {
+                name: format!("a{i}"),
+                ty: self.any_type(),
+                mutable: self.rng.chance(1, 6),
+                raw: self.rng.chance(1, 16),
+            })
             .collect();
         let ret = self.ret_type(3);
         let (f, work) = self.function(name.clone(), params, ret, depth);
@@ -582,7 +582,7 @@ impl Gen<'_> {
         self.declare(var.clone(), range.ty, mutable, false);
         let body = self.block(depth, BlockEnd::Unit);
         self.leave_loop(saved);
-        out.push(Stmt::For { label, var, range, body });
+        out.push(Stmt::For { label, var, range: Box::new(range), body });
     }
 
     /// A counter for `while` and `loop`: `let mut w: T = 0;` (the body cannot assign it).
@@ -643,7 +643,10 @@ impl Gen<'_> {
     /// `loop { w += 1; if w > K { break …; } … }`: the exit that bounds the loop.
     fn bounded_loop_body(&mut self, depth: u32, w: &str, wt: Ty, trips: u64, value: Option<Ty>) -> Block {
         let mut body = self.block(depth, BlockEnd::Unit);
+        // The exit's value must not `continue`: the loop would never end.
+        let saved = std::mem::replace(&mut self.no_jumps, true);
         let exit_value = value.map(|t| self.expr(t, depth + 1));
+        self.no_jumps = saved;
         let label = self.loops.last().and_then(|l| l.label.clone()).filter(|_| self.rng.chance(1, 2));
         let exit = Stmt::If {
             cond: Expr::new(
@@ -1091,8 +1094,12 @@ impl Gen<'_> {
         }
     }
 
-    /// A divisor: a literal that cannot fault half the time, anything otherwise.
+    /// A divisor: a literal that cannot fault half the time, anything otherwise, and `-1`
+    /// now and then (`MIN / -1` overflows).
     fn divisor(&mut self, ty: Ty, d: u32) -> Expr {
+        if ty.is_signed() && self.rng.chance(1, 10) {
+            return self.lit_of(Value::int(ty, -1));
+        }
         if self.rng.chance(1, 2) {
             let (_, max) = ty.int_range();
             let v = loop {
@@ -1280,8 +1287,14 @@ impl Gen<'_> {
                 }
             }
             2 => {
-                let (p, v) = int_path_const(st, self.rng.chance(1, 2));
-                Pat::PathConst(p, v)
+                let consts = self.consts_of(st);
+                if !consts.is_empty() && self.rng.chance(1, 2) {
+                    let (name, v) = self.rng.pick(&consts).clone();
+                    Pat::PathConst(name, v)
+                } else {
+                    let (p, v) = int_path_const(st, self.rng.chance(1, 2));
+                    Pat::PathConst(p, v)
+                }
             }
             3 => {
                 let n = self.rng.range(2, 3) as usize;

@@ -729,7 +729,10 @@ macro_rules! float_method {
                 Method::FSignum => x.signum().into_value(),
                 Method::FMin => x.min(a(0)).into_value(),
                 Method::FMax => x.max(a(0)).into_value(),
-                Method::FClamp if !(a(0) <= a(1)) => return Err(Fault::FloatClampBounds),
+                // `min > max`, or either is NaN.
+                Method::FClamp if a(0).partial_cmp(&a(1)).is_none_or(|o| o.is_gt()) => {
+                    return Err(Fault::FloatClampBounds);
+                }
                 Method::FClamp => x.clamp(a(0), a(1)).into_value(),
                 Method::FRemEuclid => x.rem_euclid(a(0)).into_value(),
                 Method::FDivEuclid => x.div_euclid(a(0)).into_value(),

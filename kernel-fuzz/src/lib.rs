@@ -17,6 +17,7 @@ pub mod inputs;
 pub mod interp;
 pub mod methods;
 pub mod native;
+pub mod reduce;
 pub mod render;
 pub mod rng;
 pub mod special;

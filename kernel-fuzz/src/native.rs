@@ -72,6 +72,9 @@ words_tuple!(A 0);
 words_tuple!(A 0, B 1);
 words_tuple!(A 0, B 1, C 2);
 
+/// A native function that takes its arguments' bits and returns its results' bits.
+pub type NativeFn = fn(&[u64]) -> Vec<u64>;
+
 /// A native function called with its arguments' bits; returns its results' bits.
 pub trait Native<Args> {
     fn call(&self, args: &[u64]) -> Vec<u64>;

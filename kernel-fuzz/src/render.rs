@@ -29,7 +29,7 @@ enum Ctx {
 
 /// The program as a Rust function item (no attributes, not `pub`).
 pub fn render(p: &Program) -> String {
-    let mut r = Printer { out: String::new(), indent: 0, loops: Vec::new() };
+    let mut r = Printer { out: String::new(), indent: 0, loops: Vec::new(), deferred: Vec::new() };
     r.func(&p.func);
     r.out
 }
@@ -43,9 +43,11 @@ fn typed(e: &Expr) -> bool {
         | ExprKind::Const(_)
         | ExprKind::PathConst(..)
         | ExprKind::Cast(_)
-        | ExprKind::Method { .. }
         | ExprKind::Call(_)
         | ExprKind::Field(..) => true,
+        // `SpecialMath::erf(x)` has `x`'s type, whatever it turns out to be.
+        ExprKind::Method { method, recv, path: true, .. } if method.is_special() => typed(recv),
+        ExprKind::Method { .. } => true,
         ExprKind::Unary(_, a) => typed(a),
         ExprKind::Binary(op, a, b) => {
             if op.is_comparison() || op.is_logical() {
@@ -146,6 +148,8 @@ struct Printer {
     /// The enclosing loops: their labels and, for a `loop` with a value, the context of
     /// the values its `break`s carry.
     loops: Vec<(Option<String>, Option<Ctx>)>,
+    /// Variables declared `let x;` without a type: their assignments give it.
+    deferred: Vec<String>,
 }
 
 impl Printer {
@@ -165,7 +169,10 @@ impl Printer {
         let params: Vec<String> = f
             .params
             .iter()
-            .map(|p| format!("{}{}: {}", if p.mutable { "mut " } else { "" }, p.name, p.ty.name()))
+            .map(|p| {
+                let (m, raw) = (if p.mutable { "mut " } else { "" }, if p.raw { "r#" } else { "" });
+                format!("{m}{raw}{}: {}", p.name, p.ty.name())
+            })
             .collect();
         self.w(&format!("fn {}({}) -> {} ", f.name, params.join(", "), f.ret.rust()));
         self.block(&f.body, Ctx::Anchored);
@@ -253,7 +260,13 @@ impl Printer {
             Stmt::Assign { name, op, value } => {
                 let op_s = op.map_or(String::new(), |o| o.symbol().to_string());
                 self.w(&format!("{name} {op_s}= "));
-                let ctx = if op.is_some_and(BinOp::is_shift) { Ctx::Free } else { Ctx::Anchored };
+                let ctx = if op.is_some_and(BinOp::is_shift) {
+                    Ctx::Free
+                } else if self.deferred.contains(name) {
+                    Ctx::Forced
+                } else {
+                    Ctx::Anchored
+                };
                 self.expr(value, ctx);
                 self.w(";");
             }
@@ -321,9 +334,13 @@ impl Printer {
         if *annotated {
             self.w(&format!(": {}", ty.name()));
         }
-        if let Some(e) = init {
-            self.w(" = ");
-            self.expr(e, if *annotated { Ctx::Anchored } else { free_ctx });
+        match init {
+            Some(e) => {
+                self.w(" = ");
+                self.expr(e, if *annotated { Ctx::Anchored } else { free_ctx });
+            }
+            None if !annotated => self.deferred.push(name.clone()),
+            None => {}
         }
         self.w(";");
     }
@@ -428,12 +445,8 @@ impl Printer {
                 if *path {
                     let owner = if method.is_special() { "SpecialMath" } else { recv.ty.name() };
                     self.w(&format!("{owner}::{}(", info.name));
-                    // `SpecialMath::erf(x)` is generic over `x`'s type; rustc infers it from
-                    // the result's use too.
-                    // FIXME: the frontend cannot yet (`let y: f32 = SpecialMath::erf(1.0)`
-                    // is "ambiguous"), a known bug another change fixes: until it is
-                    // merged, the argument has a type of its own.
-                    let ctx = if method.is_special() { Ctx::Forced } else { Ctx::Anchored };
+                    // `SpecialMath::erf(x)` takes `x`'s type from the result's class.
+                    let ctx = if method.is_special() { class_ctx(e, ctx.no_hint()) } else { Ctx::Anchored };
                     self.expr(recv, ctx);
                     for a in args {
                         self.w(", ");
@@ -696,12 +709,8 @@ fn body_assigns(body: &Block, var: &str) -> bool {
 fn receiver_later(name: &str, stmts: &[Stmt], tail: Option<&Tail>) -> bool {
     let mut found = false;
     visit_exprs(stmts, tail, &mut |e| {
-        if let ExprKind::Method { recv, path, method, .. } = &e.kind {
-            // FIXME: `SpecialMath::erf(x)` of an `x` still `{float}` is refused too (the
-            // known bug named in `Printer::expr`); drop `method.is_special()` once merged.
-            if !*path || method.is_special() {
-                found |= matches!(&recv.kind, ExprKind::Var(n) if n == name);
-            }
+        if let ExprKind::Method { recv, path: false, .. } = &e.kind {
+            found |= matches!(&recv.kind, ExprKind::Var(n) if n == name);
         }
     });
     found

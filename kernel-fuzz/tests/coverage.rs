@@ -43,6 +43,9 @@ impl Seen {
             if p.mutable {
                 self.add("mut parameter");
             }
+            if p.raw {
+                self.add("raw parameter");
+            }
         }
         for t in f.ret.scalars() {
             self.add(format!("result {}", t.name()));
@@ -252,6 +255,7 @@ impl Seen {
         match p {
             Pat::Wild => self.add("pattern _"),
             Pat::Lit(..) => self.add("pattern literal"),
+            Pat::PathConst(path, _) if !path.contains("::") => self.add("pattern local constant"),
             Pat::PathConst(..) => self.add("pattern constant"),
             Pat::Range { lo, hi, inclusive } => self.add(match (lo, hi, inclusive) {
                 (Some(_), Some(_), true) => "pattern a..=b",
@@ -274,6 +278,80 @@ impl Seen {
     }
 }
 
+/// Constructs the corpus must contain, one per line.
+const CONSTRUCTS: &str = "
+Neg signed
+Neg float
+Not signed
+Not unsigned
+Not bool
+bare literal signed
+bare literal unsigned
+bare literal float
+mut parameter
+let with a type
+let without a type
+let mut
+assignment
+expression statement
+if statement
+if-else statement
+if expression
+else if
+match on signed
+match on unsigned
+match on bool
+match guard
+pattern _
+pattern literal
+pattern constant
+pattern a..=b
+pattern a..b
+pattern a..
+pattern ..=b
+pattern ..b
+pattern |
+pattern binding
+pattern n @ sub
+while
+loop statement
+loop with a value
+labelled loop
+block expression
+break
+break 'label
+break value
+break 'label value
+continue
+continue 'label
+return
+a branch that diverges
+nested fn
+nested fn returning a tuple
+call
+tuple field of a call
+let (a, b) = f(..)
+let (_, b)
+const from a const
+const use
+std constant
+std::f*::consts
+method in path form
+variable
+tuple of 1
+tuple of 2
+tuple of 3
+compound +=
+compound /=
+compound %=
+compound <<=
+compound >>=
+compound &=
+deferred initialisation
+raw parameter
+pattern local constant
+";
+
 #[test]
 fn the_corpus_covers_the_language() {
     let mut seen = Seen::default();
@@ -282,7 +360,7 @@ fn the_corpus_covers_the_language() {
         let p = program(seed, &Config::HOST);
         seen.func(&p.func);
         let params: Vec<Ty> = p.func.params.iter().map(|q| q.ty).collect();
-        for args in inputs(seed, &params, 8) {
+        for args in inputs(seed, &params, 16) {
             if let Err(Stop::Fault(f)) = run(&p, &args) {
                 faults.insert(format!("{f:?}"));
             }
@@ -328,78 +406,7 @@ fn the_corpus_covers_the_language() {
             }
         }
     }
-    want.extend(
-        [
-            "Neg signed",
-            "Neg float",
-            "Not signed",
-            "Not unsigned",
-            "Not bool",
-            "bare literal signed",
-            "bare literal unsigned",
-            "bare literal float",
-            "mut parameter",
-            "let with a type",
-            "let without a type",
-            "let mut",
-            "assignment",
-            "expression statement",
-            "if statement",
-            "if-else statement",
-            "if expression",
-            "else if",
-            "match on signed",
-            "match on unsigned",
-            "match on bool",
-            "match guard",
-            "pattern _",
-            "pattern literal",
-            "pattern constant",
-            "pattern a..=b",
-            "pattern a..b",
-            "pattern a..",
-            "pattern ..=b",
-            "pattern ..b",
-            "pattern |",
-            "pattern binding",
-            "pattern n @ sub",
-            "while",
-            "loop statement",
-            "loop with a value",
-            "labelled loop",
-            "block expression",
-            "break",
-            "break 'label",
-            "break value",
-            "break 'label value",
-            "continue",
-            "continue 'label",
-            "return",
-            "a branch that diverges",
-            "nested fn",
-            "nested fn returning a tuple",
-            "call",
-            "tuple field of a call",
-            "let (a, b) = f(..)",
-            "let (_, b)",
-            "const from a const",
-            "const use",
-            "std constant",
-            "std::f*::consts",
-            "method in path form",
-            "variable",
-            "tuple of 1",
-            "tuple of 2",
-            "tuple of 3",
-            "compound +=",
-            "compound /=",
-            "compound %=",
-            "compound <<=",
-            "compound >>=",
-            "compound &=",
-        ]
-        .map(String::from),
-    );
+    want.extend(CONSTRUCTS.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from));
     let missing: Vec<&String> = want.iter().filter(|w| !seen.0.contains(*w)).collect();
     assert!(missing.is_empty(), "the corpus of {} functions never has: {missing:?}", HOST_SEEDS.end - HOST_SEEDS.start);
     let missing_faults: Vec<String> =

@@ -22,12 +22,13 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use inkwell::context::Context;
 use kernel_fuzz::ast::Program;
 use kernel_fuzz::inputs::inputs;
+use kernel_fuzz::native::NativeFn;
 use kernel_fuzz::special::libdevice_on_host;
 use kernel_fuzz::{Config, Fault, Stop, Ty, Value, program, render};
 use ptx_codegen::{Options, compile_str, frontend, host, toolkit};
@@ -103,6 +104,23 @@ fn same(a: &Outcome, b: &Outcome) -> bool {
     }
 }
 
+/// Something wrong with one function: `kind` names it (what the reducer keeps while it
+/// shrinks the function), `detail` says where.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Finding {
+    kind: String,
+    detail: String,
+}
+
+fn finding(kind: impl Into<String>, detail: impl Into<String>) -> Finding {
+    Finding { kind: kind.into(), detail: detail.into() }
+}
+
+/// The first line of a message.
+fn first_line(s: &str) -> String {
+    s.lines().next().unwrap_or_default().to_string()
+}
+
 /// A function's PTX for one target, kept for `ptxas`.
 struct Ptx {
     seed: u64,
@@ -110,33 +128,55 @@ struct Ptx {
     file: PathBuf,
 }
 
-/// Checks one program; returns its findings (empty: none) and leaves its PTX in `dir`.
+/// Time spent in each phase, summed over the workers (microseconds).
+#[derive(Default)]
+struct Phases {
+    compile: AtomicU64,
+    jit: AtomicU64,
+    run: AtomicU64,
+    ptxas: AtomicU64,
+}
+
+impl Phases {
+    fn add(counter: &AtomicU64, since: Instant) {
+        counter.fetch_add(since.elapsed().as_micros() as u64, Ordering::Relaxed);
+    }
+
+    fn show(counter: &AtomicU64) -> String {
+        format!("{:.1}s", counter.load(Ordering::Relaxed) as f64 / 1e6)
+    }
+}
+
+/// Checks one program, (1) and (2) of the module's description; leaves its PTX in `dir`
+/// for [`assemble`].
 fn check(
     p: &Program,
     source: &str,
-    native: Option<fn(&[u64]) -> Vec<u64>>,
+    native: Option<NativeFn>,
     dir: &Path,
     ptx: &mut Vec<Ptx>,
-) -> Vec<String> {
+    phases: &Phases,
+) -> Vec<Finding> {
     let seed = p.seed;
     let mut findings = Vec::new();
     let name = &p.func.name;
-    // (1) compile_str for each target.
+    let started = Instant::now();
     for arch in ARCHS {
         match quietly(|| compile_str(source, &options(arch))) {
             Ok(Ok(k)) => {
                 if !k.ptx.contains(&format!(".target {arch}")) {
-                    findings.push(format!("the PTX for {arch} does not target it"));
+                    findings.push(finding("the PTX does not name its target", arch));
                 }
                 let file = dir.join(format!("{name}_{arch}.ptx"));
                 std::fs::write(&file, &k.ptx).expect("the PTX folder is writable");
                 ptx.push(Ptx { seed, arch, file });
             }
-            Ok(Err(e)) => findings.push(format!("compile_str for {arch} fails: {e}")),
-            Err(panic) => findings.push(format!("compile_str for {arch} panics: {panic}")),
+            Ok(Err(e)) => findings.push(finding(format!("compile_str fails: {}", first_line(&e.to_string())), arch)),
+            Err(panic) => findings.push(finding(format!("compile_str panics: {}", first_line(&panic)), arch)),
         }
     }
-    // (2) the host JIT against the reference.
+    Phases::add(&phases.compile, started);
+    let started = Instant::now();
     let cx = Context::create();
     let jit = quietly(|| {
         let item: syn::ItemFn = syn::parse_str(source).map_err(|e| format!("does not parse: {e}"))?;
@@ -148,27 +188,29 @@ fn check(
     let jit = match jit {
         Ok(Ok(j)) => j,
         Ok(Err(e)) => {
-            findings.push(e);
+            findings.push(finding(first_line(&e), e.clone()));
             return findings;
         }
         Err(panic) => {
-            findings.push(format!("lowering for the host JIT panics: {panic}"));
+            findings.push(finding(format!("lowering for the host JIT panics: {}", first_line(&panic)), panic));
             return findings;
         }
     };
+    Phases::add(&phases.jit, started);
+    let started = Instant::now();
     let params: Vec<Ty> = p.func.params.iter().map(|q| q.ty).collect();
     let rets = p.func.ret.scalars();
     for args in inputs(seed, &params, INPUTS) {
         let bits: Vec<u64> = args.iter().map(|v| v.to_bits()).collect();
         let shown = || {
             let a: Vec<String> = p.func.params.iter().zip(&args).map(|(q, v)| format!("{} = {v}", q.name)).collect();
-            a.join(", ")
+            format!("({})", a.join(", "))
         };
         let interpreted: Outcome = match kernel_fuzz::run(p, &args) {
             Ok(v) => Ok(v),
             Err(Stop::Fault(f)) => Err(f),
             Err(other) => {
-                findings.push(format!("generator bug: the interpreter stops with {other:?} on ({})", shown()));
+                findings.push(finding("generator bug", format!("the interpreter stops with {other:?} on {}", shown())));
                 break;
             }
         };
@@ -180,21 +222,16 @@ fn check(
                     Err(msg) => match Fault::from_panic(&msg) {
                         Some(f) => Err(f),
                         None => {
-                            findings.push(format!(
-                                "rustc's function panics with an unknown message {msg:?} on ({})",
-                                shown()
-                            ));
+                            let detail = format!("rustc's function panics with {msg:?} on {}", shown());
+                            findings.push(finding("an unknown panic", detail));
                             break;
                         }
                     },
                 };
                 if !same(&interpreted, &native) {
-                    findings.push(format!(
-                        "interpreter bug: on ({}) it gives {}, rustc's function {}",
-                        shown(),
-                        show(&interpreted),
-                        show(&native)
-                    ));
+                    let detail =
+                        format!("on {} it gives {}, rustc's function {}", shown(), show(&interpreted), show(&native));
+                    findings.push(finding("interpreter bug", detail));
                     break;
                 }
                 native
@@ -207,27 +244,25 @@ fn check(
             match Fault::ALL.iter().find(|f| fault_code(**f) == code) {
                 Some(f) => Err(*f),
                 None => {
-                    findings.push(format!("the compiled code reports an unknown fault code {code} on ({})", shown()));
+                    findings.push(finding("an unknown fault code", format!("{code} on {}", shown())));
                     break;
                 }
             }
         };
         if !same(&compiled, &reference) {
-            findings.push(format!(
-                "miscompiled: on ({}) the compiled code gives {}, Rust {}",
-                shown(),
-                show(&compiled),
-                show(&reference)
-            ));
+            let detail =
+                format!("on {} the compiled code gives {}, Rust {}", shown(), show(&compiled), show(&reference));
+            findings.push(finding("miscompiled", detail));
             break;
         }
     }
+    Phases::add(&phases.run, started);
     findings
 }
 
-/// Assembles the PTX files with `ptxas`, several per run; returns the seeds it rejects
-/// and why.
-fn assemble(ptx: &[Ptx]) -> Vec<(u64, String)> {
+/// Assembles the PTX files with `ptxas`, several per run, and deletes them; returns the
+/// seeds it rejects and why.
+fn assemble(ptx: &[Ptx]) -> Vec<(u64, Finding)> {
     let mut rejected = Vec::new();
     for arch in ARCHS {
         let ptxas = toolkit::find_ptxas(arch).unwrap_or_else(|| {
@@ -255,13 +290,14 @@ fn assemble(ptx: &[Ptx]) -> Vec<(u64, String)> {
             for p in batch {
                 let out = run(std::slice::from_ref(p));
                 if !out.status.success() {
-                    rejected.push((
-                        p.seed,
-                        format!("ptxas -arch={arch} rejects it: {}", String::from_utf8_lossy(&out.stderr)),
-                    ));
+                    let message = String::from_utf8_lossy(&out.stderr).to_string();
+                    rejected.push((p.seed, finding(format!("ptxas rejects the PTX for {arch}"), message)));
                 }
             }
         }
+    }
+    for p in ptx {
+        std::fs::remove_file(&p.file).ok();
     }
     rejected
 }
@@ -272,18 +308,22 @@ const PTXAS_BATCH: usize = 25;
 /// level; `-O0` skips the optimiser, which is not under test and takes most of its time.
 const PTXAS_FLAGS: &[&str] = &["-O0"];
 
-/// Checks `programs` on every core, with `reference(i)` the native function of program
-/// `i` if it has one, and panics with every finding.
-fn check_all(what: &str, programs: Vec<(Program, String, Option<fn(&[u64]) -> Vec<u64>>)>) {
+/// A program with its source and, for the compiled-in corpus, rustc's function.
+type Case = (Program, String, Option<NativeFn>);
+
+/// Checks `cases` on every core and panics with every finding, grouped by kind.
+fn check_all(what: &str, cases: Vec<Case>) {
     let started = Instant::now();
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("fuzz-{what}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let next = AtomicUsize::new(0);
-    let findings: Mutex<Vec<(u64, String)>> = Mutex::new(Vec::new());
-    let ptx: Mutex<Vec<Ptx>> = Mutex::new(Vec::new());
+    let findings: Mutex<Vec<(u64, Finding)>> = Mutex::new(Vec::new());
     let running: Mutex<Vec<Option<(u64, Instant)>>> = Mutex::new(Vec::new());
+    let assembled = AtomicUsize::new(0);
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let phases = Phases::default();
     let done = std::sync::atomic::AtomicBool::new(false);
+    let progress = std::env::var_os("FUZZ_PROGRESS").is_some();
     std::thread::scope(|s| {
         // A miscompiled loop may never end: name the function before giving up.
         s.spawn(|| {
@@ -291,7 +331,7 @@ fn check_all(what: &str, programs: Vec<(Program, String, Option<fn(&[u64]) -> Ve
                 std::thread::sleep(Duration::from_millis(200));
                 for (seed, since) in running.lock().unwrap().iter().flatten() {
                     if since.elapsed() > WATCHDOG {
-                        let p = programs.iter().find(|p| p.0.seed == *seed).unwrap();
+                        let p = cases.iter().find(|p| p.0.seed == *seed).unwrap();
                         eprintln!("seed {seed} has run for {WATCHDOG:?}: the compiled code does not return\n{}", p.1);
                         std::process::abort();
                     }
@@ -301,19 +341,35 @@ fn check_all(what: &str, programs: Vec<(Program, String, Option<fn(&[u64]) -> Ve
         let handles: Vec<_> = (0..workers)
             .map(|w| {
                 running.lock().unwrap().push(None);
-                let (next, findings, ptx, running, dir, programs) = (&next, &findings, &ptx, &running, &dir, &programs);
+                let (next, findings, running, dir, cases, phases, assembled) =
+                    (&next, &findings, &running, &dir, &cases, &phases, &assembled);
                 s.spawn(move || {
-                    let mut mine = Vec::new();
+                    let mut ptx = Vec::new();
+                    let flush = |ptx: &mut Vec<Ptx>| {
+                        let t = Instant::now();
+                        let rejected = assemble(ptx);
+                        Phases::add(&phases.ptxas, t);
+                        assembled.fetch_add(ptx.len(), Ordering::Relaxed);
+                        findings.lock().unwrap().extend(rejected);
+                        ptx.clear();
+                    };
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some((p, source, native)) = programs.get(i) else { break };
+                        let Some((p, source, native)) = cases.get(i) else { break };
                         running.lock().unwrap()[w] = Some((p.seed, Instant::now()));
-                        for f in check(p, source, *native, dir, &mut mine) {
+                        for f in check(p, source, *native, dir, &mut ptx, phases) {
                             findings.lock().unwrap().push((p.seed, f));
                         }
                         running.lock().unwrap()[w] = None;
+                        if ptx.len() >= PTXAS_BATCH * ARCHS.len() {
+                            flush(&mut ptx);
+                        }
+                        if progress && i % 500 == 499 {
+                            let n = findings.lock().unwrap().len();
+                            eprintln!("{what}: {} functions in {:.0?}, {n} findings", i + 1, started.elapsed());
+                        }
                     }
-                    ptx.lock().unwrap().extend(mine);
+                    flush(&mut ptx);
                 })
             })
             .collect();
@@ -322,38 +378,83 @@ fn check_all(what: &str, programs: Vec<(Program, String, Option<fn(&[u64]) -> Ve
         }
         done.store(true, Ordering::Relaxed);
     });
-    let checked = started.elapsed();
-    let ptx = ptx.into_inner().unwrap();
-    let mut findings = findings.into_inner().unwrap();
-    // ptxas in parallel too, one batch list per core.
-    let chunks: Vec<&[Ptx]> = ptx.chunks(ptx.len().div_ceil(workers).max(1)).collect();
-    let rejected: Vec<(u64, String)> = std::thread::scope(|s| {
-        let hs: Vec<_> = chunks.iter().map(|c| s.spawn(|| assemble(c))).collect();
-        hs.into_iter().flat_map(|h| h.join().expect("ptxas worker")).collect()
-    });
-    findings.extend(rejected);
     std::fs::remove_dir_all(&dir).ok();
+    let mut findings = findings.into_inner().unwrap();
     println!(
-        "{what}: {} functions compiled for {ARCHS:?}, run on {INPUTS} inputs each and assembled in {:.1?} ({:.1?} for ptxas); {} findings",
-        programs.len(),
+        "{what}: {} functions compiled for {ARCHS:?}, assembled and run on {INPUTS} inputs each in {:.1?} on {workers} \
+         threads (summed over them: compile_str {}, ptxas {}, host JIT {}, runs {}); {} findings",
+        cases.len(),
         started.elapsed(),
-        started.elapsed() - checked,
+        Phases::show(&phases.compile),
+        Phases::show(&phases.ptxas),
+        Phases::show(&phases.jit),
+        Phases::show(&phases.run),
         findings.len()
     );
-    assert!(ptx.len() == programs.len() * ARCHS.len() || !findings.is_empty(), "every function has its PTX");
-    if !findings.is_empty() {
-        findings.sort();
-        let report: Vec<String> = findings
-            .iter()
-            .map(|(seed, f)| {
-                let source = &programs.iter().find(|p| p.0.seed == *seed).unwrap().1;
-                format!(
-                    "seed {seed}: {f}\n{source}\n(reproduce: FUZZ_SEED={seed} FUZZ_COUNT=1 cargo test -p kernel-fuzz --test differential random_programs)"
-                )
-            })
-            .collect();
-        panic!("{} findings in {} functions:\n\n{}", findings.len(), programs.len(), report.join("\n\n"));
+    let compiled = cases.len() * ARCHS.len() - findings.iter().filter(|f| f.1.kind.starts_with("compile_str")).count();
+    assert_eq!(assembled.load(Ordering::Relaxed), compiled, "every PTX compiled went through ptxas");
+    if findings.is_empty() {
+        return;
     }
+    findings.sort();
+    panic!("{}", report(&findings, &cases));
+}
+
+/// The findings by kind: how many functions show each, and the first few in full (with a
+/// reduced version when `FUZZ_REDUCE` is set).
+fn report(findings: &[(u64, Finding)], cases: &[Case]) -> String {
+    let mut kinds: Vec<&str> = findings.iter().map(|f| f.1.kind.as_str()).collect();
+    kinds.sort();
+    kinds.dedup();
+    let reduce = std::env::var_os("FUZZ_REDUCE").is_some();
+    let mut out = format!("{} findings in {} functions, of {} kinds:\n", findings.len(), cases.len(), kinds.len());
+    for kind in kinds {
+        let of_kind: Vec<&(u64, Finding)> = findings.iter().filter(|f| f.1.kind == kind).collect();
+        let mut seeds: Vec<u64> = of_kind.iter().map(|f| f.0).collect();
+        seeds.dedup();
+        out += &format!(
+            "\n=== {kind}: {} functions (seeds {:?}{})\n",
+            seeds.len(),
+            &seeds[..seeds.len().min(20)],
+            if seeds.len() > 20 { ", …" } else { "" }
+        );
+        for (seed, f) in of_kind.iter().take(3) {
+            let case = cases.iter().find(|c| c.0.seed == *seed).unwrap();
+            out += &format!(
+                "\nseed {seed}: {}\n{}\n(reproduce: FUZZ_SEED={seed} FUZZ_COUNT=1 cargo test -p kernel-fuzz --test differential random_programs)\n",
+                f.detail, case.1
+            );
+            if reduce && f.kind != "interpreter bug" && f.kind != "generator bug" {
+                let small = reduced(&case.0, kind);
+                out += &format!("reduced:\n{}\n", render(&small));
+            }
+        }
+    }
+    out
+}
+
+/// `p` made smaller while it still shows a finding of `kind` (with the interpreter as the
+/// reference: a candidate has no rustc version).
+fn reduced(p: &Program, kind: &str) -> Program {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("fuzz-reduce-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let params: Vec<Ty> = p.func.params.iter().map(|q| q.ty).collect();
+    let small = kernel_fuzz::reduce::reduce(p, &mut |c| {
+        // A candidate may use a name it no longer declares, or never leave a loop whose
+        // counter it lost: the interpreter says so before the compiled code runs it.
+        let valid = inputs(c.seed, &params, INPUTS)
+            .iter()
+            .all(|args| !matches!(kernel_fuzz::run(c, args), Err(Stop::Runaway | Stop::Invalid(_))));
+        if !valid {
+            return false;
+        }
+        let mut ptx = Vec::new();
+        let mut found = check(c, &render(c), None, &dir, &mut ptx, &Phases::default());
+        found.extend(assemble(&ptx).into_iter().map(|r| r.1));
+        found.iter().any(|f| f.kind == kind)
+    });
+    std::fs::remove_dir_all(&dir).ok();
+    small
 }
 
 /// How long one function may take before the test gives up on it.
@@ -370,7 +471,7 @@ fn release_semantics() {
 /// The fixed-seed corpus: the compiled code and the interpreter against rustc.
 #[test]
 fn corpus_matches_rustc() {
-    let programs: Vec<(Program, String, Option<fn(&[u64]) -> Vec<u64>>)> = corpus::CORPUS
+    let cases: Vec<Case> = corpus::CORPUS
         .iter()
         .map(|(seed, source, native)| {
             let p = program(*seed, &Config::HOST);
@@ -379,8 +480,8 @@ fn corpus_matches_rustc() {
             (p, source.to_string(), Some(*native))
         })
         .collect();
-    assert!(programs.len() >= 2000, "the corpus has {} functions", programs.len());
-    check_all("corpus", programs);
+    assert!(cases.len() >= 2000, "the corpus has {} functions", cases.len());
+    check_all("corpus", cases);
 }
 
 /// Programs of any seeds, with the interpreter as the reference: `FUZZ_SEED` (the first
@@ -392,12 +493,12 @@ fn random_programs() {
     };
     let first = var("FUZZ_SEED", 1_000_000);
     let count = var("FUZZ_COUNT", 100);
-    let programs = (first..first + count)
+    let cases = (first..first + count)
         .map(|seed| {
             let p = program(seed, &Config::HOST);
             let source = render(&p);
             (p, source, None)
         })
         .collect();
-    check_all("random", programs);
+    check_all("random", cases);
 }

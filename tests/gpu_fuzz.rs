@@ -1,0 +1,154 @@
+//! Random programs on the GPU: the fixed-seed corpus of `kernel_fuzz` made for the GPU
+//! (`Config::GPU`: only operations the GPU computes bit for bit like the CPU), which the
+//! build script writes as `#[vectorize]` functions. Each runs on generated inputs (edge
+//! values first) and is compared with its `::scalar` under release semantics: bit for bit
+//! (any NaN equals any NaN), and where the CPU panics the call must fail at the same first
+//! element with Rust's message; the other elements are then compared on their own.
+
+mod common;
+
+use std::cell::Cell;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use common::{Gen, SameAs, inputs};
+use gpu_runtime::Error;
+
+/// Elements per function.
+const N: usize = 20_000;
+
+macro_rules! same_tuple {
+    ($($t:ident $i:tt),*) => {
+        impl<$($t: SameAs),*> SameAs for ($($t,)*) {
+            fn same_as(self, o: Self) -> bool {
+                $(self.$i.same_as(o.$i))&&*
+            }
+        }
+    };
+}
+same_tuple!(A 0);
+same_tuple!(A 0, B 1);
+same_tuple!(A 0, B 1, C 2);
+
+thread_local! {
+    static QUIET: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs the CPU's version of one element; `Err` holds Rust's panic message.
+fn catch<R>(f: impl FnOnce() -> R) -> Result<R, String> {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET.with(Cell::get) {
+                default(info)
+            }
+        }));
+    });
+    QUIET.with(|q| q.set(true));
+    let r = catch_unwind(AssertUnwindSafe(f));
+    QUIET.with(|q| q.set(false));
+    r.map_err(|p| {
+        p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default()
+    })
+}
+
+/// Compares the GPU with the CPU (`cpu[i]`, or the panic of element `i`); `gpu` runs the
+/// kernel on every element, or on the listed ones.
+fn verify<R: SameAs>(
+    cpu: &[Result<R, String>],
+    gpu: impl Fn(Option<&[usize]>) -> gpu_runtime::Result<Vec<R>>,
+    inputs_of: impl Fn(usize) -> String,
+) -> Result<(), String> {
+    let kept: Vec<usize> = match cpu.iter().position(Result::is_err) {
+        None => (0..cpu.len()).collect(),
+        Some(k) => {
+            let msg = cpu[k].as_ref().unwrap_err();
+            match gpu(None) {
+                Err(Error::KernelFault { index, message, .. }) if index as usize == k && *msg == message => {}
+                Err(e) => return Err(format!("the CPU panics first at element {k}, {} ({msg}); the GPU: {e}", inputs_of(k))),
+                Ok(_) => return Err(format!("the CPU panics at element {k}, {} ({msg}); the GPU returned results", inputs_of(k))),
+            }
+            (0..cpu.len()).filter(|&i| cpu[i].is_ok()).collect()
+        }
+    };
+    let got = if kept.len() == cpu.len() { gpu(None) } else { gpu(Some(&kept)) };
+    let got = got.map_err(|e| e.to_string())?;
+    if got.len() != kept.len() {
+        return Err(format!("{} results for {} elements", got.len(), kept.len()));
+    }
+    let mut bad = kept.iter().zip(&got).filter(|(i, g)| !g.same_as(*cpu[**i].as_ref().unwrap()));
+    if let Some((i, g)) = bad.next() {
+        return Err(format!(
+            "{} of {} elements differ; first at element {i}, {}: GPU {g:?}, CPU {:?}",
+            1 + bad.count(),
+            kept.len(),
+            inputs_of(*i),
+            cpu[*i].as_ref().unwrap()
+        ));
+    }
+    Ok(())
+}
+
+/// A generated function: its seed, name, and the comparison on the GPU.
+type Case = (u64, &'static str, Box<dyn Fn() -> Result<(), String>>);
+
+/// One case per generated function (the build script calls it).
+macro_rules! case {
+    ($cases:ident, $seed:expr, generated::$name:ident, ($($p:ident: $t:ty),*) -> $r:ty) => {
+        $cases.push(($seed, stringify!($name), Box::new(|| {
+            use generated::$name as f;
+            #[allow(unused_mut, unused_variables)]
+            let mut g = Gen::new($seed);
+            let params: &[&str] = &[$(stringify!($p)),*];
+            let n = if params.is_empty() { 1 } else { N };
+            $( let $p: Vec<$t> = inputs(n, g.next_u64()); )*
+            let cpu: Vec<Result<$r, String>> = (0..n).map(|_i| catch(|| f::scalar($($p[_i]),*))).collect();
+            let gpu = |keep: Option<&[usize]>| -> gpu_runtime::Result<Vec<$r>> {
+                let host = match keep {
+                    None => f($(&$p),*)?,
+                    Some(_idx) => {
+                        $( let $p: Vec<$t> = _idx.iter().map(|&i| $p[i]).collect(); )*
+                        f($(&$p),*)?
+                    }
+                };
+                Ok(<$r as gpu_runtime::Results>::zip(host))
+            };
+            let inputs_of = |_i: usize| -> String {
+                let parts: Vec<String> = vec![$(format!("{} = {:?}", stringify!($p), $p[_i])),*];
+                parts.join(", ")
+            };
+            verify(&cpu, gpu, inputs_of)
+        })));
+    };
+}
+
+include!(concat!(env!("OUT_DIR"), "/gpu_corpus.rs"));
+
+fn cases() -> Vec<Case> {
+    let mut cases = Vec::new();
+    generated_cases(&mut cases);
+    cases
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn generated_functions_match_the_cpu() {
+    let cases = cases();
+    let mut failures = Vec::new();
+    for (seed, name, run) in &cases {
+        if let Err(e) = run() {
+            failures.push(format!("{name} (seed {seed}, `cargo run -p kernel-fuzz --example show -- {seed} gpu`): {e}"));
+        }
+    }
+    println!("{} generated functions compared with the CPU on {N} elements each; {} differ", cases.len(), failures.len());
+    assert!(failures.is_empty(), "{} of {} functions differ from the CPU:\n{}", failures.len(), cases.len(), failures.join("\n"));
+}
+
+/// The build script wrote the corpus, every function compiled to a kernel.
+#[test]
+fn the_generated_corpus_is_compiled() {
+    let cases = cases();
+    let seeds = kernel_fuzz::corpus::GPU_SEEDS;
+    assert_eq!(cases.len() as u64, seeds.end - seeds.start);
+    assert!(cases.iter().map(|c| c.0).eq(seeds), "one case per seed, in order");
+}
