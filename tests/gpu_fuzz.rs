@@ -28,6 +28,9 @@ macro_rules! same_tuple {
 same_tuple!(A 0);
 same_tuple!(A 0, B 1);
 same_tuple!(A 0, B 1, C 2);
+same_tuple!(A 0, B 1, C 2, D 3);
+same_tuple!(A 0, B 1, C 2, D 3, E 4);
+same_tuple!(A 0, B 1, C 2, D 3, E 4, F 5);
 
 thread_local! {
     static QUIET: Cell<bool> = const { Cell::new(false) };

@@ -99,8 +99,9 @@ pub enum Stmt {
         op: Option<BinOp>,
         value: Expr,
     },
-    /// An expression evaluated for its effects (and faults): `a / b;`.
-    Expr(Expr),
+    /// An expression evaluated for its effects (and faults): `a / b;`, or `let _ = a / b;`
+    /// when the flag is set.
+    Expr(Expr, bool),
     /// `if c { … }` (no value), with `else` when `els` is there.
     If {
         cond: Expr,
@@ -321,7 +322,7 @@ pub fn visit_blocks<'a>(b: &'a Block, f: &mut dyn FnMut(&'a Block)) {
             }
             Stmt::LetTuple { call, .. } => call.args.iter().for_each(|a| visit_expr_blocks(a, f)),
             Stmt::Assign { value, .. } => visit_expr_blocks(value, f),
-            Stmt::Expr(e) => visit_expr_blocks(e, f),
+            Stmt::Expr(e, _) => visit_expr_blocks(e, f),
             Stmt::If { cond, then, els } => {
                 visit_expr_blocks(cond, f);
                 visit_blocks(then, f);
@@ -417,7 +418,7 @@ fn visit_stmt_exprs<'a>(s: &'a Stmt, f: &mut dyn FnMut(&'a Expr)) {
         Stmt::Fn(func) => visit_block_exprs(&func.body, f),
         Stmt::Let { init, .. } => init.iter().for_each(|e| visit_expr(e, f)),
         Stmt::LetTuple { call, .. } => call.args.iter().for_each(|e| visit_expr(e, f)),
-        Stmt::Assign { value, .. } | Stmt::Expr(value) => visit_expr(value, f),
+        Stmt::Assign { value, .. } | Stmt::Expr(value, _) => visit_expr(value, f),
         Stmt::If { cond, then, els } => {
             visit_expr(cond, f);
             visit_block_exprs(then, f);

@@ -69,7 +69,8 @@ pub fn program(seed: u64, cfg: &Config) -> Program {
             raw: g.rng.chance(1, 16),
         })
         .collect();
-    let ret = g.ret_type(3);
+    // As many results as the kernel ABI allows (`kernel_abi::MAX_OUTPUTS`).
+    let ret = g.ret_type(6);
     let (func, _) = g.function(format!("fz{seed}"), params, ret, 3);
     Program { seed, func }
 }
@@ -167,11 +168,13 @@ impl Gen<'_> {
         }
     }
 
+    /// A scalar, or a tuple of one to three scalars, or rarely up to `max_tuple`.
     fn ret_type(&mut self, max_tuple: usize) -> Ret {
         if self.rng.chance(3, 4) {
             Ret::Scalar(self.value_type())
         } else {
-            let n = self.rng.range(1, max_tuple as i128) as usize;
+            let most = if self.rng.chance(1, 8) { max_tuple } else { max_tuple.min(3) };
+            let n = self.rng.range(1, most as i128) as usize;
             Ret::Tuple((0..n).map(|_| self.value_type()).collect())
         }
     }
@@ -413,7 +416,7 @@ impl Gen<'_> {
             6 => {
                 let ty = self.value_type();
                 let e = self.expr(ty, depth + 1);
-                out.push(Stmt::Expr(e));
+                out.push(Stmt::Expr(e, self.rng.chance(1, 2)));
             }
             7 => {
                 let fns: Vec<FnSig> = self.callable().into_iter().filter(|f| matches!(f.ret, Ret::Tuple(_))).collect();

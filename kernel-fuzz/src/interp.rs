@@ -234,7 +234,7 @@ impl<'p> Interp<'p> {
                 };
                 self.set(name, new)?;
             }
-            Stmt::Expr(e) => {
+            Stmt::Expr(e, _) => {
                 self.expr(e)?;
             }
             Stmt::If { cond, then, els } => {

@@ -71,6 +71,9 @@ macro_rules! words_tuple {
 words_tuple!(A 0);
 words_tuple!(A 0, B 1);
 words_tuple!(A 0, B 1, C 2);
+words_tuple!(A 0, B 1, C 2, D 3);
+words_tuple!(A 0, B 1, C 2, D 3, E 4);
+words_tuple!(A 0, B 1, C 2, D 3, E 4, F 5);
 
 /// A native function that takes its arguments' bits and returns its results' bits.
 pub type NativeFn = fn(&[u64]) -> Vec<u64>;

@@ -136,7 +136,7 @@ impl Walk {
             Stmt::Fn(f) => self.block(&mut f.body),
             Stmt::Let { init, .. } => init.iter_mut().for_each(|e| self.expr(e)),
             Stmt::LetTuple { call, .. } => call.args.iter_mut().for_each(|e| self.expr(e)),
-            Stmt::Assign { value, .. } | Stmt::Expr(value) => self.expr(value),
+            Stmt::Assign { value, .. } | Stmt::Expr(value, _) => self.expr(value),
             Stmt::If { cond, then, els } => {
                 self.expr(cond);
                 self.block(then);
@@ -197,5 +197,34 @@ impl Walk {
             }
             ExprKind::Block(b) | ExprKind::Loop { body: b, .. } => self.block(b),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Config, Stop, program, render, run};
+
+    fn has_cast(p: &Program) -> bool {
+        let mut found = false;
+        visit_exprs(&p.func.body.stmts, p.func.body.tail.as_ref(), &mut |e| {
+            found |= matches!(e.kind, ExprKind::Cast(_));
+        });
+        found
+    }
+
+    /// What the interpreter runs (a candidate may lose a declaration or a loop's exit).
+    fn valid(p: &Program) -> bool {
+        let args: Vec<Value> = p.func.params.iter().map(|q| Value::from_bits(q.ty, 1)).collect();
+        !matches!(run(p, &args), Err(Stop::Invalid(_) | Stop::Runaway))
+    }
+
+    #[test]
+    fn keeps_what_the_predicate_needs_and_little_else() {
+        let p = (0..).map(|s| program(s, &Config::HOST)).find(|p| has_cast(p) && render(p).len() > 3000).unwrap();
+        let small = reduce(&p, &mut |c| has_cast(c) && valid(c));
+        assert!(has_cast(&small) && valid(&small));
+        let (before, after) = (render(&p), render(&small));
+        assert!(after.len() * 5 < before.len(), "reduced from {} to {} bytes:\n{after}", before.len(), after.len());
     }
 }

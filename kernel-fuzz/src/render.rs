@@ -270,8 +270,11 @@ impl Printer {
                 self.expr(value, ctx);
                 self.w(";");
             }
-            Stmt::Expr(e) => {
-                self.w("let _ = ");
+            Stmt::Expr(e, let_underscore) => {
+                if *let_underscore {
+                    self.w("let _ = ");
+                }
+                // Block-like expressions are parenthesised, so this is never an `if` statement.
                 self.expr(e, Ctx::Free);
                 self.w(";");
             }
@@ -636,7 +639,7 @@ fn loop_breaks<'a>(body: &'a Block, label: Option<&str>) -> Vec<&'a Expr> {
                 Stmt::Fn(_) | Stmt::Const(_) | Stmt::Continue { .. } => {}
                 Stmt::Let { init, .. } => init.iter().for_each(|e| self.expr(e, nested)),
                 Stmt::LetTuple { call, .. } => call.args.iter().for_each(|e| self.expr(e, nested)),
-                Stmt::Assign { value, .. } | Stmt::Expr(value) => self.expr(value, nested),
+                Stmt::Assign { value, .. } | Stmt::Expr(value, _) => self.expr(value, nested),
                 Stmt::If { cond, then, els } => {
                     self.expr(cond, nested);
                     self.block(then, nested);

@@ -92,8 +92,8 @@ impl Seen {
                 let _ = name;
                 self.expr(value);
             }
-            Stmt::Expr(e) => {
-                self.add("expression statement");
+            Stmt::Expr(e, let_underscore) => {
+                self.add(if *let_underscore { "let _ = expression" } else { "expression statement" });
                 self.expr(e);
             }
             Stmt::If { cond, then, els } => {
@@ -294,6 +294,8 @@ let without a type
 let mut
 assignment
 expression statement
+let _ = expression
+tuple of 6
 if statement
 if-else statement
 if expression
