@@ -51,7 +51,10 @@ fn catch<R>(f: impl FnOnce() -> R) -> Result<R, String> {
     let r = catch_unwind(AssertUnwindSafe(f));
     QUIET.with(|q| q.set(false));
     r.map_err(|p| {
-        p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default()
+        p.downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default()
     })
 }
 
@@ -68,8 +71,15 @@ fn verify<R: SameAs>(
             let msg = cpu[k].as_ref().unwrap_err();
             match gpu(None) {
                 Err(Error::KernelFault { index, message, .. }) if index as usize == k && *msg == message => {}
-                Err(e) => return Err(format!("the CPU panics first at element {k}, {} ({msg}); the GPU: {e}", inputs_of(k))),
-                Ok(_) => return Err(format!("the CPU panics at element {k}, {} ({msg}); the GPU returned results", inputs_of(k))),
+                Err(e) => {
+                    return Err(format!("the CPU panics first at element {k}, {} ({msg}); the GPU: {e}", inputs_of(k)));
+                }
+                Ok(_) => {
+                    return Err(format!(
+                        "the CPU panics at element {k}, {} ({msg}); the GPU returned results",
+                        inputs_of(k)
+                    ));
+                }
             }
             (0..cpu.len()).filter(|&i| cpu[i].is_ok()).collect()
         }
@@ -140,11 +150,22 @@ fn generated_functions_match_the_cpu() {
     let mut failures = Vec::new();
     for (seed, name, run) in &cases {
         if let Err(e) = run() {
-            failures.push(format!("{name} (seed {seed}, `cargo run -p kernel-fuzz --example show -- {seed} gpu`): {e}"));
+            failures
+                .push(format!("{name} (seed {seed}, `cargo run -p kernel-fuzz --example show -- {seed} gpu`): {e}"));
         }
     }
-    println!("{} generated functions compared with the CPU on {N} elements each; {} differ", cases.len(), failures.len());
-    assert!(failures.is_empty(), "{} of {} functions differ from the CPU:\n{}", failures.len(), cases.len(), failures.join("\n"));
+    println!(
+        "{} generated functions compared with the CPU on {N} elements each; {} differ",
+        cases.len(),
+        failures.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {} functions differ from the CPU:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
 }
 
 /// The build script wrote the corpus, every function compiled to a kernel.

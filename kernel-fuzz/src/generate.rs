@@ -22,22 +22,14 @@ pub struct Config {
     /// Only operations the GPU computes bit for bit like the CPU (no libdevice functions):
     /// for the corpus compared on the GPU, where libdevice is within ulps of the CPU only.
     pub exact_only: bool,
-    /// The types of parameters, locals and results.
-    pub types: &'static [Ty],
-    /// Deferred initialisation: `let y; if c { y = 1; } else { y = 2; }`.
-    pub deferred_init: bool,
-    /// A literal argument of `step_by` (`(0..n).step_by(3)`).
-    pub literal_step: bool,
 }
-
-const ALL_TYPES: &[Ty] = &Ty::ALL;
 
 impl Config {
     /// The host differential tests: everything, libdevice functions included (the host JIT
     /// runs the CPU's own functions in their place).
-    pub const HOST: Config = Config { exact_only: false, types: ALL_TYPES, deferred_init: true, literal_step: true };
+    pub const HOST: Config = Config { exact_only: false };
     /// The GPU corpus: what the GPU computes bit for bit like the CPU.
-    pub const GPU: Config = Config { exact_only: true, types: ALL_TYPES, deferred_init: true, literal_step: true };
+    pub const GPU: Config = Config { exact_only: true };
 }
 
 /// The most loop iterations (nested products, calls included) one call of a generated
@@ -150,11 +142,11 @@ impl Gen<'_> {
     }
 
     fn any_type(&mut self) -> Ty {
-        *self.rng.pick(self.cfg.types)
+        *self.rng.pick(&Ty::ALL)
     }
 
     fn int_type(&mut self) -> Ty {
-        let ints: Vec<Ty> = self.cfg.types.iter().copied().filter(|t| t.is_int()).collect();
+        let ints: Vec<Ty> = Ty::ALL.into_iter().filter(|t| t.is_int()).collect();
         *self.rng.pick(&ints)
     }
 
@@ -383,17 +375,17 @@ impl Gen<'_> {
         let tuple_fns = self.callable().iter().any(|f| matches!(f.ret, Ret::Tuple(_)));
         let loops_ok = depth > 0 && self.budget > 0;
         let weights = [
-            6,                                          // let
-            if assignable { 5 } else { 0 },             // assignment
-            if depth > 0 { 3 } else { 1 },              // if
-            if loops_ok { 3 } else { 0 },               // for
-            if loops_ok { 1 } else { 0 },               // while
-            if loops_ok { 1 } else { 0 },               // loop
-            1,                                          // expression statement
-            if tuple_fns { 2 } else { 0 },              // let (a, b) = h(..)
-            if self.cfg.deferred_init { 1 } else { 0 }, // let y; if c { y = ..} else { y = ..}
-            if in_loop { 2 } else { 0 },                // break / continue
-            1,                                          // return
+            6,                              // let
+            if assignable { 5 } else { 0 }, // assignment
+            if depth > 0 { 3 } else { 1 },  // if
+            if loops_ok { 3 } else { 0 },   // for
+            if loops_ok { 1 } else { 0 },   // while
+            if loops_ok { 1 } else { 0 },   // loop
+            1,                              // expression statement
+            if tuple_fns { 2 } else { 0 },  // let (a, b) = h(..)
+            1,                              // let y; if c { y = ..} else { y = ..}
+            if in_loop { 2 } else { 0 },    // break / continue
+            1,                              // return
         ];
         match self.rng.weighted(&weights) {
             0 => {
@@ -791,9 +783,9 @@ impl Gen<'_> {
 
     /// The argument of `step_by` (a `usize`; zero faults).
     fn step(&mut self, depth: u32) -> Expr {
-        // Always through a cast: a bare literal step is the case `literal_step` covers.
         let usize_of = |_: &mut Self, e: Expr| Expr::new(Ty::Usize, ExprKind::Cast(Box::new(e)));
-        match self.rng.weighted(&[3, 2, 2, if self.cfg.literal_step { 3 } else { 0 }]) {
+        // A literal step needs no fault check; the others may be zero.
+        match self.rng.weighted(&[3, 2, 2, 3]) {
             // A small literal of another type, cast: `(2u8 as usize)`.
             0 => {
                 let t = self.int_type();
@@ -814,6 +806,7 @@ impl Gen<'_> {
                 let e = self.expr(t, depth + 1);
                 usize_of(self, e)
             }
+            // A literal: `(0..n).step_by(3)`.
             _ => {
                 let v = self.rng.range(1, 4);
                 self.lit_of(Value::Usize(v as usize))
@@ -1149,7 +1142,7 @@ impl Gen<'_> {
             if self.cfg.exact_only && m.accuracy == Accuracy::Libdevice {
                 continue;
             }
-            for &rt in self.cfg.types {
+            for rt in Ty::ALL {
                 if m.recv.accepts(rt) && m.ret.resolve(rt) == ty {
                     cands.push((m, rt));
                 }

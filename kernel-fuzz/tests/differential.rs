@@ -10,8 +10,12 @@
 //! The reference for the fixed-seed corpus (`kernel_fuzz::corpus::HOST_SEEDS`) is the
 //! same function compiled by rustc (the build script writes it into this test), under
 //! Rust's release semantics (see `release_semantics`); the interpreter is checked against
-//! it on the same inputs. For any other seed (`FUZZ_SEED`, `FUZZ_COUNT`) the interpreter is
-//! the reference.
+//! it on the same inputs. For any other seed the interpreter is the reference:
+//! `random_programs` runs `FUZZ_COUNT` seeds from `FUZZ_SEED`; `FUZZ_PROGRESS` reports
+//! as it goes and `FUZZ_REDUCE` shrinks the first functions of each kind of finding.
+//!
+//! The reference computes release semantics, and so is the compiler asked to compile
+//! (`options`): a kernel with overflow checks would fault where the reference wraps.
 
 mod corpus {
     include!(concat!(env!("OUT_DIR"), "/host_corpus.rs"));
