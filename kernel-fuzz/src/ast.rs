@@ -289,13 +289,21 @@ pub enum Pat {
     PathConst(String, Value),
     /// `lo..=hi`, `lo..hi`, `lo..`, `..=hi`, `..hi`.
     Range {
-        lo: Option<Value>,
-        hi: Option<Value>,
+        lo: Option<Bound>,
+        hi: Option<Bound>,
         inclusive: bool,
     },
     Or(Vec<Pat>),
     /// `n` or `n @ sub`.
     Bind(String, Option<Box<Pat>>),
+}
+
+/// A range pattern's bound: its value, written as a number or as the constant `name`
+/// (`u8::MAX`, a local `const`) that holds it.
+#[derive(Clone, Debug)]
+pub struct Bound {
+    pub value: Value,
+    pub name: Option<String>,
 }
 
 impl Expr {

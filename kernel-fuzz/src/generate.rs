@@ -386,6 +386,7 @@ impl Gen<'_> {
             1,                              // let y; if c { y = ..} else { y = ..}
             if in_loop { 2 } else { 0 },    // break / continue
             1,                              // return
+            1,                              // let x = 5; let y: u8 = x;
         ];
         match self.rng.weighted(&weights) {
             0 => {
@@ -433,6 +434,7 @@ impl Gen<'_> {
                 out.push(Stmt::LetTuple { names, call });
             }
             8 => self.deferred_let(depth, out),
+            11 => self.let_typed_later(out),
             9 => {
                 let jump = self.jump(depth);
                 if self.rng.chance(3, 4) {
@@ -448,6 +450,27 @@ impl Gen<'_> {
                 out.push(Stmt::If { cond, then: Block { stmts: vec![Stmt::Return(t)], tail: None }, els: None });
             }
         }
+    }
+
+    /// `let x = 5; let y: u8 = x;`: rustc types the literal from the later use.
+    fn let_typed_later(&mut self, out: &mut Vec<Stmt>) {
+        let ty = loop {
+            let t = self.value_type();
+            if t != Ty::Bool {
+                break t;
+            }
+        };
+        let x = self.fresh("v");
+        let mut init = self.literal(ty);
+        if let ExprKind::Lit(l) = &mut init.kind {
+            l.bare = true;
+        }
+        let mutable = self.rng.chance(1, 3);
+        out.push(Stmt::Let { name: x.clone(), mutable, annotated: false, ty, init: Some(init) });
+        self.declare(x.clone(), ty, mutable, false);
+        let y = self.fresh("v");
+        out.push(Stmt::Let { name: y.clone(), mutable: false, annotated: true, ty, init: Some(Self::var(&x, ty)) });
+        self.declare(y, ty, false, false);
     }
 
     fn let_stmt(&mut self, depth: u32) -> Stmt {
@@ -1244,8 +1267,8 @@ impl Gen<'_> {
                 let (min, max) = st.int_range();
                 let x = self.rng.range(min, max);
                 Pat::Or(vec![
-                    Pat::Range { lo: None, hi: Some(Value::int(st, x)), inclusive: true },
-                    Pat::Range { lo: Some(Value::int(st, x)), hi: None, inclusive: false },
+                    Pat::Range { lo: None, hi: Some(Bound { value: Value::int(st, x), name: None }), inclusive: true },
+                    Pat::Range { lo: Some(Bound { value: Value::int(st, x), name: None }), hi: None, inclusive: false },
                 ])
             }
             _ => Pat::Or(vec![Pat::Lit(Value::Bool(true), true), Pat::Lit(Value::Bool(false), true)]),
@@ -1268,18 +1291,35 @@ impl Gen<'_> {
         match self.rng.weighted(&[4, 4, 1, 2, if bind { 1 } else { 0 }, if bind { 1 } else { 0 }]) {
             0 => Pat::Lit(value(self), self.rng.chance(1, 2)),
             1 => {
-                let a = value(self).as_i128().unwrap();
-                let b = if self.rng.chance(1, 2) { value(self).as_i128().unwrap() } else { a + self.rng.range(0, 20) };
-                let (lo, hi) = (a.min(b).clamp(min, max), a.max(b).clamp(min, max));
-                match self.rng.below(5) {
-                    0 => Pat::Range { lo: Some(Value::int(st, lo)), hi: None, inclusive: false },
-                    1 => Pat::Range { lo: None, hi: Some(Value::int(st, hi)), inclusive: true },
-                    // An exclusive end must leave the range non-empty.
-                    2 if hi > lo => {
-                        Pat::Range { lo: Some(Value::int(st, lo)), hi: Some(Value::int(st, hi)), inclusive: false }
+                // A bound is a number, or now and then a constant of the function.
+                let consts = self.consts_of(st);
+                let end = |g: &mut Self| -> (i128, Option<String>) {
+                    if !consts.is_empty() && g.rng.chance(1, 4) {
+                        let (name, v) = g.rng.pick(&consts).clone();
+                        (v.as_i128().unwrap(), Some(name))
+                    } else {
+                        (value(g).as_i128().unwrap(), None)
                     }
-                    3 if hi > min => Pat::Range { lo: None, hi: Some(Value::int(st, hi)), inclusive: false },
-                    _ => Pat::Range { lo: Some(Value::int(st, lo)), hi: Some(Value::int(st, hi)), inclusive: true },
+                };
+                let a = end(self);
+                let b = if self.rng.chance(1, 2) { end(self) } else { ((a.0 + self.rng.range(0, 20)).min(max), None) };
+                let (lo, hi) = if a.0 <= b.0 { (a, b) } else { (b, a) };
+                let named = |g: &mut Self, (v, name): (i128, Option<String>)| {
+                    // `T::MIN` and `T::MAX` spelled as paths half the time.
+                    let name = name.or_else(|| {
+                        ((v == min || v == max) && g.rng.chance(1, 2)).then(|| int_path_const(st, v == max).0)
+                    });
+                    Some(Bound { value: Value::int(st, v), name })
+                };
+                let (l, h) = (lo.0, hi.0);
+                let (lo, hi) = (named(self, lo), named(self, hi));
+                match self.rng.below(5) {
+                    0 => Pat::Range { lo, hi: None, inclusive: false },
+                    1 => Pat::Range { lo: None, hi, inclusive: true },
+                    // An exclusive end must leave the range non-empty.
+                    2 if h > l => Pat::Range { lo, hi, inclusive: false },
+                    3 if h > min => Pat::Range { lo: None, hi, inclusive: false },
+                    _ => Pat::Range { lo, hi, inclusive: true },
                 }
             }
             2 => {

@@ -412,8 +412,10 @@ impl<'p> Interp<'p> {
             Pat::Wild => true,
             Pat::Lit(x, _) | Pat::PathConst(_, x) => cmp(*x) == Some(std::cmp::Ordering::Equal),
             Pat::Range { lo, hi, inclusive } => {
-                let above = lo.is_none_or(|l| cmp(l).is_some_and(|o| o.is_ge()));
-                let below = hi.is_none_or(|h| cmp(h).is_some_and(|o| if *inclusive { o.is_le() } else { o.is_lt() }));
+                let above = lo.as_ref().is_none_or(|l| cmp(l.value).is_some_and(|o| o.is_ge()));
+                let below = hi
+                    .as_ref()
+                    .is_none_or(|h| cmp(h.value).is_some_and(|o| if *inclusive { o.is_le() } else { o.is_lt() }));
                 above && below
             }
             Pat::Or(ps) => ps.iter().any(|q| self.bind(q, v)),

@@ -194,11 +194,14 @@ impl Printer {
             match s {
                 // A variable whose value has no type of its own stays `{integer}` until
                 // rustc sees the rest of the function, and a method cannot be called on it.
-                Stmt::Let { name, annotated: false, init: Some(e), .. }
+                Stmt::Let { name, annotated: false, init: Some(_), .. }
                     if receiver_later(name, &b.stmts[i + 1..], b.tail.as_ref()) =>
                 {
                     self.let_stmt(s, Ctx::Forced);
-                    let _ = e;
+                }
+                // rustc types the value from a later use: `let x = 5; let y: u8 = x;`.
+                Stmt::Let { name, annotated: false, init: Some(_), .. } if typed_later(name, &b.stmts[i + 1..]) => {
+                    self.let_stmt(s, Ctx::Anchored);
                 }
                 _ => self.stmt(s),
             }
@@ -555,8 +558,9 @@ impl Printer {
                 if open && !top {
                     self.w("(");
                 }
+                let bound = |b: &Bound| b.name.clone().unwrap_or_else(|| value(b.value, true));
                 if let Some(l) = lo {
-                    self.w(&value(*l, true));
+                    self.w(&bound(l));
                 }
                 self.w(match (hi, inclusive) {
                     (None, _) => "..",
@@ -564,7 +568,7 @@ impl Printer {
                     (Some(_), false) => "..",
                 });
                 if let Some(h) = hi {
-                    self.w(&value(*h, true));
+                    self.w(&bound(h));
                 }
                 if open && !top {
                     self.w(")");
@@ -707,13 +711,34 @@ fn body_assigns(body: &Block, var: &str) -> bool {
     found
 }
 
-/// Whether a variable called `name` is the receiver of a method call (`x.abs()`) in these
-/// statements or this tail (another variable of the same name counts too).
+/// Whether a later statement of the block certainly gives the variable `name` its type:
+/// it is the whole value of a `let` with a type, of an assignment to a variable with one,
+/// or an argument of a nested function (before anything rebinds the name).
+fn typed_later(name: &str, stmts: &[Stmt]) -> bool {
+    let is_it = |e: &Expr| matches!(&e.kind, ExprKind::Var(n) if n == name);
+    for s in stmts {
+        match s {
+            Stmt::Let { annotated: true, init: Some(e), .. } if is_it(e) => return true,
+            Stmt::LetTuple { call, .. } if call.args.iter().any(is_it) => return true,
+            Stmt::Let { name: n, .. } if n == name => return false,
+            Stmt::LetTuple { names, .. } if names.iter().flatten().any(|(n, _)| n == name) => return false,
+            Stmt::Let { init: Some(Expr { kind: ExprKind::Call(c), .. }), .. } if c.args.iter().any(is_it) => {
+                return true;
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Whether a variable called `name` is in the receiver of a method call (`x.abs()`,
+/// `(x - 1).pow(2)`) in these statements or this tail (another variable of the same name
+/// counts too): rustc must know the receiver's type when it gets there.
 fn receiver_later(name: &str, stmts: &[Stmt], tail: Option<&Tail>) -> bool {
     let mut found = false;
     visit_exprs(stmts, tail, &mut |e| {
         if let ExprKind::Method { recv, path: false, .. } = &e.kind {
-            found |= matches!(&recv.kind, ExprKind::Var(n) if n == name);
+            visit_expr(recv, &mut |r| found |= matches!(&r.kind, ExprKind::Var(n) if n == name));
         }
     });
     found

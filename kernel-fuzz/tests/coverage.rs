@@ -13,11 +13,15 @@ use kernel_fuzz::{Config, Fault, Stop, Ty, program, run};
 
 /// What the corpus contains, as names.
 #[derive(Default)]
-struct Seen(BTreeSet<String>);
+struct Seen {
+    seen: BTreeSet<String>,
+    /// The statement before was `let x = <bare literal>;`.
+    untyped_let: bool,
+}
 
 impl Seen {
     fn add(&mut self, what: impl Into<String>) {
-        self.0.insert(what.into());
+        self.seen.insert(what.into());
     }
 
     fn block(&mut self, b: &Block, fn_body: bool) {
@@ -66,7 +70,12 @@ impl Seen {
                 self.add(if matches!(f.ret, Ret::Tuple(_)) { "nested fn returning a tuple" } else { "nested fn" });
                 self.func(f);
             }
+            Stmt::Let { annotated: true, init: Some(Expr { kind: ExprKind::Var(_), .. }), .. } if self.untyped_let => {
+                self.add("let without a type, typed by a later use");
+                self.untyped_let = false;
+            }
             Stmt::Let { annotated, mutable, init, ty, .. } => {
+                self.untyped_let = !annotated && matches!(init, Some(Expr { kind: ExprKind::Lit(l), .. }) if l.bare);
                 self.add(format!("let {}", ty.name()));
                 self.add(if *annotated { "let with a type" } else { "let without a type" });
                 if *mutable {
@@ -257,14 +266,22 @@ impl Seen {
             Pat::Lit(..) => self.add("pattern literal"),
             Pat::PathConst(path, _) if !path.contains("::") => self.add("pattern local constant"),
             Pat::PathConst(..) => self.add("pattern constant"),
-            Pat::Range { lo, hi, inclusive } => self.add(match (lo, hi, inclusive) {
-                (Some(_), Some(_), true) => "pattern a..=b",
-                (Some(_), Some(_), false) => "pattern a..b",
-                (Some(_), None, _) => "pattern a..",
-                (None, Some(_), true) => "pattern ..=b",
-                (None, Some(_), false) => "pattern ..b",
-                (None, None, _) => "pattern ..",
-            }),
+            Pat::Range { lo, hi, inclusive } => {
+                if lo.iter().chain(hi).any(|b| b.name.as_ref().is_some_and(|n| !n.contains("::"))) {
+                    self.add("range pattern bounded by a local constant");
+                }
+                if lo.iter().chain(hi).any(|b| b.name.as_ref().is_some_and(|n| n.contains("::"))) {
+                    self.add("range pattern bounded by T::MIN or T::MAX");
+                }
+                self.add(match (lo.is_some(), hi.is_some(), inclusive) {
+                    (true, true, true) => "pattern a..=b",
+                    (true, true, false) => "pattern a..b",
+                    (true, false, _) => "pattern a..",
+                    (false, true, true) => "pattern ..=b",
+                    (false, true, false) => "pattern ..b",
+                    (false, false, _) => "pattern ..",
+                });
+            }
             Pat::Or(ps) => {
                 self.add("pattern |");
                 ps.iter().for_each(|q| self.pat(q));
@@ -351,6 +368,9 @@ compound >>=
 compound &=
 deferred initialisation
 raw parameter
+range pattern bounded by a local constant
+range pattern bounded by T::MIN or T::MAX
+let without a type, typed by a later use
 pattern local constant
 ";
 
@@ -409,7 +429,7 @@ fn the_corpus_covers_the_language() {
         }
     }
     want.extend(CONSTRUCTS.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from));
-    let missing: Vec<&String> = want.iter().filter(|w| !seen.0.contains(*w)).collect();
+    let missing: Vec<&String> = want.iter().filter(|w| !seen.seen.contains(*w)).collect();
     assert!(missing.is_empty(), "the corpus of {} functions never has: {missing:?}", HOST_SEEDS.end - HOST_SEEDS.start);
     let missing_faults: Vec<String> =
         Fault::ALL.iter().map(|f| format!("{f:?}")).filter(|f| !faults.contains(f)).collect();
