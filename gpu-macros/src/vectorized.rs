@@ -6,7 +6,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::ext::IdentExt;
 
-use ptx_codegen::{CompiledKernel, Options, ScalarType, Target};
+use ptx_codegen::{Options, ScalarType, Target, Variants};
 
 use crate::chain;
 use crate::signature::{Signature, Slot, param_names};
@@ -15,8 +15,8 @@ use crate::signature::{Signature, Slot, param_names};
 /// generic one one per listed type.
 pub struct Instance {
     pub ty: Option<ScalarType>,
-    /// The kernel (CUDA target only).
-    pub compiled: Option<CompiledKernel>,
+    /// The kernel, in both overflow variants (CUDA target only).
+    pub compiled: Option<Variants>,
     /// Whether the function passed the compiler's checks.
     pub ok: bool,
 }
