@@ -11,6 +11,7 @@ mod gpu;
 mod kernel;
 mod nd;
 mod signature;
+mod source;
 mod vectorized;
 
 use proc_macro::TokenStream;
