@@ -65,10 +65,14 @@ pub struct Vectorized<'a> {
     pub outer_generics: TokenStream,
     /// What `reduce` gives for an empty array: an `Option` of the result type.
     pub identity_expr: TokenStream,
-    /// The API's argument list (`a: impl Arg<'__a, f32>, …`).
+    /// The API's argument list (`a: impl Param<'__a, f32>, …`), in the generated module.
     pub arg_list: TokenStream,
-    /// The arguments as the kernel takes them.
+    /// The wrapper's argument list (`a: impl name::Param<'__a, f32>, …`).
+    pub outer_arg_list: TokenStream,
+    /// The arguments as the kernel takes them, in the generated module.
     pub erased: TokenStream,
+    /// The same in the wrapper.
+    pub outer_erased: TokenStream,
     // The API's own parameters: `out`, `device` and `stream`, or `__out`, … where the
     // function has a parameter of that name.
     pub out: syn::Ident,
@@ -105,8 +109,11 @@ impl<'a> Vectorized<'a> {
                 quote!(<#g as Element>::IDENTITY),
             ),
         };
-        let arg_list = quote! { #(#idents: impl ::gpu_runtime::Arg<'__a, #tys>),* };
-        let erased = quote! { [#(::gpu_runtime::Arg::into_arg(#idents).erase()),*] };
+        // Arguments go through the module's `Param` trait (see `api::param_trait`).
+        let arg_list = quote! { #(#idents: impl Param<'__a, #tys>),* };
+        let outer_arg_list = quote! { #(#idents: impl #name::Param<'__a, #tys>),* };
+        let erased = quote! { [#(Param::into_arg(#idents).erase()),*] };
+        let outer_erased = quote! { [#(#name::Param::into_arg(#idents).erase()),*] };
         let unused = |n: &str| {
             if name_strs.iter().any(|p| p == n) { format_ident!("__{}", n) } else { format_ident!("{}", n) }
         };
@@ -133,7 +140,9 @@ impl<'a> Vectorized<'a> {
             outer_generics,
             identity_expr,
             arg_list,
+            outer_arg_list,
             erased,
+            outer_erased,
             out,
             device,
             stream,
