@@ -8,7 +8,7 @@ use ptx_codegen::Target;
 
 use crate::signature::Slot;
 use crate::vectorized::Vectorized;
-use crate::{chain, cpu, gpu, kernel, nd};
+use crate::{chain, cpu, gpu, host, kernel, nd};
 
 pub fn generate(v: &Vectorized) -> TokenStream {
     let Vectorized {
@@ -159,6 +159,8 @@ fn scalar_fn(v: &Vectorized) -> syn::ItemFn {
         // report the same problems again in the host copy.
         *scalar_fn.block = syn::parse_quote!({ ::core::unreachable!("this vectorized function did not compile") });
         scalar_fn.attrs.push(syn::parse_quote!(#[allow(unused_variables, unused_mut)]));
+    } else {
+        host::special_math_hint(&mut scalar_fn.block);
     }
     scalar_fn.vis = syn::parse_quote!(pub);
     scalar_fn.sig.ident = format_ident!("scalar", span = v.name.span());

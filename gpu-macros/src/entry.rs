@@ -9,6 +9,7 @@ use ptx_codegen::{Options, Target, frontend};
 
 use crate::api;
 use crate::chain;
+use crate::host;
 use crate::signature::{Signature, instantiate};
 use crate::source::{Surroundings, associated_error};
 use crate::vectorized::{Compiled, Instance, Vectorized};
@@ -284,7 +285,13 @@ fn finish_device(
     let doc = format!("The definition of the device function `{name}`, for the functions that call it.");
     let module = chain::closure_macro(&closure);
     // With errors reported here, rustc need not report the same problems in the host copy.
-    let host = if errors.is_empty() { func.clone() } else { stubbed(func) };
+    let host = if errors.is_empty() {
+        let mut host = func.clone();
+        host::special_math_hint(&mut host.block);
+        host
+    } else {
+        stubbed(func)
+    };
     quote! {
         #errors
         #host

@@ -8,6 +8,7 @@ mod chain;
 mod cpu;
 mod entry;
 mod gpu;
+mod host;
 mod kernel;
 mod nd;
 mod signature;
