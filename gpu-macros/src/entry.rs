@@ -30,8 +30,11 @@ pub fn vectorize(args: TokenStream, item: TokenStream) -> TokenStream {
     let checked = Options::parse(args.clone()).ok().and_then(|o| instantiate(&func, &o).ok()).map(|(_, inst)| inst);
     let first = checked.as_ref().map_or(&func, |inst| &inst[0].1);
     let (paths, keys) = chain::callees_of(first);
+    let spelling = surroundings.as_ref().and_then(|s| s.consts_spelling_errors(&func));
     if paths.is_empty() {
-        return finish_vectorize(args, &func, Vec::new(), Vec::new(), None);
+        // With a spelling error the function is not compiled: check it here for the rest.
+        let failed = spelling.and_then(|e| combined([Some(e), frontend::precheck(first, &[]).err()]));
+        return finish_vectorize(args, &func, Vec::new(), Vec::new(), failed);
     }
     // Report the function's own problems now; fetch the definitions of the functions it
     // calls (see `chain`) only for a function that has none. A call of itself, of a
@@ -41,6 +44,7 @@ pub fn vectorize(args: TokenStream, item: TokenStream) -> TokenStream {
         frontend::precheck(first, &keys).err(),
         recursion_error(&func.sig.ident, &paths, &keys, &["", "::scalar"]),
         surroundings.and_then(|s| s.call_errors(&paths, "vectorized function")),
+        spelling,
     ];
     if let Some(e) = combined(errors) {
         return finish_vectorize(args, &func, Vec::new(), Vec::new(), Some(e));
@@ -210,6 +214,7 @@ pub fn device(args: TokenStream, item: TokenStream) -> TokenStream {
     if !args.is_empty() {
         errors.extend(syn::Error::new_spanned(&args, "`#[device]` takes no arguments").to_compile_error());
     }
+    let spelling = surroundings.as_ref().and_then(|s| s.consts_spelling_errors(&func));
     let (mut paths, mut keys) = chain::callees_of(&func);
     // A call of itself would make the chain wait for its own result: report it here.
     let own = func.sig.ident.to_string();
@@ -221,11 +226,14 @@ pub fn device(args: TokenStream, item: TokenStream) -> TokenStream {
         keys.retain(|k| *k != own);
     }
     if paths.is_empty() {
-        let definition = finish_device(&func, Vec::new(), Vec::new(), recursive);
-        return quote! { #errors #definition };
+        // With a spelling error the function is not compiled: check it here for the rest.
+        let failed = spelling.and_then(|e| combined([Some(e), frontend::precheck(&func, &[]).err()]));
+        let definition = finish_device(&func, Vec::new(), Vec::new(), recursive || failed.is_some());
+        let failed = failed.map(|e| e.to_compile_error());
+        return quote! { #errors #failed #definition };
     }
     let calls = surroundings.and_then(|s| s.call_errors(&paths, "device function"));
-    if let Some(e) = combined([frontend::precheck(&func, &keys).err(), calls]) {
+    if let Some(e) = combined([frontend::precheck(&func, &keys).err(), calls, spelling]) {
         let definition = finish_device(&func, Vec::new(), Vec::new(), true);
         let e = e.to_compile_error();
         return quote! { #errors #e #definition };

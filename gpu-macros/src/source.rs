@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use quote::quote;
+use syn::visit::Visit;
 
 use ptx_codegen::frontend::{external_callees, path_key};
 
@@ -140,6 +141,31 @@ impl Surroundings {
         Some(first)
     }
 
+    /// Errors for `f32::consts::PI` (or `f64::…`) in `func` where the file shows that its
+    /// module imports no `f32`: there `f32` is the primitive type, and rustc rejects the
+    /// path (E0223). With `use std::f32;` in scope it is valid Rust, and accepted.
+    pub fn consts_spelling_errors(&self, func: &syn::ItemFn) -> Option<syn::Error> {
+        let m = self.module(&self.func().module)?;
+        if m.opaque {
+            return None;
+        }
+        let mut paths = TypeConsts(Vec::new());
+        paths.visit_block(&func.block);
+        let mut errors =
+            paths.0.into_iter().filter(|(ty, _, _)| !m.other_names.contains(ty)).map(|(ty, name, path)| {
+                syn::Error::new_spanned(
+                    path,
+                    format!(
+                        "`{ty}::consts::{name}` is not a path Rust accepts (`{ty}` here is the type, not the module \
+                     `std::{ty}`): write `std::{ty}::consts::{name}` or `core::{ty}::consts::{name}`"
+                    ),
+                )
+            });
+        let mut first = errors.next()?;
+        errors.for_each(|e| first.combine(e));
+        Some(first)
+    }
+
     /// The first call among `paths` that leads back to this function through device or
     /// vectorized functions of the file, and the functions on the way.
     fn cycle<'p>(&self, paths: &'p [syn::Path]) -> Option<(&'p syn::Path, Vec<usize>)> {
@@ -219,6 +245,22 @@ impl Surroundings {
 
     fn module(&self, path: &[String]) -> Option<&ModuleInfo> {
         self.summary.modules.iter().find(|m| m.path == path)
+    }
+}
+
+/// The paths `f32::consts::NAME` and `f64::consts::NAME` of a body: the type, the name and
+/// the path.
+struct TypeConsts(Vec<(String, String, syn::Path)>);
+
+impl<'ast> Visit<'ast> for TypeConsts {
+    fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+        let segments: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        if let [ty, consts, name] = segments.as_slice() {
+            if p.qself.is_none() && p.path.leading_colon.is_none() && (ty == "f32" || ty == "f64") && consts == "consts"
+            {
+                self.0.push((ty.clone(), name.clone(), p.path.clone()));
+            }
+        }
     }
 }
 
@@ -461,6 +503,13 @@ mod tests {
         let message = s.call_errors(&paths, "device function").expect("an error").to_string();
         assert!(message.contains("`a` calls `b`, which calls `c`, which calls `a`"), "{message}");
         assert!(at(file, "m").is_associated());
+        let consts = "fn f(r: f32) -> f32 { f32::consts::PI * std::f32::consts::E * r } mod m { use std::f64; fn g(r: f64) -> f64 { f64::consts::PI * r } }";
+        let f: syn::ItemFn =
+            syn::parse_str("fn f(r: f32) -> f32 { f32::consts::PI * std::f32::consts::E * r }").unwrap();
+        let message = at(consts, "f").consts_spelling_errors(&f).expect("an error").to_string();
+        assert!(message.contains("write `std::f32::consts::PI` or `core::f32::consts::PI`"), "{message}");
+        let g: syn::ItemFn = syn::parse_str("fn g(r: f64) -> f64 { f64::consts::PI * r }").unwrap();
+        assert!(at(consts, "g").consts_spelling_errors(&g).is_none());
         assert!(!s.is_associated());
     }
 }
