@@ -62,7 +62,7 @@ pub fn vectorize_resume(input: TokenStream) -> TokenStream {
             syn::parenthesized!(args in p);
             args.parse::<TokenStream>()
         },
-        |args, func, callees, entries, misuse| finish_vectorize(args, func, callees, entries, misuse),
+        finish_vectorize,
     )
 }
 

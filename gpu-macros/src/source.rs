@@ -243,8 +243,14 @@ impl Surroundings {
         }
     }
 
+    /// The inline module at `path`, if there is one (two, under different `cfg`s, could be
+    /// either).
     fn module(&self, path: &[String]) -> Option<&ModuleInfo> {
-        self.summary.modules.iter().find(|m| m.path == path)
+        let mut found = self.summary.modules.iter().filter(|m| m.path == path);
+        match (found.next(), found.next()) {
+            (Some(m), None) => Some(m),
+            _ => None,
+        }
     }
 }
 
@@ -316,7 +322,7 @@ fn summarise(items: &[syn::Item], module: &mut Vec<String>, out: &mut Summary) {
             syn::Item::Mod(m) => {
                 let name = m.ident.to_string();
                 match &m.content {
-                    Some((_, items)) if !has_cfg(&m.attrs) => {
+                    Some((_, items)) => {
                         info.inline.push(name.clone());
                         module.push(name);
                         summarise(items, module, out);
@@ -395,10 +401,6 @@ fn kind(attrs: &[syn::Attribute]) -> Kind {
         };
     }
     kind
-}
-
-fn has_cfg(attrs: &[syn::Attribute]) -> bool {
-    attrs.iter().any(|a| a.path().is_ident("cfg") || a.path().is_ident("cfg_attr"))
 }
 
 /// The error for `#[vectorize]` or `#[device]` (`attr`) on an associated function.
@@ -482,6 +484,12 @@ mod tests {
         assert_eq!(resolve(item_macro, "f", "plain"), "unknown");
         let module = "#[vectorize] fn f(x: f32) -> f32 { x } fn plain(x: f32) -> f32 { x } mod plain {}";
         assert_eq!(resolve(module, "f", "plain"), "unknown");
+        let cfgs = "#[cfg(a)] mod m { #[vectorize] fn f(x: f32) -> f32 { x } fn plain(x: f32) -> f32 { x } }
+                    #[cfg(not(a))] mod m { #[vectorize] fn f(x: f32) -> f32 { x } #[device] fn plain(x: f32) -> f32 { x } }";
+        assert_eq!(resolve(cfgs, "f", "plain"), "unknown");
+        let test_module =
+            "#[cfg(test)] mod tests { #[vectorize] fn f(x: f32) -> f32 { x } fn plain(x: f32) -> f32 { x } }";
+        assert_eq!(resolve(test_module, "f", "plain"), "plain");
     }
 
     #[test]
