@@ -153,15 +153,15 @@ pub fn vectorized_called_by_name(
         if key.ends_with("::scalar") {
             return None;
         }
-        let name = root.item.sig.ident.to_string();
         let message = format!(
             "`{key}` is a vectorized function: `{key}(…)` runs it over arrays on the host and returns a `Result`; \
              to call the function itself here, write `{key}::scalar(…)`"
         );
+        // The path as written (a generic function's keys are its first instance's).
         let path = paths.iter().find(|p| path_key(p) == *key);
         Some(match path {
             Some(p) => syn::Error::new_spanned(p, message),
-            None => syn::Error::new_spanned(&func.sig.ident, format!("{message} (`{name}` is called from here)")),
+            None => syn::Error::new_spanned(&func.sig.ident, message),
         })
     });
     let mut first = errors.next()?;

@@ -151,13 +151,16 @@ impl Surroundings {
         }
         let mut paths = TypeConsts(Vec::new());
         paths.visit_block(&func.block);
-        let mut errors =
-            paths.0.into_iter().filter(|(ty, _, _)| !m.other_names.contains(ty)).map(|(ty, name, path)| {
+        let mut errors = paths
+            .0
+            .into_iter()
+            .filter(|(ty, _, _)| !m.other_names.contains(ty) && !m.inline.contains(ty))
+            .map(|(ty, name, path)| {
                 syn::Error::new_spanned(
                     path,
                     format!(
                         "`{ty}::consts::{name}` is not a path Rust accepts (`{ty}` here is the type, not the module \
-                     `std::{ty}`): write `std::{ty}::consts::{name}` or `core::{ty}::consts::{name}`"
+                         `std::{ty}`): write `std::{ty}::consts::{name}` or `core::{ty}::consts::{name}`"
                     ),
                 )
             });
