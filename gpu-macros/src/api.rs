@@ -6,12 +6,13 @@ use quote::{format_ident, quote};
 
 use ptx_codegen::Target;
 
+use crate::signature::Slot;
 use crate::vectorized::Vectorized;
-use crate::{chain, cpu, gpu, kernel, nd};
+use crate::{chain, cpu, gpu, host, kernel, nd};
 
 pub fn generate(v: &Vectorized) -> TokenStream {
-    let Vectorized { func, name, idents, arg_list, host_ty, ret_ty, outer_kernel, outer_generics, .. } = v;
-    let Vectorized { bind_args, erased_bound, outer_message_at, .. } = v;
+    let Vectorized { func, name, idents, outer_arg_list, host_ty, ret_ty, outer_kernel, outer_generics, .. } = v;
+    let Vectorized { outer_bind_args, erased_bound, outer_message_at, .. } = v;
     let vis = &func.vis;
 
     // Attributes: docs and lints go on the call wrapper; `cfg`s on everything; the
@@ -35,11 +36,12 @@ pub fn generate(v: &Vectorized) -> TokenStream {
         Target::Cpu | Target::Parallel => (cpu::into(v), cpu::reduce(v)),
     };
     let nd = nd::api(v);
+    let param_trait = param_trait(v);
     let host_api = cpu::api(v);
 
     let wrapper_body = match v.target {
         Target::Cuda => quote! {
-            #bind_args
+            #outer_bind_args
             // SAFETY: the arguments follow the kernel's inputs in order and type.
             let __r = unsafe { #outer_kernel.call_host::<#ret_ty>(::core::option::Option::None, &#erased_bound) };
             ::gpu_runtime::__private::with_host_message(__r, #outer_message_at)
@@ -51,7 +53,7 @@ pub fn generate(v: &Vectorized) -> TokenStream {
     quote! {
         #(#wrapper_attrs)*
         #[allow(clippy::too_many_arguments)]
-        #vis fn #name<'__a, #outer_generics>(#arg_list) -> ::gpu_runtime::Result<#host_ty> {
+        #vis fn #name<'__a, #outer_generics>(#outer_arg_list) -> ::gpu_runtime::Result<#host_ty> {
             #wrapper_body
         }
 
@@ -63,6 +65,8 @@ pub fn generate(v: &Vectorized) -> TokenStream {
             use super::*;
 
             #closure_macro
+
+            #param_trait
 
             /// The original scalar function, compiled for the host.
             #(#scalar_attrs)*
@@ -81,6 +85,63 @@ pub fn generate(v: &Vectorized) -> TokenStream {
     }
 }
 
+/// `Param`: what each parameter takes, any `gpu_runtime::Arg` of its type, and `Output`:
+/// what `into` writes into, any `gpu_runtime::Out`. The API takes its arguments and
+/// outputs through these traits of the function's own so that a wrong one gets one error,
+/// at the argument, naming the function and the type it takes (the runtime's traits would
+/// list their implementations and point into the runtime's source).
+fn param_trait(v: &Vectorized) -> TokenStream {
+    let name = &v.name_str;
+    let message = format!("`{name}` takes `{{T}}` here, not `{{Self}}`");
+    let label = "expected `{T}`, or a slice, `Vec`, array or device array of `{T}`";
+    let float = v.signature.params.iter().any(|p| match p {
+        Slot::Concrete(t) => t.is_float(),
+        Slot::Generic => true,
+    });
+    let note = float.then(|| quote!(note = "a literal for a float parameter needs a decimal point: `2.0`, not `2`"));
+    let doc = format!(
+        "What a parameter of type `T` of `{name}` takes: any [`gpu_runtime::Arg`] of `T` (a `T`, broadcast, or a \
+         slice, `Vec`, array or device array of `T`)."
+    );
+    let out_message = format!("`{name}` writes results of type `{{T}}`, which `{{Self}}` cannot hold");
+    let out_label =
+        "expected `&mut [{T}]`, `&mut Vec<{T}>`, `&mut [{T}; N]`, `&mut DeviceVec<{T}>` or a `DeviceSliceMut<{T}>`";
+    let out_doc = format!("Where `{name}::into` writes results of type `T`: any [`gpu_runtime::Out`] of `T`.");
+    quote! {
+        #[doc = #doc]
+        #[diagnostic::on_unimplemented(message = #message, label = #label, #note)]
+        pub trait Param<'a, T: ::gpu_runtime::Scalar> {
+            #[doc(hidden)]
+            fn into_arg(self) -> ::gpu_runtime::ArgRef<'a, T>;
+        }
+
+        // Not recommended: a wrong argument is reported as not a `Param`, with the
+        // message above, rather than as not an `Arg`.
+        #[diagnostic::do_not_recommend]
+        impl<'a, T: ::gpu_runtime::Scalar, A: ::gpu_runtime::Arg<'a, T>> Param<'a, T> for A {
+            #[inline]
+            fn into_arg(self) -> ::gpu_runtime::ArgRef<'a, T> {
+                ::gpu_runtime::Arg::into_arg(self)
+            }
+        }
+
+        #[doc = #out_doc]
+        #[diagnostic::on_unimplemented(message = #out_message, label = #out_label)]
+        pub trait Output<'a, T: ::gpu_runtime::Scalar> {
+            #[doc(hidden)]
+            fn into_out(self) -> ::gpu_runtime::OutRef<'a, T>;
+        }
+
+        #[diagnostic::do_not_recommend]
+        impl<'a, T: ::gpu_runtime::Scalar, O: ::gpu_runtime::Out<'a, T>> Output<'a, T> for O {
+            #[inline]
+            fn into_out(self) -> ::gpu_runtime::OutRef<'a, T> {
+                ::gpu_runtime::Out::into_out(self)
+            }
+        }
+    }
+}
+
 /// The original function as `name::scalar`, with its body only where it compiled.
 fn scalar_fn(v: &Vectorized) -> syn::ItemFn {
     let mut scalar_fn = v.func.clone();
@@ -90,6 +151,8 @@ fn scalar_fn(v: &Vectorized) -> syn::ItemFn {
         // report the same problems again in the host copy.
         *scalar_fn.block = syn::parse_quote!({ ::core::unreachable!("this vectorized function did not compile") });
         scalar_fn.attrs.push(syn::parse_quote!(#[allow(unused_variables, unused_mut)]));
+    } else {
+        host::special_math_hint(&mut scalar_fn.block);
     }
     scalar_fn.vis = syn::parse_quote!(pub);
     scalar_fn.sig.ident = format_ident!("scalar", span = v.name.span());

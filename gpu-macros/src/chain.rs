@@ -20,9 +20,10 @@
 //! function with callees assembles its own closure the same way, in its own module, where
 //! its callees' paths resolve.
 //!
-//! A closure is a list of entries `{ "id" ok [("path" "id")…] fn … }`: the function's id
-//! (its name and a hash of its definition), whether it compiled, its callees as written
-//! in its body with their ids, and its definition.
+//! A closure is a list of entries `{ "id" ok vectorized [("path" "id")…] fn … }`: the
+//! function's id (its name and a hash of its definition), whether it compiled, whether it is
+//! a vectorized function (called as `g::scalar(x)`, since `g(x)` is its call API), its
+//! callees as written in its body with their ids, and its definition.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote};
@@ -37,16 +38,18 @@ pub struct Entry {
     /// Whether the function passed the compiler's checks (its errors are reported where it
     /// is defined; its callers then stay quiet about it).
     pub ok: bool,
+    /// A vectorized function (a `#[device]` one otherwise).
+    pub vectorized: bool,
     pub callees: Vec<(String, String)>,
     pub item: syn::ItemFn,
 }
 
 impl Entry {
-    pub fn new(item: &syn::ItemFn, callees: Vec<(String, String)>, ok: bool) -> Entry {
+    pub fn new(item: &syn::ItemFn, callees: Vec<(String, String)>, ok: bool, vectorized: bool) -> Entry {
         let mut item = item.clone();
         item.attrs.clear();
         let id = format!("{}_{:016x}", item.sig.ident, fingerprint(&item, &callees));
-        Entry { id, ok, callees, item }
+        Entry { id, ok, vectorized, callees, item }
     }
 
     pub fn helper(&self) -> HelperDef {
@@ -65,9 +68,9 @@ fn fingerprint(item: &syn::ItemFn, callees: &[(String, String)]) -> u64 {
 
 impl ToTokens for Entry {
     fn to_tokens(&self, out: &mut TokenStream) {
-        let (id, ok, item) = (&self.id, self.ok, &self.item);
+        let (id, ok, vectorized, item) = (&self.id, self.ok, self.vectorized, &self.item);
         let callees = self.callees.iter().map(|(p, i)| quote!((#p #i)));
-        out.extend(quote!({ #id #ok [#(#callees)*] #item }));
+        out.extend(quote!({ #id #ok #vectorized [#(#callees)*] #item }));
     }
 }
 
@@ -77,6 +80,7 @@ impl Parse for Entry {
         syn::braced!(content in input);
         let id: syn::LitStr = content.parse()?;
         let ok: syn::LitBool = content.parse()?;
+        let vectorized: syn::LitBool = content.parse()?;
         let list;
         syn::bracketed!(list in content);
         let mut callees = Vec::new();
@@ -88,7 +92,7 @@ impl Parse for Entry {
             callees.push((path.value(), cid.value()));
         }
         let item: syn::ItemFn = content.parse()?;
-        Ok(Entry { id: id.value(), ok: ok.value, callees, item })
+        Ok(Entry { id: id.value(), ok: ok.value, vectorized: vectorized.value, callees, item })
     }
 }
 
@@ -134,6 +138,36 @@ pub fn resolve(callees: &[String], closures: &[Vec<Entry>]) -> (Vec<(String, Str
         }
     }
     (map, all)
+}
+
+/// The calls, among `func`'s, of a vectorized function by its own name: `g(x)` is the call
+/// API on the host (arrays in, a `Result` out), not the function; one error per such call.
+pub fn vectorized_called_by_name(
+    func: &syn::ItemFn,
+    callees: &[String],
+    closures: &[Vec<Entry>],
+) -> Option<syn::Error> {
+    let paths = external_callees(func);
+    let mut errors = callees.iter().zip(closures).filter_map(|(key, closure)| {
+        // Only a closure whose root is a vectorized function.
+        closure.first().filter(|root| root.vectorized)?;
+        if key.ends_with("::scalar") {
+            return None;
+        }
+        let message = format!(
+            "`{key}` is a vectorized function: `{key}(…)` runs it over arrays on the host and returns a `Result`; \
+             to call the function itself here, write `{key}::scalar(…)`"
+        );
+        // The path as written (a generic function's keys are its first instance's).
+        let path = paths.iter().find(|p| path_key(p) == *key);
+        Some(match path {
+            Some(p) => syn::Error::new_spanned(p, message),
+            None => syn::Error::new_spanned(&func.sig.ident, message),
+        })
+    });
+    let mut first = errors.next()?;
+    errors.for_each(|e| first.combine(e));
+    Some(first)
 }
 
 /// The chain that fetches the closures of `callees` and hands them to `last` (a path such

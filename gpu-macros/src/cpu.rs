@@ -43,7 +43,7 @@ pub fn api(v: &Vectorized) -> TokenStream {
         /// Runs the same computation on the CPU, element by element (device arrays are
         /// copied to the host first).
         pub fn cpu<'__a, #generics>(#arg_list) -> ::gpu_runtime::Result<#host_ty> {
-            #(let #idents = ::gpu_runtime::Arg::into_arg(#idents).to_host()?;)*
+            #(let #idents = Param::into_arg(#idents).to_host()?;)*
             let __n = ::gpu_runtime::__private::broadcast_len(#name_str, &[#(#name_strs),*], &[#(#idents.len()),*])?;
             let __values: ::std::vec::Vec<#ret_ty> = ::gpu_runtime::__private::host_results(#name_str, __n, || #cpu_loop, #at)?;
             ::core::result::Result::Ok(<#ret_ty as ::gpu_runtime::Results>::unzip(__values))
@@ -52,7 +52,7 @@ pub fn api(v: &Vectorized) -> TokenStream {
         /// Runs the same computation on the CPU, split over threads with rayon.
         pub fn parallel<'__a, #generics>(#arg_list) -> ::gpu_runtime::Result<#host_ty> {
             use ::gpu_runtime::__private::rayon::prelude::*;
-            #(let #idents = ::gpu_runtime::Arg::into_arg(#idents).to_host()?;)*
+            #(let #idents = Param::into_arg(#idents).to_host()?;)*
             let __n = ::gpu_runtime::__private::broadcast_len(#name_str, &[#(#name_strs),*], &[#(#idents.len()),*])?;
             let __values: ::std::vec::Vec<#ret_ty> = ::gpu_runtime::__private::host_results(#name_str, __n, || #parallel_loop, #at)?;
             ::core::result::Result::Ok(<#ret_ty as ::gpu_runtime::Results>::unzip(__values))
@@ -63,14 +63,14 @@ pub fn api(v: &Vectorized) -> TokenStream {
 /// `into` for the CPU targets, which loops as the target does.
 pub fn into(v: &Vectorized) -> TokenStream {
     let Vectorized { name_str, name_strs, idents, generics, arg_list, ret_ty, scalar_call, out, .. } = v;
-    let out_trait = quote!(::gpu_runtime::Out);
+    let out_trait = quote!(Output);
     let (out_ty, out_conv) = (v.out_ty(quote!('__o), &out_trait), v.out_conv(&out_trait, quote!(into_out)));
     let order = HostLoop::of(v.target).runtime_tokens();
     quote! {
         /// Runs the function (on this function's CPU target) and writes the results into
         /// `out`, whose length must be the call's.
         pub fn into<'__a, '__o, #generics>(#out: #out_ty, #arg_list) -> ::gpu_runtime::Result<()> {
-            #(let #idents = ::gpu_runtime::Arg::into_arg(#idents).to_host()?;)*
+            #(let #idents = Param::into_arg(#idents).to_host()?;)*
             ::gpu_runtime::__private::cpu_into::<#ret_ty>(
                 #name_str,
                 &[#(#name_strs),*],
@@ -106,10 +106,10 @@ pub fn reduce(v: &Vectorized) -> TokenStream {
         /// Folds the elements of `values` with the function (on the CPU: this function's
         /// target). An empty array gives the `identity`, or `Error::EmptyReduce` without
         /// one; where the function panics, the first step that does is the error.
-        pub fn reduce<'__a, #generics>(values: impl ::gpu_runtime::Arg<'__a, #ret_ty>) -> ::gpu_runtime::Result<#ret_ty> {
+        pub fn reduce<'__a, #generics>(values: impl Param<'__a, #ret_ty>) -> ::gpu_runtime::Result<#ret_ty> {
             #[allow(unused_imports)]
             use ::gpu_runtime::__private::rayon::prelude::*;
-            let __values = match ::gpu_runtime::Arg::into_arg(values).to_host()? {
+            let __values = match Param::into_arg(values).to_host()? {
                 ::gpu_runtime::HostArg::Scalar(v) => return ::core::result::Result::Ok(v),
                 ::gpu_runtime::HostArg::Slice(s) => s,
             };

@@ -9,7 +9,9 @@ use ptx_codegen::{Options, Target, frontend};
 
 use crate::api;
 use crate::chain;
+use crate::host;
 use crate::signature::{Signature, instantiate};
+use crate::source::{Surroundings, associated_error};
 use crate::vectorized::{Compiled, Instance, Vectorized};
 
 pub fn vectorize(args: TokenStream, item: TokenStream) -> TokenStream {
@@ -17,17 +19,34 @@ pub fn vectorize(args: TokenStream, item: TokenStream) -> TokenStream {
         Ok(f) => f,
         Err(e) => return not_a_function(e, item, "#[vectorize]"),
     };
+    let surroundings = Surroundings::of(&func);
+    if surroundings.as_ref().is_some_and(Surroundings::is_associated) {
+        // The function as it was: the `impl` stays valid and its uses still type-check.
+        let error = associated_error(&func, "#[vectorize]").to_compile_error();
+        return quote! { #error #item };
+    }
     // A generic function's calls are read from its first instance (where `T::from_f64` is
     // a method of a scalar type, not a call into the crate).
     let checked = Options::parse(args.clone()).ok().and_then(|o| instantiate(&func, &o).ok()).map(|(_, inst)| inst);
     let first = checked.as_ref().map_or(&func, |inst| &inst[0].1);
     let (paths, keys) = chain::callees_of(first);
+    let spelling = surroundings.as_ref().and_then(|s| s.consts_spelling_errors(&func));
     if paths.is_empty() {
-        return finish_vectorize(args, &func, Vec::new(), Vec::new(), None);
+        // With a spelling error the function is not compiled: check it here for the rest.
+        let failed = spelling.and_then(|e| combined([Some(e), frontend::precheck(first, &[]).err()]));
+        return finish_vectorize(args, &func, Vec::new(), Vec::new(), failed);
     }
     // Report the function's own problems now; fetch the definitions of the functions it
-    // calls (see `chain`) only for a function that has none.
-    if let Err(e) = frontend::precheck(first, &keys) {
+    // calls (see `chain`) only for a function that has none. A call of itself, of a
+    // function not marked `#[device]`, or of one that calls back would make the chain wait
+    // for a module that never comes.
+    let errors = [
+        frontend::precheck(first, &keys).err(),
+        recursion_error(&func.sig.ident, &paths, &keys, &["", "::scalar"]),
+        surroundings.and_then(|s| s.call_errors(&paths, "vectorized function")),
+        spelling,
+    ];
+    if let Some(e) = combined(errors) {
         return finish_vectorize(args, &func, Vec::new(), Vec::new(), Some(e));
     }
     let payload = quote! { (#args) [#(#keys)*] #func };
@@ -43,16 +62,17 @@ pub fn vectorize_resume(input: TokenStream) -> TokenStream {
             syn::parenthesized!(args in p);
             args.parse::<TokenStream>()
         },
-        |args, func, callees, entries| finish_vectorize(args, func, callees, entries, None),
+        finish_vectorize,
     )
 }
 
 /// The last step of a chain, whose payload is `head [keys…] fn …`: every callee's closure
-/// has arrived; `finish` gets the head, the function, its callees and their definitions.
+/// has arrived; `finish` gets the head, the function, its callees, their definitions, and
+/// the errors of calls the closures show to be wrong.
 fn resume<H>(
     input: TokenStream,
     head: impl Fn(syn::parse::ParseStream) -> syn::Result<H>,
-    finish: impl FnOnce(H, &syn::ItemFn, Vec<(String, String)>, Vec<chain::Entry>) -> TokenStream,
+    finish: impl FnOnce(H, &syn::ItemFn, Vec<(String, String)>, Vec<chain::Entry>, Option<syn::Error>) -> TokenStream,
 ) -> TokenStream {
     let parsed = syn::parse2::<chain::ChainInput>(input).and_then(|c| {
         let (head, keys, func) = syn::parse::Parser::parse2(
@@ -63,8 +83,9 @@ fn resume<H>(
     });
     match parsed {
         Ok((closures, head, keys, func)) => {
+            let misuse = chain::vectorized_called_by_name(&func, &keys, &closures);
             let (callees, entries) = chain::resolve(&keys, &closures);
-            finish(head, &func, callees, entries)
+            finish(head, &func, callees, entries, misuse)
         }
         Err(e) => e.to_compile_error(),
     }
@@ -78,6 +99,14 @@ fn string_list(p: syn::parse::ParseStream) -> syn::Result<Vec<String>> {
         out.push(list.parse::<syn::LitStr>()?.value());
     }
     Ok(out)
+}
+
+/// Every error of `errors`, combined into one.
+fn combined(errors: impl IntoIterator<Item = Option<syn::Error>>) -> Option<syn::Error> {
+    let mut it = errors.into_iter().flatten();
+    let mut first = it.next()?;
+    it.for_each(|e| first.combine(e));
+    Some(first)
 }
 
 fn not_a_function(e: syn::Error, item: TokenStream, attr: &str) -> TokenStream {
@@ -118,7 +147,7 @@ fn finish_vectorize(
         .map(|(ty, f)| {
             let (compiled, ok) = if !precheck_failed && helpers_ok && errors.is_empty() {
                 let result = if options.target == Target::Cuda {
-                    ptx_codegen::compile_with_helpers(f, &callees, &helpers, &options).map(Some)
+                    ptx_codegen::compile_variants(f, &callees, &helpers, &options).map(Some)
                 } else {
                     // The CPU targets run the host original; the function is still checked
                     // against the kernel language, so it can move to the GPU unchanged.
@@ -154,7 +183,7 @@ fn finish_vectorize(
         .to_compile_error(),
         _ => TokenStream::new(),
     };
-    let own = chain::Entry::new(func, callees, instances.iter().all(|i| i.ok));
+    let own = chain::Entry::new(func, callees, instances.iter().all(|i| i.ok), true);
     let closure: Vec<chain::Entry> = std::iter::once(own).chain(entries).collect();
     let api = api::generate(&Vectorized::new(func, signature, &options, Compiled { instances, closure }));
     quote! { #diagnostics #identity_error #api }
@@ -176,30 +205,35 @@ pub fn device(args: TokenStream, item: TokenStream) -> TokenStream {
         Ok(f) => f,
         Err(e) => return not_a_function(e, item, "#[device]"),
     };
+    let surroundings = Surroundings::of(&func);
+    if surroundings.as_ref().is_some_and(Surroundings::is_associated) {
+        let error = associated_error(&func, "#[device]").to_compile_error();
+        return quote! { #error #item };
+    }
     let mut errors = TokenStream::new();
     if !args.is_empty() {
         errors.extend(syn::Error::new_spanned(&args, "`#[device]` takes no arguments").to_compile_error());
     }
+    let spelling = surroundings.as_ref().and_then(|s| s.consts_spelling_errors(&func));
     let (mut paths, mut keys) = chain::callees_of(&func);
     // A call of itself would make the chain wait for its own result: report it here.
     let own = func.sig.ident.to_string();
     let mut recursive = false;
-    if let Some(i) = keys.iter().position(|k| *k == own) {
+    if let Some(e) = recursion_error(&func.sig.ident, &paths, &keys, &[""]) {
         recursive = true;
-        errors.extend(
-            syn::Error::new_spanned(&paths[i], format!(
-                "recursion is not supported on the GPU: `{own}` calls itself (a kernel has no call stack to grow); rewrite it as a loop"
-            ))
-            .to_compile_error(),
-        );
-        paths.remove(i);
-        keys.remove(i);
+        errors.extend(e.to_compile_error());
+        paths.retain(|p| frontend::path_key(p) != own);
+        keys.retain(|k| *k != own);
     }
     if paths.is_empty() {
-        let definition = finish_device(&func, Vec::new(), Vec::new(), recursive);
-        return quote! { #errors #definition };
+        // With a spelling error the function is not compiled: check it here for the rest.
+        let failed = spelling.and_then(|e| combined([Some(e), frontend::precheck(&func, &[]).err()]));
+        let definition = finish_device(&func, Vec::new(), Vec::new(), recursive || failed.is_some());
+        let failed = failed.map(|e| e.to_compile_error());
+        return quote! { #errors #failed #definition };
     }
-    if let Err(e) = frontend::precheck(&func, &keys) {
+    let calls = surroundings.and_then(|s| s.call_errors(&paths, "device function"));
+    if let Some(e) = combined([frontend::precheck(&func, &keys).err(), calls, spelling]) {
         let definition = finish_device(&func, Vec::new(), Vec::new(), true);
         let e = e.to_compile_error();
         return quote! { #errors #e #definition };
@@ -213,8 +247,25 @@ pub fn device_define(input: TokenStream) -> TokenStream {
     resume(
         input,
         |p| Ok(p.parse::<syn::LitBool>()?.value),
-        |failed, func, callees, entries| finish_device(func, callees, entries, failed),
+        |failed, func, callees, entries, misuse| {
+            let definition = finish_device(func, callees, entries, failed || misuse.is_some());
+            let misuse = misuse.map(|e| e.to_compile_error());
+            quote! { #misuse #definition }
+        },
     )
+}
+
+/// The error for the calls among `paths` (keyed `keys`) of the function `own` itself, by
+/// its name followed by one of `suffixes` (`""`, `"::scalar"`).
+fn recursion_error(own: &syn::Ident, paths: &[syn::Path], keys: &[String], suffixes: &[&str]) -> Option<syn::Error> {
+    let name = own.to_string();
+    let (i, _) = keys.iter().enumerate().find(|(_, k)| suffixes.iter().any(|s| **k == format!("{name}{s}")))?;
+    Some(syn::Error::new_spanned(
+        &paths[i],
+        format!(
+            "recursion is not supported on the GPU: `{name}` calls itself (a kernel has no call stack to grow); rewrite it as a loop"
+        ),
+    ))
 }
 
 /// Checks a device function with the functions it calls and emits it (for the host) with
@@ -236,13 +287,19 @@ fn finish_device(
             }
         }
     };
-    let own = chain::Entry::new(func, callees, ok);
+    let own = chain::Entry::new(func, callees, ok, false);
     let closure: Vec<chain::Entry> = std::iter::once(own).chain(entries).collect();
     let name = &func.sig.ident;
     let doc = format!("The definition of the device function `{name}`, for the functions that call it.");
     let module = chain::closure_macro(&closure);
     // With errors reported here, rustc need not report the same problems in the host copy.
-    let host = if errors.is_empty() { func.clone() } else { stubbed(func) };
+    let host = if errors.is_empty() {
+        let mut host = func.clone();
+        host::special_math_hint(&mut host.block);
+        host
+    } else {
+        stubbed(func)
+    };
     quote! {
         #errors
         #host

@@ -12,7 +12,7 @@ pub fn api(v: &Vectorized) -> TokenStream {
     let Vectorized { generics, arg_list, host_ty, ret_ty, kernel, out, device, stream, .. } = v;
     let Vectorized { bind_args, erased_bound: erased, message_at, .. } = v;
     let device_ty = v.signature.ret.arrays(|s| v.slot_tokens(s), quote!(::gpu_runtime::DeviceVec));
-    let out_trait = quote!(::gpu_runtime::Out);
+    let out_trait = quote!(Output);
     let (out_ty, out_conv) = (v.out_ty(quote!('__o), &out_trait), v.out_conv(&out_trait, quote!(into_out)));
     let launch_out_ty = v.out_ty(quote!('__a), &out_trait);
     quote! {
@@ -83,9 +83,9 @@ pub fn reduce(v: &Vectorized) -> TokenStream {
         /// `a.max(b)`, …); for floats the result may differ from a sequential fold by the
         /// rounding of a different order. An empty array gives the `identity`, or
         /// `Error::EmptyReduce` without one.
-        pub fn reduce<'__a, #generics>(values: impl ::gpu_runtime::Arg<'__a, #ret_ty>) -> ::gpu_runtime::Result<#ret_ty> {
+        pub fn reduce<'__a, #generics>(values: impl Param<'__a, #ret_ty>) -> ::gpu_runtime::Result<#ret_ty> {
             // SAFETY: the argument has the kernel's element type.
-            unsafe { #kernel.reduce::<#ret_ty>(::core::option::Option::None, ::gpu_runtime::Arg::into_arg(values).erase(), #identity_expr) }
+            unsafe { #kernel.reduce::<#ret_ty>(::core::option::Option::None, Param::into_arg(values).erase(), #identity_expr) }
         }
     }
 }

@@ -3,9 +3,9 @@
 //! kernel) per listed type.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{ToTokens, format_ident, quote};
 
-use ptx_codegen::{CompiledKernel, ScalarType, Target};
+use ptx_codegen::{ScalarType, Target, Variants};
 
 use crate::signature::{Slot, scalar_tokens};
 use crate::vectorized::{Instance, Vectorized};
@@ -24,7 +24,7 @@ fn concrete(v: &Vectorized) -> TokenStream {
         return TokenStream::new();
     }
     let k = v.instances[0].compiled.as_ref();
-    let (ptx, llvm_ir) = k.map_or(("", ""), |k| (k.ptx.as_str(), k.llvm_ir.as_str()));
+    let (ptx, llvm_ir) = (by_profile(k, |k| &k.ptx), by_profile(k, |k| &k.llvm_ir));
     let kernel_spec = spec(v, k, quote!(PTX));
     quote! {
         /// The PTX generated for this function at build time.
@@ -100,7 +100,7 @@ fn element_impl(v: &Vectorized, inst: &Instance) -> TokenStream {
     let (ptx_name, ir_name, kernel_name) =
         (format_ident!("PTX_{}", upper), format_ident!("LLVM_IR_{}", upper), format_ident!("KERNEL_{}", upper));
     let k = inst.compiled.as_ref();
-    let (ptx, llvm_ir) = k.map_or(("", ""), |k| (k.ptx.as_str(), k.llvm_ir.as_str()));
+    let (ptx, llvm_ir) = (by_profile(k, |k| &k.ptx), by_profile(k, |k| &k.llvm_ir));
     let kernel_spec = spec(v, k, quote!(#ptx_name));
     let ptx_doc = format!("The PTX generated for `{name_str}::<{}>`.", t.rust_name());
     let scalar_params: Vec<TokenStream> =
@@ -148,13 +148,35 @@ fn identity_ty(v: &Vectorized) -> TokenStream {
     if v.reducible { quote!(Self) } else { quote!(()) }
 }
 
+/// An expression for one property of the kernel: the checked variant's in a build with
+/// `debug_assertions` (integer overflow panics there, as in the host code), the wrapping
+/// one's otherwise. One value when the variants agree; `""` where nothing compiled (the
+/// errors are reported, and no kernel runs).
+fn by_profile<T: ToTokens + PartialEq>(
+    k: Option<&Variants>,
+    of: impl Fn(&ptx_codegen::CompiledKernel) -> &T,
+) -> TokenStream {
+    let Some(k) = k else { return quote!("") };
+    let wrapping = of(&k.wrapping);
+    match k.checked.as_ref().map(&of) {
+        Some(checked) if checked != wrapping => {
+            quote!(if ::core::cfg!(debug_assertions) { #checked } else { #wrapping })
+        }
+        _ => quote!(#wrapping),
+    }
+}
+
 /// The runtime's `Kernel` for one compiled instance, whose PTX is the constant `ptx`.
-fn spec(v: &Vectorized, k: Option<&CompiledKernel>, ptx: TokenStream) -> TokenStream {
+fn spec(v: &Vectorized, k: Option<&Variants>, ptx: TokenStream) -> TokenStream {
     let (name_str, name_strs) = (&v.name_str, &v.name_strs);
-    // The other entries' names follow from `entry` (`kernel_abi`).
-    let (entry, error_flag, reducible) = match k {
-        Some(k) => (k.abi.entry.clone(), k.abi.error_flag, k.abi.reduce_entry.is_some()),
-        None => (String::new(), false, false),
+    // The other entries' names follow from `entry` (`kernel_abi`); both variants share them.
+    let (entry, reducible) = match k {
+        Some(k) => (k.wrapping.abi.entry.clone(), k.wrapping.abi.reduce_entry.is_some()),
+        None => (String::new(), false),
+    };
+    let error_flag = match k {
+        Some(_) => by_profile(k, |k| &k.abi.error_flag),
+        None => quote!(false),
     };
     quote! {
         ::gpu_runtime::__private::Kernel::new(::gpu_runtime::__private::KernelSpec {

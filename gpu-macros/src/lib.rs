@@ -8,9 +8,11 @@ mod chain;
 mod cpu;
 mod entry;
 mod gpu;
+mod host;
 mod kernel;
 mod nd;
 mod signature;
+mod source;
 mod vectorized;
 
 use proc_macro::TokenStream;

@@ -6,7 +6,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::ext::IdentExt;
 
-use ptx_codegen::{CompiledKernel, Options, ScalarType, Target};
+use ptx_codegen::{Options, ScalarType, Target, Variants};
 
 use crate::chain;
 use crate::signature::{Signature, Slot, param_names};
@@ -15,8 +15,8 @@ use crate::signature::{Signature, Slot, param_names};
 /// generic one one per listed type.
 pub struct Instance {
     pub ty: Option<ScalarType>,
-    /// The kernel (CUDA target only).
-    pub compiled: Option<CompiledKernel>,
+    /// The kernel, in both overflow variants (CUDA target only).
+    pub compiled: Option<Variants>,
     /// Whether the function passed the compiler's checks.
     pub ok: bool,
 }
@@ -65,10 +65,14 @@ pub struct Vectorized<'a> {
     pub outer_generics: TokenStream,
     /// What `reduce` gives for an empty array: an `Option` of the result type.
     pub identity_expr: TokenStream,
-    /// The API's argument list (`a: impl Arg<'__a, f32>, …`).
+    /// The API's argument list (`a: impl Param<'__a, f32>, …`), in the generated module.
     pub arg_list: TokenStream,
+    /// The wrapper's argument list (`a: impl name::Param<'__a, f32>, …`).
+    pub outer_arg_list: TokenStream,
     /// Binds each parameter to its `ArgRef`, for a call that also needs the elements.
     pub bind_args: TokenStream,
+    /// The same in the wrapper.
+    pub outer_bind_args: TokenStream,
     /// The bound arguments ([`Vectorized::bind_args`]) as the kernel takes them.
     pub erased_bound: TokenStream,
     /// A `move` closure giving Rust's panic message at an element of the bound arguments,
@@ -115,8 +119,11 @@ impl<'a> Vectorized<'a> {
                     quote!(<#g as Element>::IDENTITY),
                 ),
             };
-        let arg_list = quote! { #(#idents: impl ::gpu_runtime::Arg<'__a, #tys>),* };
-        let bind_args = quote! { #(let #idents = ::gpu_runtime::Arg::into_arg(#idents);)* };
+        // Arguments go through the module's `Param` trait (see `api::param_trait`).
+        let arg_list = quote! { #(#idents: impl Param<'__a, #tys>),* };
+        let outer_arg_list = quote! { #(#idents: impl #name::Param<'__a, #tys>),* };
+        let bind_args = quote! { #(let #idents = Param::into_arg(#idents);)* };
+        let outer_bind_args = quote! { #(let #idents = #name::Param::into_arg(#idents);)* };
         let erased_bound = quote! { [#(#idents.erase()),*] };
         let message_at = |call: &TokenStream| {
             quote! {
@@ -154,7 +161,9 @@ impl<'a> Vectorized<'a> {
             outer_generics,
             identity_expr,
             arg_list,
+            outer_arg_list,
             bind_args,
+            outer_bind_args,
             erased_bound,
             message_at,
             outer_message_at,

@@ -178,10 +178,19 @@ pub enum Fault {
     FloatClampBounds = 6,
     /// Integer `clamp` with `min > max`.
     IntClampBounds = 7,
+    /// With overflow checks (a build with `debug_assertions`): `+`, `-`, `*` out of range.
+    AddOverflow = 8,
+    SubOverflow = 9,
+    MulOverflow = 10,
+    /// Unary `-` or `abs` of `MIN`.
+    NegOverflow = 11,
+    /// A shift by the bit width or more (or a negative amount).
+    ShlOverflow = 12,
+    ShrOverflow = 13,
 }
 
 impl Fault {
-    pub const ALL: [Fault; 7] = [
+    pub const ALL: [Fault; 13] = [
         Fault::DivideByZero,
         Fault::RemainderByZero,
         Fault::DivideOverflow,
@@ -189,6 +198,12 @@ impl Fault {
         Fault::StepByZero,
         Fault::FloatClampBounds,
         Fault::IntClampBounds,
+        Fault::AddOverflow,
+        Fault::SubOverflow,
+        Fault::MulOverflow,
+        Fault::NegOverflow,
+        Fault::ShlOverflow,
+        Fault::ShrOverflow,
     ];
 
     pub fn code(self) -> u32 {
@@ -209,6 +224,12 @@ impl Fault {
             Fault::StepByZero => "assertion failed: step != 0",
             Fault::FloatClampBounds => "min > max, or either was NaN",
             Fault::IntClampBounds => "min > max",
+            Fault::AddOverflow => "attempt to add with overflow",
+            Fault::SubOverflow => "attempt to subtract with overflow",
+            Fault::MulOverflow => "attempt to multiply with overflow",
+            Fault::NegOverflow => "attempt to negate with overflow",
+            Fault::ShlOverflow => "attempt to shift left with overflow",
+            Fault::ShrOverflow => "attempt to shift right with overflow",
         }
     }
 }

@@ -17,7 +17,7 @@ use inkwell::targets::{CodeModel, InitializationConfig, RelocMode, Target, Targe
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum};
 use inkwell::{AddressSpace, IntPredicate, OptimizationLevel};
 
-use crate::ir::{Function, Program};
+use crate::ir::{Function, IntOverflow, Program};
 use crate::lower::{self, basic_value, memory_type};
 use crate::ty::ScalarType;
 
@@ -78,11 +78,26 @@ pub unsafe fn jit<'ctx>(
     program: &Program,
     math: &dyn Fn(&str) -> Option<usize>,
 ) -> Result<HostFunction<'ctx>, String> {
+    // SAFETY: the caller's promise.
+    unsafe { jit_with(cx, program, math, IntOverflow::Wrap) }
+}
+
+/// [`jit`], with integer overflow `overflow` (the checked variant panics where a build
+/// with overflow checks would: here, a fault code).
+///
+/// # Safety
+/// As for [`jit`].
+pub unsafe fn jit_with<'ctx>(
+    cx: &'ctx Context,
+    program: &Program,
+    math: &dyn Fn(&str) -> Option<usize>,
+    overflow: IntOverflow,
+) -> Result<HostFunction<'ctx>, String> {
     let module = cx.create_module("host");
-    let error_flag = program.may_fail();
+    let error_flag = program.may_fail_with(overflow);
     let f = program.entry();
     // The host copy checks the IEEE lowering; `fastmath` has no bit-exact reference.
-    let how = lower::Lowering { fault_code: error_flag, fastmath: false };
+    let how = lower::Lowering { fault_code: error_flag, fastmath: false, overflow };
     let scalar = lower::lower_program(cx, &module, program, "scalar", how).map_err(|e| e.message)?[0];
     add_eval(cx, &module, f, scalar, error_flag)?;
     let tm = host_machine()?;

@@ -328,6 +328,16 @@ pub fn methods_of(recv: ScalarType) -> Vec<&'static str> {
 impl Intrinsic {
     /// Whether the operation can fail at run time, where Rust would panic, for a receiver
     /// of type `recv`: integer division by zero, `clamp` with `min > max`.
+    /// Whether the method overflows on a `recv` receiver where a build with overflow
+    /// checks panics (`i32::MIN.abs()`, an integer `pow` out of range).
+    pub fn overflows(self, recv: ScalarType) -> bool {
+        match self {
+            Intrinsic::Abs => recv.is_signed_int(),
+            Intrinsic::Pow => recv.is_int(),
+            _ => false,
+        }
+    }
+
     pub fn may_fail(self, recv: ScalarType) -> bool {
         use Intrinsic::*;
         match self {

@@ -58,7 +58,18 @@ impl Program {
 
     /// Whether some function of the program can fail at run time.
     pub fn may_fail(&self) -> bool {
-        self.functions.iter().any(Function::may_fail)
+        self.may_fail_with(IntOverflow::Wrap)
+    }
+
+    /// Whether some operation can fail at run time when integer overflow is `overflow`.
+    pub fn may_fail_with(&self, overflow: IntOverflow) -> bool {
+        self.functions.iter().any(|f| f.may_fail_with(overflow))
+    }
+
+    /// Whether overflow checks change anything: some integer operation of the program
+    /// is checked under [`IntOverflow::Panic`].
+    pub fn checks_overflow(&self) -> bool {
+        self.functions.iter().any(Function::checks_overflow)
     }
 }
 
@@ -297,6 +308,31 @@ impl Function {
     /// Whether some operation in the body can fail at run time (integer division or
     /// remainder by zero or with overflow), so the kernel needs an error flag.
     pub fn may_fail(&self) -> bool {
+        self.may_fail_with(IntOverflow::Wrap)
+    }
+
+    /// [`Function::may_fail`], with integer overflow `overflow`.
+    pub fn may_fail_with(&self, overflow: IntOverflow) -> bool {
+        (overflow == IntOverflow::Panic && self.checks_overflow()) || self.fails_anyway()
+    }
+
+    /// Whether some integer operation is checked under [`IntOverflow::Panic`].
+    pub fn checks_overflow(&self) -> bool {
+        let mut found = false;
+        visit_block(&self.body, &mut |e| {
+            found |= match &e.kind {
+                ExprKind::Binary(op, lhs, rhs) => op_overflows(*op, lhs.ty, rhs),
+                ExprKind::CompoundAssign(op, id, rhs) => op_overflows(*op, self.local(*id).ty, rhs),
+                ExprKind::Unary(UnaryOp::Neg, a) => a.ty.scalar().is_some_and(ScalarType::is_signed_int),
+                ExprKind::Call(i, args) => args.first().and_then(|a| a.ty.scalar()).is_some_and(|t| i.overflows(t)),
+                _ => false,
+            };
+        });
+        found
+    }
+
+    /// Operations that fail whatever the overflow semantics.
+    fn fails_anyway(&self) -> bool {
         let mut found = false;
         visit_block(&self.body, &mut |e| {
             found |= match &e.kind {
@@ -320,6 +356,33 @@ fn e_is_int(e: &Expr) -> bool {
 /// A literal divisor other than 0 and -1 can neither divide by zero nor overflow.
 pub fn is_safe_divisor(e: &Expr) -> bool {
     matches!(e.kind, ExprKind::Lit(Literal::Int(v)) if v != 0 && v != -1)
+}
+
+/// How integer `+ - *`, unary `-`, `abs`, `pow` and shifts treat overflow: as rustc does
+/// with overflow checks off (wrap, a release build) or on (panic, `debug_assertions`).
+#[derive(Copy, Clone, PartialEq, Eq, Debug, Default)]
+pub enum IntOverflow {
+    #[default]
+    Wrap,
+    Panic,
+}
+
+/// Whether `lhs op rhs` (`lhs` of type `lt`) is checked for overflow under
+/// [`IntOverflow::Panic`]: integer `+ - *`, and shifts unless by a literal below the width.
+/// The lowering asks the same.
+pub fn op_overflows(op: BinaryOp, lt: Type, rhs: &Expr) -> bool {
+    let Some(t) = lt.scalar().filter(|t| t.is_int()) else { return false };
+    match op {
+        BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul => true,
+        BinaryOp::Shl | BinaryOp::Shr => shift_may_overflow(rhs, t),
+        _ => false,
+    }
+}
+
+/// Whether a shift of a `t` by `amount` can be by the bit width or more (a literal amount
+/// below the width cannot).
+pub fn shift_may_overflow(amount: &Expr, t: ScalarType) -> bool {
+    !matches!(amount.kind, ExprKind::Lit(Literal::Int(v)) if (0..t.bits() as i128).contains(&v))
 }
 
 /// Whether a `step_by` step can be zero at run time (a nonzero literal cannot). The

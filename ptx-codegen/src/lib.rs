@@ -27,6 +27,7 @@ use syn::ext::IdentExt;
 use lower::{EntryKind, Lowering, Weight};
 
 pub use abi::{Fault, KernelAbi, entry_symbol};
+pub use ir::IntOverflow;
 pub use options::{Options, Target};
 pub use ty::ScalarType;
 
@@ -45,7 +46,8 @@ pub fn compile(item: &syn::ItemFn, options: &Options) -> Result<CompiledKernel, 
     compile_with_helpers(item, &[], &[], options)
 }
 
-/// Compiles `item` with the helper functions it calls (see [`frontend::check_program`]).
+/// Compiles `item` with the helper functions it calls (see [`frontend::check_program`]),
+/// with integer overflow wrapping (a release build's semantics).
 pub fn compile_with_helpers(
     item: &syn::ItemFn,
     callees: &[(String, String)],
@@ -55,17 +57,49 @@ pub fn compile_with_helpers(
     let program = frontend::check_program(item, callees, helpers)?;
     let name = item.sig.ident.unraw().to_string();
     let at_name = |msg: String| syn::Error::new(item.sig.ident.span(), msg);
-    compile_ir(&program, &name, options).map_err(at_name)
+    compile_ir(&program, &name, options, IntOverflow::Wrap).map_err(at_name)
 }
 
-/// Lowers and emits an already checked program.
-pub fn compile_ir(program: &ir::Program, name: &str, options: &Options) -> Result<CompiledKernel, String> {
+/// A function's kernel for each overflow semantics rustc may build the rest of the crate
+/// with: wrapping (release) and checked (`debug_assertions`).
+#[derive(Clone, Debug)]
+pub struct Variants {
+    pub wrapping: CompiledKernel,
+    /// `None` when nothing in the function is checked: the wrapping kernel serves both.
+    pub checked: Option<CompiledKernel>,
+}
+
+/// [`compile_with_helpers`], both variants.
+pub fn compile_variants(
+    item: &syn::ItemFn,
+    callees: &[(String, String)],
+    helpers: &[frontend::HelperDef],
+    options: &Options,
+) -> Result<Variants, syn::Error> {
+    let program = frontend::check_program(item, callees, helpers)?;
+    let name = item.sig.ident.unraw().to_string();
+    let at_name = |msg: String| syn::Error::new(item.sig.ident.span(), msg);
+    let wrapping = compile_ir(&program, &name, options, IntOverflow::Wrap).map_err(at_name)?;
+    let checked = match program.checks_overflow() {
+        true => Some(compile_ir(&program, &name, options, IntOverflow::Panic).map_err(at_name)?),
+        false => None,
+    };
+    Ok(Variants { wrapping, checked })
+}
+
+/// Lowers and emits an already checked program, with integer overflow `overflow`.
+pub fn compile_ir(
+    program: &ir::Program,
+    name: &str,
+    options: &Options,
+    overflow: IntOverflow,
+) -> Result<CompiledKernel, String> {
     let f = program.entry();
     let inputs: Vec<ScalarType> = f.params.iter().map(|p| p.ty).collect();
-    let abi = KernelAbi::new(name, inputs, &f.ret, program.may_fail());
+    let abi = KernelAbi::new(name, inputs, &f.ret, program.may_fail_with(overflow));
     let cx = Context::create();
     let module = cx.create_module(name);
-    let how = Lowering { fault_code: abi.error_flag, fastmath: options.fastmath };
+    let how = Lowering { fault_code: abi.error_flag, fastmath: options.fastmath, overflow };
     let lowered = lower::lower_program(&cx, &module, program, &format!("{name}_scalar"), how).and_then(|fns| {
         let weight = if libdevice::needed(&module) { Weight::Heavy } else { Weight::Light };
         lower::lower_kernel_entry(&cx, &module, fns[0], &abi, EntryKind::Contiguous, weight)?;

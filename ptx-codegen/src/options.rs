@@ -47,8 +47,19 @@ impl Options {
     pub fn parse(args: TokenStream) -> syn::Result<Options> {
         let mut opts = Options::default();
         let mut errors: Vec<syn::Error> = Vec::new();
+        let args = without_signature_list(args, &mut errors);
+        let mut seen: Vec<String> = Vec::new();
         let parser = syn::meta::parser(|meta| {
             let key = meta.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+            // A repeated option would silently override the first: which one was meant?
+            if KEYS.contains(&key.as_str()) {
+                if seen.contains(&key) {
+                    let how = if key == "types" { ": list every type in one `types(…)`" } else { ": keep one" };
+                    errors.push(meta.error(format!("`{key}` is given more than once{how}")));
+                } else {
+                    seen.push(key.clone());
+                }
+            }
             match key.as_str() {
                 "target" => {
                     let lit: syn::LitStr = meta.value()?.parse()?;
@@ -58,7 +69,7 @@ impl Options {
                         "cpu" => opts.target = Target::Cpu,
                         "parallel" => opts.target = Target::Parallel,
                         _ => {
-                            let hint = suggestion(&v, TARGETS);
+                            let hint = target_hint(&v);
                             errors.push(syn::Error::new(
                                 lit.span(),
                                 format!("unsupported target \"{v}\"{hint}; the targets are \"cuda\", \"cpu\" and \"parallel\""),
@@ -147,6 +158,44 @@ impl Options {
     }
 }
 
+/// Numba's `@vectorize(["float32(float32)"])` spelled in Rust: a leading list or string of
+/// signatures. Reported (the types come from the Rust signature), and taken out so that the
+/// options after it are still checked.
+fn without_signature_list(args: TokenStream, errors: &mut Vec<syn::Error>) -> TokenStream {
+    use proc_macro2::{Delimiter, TokenTree};
+    let mut tokens = args.into_iter().peekable();
+    let signatures = match tokens.peek() {
+        Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Bracket => Some(g.span()),
+        Some(TokenTree::Literal(l)) if l.to_string().starts_with(['"', 'r']) => Some(l.span()),
+        _ => None,
+    };
+    let Some(span) = signatures else { return tokens.collect() };
+    errors.push(syn::Error::new(
+        span,
+        "`#[vectorize]` takes no signature strings: the types come from the Rust signature \
+         (`fn f(a: f32, b: f32) -> f32`), or from `types(f32, f64)` for a generic function \
+         `fn f<T: Float>(x: T) -> T`; remove the list",
+    ));
+    tokens.next();
+    if matches!(tokens.peek(), Some(TokenTree::Punct(p)) if p.as_char() == ',') {
+        tokens.next();
+    }
+    tokens.collect()
+}
+
+/// The hint for a target that is not one: the GPU is `"cuda"` (not `"gpu"`, which is one
+/// edit from `"cpu"`), and the names are lowercase.
+fn target_hint(given: &str) -> String {
+    let lower = given.to_ascii_lowercase();
+    if TARGETS.contains(&lower.as_str()) {
+        return format!(" (targets are lowercase: write `target = \"{lower}\"`)");
+    }
+    if matches!(lower.as_str(), "gpu" | "nvidia" | "ptx" | "nvptx" | "cuda_gpu") {
+        return " (for an NVIDIA GPU, write `target = \"cuda\"`)".to_string();
+    }
+    suggestion(given, TARGETS)
+}
+
 /// `; did you mean "x"?` for the closest candidate within a small edit distance.
 fn suggestion(given: &str, candidates: &[&str]) -> String {
     candidates
@@ -185,9 +234,29 @@ mod tests {
     }
 
     #[test]
+    fn repeated_options_and_signature_lists() {
+        let msgs =
+            |args| -> Vec<String> { Options::parse(args).unwrap_err().into_iter().map(|e| e.to_string()).collect() };
+        let m = msgs(quote!(target = "cuda", target = "cpu"));
+        assert_eq!(m.len(), 1, "{m:?}");
+        assert!(m[0].contains("`target` is given more than once"), "{}", m[0]);
+        assert!(msgs(quote!(fastmath, fastmath = false))[0].contains("`fastmath` is given more than once"));
+        assert!(msgs(quote!(types(f32), types(f64)))[0].contains("one `types(…)`"));
+        let m = msgs(quote!(["float32(float32)"], tagret = "cuda"));
+        assert_eq!(m.len(), 2, "{m:?}");
+        assert!(m[0].contains("the types come from the Rust signature"), "{}", m[0]);
+        assert!(m[1].contains("unknown option `tagret`"), "{}", m[1]);
+        assert!(msgs(quote!("float32(float32)"))[0].contains("no signature strings"));
+    }
+
+    #[test]
     fn unsupported_target() {
         let e = Options::parse(quote!(target = "cdua")).unwrap_err().to_string();
         assert!(e.contains("unsupported target \"cdua\" (did you mean `cuda`?)"), "{e}");
         assert_eq!(Options::parse(quote!(target = "parallel")).unwrap().target, Target::Parallel);
+        let e = Options::parse(quote!(target = "gpu")).unwrap_err().to_string();
+        assert!(e.contains("(for an NVIDIA GPU, write `target = \"cuda\"`)"), "{e}");
+        let e = Options::parse(quote!(target = "CUDA")).unwrap_err().to_string();
+        assert!(e.contains("(targets are lowercase: write `target = \"cuda\"`)"), "{e}");
     }
 }

@@ -147,3 +147,48 @@ fn a_raw_identifier_and_its_plain_spelling_are_one_name() {
     // Found by the fuzzer: `r#x` declared and `x` used were two names to the frontend.
     check("fn f(r#x: i64) -> i64 { fn r#h(a: i64) -> i64 { r#a + 1 } h(x) * r#x }", &[(&[3], 12)]);
 }
+
+/// Evaluates `src` on the host JIT with integer overflow `overflow`: results and fault
+/// code for each argument list.
+fn run_with(src: &str, overflow: ptx_codegen::IntOverflow, args: &[&[u64]]) -> Vec<(u64, u32)> {
+    let item: syn::ItemFn = syn::parse_str(src).unwrap();
+    let program = frontend::check_function(&item).unwrap();
+    let cx = Context::create();
+    // SAFETY: no function here calls libdevice, so `math` maps nothing.
+    let f = unsafe { host::jit_with(&cx, &program, &|_| None, overflow) }.unwrap_or_else(|e| panic!("{src}: {e}"));
+    args.iter().map(|a| f.call(a)).map(|(r, fault)| (r[0], fault)).collect()
+}
+
+/// Overflow checks, as a build with `debug_assertions` has them: rustc's panics become
+/// faults with the same message; without them everything wraps, as before.
+#[test]
+fn overflow_checks_fault_where_a_debug_build_panics() {
+    use ptx_codegen::IntOverflow::{Panic, Wrap};
+    use ptx_codegen::abi::Fault;
+    let code = |f: Fault| f.code();
+    let cases: &[(&str, &[u64], u32)] = &[
+        ("fn f(a: i32, b: i32) -> i32 { a + b }", &[i32::MAX as u64, 1], code(Fault::AddOverflow)),
+        ("fn f(a: i32, b: i32) -> i32 { a - b }", &[i32::MIN as u32 as u64, 1], code(Fault::SubOverflow)),
+        ("fn f(a: u8, b: u8) -> u8 { a * b }", &[16, 16], code(Fault::MulOverflow)),
+        ("fn f(a: u64, b: u64) -> u64 { let mut x = a; x += b; x }", &[u64::MAX, 1], code(Fault::AddOverflow)),
+        ("fn f(a: i16) -> i16 { -a }", &[i16::MIN as u16 as u64], code(Fault::NegOverflow)),
+        ("fn f(a: i64) -> i64 { a.abs() }", &[i64::MIN as u64], code(Fault::NegOverflow)),
+        ("fn f(a: i32) -> i32 { a.pow(31) }", &[2], code(Fault::MulOverflow)),
+        ("fn f(a: u32, n: u32) -> u32 { a << n }", &[1, 32], code(Fault::ShlOverflow)),
+        ("fn f(a: i32, n: i32) -> i32 { a >> n }", &[8, (-1i32) as u32 as u64], code(Fault::ShrOverflow)),
+    ];
+    for (src, args, fault) in cases {
+        assert_eq!(run_with(src, Panic, &[args])[0].1, *fault, "{src} with overflow checks");
+        assert_eq!(run_with(src, Wrap, &[args])[0].1, 0, "{src} wraps without them");
+        compile_str(src, &Options::default()).unwrap_or_else(|e| panic!("{src}: {e}"));
+    }
+    // In range, the checked variant computes the same values.
+    assert_eq!(run_with("fn f(a: i32, b: i32) -> i32 { a * b - 7 }", Panic, &[&[6, 7]]), vec![(35, 0)]);
+    assert_eq!(run_with("fn f(a: u32, n: u32) -> u32 { a << n }", Panic, &[&[1, 31]]), vec![(1 << 31, 0)]);
+    assert_eq!(run_with("fn f(a: i32) -> i32 { a.pow(30) }", Panic, &[&[2]]), vec![(1 << 30, 0)]);
+    // A literal shift amount below the width needs no check; float arithmetic none at all.
+    let shift: syn::ItemFn = syn::parse_str("fn f(a: u32) -> u32 { (a << 3) ^ (a >> 31) }").unwrap();
+    assert!(!frontend::check_function(&shift).unwrap().checks_overflow());
+    let float: syn::ItemFn = syn::parse_str("fn f(a: f32) -> f32 { -a * 2.0 + 1.0 }").unwrap();
+    assert!(!frontend::check_function(&float).unwrap().checks_overflow());
+}

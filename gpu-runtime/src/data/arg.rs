@@ -104,6 +104,10 @@ impl<T: Scalar> HostArg<'_, T> {
 
 /// What can be passed where a vectorized function takes a `T`: a `T` itself (broadcast),
 /// a slice of `T` in any of its usual forms, or an array of `T` on a device.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an argument for a parameter of type `{T}`",
+    label = "expected `{T}`, or a slice, `Vec`, array or device array of `{T}`"
+)]
 pub trait Arg<'a, T: Scalar> {
     fn into_arg(self) -> ArgRef<'a, T>;
 }
@@ -157,6 +161,10 @@ impl<T: Scalar> OutRef<'_, T> {
 
 /// What `name::into` can write into: `&mut [T]`, `&mut Vec<T>` (its current length),
 /// `&mut [T; N]`, `&mut DeviceVec<T>` or a [`DeviceSliceMut`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot receive results of type `{T}`",
+    label = "expected `&mut [{T}]`, `&mut Vec<{T}>`, `&mut [{T}; N]`, `&mut DeviceVec<{T}>` or a `DeviceSliceMut<{T}>`"
+)]
 pub trait Out<'a, T: Scalar> {
     fn into_out(self) -> OutRef<'a, T>;
 }

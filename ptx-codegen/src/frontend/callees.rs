@@ -64,7 +64,10 @@ fn is_builtin(path: &syn::Path, nested: &[String]) -> bool {
         [.., ty, method] => {
             let typed = ScalarType::from_name(ty).is_some();
             let special = ty == "SpecialMath" && SPECIAL_MATH.contains(&method.as_str());
-            typed || special
+            // `String::from`, `Vec::new`: a type's function, never a device function (whose
+            // module has the function's snake_case name); the checker reports it.
+            let of_a_type = ty.starts_with(|c: char| c.is_ascii_uppercase());
+            typed || special || of_a_type
         }
         [] => true,
     }
@@ -90,5 +93,6 @@ mod tests {
         );
         assert_eq!(callees("fn f(x: f32) -> f32 { fn inner(v: f32) -> f32 { outer(v) } inner(x) }"), ["outer"]);
         assert_eq!(callees("fn f(x: f64) -> f64 { std::primitive::f64::abs(x) }"), Vec::<String>::new());
+        assert_eq!(callees("fn f(x: f64) -> f64 { String::from(\"a\"); Vec::<f64>::new(); x }"), Vec::<String>::new());
     }
 }

@@ -31,11 +31,18 @@ impl FnChecker<'_> {
         };
         let segments: Vec<String> =
             path.map(|p| p.segments.iter().map(|s| syntax::name(&s.ident)).collect()).unwrap_or_default();
-        let mut args: Vec<(Expr, &syn::Expr)> = c.args.iter().map(|a| (self.expr(a), a)).collect();
         let callee = match path {
             Some(p) => super::callees::path_key(p),
             None => syntax::render_tokens(c.func.to_token_stream()),
         };
+        // `String::from("abc")`: the type is the problem, not the arguments it would take.
+        if let [.., ty, _] = segments.as_slice() {
+            if ty.starts_with(|c: char| c.is_ascii_uppercase()) && ty != "SpecialMath" {
+                self.error(&c.func, format!("`{callee}` cannot run on the GPU: `{ty}` is not a scalar type; a vectorized function computes with f32, f64, integers and bool, and calls their methods (`f32::max(a, b)`), functions marked `#[gpu_runtime::device]` and functions nested in it"));
+                return self.error_expr(span);
+            }
+        }
+        let mut args: Vec<(Expr, &syn::Expr)> = c.args.iter().map(|a| (self.expr(a), a)).collect();
         if let Some(id) = path.filter(|_| !has_generic_args(path)).and_then(|_| self.lookup_fn(&callee)) {
             return self.call_fn(id, args, c, &callee);
         }

@@ -86,7 +86,9 @@ pub fn math(t: ScalarType, name: &str) -> Option<(ScalarType, Literal)> {
 }
 
 /// A constant named by a path, in any of its usual spellings: `f32::MAX`,
-/// `std::f32::MAX`, `core::i64::MIN`, `std::f64::consts::PI`, `f64::consts::PI`.
+/// `std::f32::MAX`, `core::i64::MIN`, `std::f64::consts::PI`, and `f64::consts::PI`, which
+/// is Rust only where `use std::f64;` is in scope (the macro, which can see the imports
+/// when it can read the file, reports it elsewhere).
 pub fn by_path(segments: &[String]) -> Option<(ScalarType, Literal)> {
     let s: Vec<&str> = segments.iter().map(String::as_str).collect();
     let ty = |n: &str| ScalarType::from_name(n);

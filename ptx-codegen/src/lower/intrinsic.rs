@@ -29,7 +29,7 @@ impl<'ctx> FnLower<'_, 'ctx> {
     }
 
     /// Calls the LLVM intrinsic `name`, overloaded on `types`.
-    fn llvm(
+    pub(super) fn llvm(
         &self,
         name: &str,
         types: &[BasicTypeEnum<'ctx>],
@@ -266,6 +266,16 @@ impl<'ctx> FnLower<'_, 'ctx> {
         let signed = t.is_signed_int();
         let x = vals[0].into_int_value();
         let y = || vals[1].into_int_value();
+        if self.overflow == crate::ir::IntOverflow::Panic && i.overflows(t) {
+            // A build with overflow checks panics where these wrap.
+            if i == Pow {
+                let (r, overflowed) = self.int_pow(t, x, y(), true)?;
+                self.raise(overflowed, Fault::MulOverflow)?;
+                return Ok(r.into());
+            }
+            let is_min = self.builder.build_int_compare(IntPredicate::EQ, x, self.int_min(t)?, "abs_min")?;
+            self.raise(is_min, Fault::NegOverflow)?;
+        }
         let (lt, gt) =
             if signed { (IntPredicate::SLT, IntPredicate::SGT) } else { (IntPredicate::ULT, IntPredicate::UGT) };
         let zero = ty.const_zero();

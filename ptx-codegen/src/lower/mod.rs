@@ -103,6 +103,8 @@ pub struct Lowering {
     pub fault_code: bool,
     /// The user's `fastmath`: float operations may be contracted and reassociated.
     pub fastmath: bool,
+    /// What integer overflow does (a release build wraps, `debug_assertions` panics).
+    pub overflow: ir::IntOverflow,
 }
 
 /// Adds the program's functions to `module`, each with `internal` linkage, and returns them
@@ -162,6 +164,7 @@ fn lower_body<'ctx>(
         functions,
         tuples,
         fastmath: how.fastmath,
+        overflow: how.overflow,
         locals: vec![None; f.locals.len()],
         loops: HashMap::new(),
         ret_slot: None,
@@ -252,6 +255,7 @@ struct FnLower<'a, 'ctx> {
     /// The program's tuple types ([`Type::Tuple`]).
     tuples: &'a [Vec<ScalarType>],
     fastmath: bool,
+    overflow: ir::IntOverflow,
     locals: Vec<Option<PointerValue<'ctx>>>,
     loops: HashMap<LoopId, LoopTargets<'ctx>>,
     ret_slot: Option<PointerValue<'ctx>>,
@@ -471,7 +475,14 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
         Ok(self.builder.build_int_neg(v, "neg")?)
     }
 
-    fn unary(&self, op: UnaryOp, v: BasicValueEnum<'ctx>, t: ScalarType) -> LResult<BasicValueEnum<'ctx>> {
+    fn unary(&mut self, op: UnaryOp, v: BasicValueEnum<'ctx>, t: ScalarType) -> LResult<BasicValueEnum<'ctx>> {
+        if op == UnaryOp::Neg && t.is_signed_int() && self.overflow == ir::IntOverflow::Panic {
+            // `-MIN` overflows: a build with overflow checks panics.
+            let x = v.into_int_value();
+            let min = self.int_min(t)?;
+            let is_min = self.builder.build_int_compare(IntPredicate::EQ, x, min, "neg_min")?;
+            self.raise(is_min, Fault::NegOverflow)?;
+        }
         let b = &self.builder;
         Ok(match (op, t.is_float()) {
             (UnaryOp::Neg, true) => b.build_float_neg(v.into_float_value(), "neg")?.into(),
@@ -517,6 +528,10 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
             };
         }
         let (x, y) = (l.into_int_value(), r.into_int_value());
+        if self.overflow == ir::IntOverflow::Panic && ir::op_overflows(op, Type::Scalar(lt), rhs) {
+            return self.checked_binary(op, x, lt, y, rt);
+        }
+        let b = &self.builder;
         let signed = lt.is_signed_int();
         let cmp = |p| -> LResult<BasicValueEnum<'ctx>> { Ok(b.build_int_compare(p, x, y, "cmp")?.into()) };
         let (lt_p, le_p, gt_p, ge_p) = if signed {
@@ -545,6 +560,54 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
 
     /// `x << y` / `x >> y`: the amount is taken modulo the width, as `wrapping_shl` does
     /// (and as release builds do): reduced in its own type, then brought to `x`'s width.
+    /// `x op y` with overflow checks (`+ - *` out of range, a shift by the width or more),
+    /// raising the fault Rust's message names.
+    fn checked_binary(
+        &mut self,
+        op: BinaryOp,
+        x: IntValue<'ctx>,
+        xt: ScalarType,
+        y: IntValue<'ctx>,
+        yt: ScalarType,
+    ) -> LResult<BasicValueEnum<'ctx>> {
+        let (verb, fault) = match op {
+            BinaryOp::Add => ("add", Fault::AddOverflow),
+            BinaryOp::Sub => ("sub", Fault::SubOverflow),
+            BinaryOp::Mul => ("mul", Fault::MulOverflow),
+            BinaryOp::Shl | BinaryOp::Shr => {
+                // A negative amount of a signed type is, as unsigned, past the width too.
+                let width = self.int_type(yt).const_int(xt.bits() as u64, false);
+                let out = self.builder.build_int_compare(IntPredicate::UGE, y, width, "shift_out")?;
+                let fault = if op == BinaryOp::Shl { Fault::ShlOverflow } else { Fault::ShrOverflow };
+                self.raise(out, fault)?;
+                return Ok(self.shift(op == BinaryOp::Shl, x, xt, y, yt)?.into());
+            }
+            _ => return Err(internal(format!("`{}` has no overflow check", op.symbol()), self.func.span)),
+        };
+        let sign = if xt.is_signed_int() { "s" } else { "u" };
+        let both =
+            self.llvm(&format!("llvm.{sign}{verb}.with.overflow"), &[x.get_type().into()], &[x.into(), y.into()])?;
+        let both = both.into_struct_value();
+        let value = self.builder.build_extract_value(both, 0, verb)?;
+        let overflowed = self.builder.build_extract_value(both, 1, "overflow")?.into_int_value();
+        self.raise(overflowed, fault)?;
+        Ok(value)
+    }
+
+    /// The smallest value of the integer type `t`.
+    fn int_min(&self, t: ScalarType) -> LResult<IntValue<'ctx>> {
+        match t.int_range() {
+            Some((lo, _)) => Ok(self.int_type(t).const_int(lo as i64 as u64, false)),
+            None => Err(internal(format!("{t} is not an integer"), self.func.span)),
+        }
+    }
+
+    /// Raises `fault` where `cond` holds (see [`FnLower::raise_if`]).
+    fn raise(&mut self, cond: IntValue<'ctx>, fault: Fault) -> LResult<()> {
+        let code = self.cx.i32_type().const_int(fault.code() as u64, false);
+        self.raise_if(cond, code)
+    }
+
     fn shift(
         &self,
         left: bool,

@@ -1,0 +1,8 @@
+use gpu_runtime::vectorize;
+
+#[vectorize(target = "cuda", fastmath, target = "cpu")]
+fn add(a: f32, b: f32) -> f32 {
+    a + b
+}
+
+fn main() {}
