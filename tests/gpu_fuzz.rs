@@ -1,9 +1,13 @@
 //! Random programs on the GPU: the fixed-seed corpus of `kernel_fuzz` made for the GPU
 //! (`Config::GPU`: only operations the GPU computes bit for bit like the CPU), which the
 //! build script writes as `#[vectorize]` functions. Each runs on generated inputs (edge
-//! values first) and is compared with its `::scalar` under release semantics: bit for bit
-//! (any NaN equals any NaN), and where the CPU panics the call must fail at the same first
-//! element with Rust's message; the other elements are then compared on their own.
+//! values first) and is compared with its `::scalar`: bit for bit (any NaN equals any
+//! NaN), and where the CPU panics the call must fail at the same first element with Rust's
+//! message; the other elements are then compared on their own.
+//!
+//! Integer overflow: the kernels wrap in a build without `debug_assertions` and check
+//! where it has them, so the CPU must be built the same way: `cargo test --release`
+//! (both wrap) or `cargo test --profile gpu-checked` (both check).
 
 mod common;
 
@@ -146,6 +150,13 @@ fn cases() -> Vec<Case> {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn generated_functions_match_the_cpu() {
+    let checks = catch(|| std::hint::black_box(i32::MAX) + std::hint::black_box(1)).is_err();
+    assert_eq!(
+        checks,
+        cfg!(debug_assertions),
+        "the kernels check integer overflow exactly when debug_assertions is on; build the CPU's functions the same \
+         way: --release or --profile gpu-checked"
+    );
     let cases = cases();
     let mut failures = Vec::new();
     for (seed, name, run) in &cases {

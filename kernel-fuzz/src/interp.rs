@@ -1,5 +1,7 @@
-//! An interpreter of generated programs that follows Rust's semantics in a release build:
-//! integers wrap, shift amounts are masked, float→int casts saturate, operands evaluate
+//! An interpreter of generated programs that follows Rust's semantics in a release build
+//! ([`Overflow::Wrap`]: integers wrap, shift amounts are masked) or in a build with overflow
+//! checks ([`Overflow::Check`]: `+ - *`, unary `-`, `abs`, `pow` and shifts by the width or
+//! more panic, as `checked_add` and friends say); float→int casts saturate, operands evaluate
 //! left to right (a compound assignment's value before its variable is read), and where
 //! Rust panics the run stops with the panic's [`Fault`]. Every operation calls the Rust
 //! function that defines it (`wrapping_add`, `f32::rem_euclid`, the range iterators for
@@ -24,10 +26,16 @@ pub enum Fault {
     StepByZero,
     FloatClampBounds,
     IntClampBounds,
+    AddOverflow,
+    SubOverflow,
+    MulOverflow,
+    NegOverflow,
+    ShlOverflow,
+    ShrOverflow,
 }
 
 impl Fault {
-    pub const ALL: [Fault; 7] = [
+    pub const ALL: [Fault; 13] = [
         Fault::DivideByZero,
         Fault::RemainderByZero,
         Fault::DivideOverflow,
@@ -35,6 +43,12 @@ impl Fault {
         Fault::StepByZero,
         Fault::FloatClampBounds,
         Fault::IntClampBounds,
+        Fault::AddOverflow,
+        Fault::SubOverflow,
+        Fault::MulOverflow,
+        Fault::NegOverflow,
+        Fault::ShlOverflow,
+        Fault::ShrOverflow,
     ];
 
     /// The fault of a panic message of Rust's standard library.
@@ -50,6 +64,12 @@ impl Fault {
             // min <= max").
             (Fault::IntClampBounds, "min > max"),
             (Fault::IntClampBounds, "assertion failed: min <= max"),
+            (Fault::AddOverflow, "attempt to add with overflow"),
+            (Fault::SubOverflow, "attempt to subtract with overflow"),
+            (Fault::MulOverflow, "attempt to multiply with overflow"),
+            (Fault::NegOverflow, "attempt to negate with overflow"),
+            (Fault::ShlOverflow, "attempt to shift left with overflow"),
+            (Fault::ShrOverflow, "attempt to shift right with overflow"),
         ];
         prefixes.iter().find(|(_, p)| message.starts_with(p)).map(|(f, _)| *f)
     }
@@ -70,9 +90,23 @@ pub enum Stop {
 /// The most loop iterations a run may take before it is called a runaway.
 pub const MAX_STEPS: u64 = 1_000_000;
 
-/// Runs `p` on `args` (one value per parameter, of its type).
+/// What integer overflow does.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum Overflow {
+    /// A release build: it wraps.
+    Wrap,
+    /// A build with overflow checks: it panics.
+    Check,
+}
+
+/// Runs `p` on `args` (one value per parameter, of its type), as a release build.
 pub fn run(p: &Program, args: &[Value]) -> Result<Vec<Value>, Stop> {
-    let mut it = Interp { fns: HashMap::new(), consts: HashMap::new(), env: Vec::new(), base: 0, steps: 0 };
+    run_with(p, args, Overflow::Wrap)
+}
+
+/// Runs `p` on `args` with integer overflow `overflow`.
+pub fn run_with(p: &Program, args: &[Value], overflow: Overflow) -> Result<Vec<Value>, Stop> {
+    let mut it = Interp { fns: HashMap::new(), consts: HashMap::new(), env: Vec::new(), base: 0, steps: 0, overflow };
     it.collect(&p.func.body);
     match it.call_fn(&p.func, args.to_vec()) {
         Ok(v) => Ok(v),
@@ -107,6 +141,7 @@ struct Interp<'p> {
     /// Where the current call's locals start.
     base: usize,
     steps: u64,
+    overflow: Overflow,
 }
 
 /// Whether a `break`/`continue` with this label leaves (or continues) a loop with `label`.
@@ -230,7 +265,7 @@ impl<'p> Interp<'p> {
                 let v = self.expr(value)?;
                 let new = match op {
                     None => v,
-                    Some(op) => binary(*op, self.lookup(name)?, v).or_else(fault)?,
+                    Some(op) => binary(*op, self.lookup(name)?, v, self.overflow).or_else(fault)?,
                 };
                 self.set(name, new)?;
             }
@@ -335,20 +370,20 @@ impl<'p> Interp<'p> {
             ExprKind::PathConst(_, v) => *v,
             ExprKind::Unary(op, a) => {
                 let a = self.expr(a)?;
-                unary(*op, a)
+                unary(*op, a, self.overflow).or_else(fault)?
             }
             ExprKind::Binary(BinOp::LogicAnd, a, b) => Value::Bool(self.expr(a)?.truthy() && self.expr(b)?.truthy()),
             ExprKind::Binary(BinOp::LogicOr, a, b) => Value::Bool(self.expr(a)?.truthy() || self.expr(b)?.truthy()),
             ExprKind::Binary(op, a, b) => {
                 let a = self.expr(a)?;
                 let b = self.expr(b)?;
-                binary(*op, a, b).or_else(fault)?
+                binary(*op, a, b, self.overflow).or_else(fault)?
             }
             ExprKind::Cast(a) => self.expr(a)?.cast(e.ty),
             ExprKind::Method { method, recv, args, .. } => {
                 let r = self.expr(recv)?;
                 let args = args.iter().map(|a| self.expr(a)).collect::<R<'p, Vec<Value>>>()?;
-                call_method(*method, r, &args).or_else(fault)?
+                call_method(*method, r, &args, self.overflow).or_else(fault)?
             }
             ExprKind::Call(c) => self.call(c)?[0],
             ExprKind::Field(c, k) => self.call(c)?[*k],
@@ -512,18 +547,22 @@ impl Value {
     }
 }
 
-fn unary(op: UnOp, a: Value) -> Value {
-    match (op, a) {
+fn unary(op: UnOp, a: Value, overflow: Overflow) -> Result<Value, Fault> {
+    Ok(match (op, a) {
         (UnOp::Not, Value::Bool(b)) => Value::Bool(!b),
         (UnOp::Neg, Value::F32(x)) => Value::F32(-x),
         (UnOp::Neg, Value::F64(x)) => Value::F64(-x),
+        (UnOp::Neg, v) if overflow == Overflow::Check => {
+            with_int!(v, x => Prim::into_value(x.checked_neg().ok_or(Fault::NegOverflow)?), _ => unreachable!())
+        }
         (UnOp::Neg, v) => with_int!(v, x => Prim::into_value(x.wrapping_neg()), _ => unreachable!()),
         (UnOp::Not, v) => with_int!(v, x => Prim::into_value(!x), _ => unreachable!("! on a float")),
-    }
+    })
 }
 
 /// `a op b` for the non-short-circuit operators.
-fn binary(op: BinOp, a: Value, b: Value) -> Result<Value, Fault> {
+fn binary(op: BinOp, a: Value, b: Value, overflow: Overflow) -> Result<Value, Fault> {
+    let check = overflow == Overflow::Check;
     if op.is_comparison() {
         let o = compare(a, b);
         return Ok(Value::Bool(match op {
@@ -536,6 +575,11 @@ fn binary(op: BinOp, a: Value, b: Value) -> Result<Value, Fault> {
         }));
     }
     if op.is_shift() {
+        // Checked: an amount of the width or more, or a negative one, panics.
+        let amount = b.as_i128().expect("an integer shift amount");
+        if check && !(0..a.ty().bits() as i128).contains(&amount) {
+            return Err(if op == BinOp::Shl { Fault::ShlOverflow } else { Fault::ShrOverflow });
+        }
         // Masked to the width, as `wrapping_shl` does (the amount's low bits are the same in
         // every integer type).
         let n = match b.cast(Ty::U32) {
@@ -550,6 +594,9 @@ fn binary(op: BinOp, a: Value, b: Value) -> Result<Value, Fault> {
         ($($v:ident),*) => {
             match (a, b) {
                 $((Value::$v(x), Value::$v(y)) => Value::$v(match op {
+                    BinOp::Add if check => x.checked_add(y).ok_or(Fault::AddOverflow)?,
+                    BinOp::Sub if check => x.checked_sub(y).ok_or(Fault::SubOverflow)?,
+                    BinOp::Mul if check => x.checked_mul(y).ok_or(Fault::MulOverflow)?,
                     BinOp::Add => x.wrapping_add(y),
                     BinOp::Sub => x.wrapping_sub(y),
                     BinOp::Mul => x.wrapping_mul(y),
@@ -621,7 +668,29 @@ macro_rules! prim {
 }
 prim!(bool: Bool, i8: I8, i16: I16, i32: I32, i64: I64, isize: Isize, u8: U8, u16: U16, u32: U32, u64: U64, usize: Usize, f32: F32, f64: F64);
 
-fn call_method(m: Method, recv: Value, args: &[Value]) -> Result<Value, Fault> {
+fn call_method(m: Method, recv: Value, args: &[Value], overflow: Overflow) -> Result<Value, Fault> {
+    // `abs` and `pow` check for overflow where the build does (their arithmetic is
+    // compiled into the caller); every other method behaves alike in either build.
+    if overflow == Overflow::Check {
+        match m {
+            Method::IAbs => {
+                let f = Fault::NegOverflow;
+                return match recv {
+                    Value::I8(x) => checked(x.checked_abs(), f),
+                    Value::I16(x) => checked(x.checked_abs(), f),
+                    Value::I32(x) => checked(x.checked_abs(), f),
+                    Value::I64(x) => checked(x.checked_abs(), f),
+                    Value::Isize(x) => checked(x.checked_abs(), f),
+                    _ => unreachable!("abs of a signed integer"),
+                };
+            }
+            Method::Pow => {
+                let n = <u32 as Prim>::from_value(args[0]);
+                return with_int!(recv, x => checked(x.checked_pow(n), Fault::MulOverflow), _ => unreachable!());
+            }
+            _ => {}
+        }
+    }
     match recv {
         Value::I8(x) => i8_method(m, x, args),
         Value::I16(x) => i16_method(m, x, args),
@@ -637,6 +706,10 @@ fn call_method(m: Method, recv: Value, args: &[Value]) -> Result<Value, Fault> {
         Value::F64(x) => f64_method(m, x, args),
         Value::Bool(_) => panic!("no methods on bool"),
     }
+}
+
+fn checked<T: Prim>(v: Option<T>, f: Fault) -> Result<Value, Fault> {
+    v.map(Prim::into_value).ok_or(f)
 }
 
 macro_rules! signed_methods {

@@ -24,6 +24,6 @@ pub mod special;
 pub mod ty;
 
 pub use generate::{Config, program};
-pub use interp::{Fault, Stop, run};
+pub use interp::{Fault, Overflow, Stop, run, run_with};
 pub use render::render;
 pub use ty::{Ty, Value};

@@ -1,6 +1,6 @@
 //! The generator covers the kernel language: over the host corpus's seeds, every scalar
 //! type, operator, cast, method, statement and pattern form appears, and the interpreter
-//! sees every fault. A change that stops the generator from producing something fails
+//! sees every fault (those of overflow checks in its checked mode). A change that stops the generator from producing something fails
 //! here rather than silently shrinking what the differential test checks.
 
 use std::collections::BTreeSet;
@@ -9,7 +9,7 @@ use kernel_fuzz::ast::*;
 use kernel_fuzz::corpus::HOST_SEEDS;
 use kernel_fuzz::inputs::inputs;
 use kernel_fuzz::methods::METHODS;
-use kernel_fuzz::{Config, Fault, Stop, Ty, program, run};
+use kernel_fuzz::{Config, Fault, Overflow, Stop, Ty, program, run_with};
 
 /// What the corpus contains, as names.
 #[derive(Default)]
@@ -383,8 +383,10 @@ fn the_corpus_covers_the_language() {
         seen.func(&p.func);
         let params: Vec<Ty> = p.func.params.iter().map(|q| q.ty).collect();
         for args in inputs(seed, &params, 16) {
-            if let Err(Stop::Fault(f)) = run(&p, &args) {
-                faults.insert(format!("{f:?}"));
+            for overflow in [Overflow::Wrap, Overflow::Check] {
+                if let Err(Stop::Fault(f)) = run_with(&p, &args, overflow) {
+                    faults.insert(format!("{f:?}"));
+                }
             }
         }
     }

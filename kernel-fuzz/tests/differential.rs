@@ -34,8 +34,8 @@ use kernel_fuzz::ast::Program;
 use kernel_fuzz::inputs::inputs;
 use kernel_fuzz::native::NativeFn;
 use kernel_fuzz::special::libdevice_on_host;
-use kernel_fuzz::{Config, Fault, Stop, Ty, Value, program, render};
-use ptx_codegen::{Options, compile_str, frontend, host, toolkit};
+use kernel_fuzz::{Config, Fault, Overflow, Stop, Ty, Value, program, render};
+use ptx_codegen::{IntOverflow, Options, compile_str, frontend, host, toolkit};
 
 /// Argument lists per function.
 const INPUTS: usize = 48;
@@ -43,11 +43,16 @@ const INPUTS: usize = 48;
 /// The targets every PTX is compiled for and assembled for.
 const ARCHS: [&str; 2] = ["sm_70", "sm_90"];
 
-/// How the compiler is asked to compile: the kernel semantics of a release build (integers
-/// wrap), which is what the reference computes.
+/// How the compiler is asked to compile. `compile_str` gives the kernel of a release build
+/// (integers wrap), the variant the reference computes; so does the host JIT with
+/// [`OVERFLOW`].
 fn options(arch: &str) -> Options {
     Options { arch: arch.to_string(), ..Options::default() }
 }
+
+/// Integer overflow in the host JIT: wrapping, as in the reference. The checked variant
+/// (a build with `debug_assertions`) is compared with the interpreter's checked mode.
+const OVERFLOW: IntOverflow = IntOverflow::Wrap;
 
 /// The fault code the compiled code reports for a fault of Rust's.
 fn fault_code(f: Fault) -> u32 {
@@ -60,6 +65,12 @@ fn fault_code(f: Fault) -> u32 {
         Fault::StepByZero => K::StepByZero,
         Fault::FloatClampBounds => K::FloatClampBounds,
         Fault::IntClampBounds => K::IntClampBounds,
+        Fault::AddOverflow => K::AddOverflow,
+        Fault::SubOverflow => K::SubOverflow,
+        Fault::MulOverflow => K::MulOverflow,
+        Fault::NegOverflow => K::NegOverflow,
+        Fault::ShlOverflow => K::ShlOverflow,
+        Fault::ShrOverflow => K::ShrOverflow,
     }
     .code()
 }
@@ -185,11 +196,19 @@ fn check(
     let jit = quietly(|| {
         let item: syn::ItemFn = syn::parse_str(source).map_err(|e| format!("does not parse: {e}"))?;
         let program = frontend::check_function(&item).map_err(|e| format!("the frontend refuses it: {e}"))?;
-        // SAFETY: `libdevice_on_host` gives for each libdevice name the address of an
-        // `extern "C"` function with that function's signature.
-        unsafe { host::jit(&cx, &program, &libdevice_on_host) }.map_err(|e| format!("the host JIT fails: {e}"))
+        let jit = |overflow| {
+            // SAFETY: `libdevice_on_host` gives for each libdevice name the address of an
+            // `extern "C"` function with that function's signature.
+            unsafe { host::jit_with(&cx, &program, &libdevice_on_host, overflow) }
+                .map_err(|e| format!("the host JIT fails: {e}"))
+        };
+        let checked = match program.checks_overflow() {
+            true => Some(jit(IntOverflow::Panic).map_err(|e| format!("with overflow checks, {e}"))?),
+            false => None,
+        };
+        Ok::<_, String>((jit(OVERFLOW)?, checked))
     });
-    let jit = match jit {
+    let (jit, checked) = match jit {
         Ok(Ok(j)) => j,
         Ok(Err(e)) => {
             findings.push(finding(first_line(&e), e.clone()));
@@ -241,22 +260,39 @@ fn check(
                 native
             }
         };
-        let (words, code) = jit.call(&bits);
-        let compiled: Outcome = if code == 0 {
-            Ok(words.iter().zip(rets).map(|(w, t)| Value::from_bits(*t, *w)).collect())
-        } else {
-            match Fault::ALL.iter().find(|f| fault_code(**f) == code) {
-                Some(f) => Err(*f),
-                None => {
-                    findings.push(finding("an unknown fault code", format!("{code} on {}", shown())));
-                    break;
-                }
+        let outcome = |(words, code): (Vec<u64>, u32)| -> Result<Outcome, u32> {
+            match code {
+                0 => Ok(Ok(words.iter().zip(rets).map(|(w, t)| Value::from_bits(*t, *w)).collect())),
+                _ => Fault::ALL.iter().find(|f| fault_code(**f) == code).map(|f| Err(*f)).ok_or(code),
             }
+        };
+        let Ok(compiled) = outcome(jit.call(&bits)) else {
+            findings.push(finding("an unknown fault code", shown()));
+            break;
         };
         if !same(&compiled, &reference) {
             let detail =
                 format!("on {} the compiled code gives {}, Rust {}", shown(), show(&compiled), show(&reference));
             findings.push(finding("miscompiled", detail));
+            break;
+        }
+        // With overflow checks: against the interpreter's checked mode.
+        let Some(checked) = &checked else { continue };
+        let want: Outcome = match kernel_fuzz::run_with(p, &args, Overflow::Check) {
+            Ok(v) => Ok(v),
+            Err(Stop::Fault(f)) => Err(f),
+            Err(other) => {
+                findings.push(finding("generator bug", format!("the interpreter stops with {other:?} on {}", shown())));
+                break;
+            }
+        };
+        let Ok(got) = outcome(checked.call(&bits)) else {
+            findings.push(finding("an unknown fault code with overflow checks", shown()));
+            break;
+        };
+        if !same(&got, &want) {
+            let detail = format!("on {} the checked code gives {}, Rust {}", shown(), show(&got), show(&want));
+            findings.push(finding("miscompiled with overflow checks", detail));
             break;
         }
     }
