@@ -192,3 +192,22 @@ fn overflow_checks_fault_where_a_debug_build_panics() {
     let float: syn::ItemFn = syn::parse_str("fn f(a: f32) -> f32 { -a * 2.0 + 1.0 }").unwrap();
     assert!(!frontend::check_function(&float).unwrap().checks_overflow());
 }
+
+#[test]
+fn min_and_max_of_a_nan_give_the_other_operand_and_its_sign() {
+    // Found by the fuzzer: LLVM 19 takes `maxnum(x, y)` to be non-negative when `x` is
+    // (`x.abs()`), although a NaN `x` gives `y`: `x.abs().max(-1.0) < 0.0` was false and
+    // `x.abs().max(-1.0).abs()` was -1.0 for a NaN `x`. min and max are compares now.
+    let (nan, nanf) = (f64::NAN.to_bits(), f32::NAN.to_bits() as u64);
+    let f = |v: f64| v.to_bits();
+    check("fn f(x: f64) -> bool { x.abs().max(-1.0) < 0.0 }", &[(&[nan], 1), (&[f(0.5)], 0)]);
+    check("fn f(y: f64) -> bool { (-1.0f64).max(y.abs()) < 0.0 }", &[(&[nan], 1)]);
+    check("fn f(x: f64) -> f64 { x.abs().max(-1.0).abs() }", &[(&[nan], f(1.0))]);
+    check("fn f(x: f64) -> bool { (-x.abs()).min(f64::INFINITY).is_sign_positive() }", &[(&[nan], 1)]);
+    check("fn f(x: f32) -> bool { x.abs().max(f32::NEG_INFINITY).is_sign_negative() }", &[(&[nanf], 1)]);
+    let max = "fn f(x: f64, y: f64) -> f64 { x.max(y) }";
+    check(max, &[(&[f(1.0), f(2.0)], f(2.0)), (&[nan, f(2.0)], f(2.0)), (&[f(2.0), nan], f(2.0))]);
+    let min = "fn f(x: f32, y: f32) -> f32 { x.min(y) }";
+    let g = |v: f32| v.to_bits() as u64;
+    check(min, &[(&[g(1.0), g(2.0)], g(1.0)), (&[nanf, g(-2.0)], g(-2.0)), (&[g(-2.0), nanf], g(-2.0))]);
+}

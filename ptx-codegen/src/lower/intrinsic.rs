@@ -64,6 +64,18 @@ impl<'ctx> FnLower<'_, 'ctx> {
         Ok(self.builder.build_select(c, a, b, "sel")?.into_float_value())
     }
 
+    /// `f32::min` (`better` = `OLT`) or `f32::max` (`OGT`): `y` when `x` is NaN, else `y`
+    /// when it is better than `x` (never when `y` is NaN), else `x`. Not `llvm.minnum`/
+    /// `llvm.maxnum`: LLVM 19 takes `maxnum(x, y)` to be non-negative when `x` is (say
+    /// `fabs(z)`), although a NaN `x` gives `y`, and folds `x.abs().max(-1.0) < 0.0` to
+    /// false and `x.abs().max(-1.0).abs()` to the negative `-1.0` for a NaN `x`.
+    fn min_max(&self, better: FloatPredicate, x: FloatValue<'ctx>, y: FloatValue<'ctx>) -> LResult<FloatValue<'ctx>> {
+        let y_better = self.fcmp(better, y, x)?;
+        let ordered = self.fselect(y_better, y, x)?;
+        let x_nan = self.fcmp(FloatPredicate::UNO, x, x)?;
+        self.fselect(x_nan, y, ordered)
+    }
+
     fn fmod(&self, t: ScalarType, x: FloatValue<'ctx>, y: FloatValue<'ctx>) -> LResult<FloatValue<'ctx>> {
         let name = if t == ScalarType::F32 { "__nv_fmodf" } else { "__nv_fmod" };
         Ok(self.call_libdevice(name, t, &[x.into(), y.into()])?.into_float_value())
@@ -86,8 +98,8 @@ impl<'ctx> FnLower<'_, 'ctx> {
                 let s = self.f2("llvm.copysign", self.fconst(x, t, 1.0), x)?;
                 self.fselect(nan, x, s)?
             }
-            Min => self.f2("llvm.minnum", x, y())?,
-            Max => self.f2("llvm.maxnum", x, y())?,
+            Min => self.min_max(FloatPredicate::OLT, x, y())?,
+            Max => self.min_max(FloatPredicate::OGT, x, y())?,
             Clamp => {
                 let (lo, hi) = (y(), vals[2].into_float_value());
                 // Rust asserts `min <= max` (false when either is NaN).
