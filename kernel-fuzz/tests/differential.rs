@@ -14,8 +14,9 @@
 //! `random_programs` runs `FUZZ_COUNT` seeds from `FUZZ_SEED`; `FUZZ_PROGRESS` reports
 //! as it goes and `FUZZ_REDUCE` shrinks the first functions of each kind of finding.
 //!
-//! The reference computes release semantics, and so is the compiler asked to compile
-//! (`options`): a kernel with overflow checks would fault where the reference wraps.
+//! Integer overflow: the reference wraps (release semantics), and so do `compile_str`'s
+//! kernel and the host JIT compiled with [`OVERFLOW`]. The checked lowering (what a build
+//! with `debug_assertions` gets) is run too, against the interpreter's checked mode.
 
 mod corpus {
     include!(concat!(env!("OUT_DIR"), "/host_corpus.rs"));
