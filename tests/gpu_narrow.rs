@@ -2,12 +2,13 @@
 //! registers of 16 bits or more, and the driver's PTX compiler has folded a 16-bit
 //! operation followed by a widening as if the operation could not wrap (`(-i16::MIN) as
 //! i32` gave 32768). Every operation here runs on every pair of 8-bit values, and on the
-//! extremes and random pairs of 16-bit ones, and is compared with its `::scalar` on the CPU.
+//! extremes and random pairs of 16-bit ones, and is compared with its `::scalar` on the CPU,
+//! in either build (where the CPU panics on overflow, the GPU must fault alike).
 //! All failures are collected, so one run shows every operation that is wrong.
 
 mod common;
 
-use common::Gen;
+use common::{Gen, SameAs, catch, verify};
 use gpu_runtime::vectorize;
 
 macro_rules! signed_ops {
@@ -251,27 +252,24 @@ unsigned_ops!(ops_u16: u16);
 /// where it differs.
 pub type Op<T> = Box<dyn Fn(&[T], &[T]) -> Result<(), String>>;
 
-/// The check of a vectorized function `gpu` against its original `cpu`.
+/// The check of a vectorized function `gpu` against its original `cpu`, in either build:
+/// where the CPU panics (overflow, in a build with `debug_assertions`) the call must fail
+/// at the same first element with the same message, and the other elements must agree.
 pub fn wide<T, R>(gpu: impl Fn(&[T], &[T]) -> gpu_runtime::Result<Vec<R>> + 'static, cpu: fn(T, T) -> R) -> Op<T>
 where
     T: Copy + std::fmt::Debug + 'static,
-    R: PartialEq + std::fmt::Debug + 'static,
+    R: SameAs + 'static,
 {
     Box::new(move |a: &[T], b: &[T]| {
-        let got = gpu(a, b).map_err(|e| format!("the call failed: {e}"))?;
-        let mut wrong = (0..a.len()).filter(|&i| got[i] != cpu(a[i], b[i]));
-        match wrong.next() {
-            None => Ok(()),
-            Some(i) => Err(format!(
-                "{} of {} differ; first: a = {:?}, b = {:?}: GPU {:?}, CPU {:?}",
-                1 + wrong.count(),
-                a.len(),
-                a[i],
-                b[i],
-                got[i],
-                cpu(a[i], b[i])
-            )),
-        }
+        let want: Vec<Result<R, String>> = a.iter().zip(b).map(|(&x, &y)| catch(|| cpu(x, y))).collect();
+        let run = |keep: Option<&[usize]>| match keep {
+            None => gpu(a, b),
+            Some(idx) => {
+                let (a, b): (Vec<T>, Vec<T>) = idx.iter().map(|&i| (a[i], b[i])).unzip();
+                gpu(&a, &b)
+            }
+        };
+        verify(&want, run, |i| format!("a = {:?}, b = {:?}", a[i], b[i]))
     })
 }
 

@@ -17,6 +17,11 @@
 //! Integer overflow: the reference wraps (release semantics), and so do `compile_str`'s
 //! kernel and the host JIT compiled with [`OVERFLOW`]. The checked lowering (what a build
 //! with `debug_assertions` gets) is run too, against the interpreter's checked mode.
+//!
+//! `powi`: Rust leaves its rounding unspecified, and an optimised rustc folds a constant
+//! receiver with the host's `pow` where the unoptimised build (and the kernel) run
+//! compiler-rt's repeated squaring. The corpus's reference is compared unoptimised (the
+//! test profile); with `--release` a `powi` of a constant may differ in its last bit.
 
 mod corpus {
     include!(concat!(env!("OUT_DIR"), "/host_corpus.rs"));

@@ -1,6 +1,9 @@
 //! Inputs and comparisons shared by the cross-crate tests.
 #![allow(dead_code)]
 
+use std::cell::Cell;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
 /// A small deterministic generator (xorshift64*), so failures reproduce.
 pub struct Gen(u64);
 
@@ -145,6 +148,82 @@ impl SameAs for f64 {
 }
 macro_rules! exact { ($($t:ty),*) => {$( impl SameAs for $t { fn same_as(self, o: $t) -> bool { self == o } } )*}; }
 exact!(bool, i8, i16, i32, i64, u8, u16, u32, u64, isize, usize);
+
+thread_local! {
+    static QUIET: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs the CPU's version of one element; `Err` holds Rust's panic message.
+pub fn catch<R>(f: impl FnOnce() -> R) -> Result<R, String> {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET.with(Cell::get) {
+                default(info)
+            }
+        }));
+    });
+    QUIET.with(|q| q.set(true));
+    let r = catch_unwind(AssertUnwindSafe(f));
+    QUIET.with(|q| q.set(false));
+    r.map_err(|p| {
+        p.downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default()
+    })
+}
+
+/// Compares the GPU with the CPU (`cpu[i]`, or the panic of element `i`); `gpu` runs the
+/// kernel on every element, or on the listed ones. Where the CPU panics, the call must
+/// fail at the CPU's first panicking element with Rust's message; the elements that do
+/// not panic are then run on their own and compared bit for bit.
+pub fn verify<R: SameAs>(
+    cpu: &[Result<R, String>],
+    gpu: impl Fn(Option<&[usize]>) -> gpu_runtime::Result<Vec<R>>,
+    inputs_of: impl Fn(usize) -> String,
+) -> Result<(), String> {
+    let kept: Vec<usize> = match cpu.iter().position(Result::is_err) {
+        None => (0..cpu.len()).collect(),
+        Some(k) => {
+            let msg = cpu[k].as_ref().unwrap_err();
+            match gpu(None) {
+                Err(gpu_runtime::Error::KernelFault { index, message, .. })
+                    if index as usize == k && *msg == message => {}
+                Err(e) => {
+                    return Err(format!("the CPU panics first at element {k}, {} ({msg}); the GPU: {e}", inputs_of(k)));
+                }
+                Ok(_) => {
+                    return Err(format!(
+                        "the CPU panics at element {k}, {} ({msg}); the GPU returned results",
+                        inputs_of(k)
+                    ));
+                }
+            }
+            (0..cpu.len()).filter(|&i| cpu[i].is_ok()).collect()
+        }
+    };
+    if kept.is_empty() {
+        return Ok(());
+    }
+    let got = if kept.len() == cpu.len() { gpu(None) } else { gpu(Some(&kept)) };
+    let got = got.map_err(|e| e.to_string())?;
+    if got.len() != kept.len() {
+        return Err(format!("{} results for {} elements", got.len(), kept.len()));
+    }
+    let mut bad = kept.iter().zip(&got).filter(|(i, g)| !g.same_as(*cpu[**i].as_ref().unwrap()));
+    if let Some((i, g)) = bad.next() {
+        return Err(format!(
+            "{} of {} elements differ; first at element {i}, {}: GPU {g:?}, CPU {:?}",
+            1 + bad.count(),
+            kept.len(),
+            inputs_of(*i),
+            cpu[*i].as_ref().unwrap()
+        ));
+    }
+    Ok(())
+}
 
 /// Panics with the first differing elements (and the count) unless `got` equals `want`.
 pub fn assert_same<T: SameAs>(what: &str, got: &[T], want: &[T]) {
