@@ -12,6 +12,10 @@
 //! - [`reduce_symbol`], for a function `(T, T) -> T` ([`reducible`]): the reduction
 //!   kernel ([`ReduceParams`]), launched with exactly [`REDUCE_BLOCK`] threads per block.
 //!
+//! An explicit kernel `k` (`#[kernel]`) compiles to one entry, [`kernel_symbol`]`("k")`,
+//! whose parameters are laid out by [`KernelParams`] and which reports a thread's panic
+//! through a [`ThreadFault`] record.
+//!
 //! Every parameter occupies one slot of the entry's parameter list; the runtime passes
 //! each as one 8-byte word (a pointer, a count, or a scalar in the word's low bytes,
 //! little-endian), so the slot indices below are all either side needs.
@@ -187,10 +191,13 @@ pub enum Fault {
     /// A shift by the bit width or more (or a negative amount).
     ShlOverflow = 12,
     ShrOverflow = 13,
+    /// An index of a slice, a shared array or a local array past its length (explicit
+    /// kernels); the record holds the index and the length.
+    IndexOutOfBounds = 14,
 }
 
 impl Fault {
-    pub const ALL: [Fault; 13] = [
+    pub const ALL: [Fault; 14] = [
         Fault::DivideByZero,
         Fault::RemainderByZero,
         Fault::DivideOverflow,
@@ -204,6 +211,7 @@ impl Fault {
         Fault::NegOverflow,
         Fault::ShlOverflow,
         Fault::ShrOverflow,
+        Fault::IndexOutOfBounds,
     ];
 
     pub fn code(self) -> u32 {
@@ -230,6 +238,7 @@ impl Fault {
             Fault::NegOverflow => "attempt to negate with overflow",
             Fault::ShlOverflow => "attempt to shift left with overflow",
             Fault::ShrOverflow => "attempt to shift right with overflow",
+            Fault::IndexOutOfBounds => "index out of bounds",
         }
     }
 }
@@ -274,6 +283,122 @@ impl FaultWord {
     /// The message for the fault code, as Rust's panic would say it.
     pub fn message(code: u32) -> &'static str {
         Fault::from_code(code).map_or("unknown fault", Fault::message)
+    }
+}
+
+/// The PTX symbol of the explicit kernel (`#[kernel]`) `name`.
+pub fn kernel_symbol(name: &str) -> String {
+    format!("kernel_{name}")
+}
+
+/// What one parameter of an explicit kernel is, as the entry receives it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernelParam {
+    /// `&[T]` or `&mut [T]`: two slots, the device pointer (global memory) and the length
+    /// in elements (`u64`). A slice of `bool` holds one byte per element, as Rust stores it.
+    Slice,
+    /// A scalar by value: one slot (`bool` as one byte, in the word's low byte).
+    Scalar,
+}
+
+/// The parameter list of an explicit kernel's entry, slot by slot: the user's parameters
+/// in order ([`KernelParam`]: a slice takes a pointer slot then a length slot, a scalar one
+/// slot), then `fault: *mut u64`, the [`ThreadFault`] record ([`THREAD_FAULT_WORDS`]
+/// words of global memory, zeroed before the launch). Every slot is one 8-byte word, as
+/// for the elementwise entries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelParams {
+    pub params: Vec<KernelParam>,
+}
+
+impl KernelParams {
+    /// The first slot of parameter `i` (a slice's pointer, or the scalar).
+    pub fn slot(&self, i: usize) -> usize {
+        self.params[..i].iter().map(|p| Self::width(*p)).sum()
+    }
+
+    /// The slot of slice parameter `i`'s length (`None` for a scalar parameter).
+    pub fn len_slot(&self, i: usize) -> Option<usize> {
+        (self.params[i] == KernelParam::Slice).then(|| self.slot(i) + 1)
+    }
+
+    /// The slot of the fault record's pointer: the last one.
+    pub fn fault(&self) -> usize {
+        self.slot(self.params.len())
+    }
+
+    /// The number of slots.
+    pub fn count(&self) -> usize {
+        self.fault() + 1
+    }
+
+    fn width(p: KernelParam) -> usize {
+        match p {
+            KernelParam::Slice => 2,
+            KernelParam::Scalar => 1,
+        }
+    }
+}
+
+/// The `u64` words of an explicit kernel's fault record.
+pub const THREAD_FAULT_WORDS: usize = 8;
+
+/// A panic of one thread of an explicit kernel, as its fault record holds it.
+///
+/// The record is [`THREAD_FAULT_WORDS`] `u64` words, all zero before the launch. A thread
+/// that fails swaps word 0 from 0 to 1 (`atom.global.cas.b64`); only the thread that wins
+/// writes the rest, then leaves the kernel (`ret`; never `trap`, which would spoil the
+/// context), so the record names one failed thread: word 1 the [`Fault`] code, word 2 the
+/// index and word 3 the length (for [`Fault::IndexOutOfBounds`], else 0), word 4
+/// `block.x | block.y << 32`, word 5 `block.z | thread.x << 32`, word 6
+/// `thread.y | thread.z << 32`; word 7 is unused. The other threads run on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ThreadFault {
+    pub code: u32,
+    pub index: u64,
+    pub len: u64,
+    pub block: [u32; 3],
+    pub thread: [u32; 3],
+}
+
+impl ThreadFault {
+    /// The record's words, as the device writes them.
+    pub fn encode(&self) -> [u64; THREAD_FAULT_WORDS] {
+        let pair = |lo: u32, hi: u32| u64::from(lo) | u64::from(hi) << 32;
+        [
+            1,
+            u64::from(self.code),
+            self.index,
+            self.len,
+            pair(self.block[0], self.block[1]),
+            pair(self.block[2], self.thread[0]),
+            pair(self.thread[1], self.thread[2]),
+            0,
+        ]
+    }
+
+    /// The failed thread, unless no thread failed (word 0 is 0).
+    pub fn decode(words: &[u64; THREAD_FAULT_WORDS]) -> Option<ThreadFault> {
+        let lo = |w: u64| w as u32;
+        (words[0] != 0).then(|| ThreadFault {
+            code: words[1] as u32,
+            index: words[2],
+            len: words[3],
+            block: [lo(words[4]), (words[4] >> 32) as u32, lo(words[5])],
+            thread: [(words[5] >> 32) as u32, lo(words[6]), (words[6] >> 32) as u32],
+        })
+    }
+
+    /// Rust's panic message for the fault (`index out of bounds: the len is 3 but the index
+    /// is 5`, `attempt to divide by zero`, …).
+    pub fn message(&self) -> String {
+        match Fault::from_code(self.code) {
+            Some(Fault::IndexOutOfBounds) => {
+                format!("index out of bounds: the len is {} but the index is {}", self.len, self.index)
+            }
+            Some(f) => f.message().to_string(),
+            None => format!("unknown fault {}", self.code),
+        }
     }
 }
 
@@ -332,5 +457,32 @@ mod tests {
             assert_eq!(FaultWord::message(f.code()), f.message());
         }
         assert_eq!(FaultWord::message(0), "unknown fault");
+    }
+
+    #[test]
+    fn kernel_slots_follow_the_parameters() {
+        use KernelParam::*;
+        let p = KernelParams { params: vec![Scalar, Slice, Slice, Scalar] };
+        assert_eq!((p.slot(0), p.slot(1), p.slot(2), p.slot(3)), (0, 1, 3, 5));
+        assert_eq!((p.len_slot(0), p.len_slot(1), p.len_slot(2)), (None, Some(2), Some(4)));
+        assert_eq!((p.fault(), p.count()), (6, 7));
+        assert_eq!(KernelParams { params: vec![] }.count(), 1);
+        assert_eq!(kernel_symbol("matmul"), "kernel_matmul");
+    }
+
+    #[test]
+    fn thread_faults_round_trip() {
+        assert_eq!(ThreadFault::decode(&[0; THREAD_FAULT_WORDS]), None);
+        let f = ThreadFault {
+            code: Fault::IndexOutOfBounds.code(),
+            index: 5,
+            len: 3,
+            block: [1, 2, 3],
+            thread: [u32::MAX, 5, 6],
+        };
+        assert_eq!(ThreadFault::decode(&f.encode()), Some(f));
+        assert_eq!(f.message(), "index out of bounds: the len is 3 but the index is 5");
+        let d = ThreadFault { code: Fault::DivideByZero.code(), index: 0, len: 0, ..f };
+        assert_eq!(d.message(), "attempt to divide by zero");
     }
 }
