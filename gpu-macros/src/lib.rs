@@ -12,6 +12,7 @@ mod host;
 mod kernel;
 mod nd;
 mod signature;
+mod simcopy;
 mod source;
 mod vectorized;
 

@@ -1,0 +1,132 @@
+//! The simulator's copy of an explicit kernel (`name::simulate`): the body as written, with
+//! every index going through the simulator's traits.
+//!
+//! In the simulator the threads of a block run concurrently on the host, so a `&mut [T]`
+//! parameter and a shared array are written by many threads at once. Rust's `Index` hands
+//! out references, which would be data races there; instead `x[i]` becomes
+//! `x.__gpu_load(i)` and `x[i] = v` becomes `x.__gpu_store(i, v)`, whose implementations
+//! (`gpu_runtime::__private::sim`) read and write through atomics for shared memory and
+//! `&mut` slices, and plainly for local arrays and `&[T]`. Evaluation order is Rust's: the
+//! value of an assignment (and the right operand of a compound assignment of primitives)
+//! before the place.
+
+use proc_macro2::{Span, TokenStream};
+use quote::quote_spanned;
+use syn::spanned::Spanned;
+use syn::visit_mut::VisitMut;
+
+/// Rewrites every index expression of `block` (see the module's documentation).
+pub fn rewrite_indexing(block: &mut syn::Block) {
+    Indexing.visit_block_mut(block);
+}
+
+struct Indexing;
+
+impl VisitMut for Indexing {
+    fn visit_expr_mut(&mut self, e: &mut syn::Expr) {
+        // Children first: an index inside an index, or inside a stored value, is a load.
+        match e {
+            syn::Expr::Assign(a) if matches!(*a.left, syn::Expr::Index(_)) => {
+                let syn::Expr::Index(ix) = &mut *a.left else { unreachable!() };
+                self.visit_expr_mut(&mut ix.expr);
+                self.visit_expr_mut(&mut ix.index);
+                self.visit_expr_mut(&mut a.right);
+                let (base, index, value) = (ix.expr.clone(), ix.index.clone(), a.right.clone());
+                let span = a.eq_token.span;
+                *e = parse(quote_spanned! {span=> {
+                    let __gpu_value = #value;
+                    #base.__gpu_store(#index, __gpu_value)
+                }});
+            }
+            syn::Expr::Binary(b) if compound(&b.op).is_some() && matches!(*b.left, syn::Expr::Index(_)) => {
+                let op = compound(&b.op).expect("checked above");
+                let syn::Expr::Index(ix) = &mut *b.left else { unreachable!() };
+                self.visit_expr_mut(&mut ix.expr);
+                self.visit_expr_mut(&mut ix.index);
+                self.visit_expr_mut(&mut b.right);
+                let (base, index, value) = (ix.expr.clone(), ix.index.clone(), b.right.clone());
+                let span = b.op.span();
+                *e = parse(quote_spanned! {span=> {
+                    let __gpu_value = #value;
+                    let __gpu_index = #index;
+                    let __gpu_old = #base.__gpu_load(__gpu_index);
+                    #base.__gpu_store(__gpu_index, __gpu_old #op __gpu_value)
+                }});
+            }
+            syn::Expr::Index(ix) => {
+                self.visit_expr_mut(&mut ix.expr);
+                self.visit_expr_mut(&mut ix.index);
+                let (base, index) = (ix.expr.clone(), ix.index.clone());
+                let span = ix.bracket_token.span.join();
+                *e = parse(quote_spanned! {span=> #base.__gpu_load(#index) });
+            }
+            _ => syn::visit_mut::visit_expr_mut(self, e),
+        }
+    }
+
+    // Items nested in the body (helper functions, constants) are the user's host code.
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// The binary operator of a compound assignment (`+` for `+=`).
+fn compound(op: &syn::BinOp) -> Option<TokenStream> {
+    use syn::BinOp::*;
+    let span: Span = op.span();
+    Some(match op {
+        AddAssign(_) => quote_spanned!(span=> +),
+        SubAssign(_) => quote_spanned!(span=> -),
+        MulAssign(_) => quote_spanned!(span=> *),
+        DivAssign(_) => quote_spanned!(span=> /),
+        RemAssign(_) => quote_spanned!(span=> %),
+        BitAndAssign(_) => quote_spanned!(span=> &),
+        BitOrAssign(_) => quote_spanned!(span=> |),
+        BitXorAssign(_) => quote_spanned!(span=> ^),
+        ShlAssign(_) => quote_spanned!(span=> <<),
+        ShrAssign(_) => quote_spanned!(span=> >>),
+        _ => return None,
+    })
+}
+
+fn parse(tokens: TokenStream) -> syn::Expr {
+    syn::parse2(tokens).expect("the rewritten expression is valid Rust")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quote::ToTokens;
+
+    fn rewritten(src: &str) -> String {
+        let mut block: syn::Block = syn::parse_str(src).unwrap();
+        rewrite_indexing(&mut block);
+        block.into_token_stream().to_string()
+    }
+
+    #[test]
+    fn reads_writes_and_compound_writes_go_through_the_traits() {
+        assert_eq!(rewritten("{ y[i] }"), "{ y . __gpu_load (i) }");
+        let store = rewritten("{ y[i] = x[j] * 2.0; }");
+        assert!(store.contains("let __gpu_value = x . __gpu_load (j) * 2.0 ;"), "{store}");
+        assert!(store.contains("y . __gpu_store (i , __gpu_value)"), "{store}");
+        let add = rewritten("{ acc[k] += a[i]; }");
+        assert!(add.contains("let __gpu_value = a . __gpu_load (i) ;"), "{add}");
+        assert!(add.contains("acc . __gpu_store (__gpu_index , __gpu_old + __gpu_value)"), "{add}");
+        let shl = rewritten("{ m[i] <<= 1; }");
+        assert!(shl.contains("__gpu_old << __gpu_value"), "{shl}");
+    }
+
+    #[test]
+    fn nested_indices_and_two_dimensional_ones() {
+        assert_eq!(rewritten("{ a[b[i]] }"), "{ a . __gpu_load (b . __gpu_load (i)) }");
+        let tile = rewritten("{ t[(ty, tx)] = a[row * n + tx]; }");
+        assert!(tile.contains("t . __gpu_store ((ty , tx) , __gpu_value)"), "{tile}");
+        let inside = rewritten("{ for k in 0..n { s += t[(ty, k)] * u[(k, tx)]; } }");
+        assert!(inside.contains("s += t . __gpu_load ((ty , k)) * u . __gpu_load ((k , tx))"), "{inside}");
+    }
+
+    #[test]
+    fn plain_assignments_and_nested_items_are_left_alone() {
+        assert_eq!(rewritten("{ x = 1; x += 2; }"), "{ x = 1 ; x += 2 ; }");
+        assert_eq!(rewritten("{ fn h(a: [f32; 2]) -> f32 { a[0] } h(v) }"), "{ fn h (a : [f32 ; 2]) -> f32 { a [0] } h (v) }");
+    }
+}
