@@ -4,6 +4,7 @@
 //! reduction, N-dimensional calls, the chunked pipeline for large host arrays, queued work
 //! handed to the caller ([`Pending`]) and tracing. Built on the data and driver layers.
 
+mod config;
 mod enqueue;
 mod execute;
 mod module;
@@ -16,6 +17,7 @@ mod plan;
 mod reduce;
 mod trace;
 
+pub use config::LaunchConfig;
 pub(crate) use enqueue::{ErasedOut, Launch, Queued};
 pub(crate) use execute::execute;
 pub use module::{Kernel, KernelSpec};
