@@ -126,9 +126,12 @@ pub mod __private {
     pub use crate::api::{host_nd, host_nd_into, nd_message_at};
     #[cfg(feature = "ndarray")]
     pub use crate::data::nd::{ErasedNd, NdAt};
-    pub use crate::data::{ErasedArg, HostLoop, broadcast_len};
-    pub use crate::launch::{Kernel, KernelSpec};
+    pub use crate::data::{
+        ErasedArg, HostLoop, KArg, KernelIn, KernelInOut, KernelInOutRef, KernelInRef, broadcast_len,
+    };
+    pub use crate::launch::{ExplicitKernel, ExplicitSpec, Kernel, KernelSpec};
     pub use crate::panics::{Quiet, catch_quiet, host_fold, host_results, with_host_message};
+    pub use kernel_abi::KernelParam;
     pub use rayon;
 
     /// What the simulator copy of a `#[kernel]` uses (see the `sim` module's docs).

@@ -7,6 +7,7 @@
 mod config;
 mod enqueue;
 mod execute;
+mod explicit;
 mod module;
 #[cfg(feature = "ndarray")]
 mod nd;
@@ -20,6 +21,7 @@ mod trace;
 pub use config::LaunchConfig;
 pub(crate) use enqueue::{ErasedOut, Launch, Queued};
 pub(crate) use execute::execute;
+pub use explicit::{ExplicitKernel, ExplicitSpec};
 pub use module::{Kernel, KernelSpec};
 #[cfg(feature = "ndarray")]
 pub(crate) use nd::run_nd;
