@@ -91,6 +91,24 @@ pub enum Error {
     #[error("`{function}` failed at element {index}: {message}")]
     KernelFault { function: &'static str, index: u64, message: String },
 
+    /// A thread of an explicit kernel (`#[kernel]`) panicked: the thread's block and
+    /// thread index, and Rust's panic message (`index out of bounds: the len is 3 but the
+    /// index is 5`, `attempt to divide by zero`, …). When several threads fail, one of
+    /// them (on the GPU whichever reported first; in the simulator the first thread, in
+    /// launch order, of the first block that failed).
+    #[error("`{kernel}` panicked in block ({}, {}, {}), thread ({}, {}, {}): {message}", .block[0], .block[1], .block[2], .thread[0], .thread[1], .thread[2])]
+    ThreadFault { kernel: &'static str, block: [u32; 3], thread: [u32; 3], message: String },
+
+    /// A `&mut` argument of an explicit kernel that overlaps another argument (Rust's
+    /// rule: a mutable borrow is exclusive), found at launch.
+    #[error("`{kernel}`: the argument `{first}` overlaps `{second}`, but a `&mut` argument must not overlap any other")]
+    Aliasing { kernel: &'static str, first: &'static str, second: &'static str },
+
+    /// A launch of an explicit kernel whose grid, block or shared memory the device
+    /// cannot run: `message` says which limit, and the value asked for.
+    #[error("`{kernel}`: bad launch configuration: {message}")]
+    LaunchConfig { kernel: &'static str, message: String },
+
     /// Any other error reported by the CUDA driver.
     #[error("CUDA driver error while {action}: {name} ({description})")]
     Driver { action: &'static str, code: u32, name: String, description: String },

@@ -39,6 +39,7 @@
 // arrays, arguments, results); launching; the functions generated code calls.
 mod error;
 mod float;
+mod grid;
 mod panics;
 mod scalar;
 mod special;
@@ -51,6 +52,8 @@ mod launch;
 
 mod api;
 
+mod sim;
+
 pub use data::{Arg, ArgRef, DeviceSlice, DeviceSliceMut, DeviceVec, HostArg, Out, OutRef, Results};
 pub use driver::{
     DEVICE_ENV, Device, DeviceInfo, Stream, default_device, device_count, devices, driver_version, is_available,
@@ -61,7 +64,7 @@ pub use float::Float;
 #[doc(hidden)]
 pub use gpu_macros::{__device_define, __vectorize_resume};
 pub use gpu_macros::{device, vectorize};
-pub use launch::Pending;
+pub use launch::{LaunchConfig, Pending};
 pub use scalar::Scalar;
 pub use special::SpecialMath;
 
@@ -96,6 +99,23 @@ macro_rules! __if_ndarray {
     ($($t:tt)*) => {};
 }
 
+/// The GPU's built-ins for `#[kernel]` functions (Numba's `cuda.threadIdx`,
+/// `cuda.syncthreads()`, `cuda.shared.array`, `cuda.atomic`, …).
+///
+/// On the GPU the compiler implements them; on the host they are the simulator's
+/// functions (see `#[kernel]`'s simulator copy), and called anywhere else they panic.
+pub mod gpu {
+    pub use crate::grid::Dim3;
+    pub use crate::sim::builtins::*;
+    pub use crate::sim::{Shared, Shared2d, SharedSlice, SimScalar};
+
+    /// Atomic read-modify-write operations (Numba: `cuda.atomic`): each returns the value
+    /// the element held before.
+    pub mod atomic {
+        pub use crate::sim::atomic::*;
+    }
+}
+
 /// Used by the code `#[vectorize]` generates; not a stable API. Nothing here lets safe
 /// code cause undefined behaviour: the erased arguments and outputs are opaque and made
 /// only from live borrows, and what launches or reads through them is `unsafe`.
@@ -106,8 +126,16 @@ pub mod __private {
     pub use crate::api::{host_nd, host_nd_into, nd_message_at};
     #[cfg(feature = "ndarray")]
     pub use crate::data::nd::{ErasedNd, NdAt};
-    pub use crate::data::{ErasedArg, HostLoop, broadcast_len};
-    pub use crate::launch::{Kernel, KernelSpec};
+    pub use crate::data::{
+        ErasedArg, HostLoop, KArg, KernelIn, KernelInOut, KernelInOutRef, KernelInRef, broadcast_len,
+    };
+    pub use crate::launch::{ExplicitKernel, ExplicitSpec, Kernel, KernelSpec};
     pub use crate::panics::{Quiet, catch_quiet, host_fold, host_results, with_host_message};
+    pub use kernel_abi::KernelParam;
     pub use rayon;
+
+    /// What the simulator copy of a `#[kernel]` uses (see the `sim` module's docs).
+    pub mod sim {
+        pub use crate::sim::*;
+    }
 }

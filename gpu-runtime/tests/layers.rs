@@ -11,10 +11,12 @@ const LAYERS: &[(&str, u32)] = &[
     ("float", 0),
     ("special", 0),
     ("panics", 0),
+    ("grid", 0),
     ("driver", 1),
     ("data", 2),
     ("launch", 3),
     ("api", 4),
+    ("sim", 4),
 ];
 
 fn layer(module: &str) -> Option<u32> {

@@ -5,6 +5,7 @@
 
 mod arg;
 mod array;
+mod karg;
 #[cfg(feature = "ndarray")]
 pub(crate) mod nd;
 mod results;
@@ -14,6 +15,8 @@ pub(crate) use arg::call_len;
 pub use arg::{Arg, ArgRef, ErasedArg, HostArg, Out, OutRef, broadcast_len};
 pub(crate) use array::alloc_error;
 pub use array::{DeviceSlice, DeviceSliceMut, DeviceVec};
+pub(crate) use karg::{InOutMem, KArgKind, check_aliasing};
+pub use karg::{KArg, KernelIn, KernelInOut, KernelInOutRef, KernelInRef};
 pub use results::OutSlot;
 pub use results::Results;
 pub(crate) use results::SlotKind;

@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, result};
-use kernel_abi::{EntryParams, FaultWord};
+use kernel_abi::{EntryParams, FaultWord, THREAD_FAULT_WORDS, ThreadFault};
 
 use super::KernelSpec;
 use super::module::Entry;
@@ -242,6 +242,15 @@ pub(crate) fn fault_result(function: &'static str, word: FaultWord) -> Result<()
     }
 }
 
+/// The error an explicit kernel's fault record read back after its launch reports, if
+/// any.
+pub(crate) fn thread_fault_result(kernel: &'static str, record: &[u64; THREAD_FAULT_WORDS]) -> Result<()> {
+    match ThreadFault::decode(record) {
+        None => Ok(()),
+        Some(f) => Err(Error::ThreadFault { kernel, block: f.block, thread: f.thread, message: f.message() }),
+    }
+}
+
 /// Whether a call waited for the GPU before returning.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 pub(crate) enum Completion {
@@ -259,18 +268,20 @@ pub(crate) struct Queued {
     /// Device temporaries: freed in the stream's order, after the work.
     temporaries: Vec<CudaSlice<u8>>,
     fault: Option<CudaSlice<u64>>,
+    /// An explicit kernel's fault record (`kernel_abi::ThreadFault`).
+    record: Option<CudaSlice<u64>>,
     /// Finished (waited for) or detached: nothing is left to wait for on drop.
     settled: bool,
 }
 
 impl Queued {
-    fn new(stream: Arc<CudaStream>, function: &'static str) -> Queued {
-        Queued { stream, function, temporaries: Vec::new(), fault: None, settled: false }
+    pub(crate) fn new(stream: Arc<CudaStream>, function: &'static str) -> Queued {
+        Queued { stream, function, temporaries: Vec::new(), fault: None, record: None, settled: false }
     }
 
     /// A device temporary of `bytes` bytes, written (by a copy or the kernel) before it
     /// is read, alive until the work is done.
-    fn temporary(&mut self, device: &Device, bytes: usize) -> Result<CUdeviceptr> {
+    pub(crate) fn temporary(&mut self, device: &Device, bytes: usize) -> Result<CUdeviceptr> {
         // SAFETY: bytes are plain data, written by a copy or by the kernel before they are
         // read.
         let buf = unsafe { self.stream.alloc::<u8>(bytes) }.map_err(|e| alloc_error(device, bytes, e))?;
@@ -287,9 +298,23 @@ impl Queued {
         Ok(ptr)
     }
 
+    /// An explicit kernel's fault record for the launch, zeroed (stream order).
+    pub(crate) fn fault_record(&mut self, device: &Device) -> Result<CUdeviceptr> {
+        // SAFETY: `u64`s are plain data; the memset below writes them before the kernel
+        // reads them.
+        let record = unsafe { self.stream.alloc::<u64>(THREAD_FAULT_WORDS) }
+            .map_err(|e| alloc_error(device, 8 * THREAD_FAULT_WORDS, e))?;
+        let ptr = record.device_ptr(&self.stream).0;
+        // SAFETY: the record's `8 * THREAD_FAULT_WORDS` bytes, allocated on this stream.
+        unsafe { result::memset_d8_async(ptr, 0, 8 * THREAD_FAULT_WORDS, self.stream.cu_stream()) }
+            .map_err(|e| Error::driver("initialising the kernel's fault record", e))?;
+        self.record = Some(record);
+        Ok(ptr)
+    }
+
     /// Notes the work queued so far in each of `uses` (an event after it), so that later
     /// uses and frees of those arrays from other streams wait for it.
-    fn note<'u>(&self, device: &Device, uses: impl Iterator<Item = &'u Uses>) -> Result<()> {
+    pub(crate) fn note<'u>(&self, device: &Device, uses: impl Iterator<Item = &'u Uses>) -> Result<()> {
         let mut uses = uses.peekable();
         if uses.peek().is_none() {
             return Ok(());
@@ -319,16 +344,26 @@ impl Queued {
             }
             .map_err(|e| Error::driver("reading the kernel's error flag", e))?;
         }
+        let mut record = [0u64; THREAD_FAULT_WORDS];
+        if let Some(r) = &self.record {
+            // SAFETY: the live record's words into a local array of as many; a copy to
+            // pageable memory returns when it is done.
+            unsafe {
+                result::memcpy_dtoh_async(&mut record[..], r.device_ptr(&self.stream).0, self.stream.cu_stream())
+            }
+            .map_err(|e| Error::driver("reading the kernel's fault record", e))?;
+        }
         self.stream.synchronize().map_err(|e| Error::driver("running the kernel", e))?;
         self.settled = true;
-        fault_result(self.function, FaultWord(word))
+        fault_result(self.function, FaultWord(word))?;
+        thread_fault_result(self.function, &record)
     }
 
     /// Lets the work run on without waiting for it: only for work with no host results and
     /// no fault word. Its temporaries are freed in the stream's order; the device arrays
     /// it uses have noted it.
     pub(crate) fn detach(mut self) {
-        debug_assert!(self.fault.is_none(), "a call that can fault is waited for");
+        debug_assert!(self.fault.is_none() && self.record.is_none(), "a call that can fault is waited for");
         self.settled = true;
     }
 
@@ -349,6 +384,31 @@ impl Drop for Queued {
                 "waiting for abandoned GPU work failed",
                 &Error::driver("waiting for abandoned GPU work", e),
             );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kernel_abi::Fault;
+
+    #[test]
+    fn a_fault_record_becomes_the_threads_error() {
+        assert!(thread_fault_result("k", &[0; THREAD_FAULT_WORDS]).is_ok());
+        let f =
+            ThreadFault { code: Fault::IndexOutOfBounds.code(), index: 5, len: 3, block: [1, 0, 0], thread: [3, 0, 0] };
+        let e = thread_fault_result("k", &f.encode()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "`k` panicked in block (1, 0, 0), thread (3, 0, 0): index out of bounds: the len is 3 but the index is 5"
+        );
+        let d = ThreadFault { code: Fault::DivideByZero.code(), index: 0, len: 0, block: [0, 2, 1], thread: [0, 0, 7] };
+        match thread_fault_result("div", &d.encode()) {
+            Err(Error::ThreadFault { kernel: "div", block: [0, 2, 1], thread: [0, 0, 7], message }) => {
+                assert_eq!(message, "attempt to divide by zero")
+            }
+            other => panic!("expected a thread fault, got {other:?}"),
         }
     }
 }

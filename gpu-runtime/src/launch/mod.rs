@@ -4,8 +4,10 @@
 //! reduction, N-dimensional calls, the chunked pipeline for large host arrays, queued work
 //! handed to the caller ([`Pending`]) and tracing. Built on the data and driver layers.
 
+mod config;
 mod enqueue;
 mod execute;
+mod explicit;
 mod module;
 #[cfg(feature = "ndarray")]
 mod nd;
@@ -16,8 +18,10 @@ mod plan;
 mod reduce;
 mod trace;
 
+pub use config::LaunchConfig;
 pub(crate) use enqueue::{ErasedOut, Launch, Queued};
 pub(crate) use execute::execute;
+pub use explicit::{ExplicitKernel, ExplicitSpec};
 pub use module::{Kernel, KernelSpec};
 #[cfg(feature = "ndarray")]
 pub(crate) use nd::run_nd;

@@ -1,0 +1,159 @@
+//! Atomic read-modify-write operations on shared arrays and `&mut [T]` parameters
+//! (Numba: `cuda.atomic.*`). Each returns the value the element held before. `array` is
+//! a `&mut [T]` kernel parameter or a shared array (or a reference to one); `index` a
+//! `usize`, or `(row, col)` for a 2-D shared array. An index out of bounds panics as
+//! indexing does.
+//!
+//! In the simulator they are real atomics (a compare-and-swap loop on the element's
+//! bits), so concurrent threads never lose an update.
+
+use super::memory::{AtomicBits, Cells, SimScalar};
+use crate::scalar::Scalar;
+
+/// Element types with atomic arithmetic: the integers (wrapping, as on the GPU) and the
+/// floats.
+pub trait AtomicNum: SimScalar {
+    #[doc(hidden)]
+    fn __add(self, v: Self) -> Self;
+    #[doc(hidden)]
+    fn __sub(self, v: Self) -> Self;
+    #[doc(hidden)]
+    fn __min(self, v: Self) -> Self;
+    #[doc(hidden)]
+    fn __max(self, v: Self) -> Self;
+}
+
+/// Element types with atomic bitwise operations: the integers.
+pub trait AtomicBitwise: SimScalar {
+    #[doc(hidden)]
+    fn __and(self, v: Self) -> Self;
+    #[doc(hidden)]
+    fn __or(self, v: Self) -> Self;
+    #[doc(hidden)]
+    fn __xor(self, v: Self) -> Self;
+}
+
+macro_rules! ints {
+    ($($t:ty)*) => {$(
+        impl AtomicNum for $t {
+            fn __add(self, v: Self) -> Self { self.wrapping_add(v) }
+            fn __sub(self, v: Self) -> Self { self.wrapping_sub(v) }
+            fn __min(self, v: Self) -> Self { Ord::min(self, v) }
+            fn __max(self, v: Self) -> Self { Ord::max(self, v) }
+        }
+        impl AtomicBitwise for $t {
+            fn __and(self, v: Self) -> Self { self & v }
+            fn __or(self, v: Self) -> Self { self | v }
+            fn __xor(self, v: Self) -> Self { self ^ v }
+        }
+    )*};
+}
+
+ints!(i8 i16 i32 i64 isize u8 u16 u32 u64 usize);
+
+macro_rules! floats {
+    ($($t:ty)*) => {$(
+        /// `min`/`max` ignore a NaN operand, as `f32::min` does.
+        impl AtomicNum for $t {
+            fn __add(self, v: Self) -> Self { self + v }
+            fn __sub(self, v: Self) -> Self { self - v }
+            fn __min(self, v: Self) -> Self { self.min(v) }
+            fn __max(self, v: Self) -> Self { self.max(v) }
+        }
+    )*};
+}
+
+floats!(f32 f64);
+
+/// Replaces the element with `f(old)` atomically; returns `old`.
+#[track_caller]
+fn update<I, A: Cells<I>>(array: A, index: I, f: impl Fn(A::Elem) -> A::Elem) -> A::Elem {
+    let cell = array.__cell(index);
+    let mut current = cell.load();
+    loop {
+        let new = Scalar::to_bits(f(A::Elem::from_bits(current)));
+        match cell.compare_exchange(current, new) {
+            Ok(old) => return A::Elem::from_bits(old),
+            Err(actual) => current = actual,
+        }
+    }
+}
+
+/// `array[index] += value` (Numba: `cuda.atomic.add`).
+#[track_caller]
+pub fn add<I, A: Cells<I>>(array: A, index: I, value: A::Elem) -> A::Elem
+where
+    A::Elem: AtomicNum,
+{
+    update(array, index, |old| old.__add(value))
+}
+
+/// `array[index] -= value` (Numba: `cuda.atomic.sub`).
+#[track_caller]
+pub fn sub<I, A: Cells<I>>(array: A, index: I, value: A::Elem) -> A::Elem
+where
+    A::Elem: AtomicNum,
+{
+    update(array, index, |old| old.__sub(value))
+}
+
+/// `array[index] = min(array[index], value)` (Numba: `cuda.atomic.min`).
+#[track_caller]
+pub fn min<I, A: Cells<I>>(array: A, index: I, value: A::Elem) -> A::Elem
+where
+    A::Elem: AtomicNum,
+{
+    update(array, index, |old| old.__min(value))
+}
+
+/// `array[index] = max(array[index], value)` (Numba: `cuda.atomic.max`).
+#[track_caller]
+pub fn max<I, A: Cells<I>>(array: A, index: I, value: A::Elem) -> A::Elem
+where
+    A::Elem: AtomicNum,
+{
+    update(array, index, |old| old.__max(value))
+}
+
+/// `array[index] = value` (Numba: `cuda.atomic.exch`).
+#[track_caller]
+pub fn exchange<I, A: Cells<I>>(array: A, index: I, value: A::Elem) -> A::Elem {
+    update(array, index, |_| value)
+}
+
+/// `array[index] = new` if it holds `expected` (compared bit for bit); returns what it
+/// held (Numba: `cuda.atomic.compare_and_swap`, with the index made explicit).
+#[track_caller]
+pub fn compare_and_swap<I, A: Cells<I>>(array: A, index: I, expected: A::Elem, new: A::Elem) -> A::Elem {
+    let cell = array.__cell(index);
+    match cell.compare_exchange(Scalar::to_bits(expected), Scalar::to_bits(new)) {
+        Ok(old) | Err(old) => A::Elem::from_bits(old),
+    }
+}
+
+/// `array[index] &= value` (Numba: `cuda.atomic.and_`).
+#[track_caller]
+pub fn and<I, A: Cells<I>>(array: A, index: I, value: A::Elem) -> A::Elem
+where
+    A::Elem: AtomicBitwise,
+{
+    update(array, index, |old| old.__and(value))
+}
+
+/// `array[index] |= value` (Numba: `cuda.atomic.or_`).
+#[track_caller]
+pub fn or<I, A: Cells<I>>(array: A, index: I, value: A::Elem) -> A::Elem
+where
+    A::Elem: AtomicBitwise,
+{
+    update(array, index, |old| old.__or(value))
+}
+
+/// `array[index] ^= value` (Numba: `cuda.atomic.xor`).
+#[track_caller]
+pub fn xor<I, A: Cells<I>>(array: A, index: I, value: A::Elem) -> A::Elem
+where
+    A::Elem: AtomicBitwise,
+{
+    update(array, index, |old| old.__xor(value))
+}

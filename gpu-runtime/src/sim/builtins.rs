@@ -1,0 +1,243 @@
+//! The GPU's built-ins as host functions: what the simulator copy of a `#[kernel]` calls
+//! (on the GPU the compiler implements each one itself). Each names Numba's equivalent.
+//! Outside a simulated kernel every one of them panics, saying so.
+
+use std::panic::Location;
+use std::sync::atomic::{Ordering, fence};
+
+use super::context::{WARP, with};
+use super::memory::{Shared, Shared2d, SharedSlice, SimScalar};
+use crate::grid::Dim3;
+use crate::scalar::Scalar;
+
+/// The thread's index in its block (Numba: `cuda.threadIdx`).
+pub fn thread_idx() -> Dim3 {
+    with("thread_idx()", |c| c.thread)
+}
+
+/// The block's index in the grid (Numba: `cuda.blockIdx`).
+pub fn block_idx() -> Dim3 {
+    with("block_idx()", |c| c.block)
+}
+
+/// Threads per block (Numba: `cuda.blockDim`).
+pub fn block_dim() -> Dim3 {
+    with("block_dim()", |c| c.block_dim)
+}
+
+/// Blocks in the grid (Numba: `cuda.gridDim`).
+pub fn grid_dim() -> Dim3 {
+    with("grid_dim()", |c| c.grid_dim)
+}
+
+fn global(thread: u32, block: u32, dim: u32) -> usize {
+    block as usize * dim as usize + thread as usize
+}
+
+/// The thread's index in the whole grid along x (Numba: `cuda.grid(1)`).
+pub fn grid1() -> usize {
+    with("grid1()", |c| global(c.thread.x, c.block.x, c.block_dim.x))
+}
+
+/// The thread's index in the whole grid along x and y (Numba: `cuda.grid(2)`).
+pub fn grid2() -> (usize, usize) {
+    with("grid2()", |c| (global(c.thread.x, c.block.x, c.block_dim.x), global(c.thread.y, c.block.y, c.block_dim.y)))
+}
+
+/// The thread's index in the whole grid along x, y and z (Numba: `cuda.grid(3)`).
+pub fn grid3() -> (usize, usize, usize) {
+    with("grid3()", |c| {
+        (
+            global(c.thread.x, c.block.x, c.block_dim.x),
+            global(c.thread.y, c.block.y, c.block_dim.y),
+            global(c.thread.z, c.block.z, c.block_dim.z),
+        )
+    })
+}
+
+fn size(block: u32, grid: u32) -> usize {
+    block as usize * grid as usize
+}
+
+/// Threads in the whole grid along x: the stride of a grid-stride loop (Numba:
+/// `cuda.gridsize(1)`).
+pub fn gridsize1() -> usize {
+    with("gridsize1()", |c| size(c.block_dim.x, c.grid_dim.x))
+}
+
+/// Threads in the whole grid along x and y (Numba: `cuda.gridsize(2)`).
+pub fn gridsize2() -> (usize, usize) {
+    with("gridsize2()", |c| (size(c.block_dim.x, c.grid_dim.x), size(c.block_dim.y, c.grid_dim.y)))
+}
+
+/// Threads in the whole grid along x, y and z (Numba: `cuda.gridsize(3)`).
+pub fn gridsize3() -> (usize, usize, usize) {
+    with("gridsize3()", |c| {
+        (size(c.block_dim.x, c.grid_dim.x), size(c.block_dim.y, c.grid_dim.y), size(c.block_dim.z, c.grid_dim.z))
+    })
+}
+
+/// Waits until every thread of the block has reached it; writes to shared and global
+/// memory before it are seen by the block's threads after it (Numba:
+/// `cuda.syncthreads()`). In the simulator, threads that have returned (or panicked) no
+/// longer count.
+pub fn sync_threads() {
+    with("sync_threads()", |c| c.state.sync(true));
+}
+
+/// [`sync_threads`], returning how many of the block's threads passed `pred` true
+/// (Numba: `cuda.syncthreads_count(pred)`).
+pub fn sync_threads_count(pred: bool) -> u32 {
+    with("sync_threads_count()", |c| c.state.sync(pred).count)
+}
+
+/// [`sync_threads`], returning whether every thread of the block passed `pred` true
+/// (Numba: `cuda.syncthreads_and(pred)`).
+pub fn sync_threads_and(pred: bool) -> bool {
+    with("sync_threads_and()", |c| c.state.sync(pred).all)
+}
+
+/// [`sync_threads`], returning whether any thread of the block passed `pred` true
+/// (Numba: `cuda.syncthreads_or(pred)`).
+pub fn sync_threads_or(pred: bool) -> bool {
+    with("sync_threads_or()", |c| c.state.sync(pred).any)
+}
+
+/// Orders the thread's memory writes before its later ones, as seen by the whole device
+/// (Numba: `cuda.threadfence()`).
+pub fn thread_fence() {
+    with("thread_fence()", |_| fence(Ordering::SeqCst));
+}
+
+/// Orders the thread's memory writes as seen by its block (Numba:
+/// `cuda.threadfence_block()`).
+pub fn thread_fence_block() {
+    with("thread_fence_block()", |_| fence(Ordering::SeqCst));
+}
+
+/// Orders the thread's memory writes as seen by the device and the host (Numba:
+/// `cuda.threadfence_system()`).
+pub fn thread_fence_system() {
+    with("thread_fence_system()", |_| fence(Ordering::SeqCst));
+}
+
+/// Threads per warp (Numba: `cuda.warpsize`). The lanes of a warp are 32 consecutive
+/// threads of the block in linear order (`x` fastest, then `y`, then `z`).
+pub const WARP_SIZE: u32 = WARP;
+
+/// The thread's lane in its warp, 0..32 (Numba: `cuda.laneid`).
+pub fn lane_id() -> u32 {
+    with("lane_id()", |c| c.lane())
+}
+
+/// The lanes of the warp that are running (Numba: `cuda.activemask()`). In the simulator:
+/// the lanes that exist and have not returned.
+pub fn active_mask() -> u32 {
+    with("active_mask()", |c| c.warp().alive())
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A value warp shuffles exchange: the 32- and 64-bit integers and floats.
+pub trait WarpValue: Scalar + sealed::Sealed {}
+
+macro_rules! warp_values {
+    ($($t:ty)*) => {$(
+        impl sealed::Sealed for $t {}
+        impl WarpValue for $t {}
+    )*};
+}
+
+warp_values!(i32 u32 i64 u64 f32 f64);
+
+/// Every lane of `mask` exchanges `value`; the value of lane `source(lane)`, or the
+/// lane's own value where `source` gives none.
+#[track_caller]
+fn shuffle<T: WarpValue>(op: &str, mask: u32, value: T, source: impl FnOnce(u32) -> Option<u32>) -> T {
+    with(op, |c| {
+        let lane = c.lane();
+        let all = c.warp().exchange(op, lane, mask, value.to_bits(), false);
+        match source(lane) {
+            Some(src) if src < WARP => {
+                if mask & (1 << src) == 0 {
+                    panic!("gpu::{op}: lane {lane} reads lane {src}, which is not in the mask {mask:#010x}");
+                }
+                T::from_bits(all.values[src as usize])
+            }
+            _ => value,
+        }
+    })
+}
+
+/// The `value` of lane `src_lane` (Numba: `cuda.shfl_sync(mask, value, src_lane)`). Every
+/// lane of `mask` must call it; the caller must be in `mask`, and so must `src_lane`.
+#[track_caller]
+pub fn shfl_sync<T: WarpValue>(mask: u32, value: T, src_lane: u32) -> T {
+    shuffle("shfl_sync()", mask, value, |_| Some(src_lane % WARP))
+}
+
+/// The `value` of lane `lane - delta`, or the own value for lanes below `delta` (Numba:
+/// `cuda.shfl_up_sync`).
+#[track_caller]
+pub fn shfl_up_sync<T: WarpValue>(mask: u32, value: T, delta: u32) -> T {
+    shuffle("shfl_up_sync()", mask, value, |lane| lane.checked_sub(delta))
+}
+
+/// The `value` of lane `lane + delta`, or the own value past the warp's end (Numba:
+/// `cuda.shfl_down_sync`).
+#[track_caller]
+pub fn shfl_down_sync<T: WarpValue>(mask: u32, value: T, delta: u32) -> T {
+    shuffle("shfl_down_sync()", mask, value, |lane| lane.checked_add(delta))
+}
+
+/// The `value` of lane `lane ^ lane_mask` (Numba: `cuda.shfl_xor_sync`): the butterfly
+/// of a warp reduction.
+#[track_caller]
+pub fn shfl_xor_sync<T: WarpValue>(mask: u32, value: T, lane_mask: u32) -> T {
+    shuffle("shfl_xor_sync()", mask, value, |lane| Some(lane ^ lane_mask))
+}
+
+/// The lanes of `mask` whose `pred` is true, as bits (Numba: `cuda.ballot_sync`).
+#[track_caller]
+pub fn ballot_sync(mask: u32, pred: bool) -> u32 {
+    with("ballot_sync()", |c| c.warp().exchange("ballot_sync()", c.lane(), mask, 0, pred).preds)
+}
+
+/// Whether `pred` is true on every lane of `mask` (Numba: `cuda.all_sync`).
+#[track_caller]
+pub fn all_sync(mask: u32, pred: bool) -> bool {
+    with("all_sync()", |c| c.warp().exchange("all_sync()", c.lane(), mask, 0, pred).preds == mask)
+}
+
+/// Whether `pred` is true on any lane of `mask` (Numba: `cuda.any_sync`).
+#[track_caller]
+pub fn any_sync(mask: u32, pred: bool) -> bool {
+    with("any_sync()", |c| c.warp().exchange("any_sync()", c.lane(), mask, 0, pred).preds != 0)
+}
+
+/// A block-wide array of `N` elements in shared memory (Numba:
+/// `cuda.shared.array(N, dtype)`): every thread of the block that reaches this call site
+/// gets the same array. On the GPU its contents start undefined; the simulator zeroes it.
+#[track_caller]
+pub fn shared<T: SimScalar, const N: usize>() -> Shared<T, N> {
+    let site = Location::caller();
+    with("shared()", |c| c.state.static_shared::<T, _>(site, N, 1, |cells| Shared::from_cells(cells, c.state.id)))
+}
+
+/// A block-wide `R` × `C` array in shared memory, indexed with `(row, col)` (Numba:
+/// `cuda.shared.array((R, C), dtype)`). Zeroed in the simulator, undefined on the GPU.
+#[track_caller]
+pub fn shared_2d<T: SimScalar, const R: usize, const C: usize>() -> Shared2d<T, R, C> {
+    let site = Location::caller();
+    with("shared_2d()", |c| c.state.static_shared::<T, _>(site, R, C, |cells| Shared2d::from_cells(cells, c.state.id)))
+}
+
+/// The launch's dynamic shared memory (`LaunchConfig::shared_bytes`) viewed as `T`:
+/// `bytes / size_of::<T>()` elements (Numba: `cuda.shared.array(0, dtype)`). Zeroed in
+/// the simulator, undefined on the GPU. In the simulator each element type gets its own
+/// view: writes through a view of one type are not seen through a view of another.
+pub fn dynamic_shared<T: SimScalar>() -> SharedSlice<T> {
+    with("dynamic_shared()", |c| c.state.dynamic_shared::<T, _>(|cells| SharedSlice::from_cells(cells, c.state.id)))
+}

@@ -1,0 +1,334 @@
+//! The state of one simulated block, and each simulated thread's view of where it is.
+//!
+//! A block's threads share its [`BlockState`]: the barrier of `sync_threads`, one
+//! rendezvous per warp for the warp operations, and its shared memory. Only live threads
+//! count: a thread that returns or panics leaves the barrier and its warp, so the others
+//! do not wait for it forever.
+
+use std::any::{Any, TypeId};
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::panic::Location;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use super::memory::{AtomicBits, SimScalar};
+use crate::grid::Dim3;
+
+/// Lanes per warp.
+pub(crate) const WARP: u32 = 32;
+
+thread_local! {
+    static CONTEXT: RefCell<Option<ThreadContext>> = const { RefCell::new(None) };
+    /// The id of the block this thread runs in (0: none), read on every shared access.
+    static BLOCK: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Where a simulated thread is, and its block's shared state.
+pub(crate) struct ThreadContext {
+    pub(crate) thread: Dim3,
+    pub(crate) block: Dim3,
+    pub(crate) block_dim: Dim3,
+    pub(crate) grid_dim: Dim3,
+    /// `x + y * block_dim.x + z * block_dim.x * block_dim.y`.
+    pub(crate) linear: u32,
+    pub(crate) state: Arc<BlockState>,
+}
+
+impl ThreadContext {
+    pub(crate) fn lane(&self) -> u32 {
+        self.linear % WARP
+    }
+
+    pub(crate) fn warp(&self) -> &Warp {
+        &self.state.warps[(self.linear / WARP) as usize]
+    }
+}
+
+/// Sets this thread's context for the duration of a simulated thread.
+pub(crate) fn enter(ctx: ThreadContext) {
+    BLOCK.with(|b| b.set(ctx.state.id));
+    CONTEXT.with(|c| *c.borrow_mut() = Some(ctx));
+}
+
+pub(crate) fn leave() {
+    BLOCK.with(|b| b.set(0));
+    CONTEXT.with(|c| *c.borrow_mut() = None);
+}
+
+/// The block this thread runs in, if it is a simulated thread.
+pub(crate) fn current_block() -> Option<u64> {
+    Some(BLOCK.with(Cell::get)).filter(|&b| b != 0)
+}
+
+/// `f` of this thread's context; outside a simulated kernel, a panic naming `builtin`.
+#[track_caller]
+pub(crate) fn with<R>(builtin: &str, f: impl FnOnce(&ThreadContext) -> R) -> R {
+    CONTEXT.with(|c| match c.borrow().as_ref() {
+        Some(ctx) => f(ctx),
+        None => panic!(
+            "gpu::{builtin} was called outside a kernel: the GPU built-ins work only inside a \
+             #[kernel] function, on the GPU or in its simulator"
+        ),
+    })
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A thread that panicked while holding the lock left the state consistent (every
+    // update is completed before anything can panic), so the poison is ignored.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// What `sync_threads_count/and/or` reduce over the block's live threads.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Votes {
+    pub(crate) count: u32,
+    pub(crate) all: bool,
+    pub(crate) any: bool,
+}
+
+impl Votes {
+    const NONE: Votes = Votes { count: 0, all: true, any: false };
+}
+
+struct Barrier {
+    /// Threads that have neither returned nor panicked.
+    live: u32,
+    arrived: u32,
+    votes: Votes,
+    /// Bumped each time the barrier opens; the votes of the round it closed.
+    generation: u64,
+    result: Votes,
+}
+
+impl Barrier {
+    fn open(&mut self) {
+        self.result = self.votes;
+        self.votes = Votes::NONE;
+        self.arrived = 0;
+        self.generation += 1;
+    }
+}
+
+/// One round of a warp operation: the lanes of `mask` that have arrived, with their values.
+struct Round {
+    id: u64,
+    mask: u32,
+    arrived: u32,
+    values: [u64; WARP as usize],
+    preds: u32,
+}
+
+/// A completed round, kept until each of its lanes has read it.
+struct Done {
+    id: u64,
+    values: [u64; WARP as usize],
+    preds: u32,
+    unread: u32,
+}
+
+struct WarpState {
+    /// Lanes that exist and have neither returned nor panicked.
+    alive: u32,
+    open: Vec<Round>,
+    done: Vec<Done>,
+    next_id: u64,
+}
+
+pub(crate) struct Warp {
+    state: Mutex<WarpState>,
+    changed: Condvar,
+}
+
+/// The values and predicates of the lanes of one warp operation, indexed by lane.
+pub(crate) struct Exchange {
+    pub(crate) values: [u64; WARP as usize],
+    pub(crate) preds: u32,
+}
+
+impl Warp {
+    /// The lanes that are alive.
+    pub(crate) fn alive(&self) -> u32 {
+        lock(&self.state).alive
+    }
+
+    /// Waits until every lane of `mask` has called the same warp operation (with the same
+    /// mask), then returns every lane's value and predicate. `lane` must be in `mask`; a
+    /// lane of the mask that has exited (or does not exist) is a panic, not a hang.
+    #[track_caller]
+    pub(crate) fn exchange(&self, op: &str, lane: u32, mask: u32, value: u64, pred: bool) -> Exchange {
+        let bit = 1u32 << lane;
+        if mask & bit == 0 {
+            panic!("gpu::{op}: lane {lane} is not in the mask {mask:#010x} it passes");
+        }
+        let mut w = lock(&self.state);
+        let joined = w.open.iter().position(|r| r.mask == mask && r.arrived & bit == 0);
+        let index = match joined {
+            Some(i) => i,
+            None => {
+                let id = w.next_id;
+                w.next_id += 1;
+                w.open.push(Round { id, mask, arrived: 0, values: [0; WARP as usize], preds: 0 });
+                w.open.len() - 1
+            }
+        };
+        let round = &mut w.open[index];
+        let id = round.id;
+        round.arrived |= bit;
+        round.values[lane as usize] = value;
+        round.preds |= u32::from(pred) << lane;
+        if round.arrived == mask {
+            let r = w.open.swap_remove(index);
+            w.done.push(Done { id, values: r.values, preds: r.preds, unread: mask });
+            self.changed.notify_all();
+        }
+        loop {
+            if let Some(i) = w.done.iter().position(|d| d.id == id) {
+                let d = &mut w.done[i];
+                let out = Exchange { values: d.values, preds: d.preds };
+                d.unread &= !bit;
+                if d.unread == 0 {
+                    w.done.swap_remove(i);
+                }
+                return out;
+            }
+            let alive = w.alive;
+            let arrived = w.open.iter().find(|r| r.id == id).map_or(mask, |r| r.arrived);
+            let missing = mask & !arrived & !alive;
+            if missing != 0 {
+                drop(w);
+                panic!(
+                    "gpu::{op}: lane {} named in the mask {mask:#010x} has exited or does not exist, \
+                     so the warp operation cannot complete",
+                    missing.trailing_zeros()
+                );
+            }
+            w = self.changed.wait(w).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    fn exit(&self, lane: u32) {
+        lock(&self.state).alive &= !(1 << lane);
+        self.changed.notify_all();
+    }
+}
+
+/// Where a shared array comes from: its call site, element type and shape; or the
+/// dynamic shared memory viewed as one element type.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum SharedKey {
+    Static { site: &'static Location<'static>, ty: TypeId, rows: usize, cols: usize },
+    Dynamic { ty: TypeId },
+}
+
+/// Zeroed cells of one shared array, boxed so that they never move.
+type Cells<T> = Box<[<T as SimScalar>::Atomic]>;
+
+/// What the threads of one block share.
+pub(crate) struct BlockState {
+    /// Unique over the process (never 0): shared array handles check it.
+    pub(crate) id: u64,
+    barrier: Mutex<Barrier>,
+    opened: Condvar,
+    warps: Vec<Warp>,
+    shared: Mutex<HashMap<SharedKey, Box<dyn Any + Send + Sync>>>,
+    dynamic_bytes: usize,
+}
+
+impl BlockState {
+    pub(crate) fn new(threads: u32, dynamic_bytes: usize) -> BlockState {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let warps = (0..threads.div_ceil(WARP))
+            .map(|w| {
+                let lanes = (threads - w * WARP).min(WARP);
+                let alive = if lanes == WARP { u32::MAX } else { (1 << lanes) - 1 };
+                Warp {
+                    state: Mutex::new(WarpState { alive, open: Vec::new(), done: Vec::new(), next_id: 0 }),
+                    changed: Condvar::new(),
+                }
+            })
+            .collect();
+        BlockState {
+            id: NEXT.fetch_add(1, Ordering::Relaxed),
+            barrier: Mutex::new(Barrier {
+                live: threads,
+                arrived: 0,
+                votes: Votes::NONE,
+                generation: 0,
+                result: Votes::NONE,
+            }),
+            opened: Condvar::new(),
+            warps,
+            shared: Mutex::new(HashMap::new()),
+            dynamic_bytes,
+        }
+    }
+
+    /// `sync_threads`: waits until every live thread of the block has arrived, and
+    /// returns the votes of all of them.
+    pub(crate) fn sync(&self, pred: bool) -> Votes {
+        let mut b = lock(&self.barrier);
+        b.arrived += 1;
+        b.votes.count += u32::from(pred);
+        b.votes.all &= pred;
+        b.votes.any |= pred;
+        if b.arrived >= b.live {
+            b.open();
+            self.opened.notify_all();
+            return b.result;
+        }
+        let generation = b.generation;
+        while b.generation == generation {
+            b = self.opened.wait(b).unwrap_or_else(|p| p.into_inner());
+        }
+        // No new round can open before this thread arrives at it, so `result` is still
+        // this round's.
+        b.result
+    }
+
+    /// Thread `linear` has returned or panicked: it no longer counts at the barrier or in
+    /// its warp.
+    pub(crate) fn exit(&self, linear: u32) {
+        {
+            let mut b = lock(&self.barrier);
+            b.live -= 1;
+            if b.arrived > 0 && b.arrived >= b.live {
+                b.open();
+                self.opened.notify_all();
+            }
+        }
+        self.warps[(linear / WARP) as usize].exit(linear % WARP);
+    }
+
+    /// The cells of a shared array (`rows * cols` elements, zeroed when first asked
+    /// for), with `f` applied to them while the registry is locked.
+    fn cells<T: SimScalar, R>(&self, key: SharedKey, len: usize, f: impl FnOnce(&[T::Atomic]) -> R) -> R {
+        let mut shared = lock(&self.shared);
+        let entry =
+            shared.entry(key).or_insert_with(|| Box::new((0..len).map(|_| T::Atomic::new(0)).collect::<Cells<T>>()));
+        match entry.downcast_ref::<Cells<T>>() {
+            Some(cells) => f(cells),
+            // The key holds the element type.
+            None => unreachable!("a shared array's key names its element type"),
+        }
+    }
+
+    /// The cells of the static shared array declared at `site` with `rows * cols`
+    /// elements of `T`.
+    pub(crate) fn static_shared<T: SimScalar, R>(
+        &self,
+        site: &'static Location<'static>,
+        rows: usize,
+        cols: usize,
+        f: impl FnOnce(&[T::Atomic]) -> R,
+    ) -> R {
+        let key = SharedKey::Static { site, ty: TypeId::of::<T>(), rows, cols };
+        self.cells::<T, R>(key, rows * cols, f)
+    }
+
+    /// The cells of the dynamic shared memory viewed as `T` (`bytes / size_of::<T>()`).
+    pub(crate) fn dynamic_shared<T: SimScalar, R>(&self, f: impl FnOnce(&[T::Atomic]) -> R) -> R {
+        let len = self.dynamic_bytes / size_of::<T>();
+        self.cells::<T, R>(SharedKey::Dynamic { ty: TypeId::of::<T>() }, len, f)
+    }
+}

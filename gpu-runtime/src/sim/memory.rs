@@ -1,0 +1,438 @@
+//! Memory as simulated threads share it: every element that more than one thread can
+//! reach (a `&mut [T]` kernel parameter, a shared array) is an atomic of the element's
+//! size, read and written with relaxed loads and stores, so concurrent threads race as
+//! they do on the GPU (one of the written values wins) without undefined behaviour. No
+//! `&T` into such memory is ever handed out: the simulator copy of a kernel reads and
+//! writes through [`Load`], [`StoreLocal`] and [`StoreShared`].
+
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
+
+use super::context::current_block;
+use crate::scalar::Scalar;
+
+/// An atomic integer that holds one element's bytes (the low bytes of a `u64`, as
+/// [`Scalar::to_bits`] puts them).
+#[doc(hidden)]
+pub trait AtomicBits: Send + Sync + 'static {
+    fn new(bits: u64) -> Self;
+    fn load(&self) -> u64;
+    fn store(&self, bits: u64);
+    /// Replaces `current` with `new`; the value found either way.
+    fn compare_exchange(&self, current: u64, new: u64) -> Result<u64, u64>;
+}
+
+macro_rules! atomic_bits {
+    ($($a:ty => $t:ty;)*) => {$(
+        impl AtomicBits for $a {
+            fn new(bits: u64) -> Self {
+                <$a>::new(bits as $t)
+            }
+            fn load(&self) -> u64 {
+                <$a>::load(self, Relaxed) as u64
+            }
+            fn store(&self, bits: u64) {
+                <$a>::store(self, bits as $t, Relaxed)
+            }
+            fn compare_exchange(&self, current: u64, new: u64) -> Result<u64, u64> {
+                <$a>::compare_exchange(self, current as $t, new as $t, Relaxed, Relaxed)
+                    .map(|v| v as u64)
+                    .map_err(|v| v as u64)
+            }
+        }
+    )*};
+}
+
+atomic_bits! {
+    AtomicU8 => u8;
+    AtomicU16 => u16;
+    AtomicU32 => u32;
+    AtomicU64 => u64;
+    AtomicUsize => usize;
+}
+
+/// An element type of memory that simulated threads share: every [`Scalar`], each
+/// stored as the atomic integer of its size.
+pub trait SimScalar: Scalar {
+    #[doc(hidden)]
+    type Atomic: AtomicBits;
+}
+
+macro_rules! sim_scalar {
+    ($($t:ty => $a:ty;)*) => {$(
+        impl SimScalar for $t {
+            type Atomic = $a;
+        }
+    )*};
+}
+
+sim_scalar! {
+    bool => AtomicU8;
+    i8 => AtomicU8;
+    u8 => AtomicU8;
+    i16 => AtomicU16;
+    u16 => AtomicU16;
+    i32 => AtomicU32;
+    u32 => AtomicU32;
+    f32 => AtomicU32;
+    i64 => AtomicU64;
+    u64 => AtomicU64;
+    f64 => AtomicU64;
+    isize => AtomicUsize;
+    usize => AtomicUsize;
+}
+
+pub(crate) fn load<T: SimScalar>(cell: &T::Atomic) -> T {
+    T::from_bits(cell.load())
+}
+
+pub(crate) fn store<T: SimScalar>(cell: &T::Atomic, v: T) {
+    cell.store(v.to_bits())
+}
+
+/// Panics as Rust's slice indexing does when `index` is not below `len`.
+#[track_caller]
+#[inline]
+fn check(index: usize, len: usize) {
+    if index >= len {
+        panic!("index out of bounds: the len is {len} but the index is {index}");
+    }
+}
+
+/// `x[i]` in the simulator copy of a kernel: the element at `i` (`(row, col)` for a 2-D
+/// shared array), or Rust's index-out-of-bounds panic.
+pub trait Load<I> {
+    type Elem;
+    #[track_caller]
+    fn __gpu_load(&self, i: I) -> Self::Elem;
+}
+
+/// `x[i] = v` on memory the thread owns (a local array).
+pub trait StoreLocal<I>: Load<I> {
+    #[track_caller]
+    fn __gpu_store(&mut self, i: I, v: Self::Elem);
+}
+
+/// `x[i] = v` on memory threads share (a `&mut [T]` parameter, a shared array): through
+/// `&self`, since every thread holds a copy of the handle.
+pub trait StoreShared<I>: Load<I> {
+    #[track_caller]
+    fn __gpu_store(&self, i: I, v: Self::Elem);
+}
+
+impl<T: Copy> Load<usize> for [T] {
+    type Elem = T;
+    #[inline]
+    fn __gpu_load(&self, i: usize) -> T {
+        check(i, self.len());
+        self[i]
+    }
+}
+
+impl<T: Copy> StoreLocal<usize> for [T] {
+    #[inline]
+    fn __gpu_store(&mut self, i: usize, v: T) {
+        check(i, self.len());
+        self[i] = v;
+    }
+}
+
+impl<T: Copy, const N: usize> Load<usize> for [T; N] {
+    type Elem = T;
+    #[inline]
+    fn __gpu_load(&self, i: usize) -> T {
+        check(i, N);
+        self[i]
+    }
+}
+
+impl<T: Copy, const N: usize> StoreLocal<usize> for [T; N] {
+    #[inline]
+    fn __gpu_store(&mut self, i: usize, v: T) {
+        check(i, N);
+        self[i] = v;
+    }
+}
+
+/// A `&mut [T]` kernel parameter in the simulator: one slice that every thread of the
+/// launch reads and writes (relaxed atomics, so races are the GPU's races, never
+/// undefined behaviour). It borrows the slice for the run; the results are in the slice
+/// when [`super::run`] returns.
+pub struct SliceMut<'a, T: SimScalar> {
+    cells: &'a [T::Atomic],
+}
+
+impl<T: SimScalar> Clone for SliceMut<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: SimScalar> Copy for SliceMut<'_, T> {}
+
+impl<T: SimScalar> std::fmt::Debug for SliceMut<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SliceMut<{}>[{}]", T::NAME, self.cells.len())
+    }
+}
+
+impl<'a, T: SimScalar> SliceMut<'a, T> {
+    pub fn new(slice: &'a mut [T]) -> SliceMut<'a, T> {
+        const {
+            assert!(size_of::<T>() == size_of::<T::Atomic>());
+            assert!(align_of::<T>() == align_of::<T::Atomic>());
+        }
+        let (ptr, len) = (slice.as_mut_ptr(), slice.len());
+        // SAFETY: `slice` is borrowed exclusively for `'a`, so nothing else reads or writes
+        // it meanwhile; `T::Atomic` is the atomic integer of `T`'s size and alignment
+        // (asserted above), which has the same in-memory representation as that integer,
+        // and every `T` here is plain data whose bytes are a valid integer. Through the
+        // atomics only bytes of valid `T`s are stored (`Scalar::to_bits` of a `T`).
+        let cells = unsafe { std::slice::from_raw_parts(ptr.cast::<T::Atomic>(), len) };
+        SliceMut { cells }
+    }
+
+    pub fn len(&self) -> usize {
+        self.cells.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.cells.is_empty()
+    }
+
+    #[track_caller]
+    pub(crate) fn cell(&self, i: usize) -> &'a T::Atomic {
+        check(i, self.cells.len());
+        &self.cells[i]
+    }
+}
+
+impl<T: SimScalar> Load<usize> for SliceMut<'_, T> {
+    type Elem = T;
+    #[inline]
+    fn __gpu_load(&self, i: usize) -> T {
+        load::<T>(self.cell(i))
+    }
+}
+
+impl<T: SimScalar> StoreShared<usize> for SliceMut<'_, T> {
+    #[inline]
+    fn __gpu_store(&self, i: usize, v: T) {
+        store(self.cell(i), v)
+    }
+}
+
+/// Shared memory of the block a handle was made in: `len` atomics at `ptr`, owned by that
+/// block's state (`context.rs`), which outlives every thread of the block.
+struct SharedCells<T: SimScalar> {
+    ptr: *const T::Atomic,
+    len: usize,
+    /// The block whose state owns the cells.
+    block: u64,
+    _t: PhantomData<T>,
+}
+
+impl<T: SimScalar> Clone for SharedCells<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: SimScalar> Copy for SharedCells<T> {}
+
+impl<T: SimScalar> SharedCells<T> {
+    pub(crate) fn new(cells: &[T::Atomic], block: u64) -> SharedCells<T> {
+        SharedCells { ptr: cells.as_ptr(), len: cells.len(), block, _t: PhantomData }
+    }
+
+    #[track_caller]
+    fn cell(&self, i: usize) -> &T::Atomic {
+        if current_block() != Some(self.block) {
+            panic!("a shared array was used outside the block that made it (shared memory lives as long as its block)");
+        }
+        check(i, self.len);
+        // SAFETY: the calling thread runs in block `self.block` (checked above), whose
+        // state owns the `len` cells at `ptr` (boxed, never moved or freed while the block
+        // runs) and is kept alive by this thread's context; `i < len`.
+        unsafe { &*self.ptr.add(i) }
+    }
+}
+
+/// A block-wide array of `N` elements in shared memory ([`crate::gpu::shared`]).
+pub struct Shared<T: SimScalar, const N: usize> {
+    cells: SharedCells<T>,
+}
+
+/// A block-wide `R` × `C` array in shared memory, indexed with `(row, col)`
+/// ([`crate::gpu::shared_2d`]).
+pub struct Shared2d<T: SimScalar, const R: usize, const C: usize> {
+    cells: SharedCells<T>,
+}
+
+/// The launch's dynamic shared memory viewed as elements of `T`
+/// ([`crate::gpu::dynamic_shared`]).
+pub struct SharedSlice<T: SimScalar> {
+    cells: SharedCells<T>,
+}
+
+impl<T: SimScalar, const N: usize> std::fmt::Debug for Shared<T, N> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Shared<{}, {N}>", T::NAME)
+    }
+}
+
+impl<T: SimScalar, const R: usize, const C: usize> std::fmt::Debug for Shared2d<T, R, C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Shared2d<{}, {R}, {C}>", T::NAME)
+    }
+}
+
+impl<T: SimScalar> std::fmt::Debug for SharedSlice<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SharedSlice<{}>[{}]", T::NAME, self.cells.len)
+    }
+}
+
+impl<T: SimScalar, const N: usize> Clone for Shared<T, N> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: SimScalar, const N: usize> Copy for Shared<T, N> {}
+impl<T: SimScalar, const R: usize, const C: usize> Clone for Shared2d<T, R, C> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: SimScalar, const R: usize, const C: usize> Copy for Shared2d<T, R, C> {}
+impl<T: SimScalar> Clone for SharedSlice<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: SimScalar> Copy for SharedSlice<T> {}
+
+impl<T: SimScalar, const N: usize> Shared<T, N> {
+    pub(crate) fn from_cells(cells: &[T::Atomic], block: u64) -> Self {
+        Shared { cells: SharedCells::new(cells, block) }
+    }
+
+    pub const fn len(&self) -> usize {
+        N
+    }
+
+    pub const fn is_empty(&self) -> bool {
+        N == 0
+    }
+}
+
+impl<T: SimScalar, const R: usize, const C: usize> Shared2d<T, R, C> {
+    pub(crate) fn from_cells(cells: &[T::Atomic], block: u64) -> Self {
+        Shared2d { cells: SharedCells::new(cells, block) }
+    }
+
+    /// All elements, `R * C`.
+    pub const fn len(&self) -> usize {
+        R * C
+    }
+
+    pub const fn is_empty(&self) -> bool {
+        R * C == 0
+    }
+
+    pub const fn rows(&self) -> usize {
+        R
+    }
+
+    pub const fn cols(&self) -> usize {
+        C
+    }
+
+    /// The flat index of `(row, col)`, each checked as indexing `[[T; C]; R]` checks it.
+    #[track_caller]
+    pub(crate) fn flat(&self, (row, col): (usize, usize)) -> usize {
+        check(row, R);
+        check(col, C);
+        row * C + col
+    }
+}
+
+impl<T: SimScalar> SharedSlice<T> {
+    pub(crate) fn from_cells(cells: &[T::Atomic], block: u64) -> Self {
+        SharedSlice { cells: SharedCells::new(cells, block) }
+    }
+
+    pub fn len(&self) -> usize {
+        self.cells.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.cells.len == 0
+    }
+}
+
+/// The cell an index names in a shared array or a `&mut` parameter: what [`Load`],
+/// [`StoreShared`] and the atomics work on.
+#[doc(hidden)]
+pub trait Cells<I> {
+    type Elem: SimScalar;
+    #[track_caller]
+    fn __cell(&self, i: I) -> &<Self::Elem as SimScalar>::Atomic;
+}
+
+impl<T: SimScalar> Cells<usize> for SliceMut<'_, T> {
+    type Elem = T;
+    fn __cell(&self, i: usize) -> &T::Atomic {
+        self.cell(i)
+    }
+}
+
+impl<T: SimScalar, const N: usize> Cells<usize> for Shared<T, N> {
+    type Elem = T;
+    fn __cell(&self, i: usize) -> &T::Atomic {
+        self.cells.cell(i)
+    }
+}
+
+impl<T: SimScalar, const R: usize, const C: usize> Cells<(usize, usize)> for Shared2d<T, R, C> {
+    type Elem = T;
+    fn __cell(&self, i: (usize, usize)) -> &T::Atomic {
+        self.cells.cell(self.flat(i))
+    }
+}
+
+impl<T: SimScalar> Cells<usize> for SharedSlice<T> {
+    type Elem = T;
+    fn __cell(&self, i: usize) -> &T::Atomic {
+        self.cells.cell(i)
+    }
+}
+
+impl<I, A: Cells<I> + ?Sized> Cells<I> for &A {
+    type Elem = A::Elem;
+    fn __cell(&self, i: I) -> &<A::Elem as SimScalar>::Atomic {
+        (**self).__cell(i)
+    }
+}
+
+macro_rules! shared_access {
+    ($(impl[$($g:tt)*] $ty:ty, $i:ty;)*) => {$(
+        impl<T: SimScalar, $($g)*> Load<$i> for $ty {
+            type Elem = T;
+            #[inline]
+            fn __gpu_load(&self, i: $i) -> T {
+                load::<T>(self.__cell(i))
+            }
+        }
+        impl<T: SimScalar, $($g)*> StoreShared<$i> for $ty {
+            #[inline]
+            fn __gpu_store(&self, i: $i, v: T) {
+                store(self.__cell(i), v)
+            }
+        }
+    )*};
+}
+
+shared_access! {
+    impl[const N: usize] Shared<T, N>, usize;
+    impl[const R: usize, const C: usize] Shared2d<T, R, C>, (usize, usize);
+    impl[] SharedSlice<T>, usize;
+}

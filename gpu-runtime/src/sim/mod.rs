@@ -1,0 +1,22 @@
+//! Layer 4, the simulator: every `#[kernel]` also runs on the host (Numba's CUDA
+//! simulator), so that kernels can be tested without a GPU. The macro generates a copy
+//! of the kernel's body whose indexing goes through [`Load`], [`StoreLocal`] and
+//! [`StoreShared`] (so no `&T` into memory that other threads write is ever made), whose
+//! `&mut [T]` parameters are [`SliceMut`]s, and which calls the built-ins of
+//! [`crate::gpu`] as plain Rust functions; [`run`] runs it on every thread of a grid.
+//!
+//! What differs from the GPU: blocks run one after another; shared memory starts zeroed
+//! (undefined on the GPU); each element type's view of the dynamic shared memory is its
+//! own; a warp operation whose mask names a lane that has exited panics (undefined
+//! behaviour on the GPU).
+
+pub(crate) mod atomic;
+pub(crate) mod builtins;
+mod context;
+mod memory;
+mod run;
+
+pub use memory::{
+    AtomicBits, Cells, Load, Shared, Shared2d, SharedSlice, SimScalar, SliceMut, StoreLocal, StoreShared,
+};
+pub use run::run;
