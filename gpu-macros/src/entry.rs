@@ -69,7 +69,7 @@ pub fn vectorize_resume(input: TokenStream) -> TokenStream {
 /// The last step of a chain, whose payload is `head [keys…] fn …`: every callee's closure
 /// has arrived; `finish` gets the head, the function, its callees, their definitions, and
 /// the errors of calls the closures show to be wrong.
-fn resume<H>(
+pub(crate) fn resume<H>(
     input: TokenStream,
     head: impl Fn(syn::parse::ParseStream) -> syn::Result<H>,
     finish: impl FnOnce(H, &syn::ItemFn, Vec<(String, String)>, Vec<chain::Entry>, Option<syn::Error>) -> TokenStream,

@@ -7,6 +7,7 @@ mod api;
 mod chain;
 mod cpu;
 mod entry;
+mod explicit;
 mod gpu;
 mod host;
 mod kernel;
@@ -30,6 +31,21 @@ pub fn vectorize(args: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn device(args: TokenStream, item: TokenStream) -> TokenStream {
     entry::device(args.into(), item.into()).into()
+}
+
+/// Compiles an explicit GPU kernel (Numba's `@cuda.jit`) at build time and generates
+/// `name::launch`, `name::launch_with`, `name::simulate` and `name::simulate_with` (see the
+/// `gpu_runtime` crate documentation).
+#[proc_macro_attribute]
+pub fn kernel(args: TokenStream, item: TokenStream) -> TokenStream {
+    explicit::kernel(args.into(), item.into()).into()
+}
+
+/// The last step of `#[kernel]` when the kernel calls device functions.
+#[doc(hidden)]
+#[proc_macro]
+pub fn __kernel_resume(input: TokenStream) -> TokenStream {
+    explicit::kernel_resume(input.into()).into()
 }
 
 /// The last step of `#[vectorize]` when the function calls device functions.

@@ -62,8 +62,8 @@ pub use driver::{
 pub use error::{Error, Result};
 pub use float::Float;
 #[doc(hidden)]
-pub use gpu_macros::{__device_define, __vectorize_resume};
-pub use gpu_macros::{device, vectorize};
+pub use gpu_macros::{__device_define, __kernel_resume, __vectorize_resume};
+pub use gpu_macros::{device, kernel, vectorize};
 pub use launch::{LaunchConfig, Pending};
 pub use scalar::Scalar;
 pub use special::SpecialMath;

@@ -1,0 +1,358 @@
+//! `#[kernel]`: an explicit kernel (Numba's `@cuda.jit`). The function is compiled for the
+//! GPU by `ptx-codegen` (with the `#[device]` functions it calls, fetched as for
+//! `#[vectorize]`, see `chain`), and replaced by a module of the same name:
+//!
+//! - `name::launch(grid, block, args…)`: runs it on the GPU and waits;
+//! - `name::launch_with(&LaunchConfig, args…)`: with dynamic shared memory, a stream or a
+//!   device; returns a `Pending`;
+//! - `name::simulate(grid, block, args…)` and `name::simulate_with`: runs it on the host,
+//!   the threads of a block concurrently (the simulator copy, see `simcopy`);
+//! - `name::PTX`: what was compiled.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use ptx_codegen::{ExplicitParam, ExplicitParamKind, KernelVariants, Options, Target, frontend};
+
+use crate::chain;
+use crate::signature::scalar_tokens;
+use crate::simcopy;
+use crate::source::{Surroundings, associated_error};
+
+pub fn kernel(args: TokenStream, item: TokenStream) -> TokenStream {
+    let func: syn::ItemFn = match syn::parse2(item.clone()) {
+        Ok(f) => f,
+        Err(e) => {
+            let msg = syn::Error::new(e.span(), "`#[kernel]` applies to a function: `fn k(x: &[f32], y: &mut [f32]) { … }`");
+            let error = msg.to_compile_error();
+            return quote! { #error #item };
+        }
+    };
+    let surroundings = Surroundings::of(&func);
+    if surroundings.as_ref().is_some_and(Surroundings::is_associated) {
+        let error = associated_error(&func, "#[kernel]").to_compile_error();
+        return quote! { #error #item };
+    }
+    let (paths, keys) = chain::callees_of(&func);
+    if paths.is_empty() {
+        return finish_kernel(args, &func, Vec::new(), Vec::new(), None);
+    }
+    let calls = surroundings.and_then(|s| s.call_errors(&paths, "kernel"));
+    if let Some(e) = calls {
+        return finish_kernel(args, &func, Vec::new(), Vec::new(), Some(e));
+    }
+    let payload = quote! { (#args) [#(#keys)*] #func };
+    chain::fetch(&paths, quote!(::gpu_runtime::__kernel_resume), payload)
+}
+
+/// The last step of `#[kernel]`'s chain: every callee's closure has arrived.
+pub fn kernel_resume(input: TokenStream) -> TokenStream {
+    crate::entry::resume(
+        input,
+        |p| {
+            let args;
+            syn::parenthesized!(args in p);
+            args.parse::<TokenStream>()
+        },
+        finish_kernel,
+    )
+}
+
+/// Compiles the kernel (unless `failed` holds its errors already) and generates its module.
+fn finish_kernel(
+    args: TokenStream,
+    func: &syn::ItemFn,
+    callees: Vec<(String, String)>,
+    entries: Vec<chain::Entry>,
+    failed: Option<syn::Error>,
+) -> TokenStream {
+    let mut errors: Vec<syn::Error> = failed.into_iter().collect();
+    let options = match Options::parse(args.clone()) {
+        Ok(o) if o.target != Target::Cuda => {
+            errors.push(syn::Error::new_spanned(
+                &args,
+                "a `#[kernel]` is compiled for the GPU (`target` is for `#[vectorize]`); \
+                 `name::simulate(…)` runs it on the host",
+            ));
+            o
+        }
+        Ok(o) if o.identity.is_some() || !o.types.is_empty() => {
+            errors.push(syn::Error::new_spanned(
+                &args,
+                "`identity` and `types` are `#[vectorize]` options; a `#[kernel]` takes `arch` and `fastmath`",
+            ));
+            o
+        }
+        Ok(o) => o,
+        Err(e) => {
+            errors.push(e);
+            Options::default()
+        }
+    };
+    if !func.sig.generics.params.is_empty() {
+        errors.push(syn::Error::new_spanned(&func.sig.generics, "a `#[kernel]` cannot be generic"));
+    }
+    let params = frontend::kernel_signature(&func.sig);
+    let helpers_ok = entries.iter().all(|e| e.ok);
+    let compiled: Option<KernelVariants> = if errors.is_empty() && helpers_ok && params.is_ok() {
+        let helpers: Vec<frontend::HelperDef> = entries.iter().map(chain::Entry::helper).collect();
+        match ptx_codegen::compile_kernel_variants(func, &callees, &helpers, &options) {
+            Ok(k) => Some(k),
+            Err(e) => {
+                errors.push(e);
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let params = match params {
+        Ok(p) => p,
+        Err(e) => {
+            errors.push(e);
+            let diagnostics: TokenStream = errors.iter().map(syn::Error::to_compile_error).collect();
+            return diagnostics;
+        }
+    };
+    let diagnostics: TokenStream = errors.iter().map(syn::Error::to_compile_error).collect();
+    let module = generate(func, &params, compiled.as_ref());
+    quote! { #diagnostics #module }
+}
+
+/// The identifiers the generated functions use for their own parameters.
+const OWN: [&str; 3] = ["grid", "block", "config"];
+
+fn generate(func: &syn::ItemFn, params: &[ExplicitParam], compiled: Option<&KernelVariants>) -> TokenStream {
+    let name = &func.sig.ident;
+    let name_str = name.to_string();
+    let vis = &func.vis;
+    let is = |a: &syn::Attribute, names: &[&str]| names.iter().any(|n| a.path().is_ident(n));
+    let mod_attrs: Vec<&syn::Attribute> =
+        func.attrs.iter().filter(|a| is(a, &["doc", "cfg", "cfg_attr", "allow", "warn", "deny", "deprecated"])).collect();
+    // The parameters as written, renamed where they would shadow the wrappers' own.
+    let idents: Vec<syn::Ident> = func
+        .sig
+        .inputs
+        .iter()
+        .enumerate()
+        .map(|(i, arg)| match arg {
+            syn::FnArg::Typed(pt) => match &*pt.pat {
+                syn::Pat::Ident(pi) if OWN.contains(&pi.ident.to_string().as_str()) => format_ident!("{}_", pi.ident),
+                syn::Pat::Ident(pi) => pi.ident.clone(),
+                _ => format_ident!("__arg{}", i),
+            },
+            syn::FnArg::Receiver(_) => format_ident!("__arg{}", i),
+        })
+        .collect();
+    let launch_params: Vec<TokenStream> = idents
+        .iter()
+        .zip(params)
+        .map(|(id, p)| match &p.kind {
+            ExplicitParamKind::Scalar(t) => {
+                let t = scalar_tokens(*t);
+                quote!(#id: #t)
+            }
+            ExplicitParamKind::Slice { elem, mutable: false } => {
+                let t = scalar_tokens(*elem);
+                quote!(#id: impl ::gpu_runtime::__private::KernelIn<'__a, #t>)
+            }
+            ExplicitParamKind::Slice { elem, mutable: true } => {
+                let t = scalar_tokens(*elem);
+                quote!(#id: impl ::gpu_runtime::__private::KernelInOut<'__a, #t>)
+            }
+        })
+        .collect();
+    let kargs: Vec<TokenStream> = idents
+        .iter()
+        .zip(params)
+        .map(|(id, p)| {
+            let pname = &p.name;
+            match &p.kind {
+                ExplicitParamKind::Scalar(_) => quote!(::gpu_runtime::__private::KArg::scalar(#id)),
+                ExplicitParamKind::Slice { mutable: false, .. } => {
+                    quote!(::gpu_runtime::__private::KArg::input(#pname, #id))
+                }
+                ExplicitParamKind::Slice { mutable: true, .. } => {
+                    quote!(::gpu_runtime::__private::KArg::output(#pname, #id))
+                }
+            }
+        })
+        .collect();
+    let sim_params: Vec<TokenStream> = idents
+        .iter()
+        .zip(params)
+        .map(|(id, p)| match &p.kind {
+            ExplicitParamKind::Scalar(t) => {
+                let t = scalar_tokens(*t);
+                quote!(#id: #t)
+            }
+            ExplicitParamKind::Slice { elem, mutable } => {
+                let t = scalar_tokens(*elem);
+                if *mutable { quote!(#id: &mut [#t]) } else { quote!(#id: &[#t]) }
+            }
+        })
+        .collect();
+    let shared_slices: Vec<TokenStream> = idents
+        .iter()
+        .zip(params)
+        .filter(|(_, p)| matches!(p.kind, ExplicitParamKind::Slice { mutable: true, .. }))
+        .map(|(id, _)| quote!(let #id = ::gpu_runtime::__private::sim::SliceMut::new(#id);))
+        .collect();
+    let spec_params: Vec<TokenStream> = params
+        .iter()
+        .map(|p| {
+            let pname = &p.name;
+            match p.kind {
+                ExplicitParamKind::Scalar(_) => quote!((#pname, ::gpu_runtime::__private::KernelParam::Scalar)),
+                ExplicitParamKind::Slice { .. } => quote!((#pname, ::gpu_runtime::__private::KernelParam::Slice)),
+            }
+        })
+        .collect();
+    let (ptx, symbol) = match compiled {
+        Some(k) => {
+            let w = &k.wrapping;
+            let ptx = match &k.checked {
+                Some(c) if c.ptx != w.ptx => {
+                    let (cp, wp) = (&c.ptx, &w.ptx);
+                    quote!(if ::core::cfg!(debug_assertions) { #cp } else { #wp })
+                }
+                _ => {
+                    let wp = &w.ptx;
+                    quote!(#wp)
+                }
+            };
+            (ptx, w.abi.symbol.clone())
+        }
+        None => (quote!(""), String::new()),
+    };
+    let simulated = simulated_fn(func, params, &idents, compiled.is_some());
+    let mod_doc = format!(
+        "The explicit kernel `{name_str}`: `{name_str}::launch(grid, block, …)` runs it on the GPU, \
+         `{name_str}::simulate(grid, block, …)` on the host."
+    );
+    quote! {
+        #[doc = #mod_doc]
+        #(#mod_attrs)*
+        #[allow(non_snake_case, clippy::too_many_arguments)]
+        #vis mod #name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            /// The PTX generated for this kernel at build time.
+            pub const PTX: &str = #ptx;
+
+            #[doc(hidden)]
+            pub static KERNEL: ::gpu_runtime::__private::ExplicitKernel =
+                ::gpu_runtime::__private::ExplicitKernel::new(::gpu_runtime::__private::ExplicitSpec {
+                    name: #name_str,
+                    symbol: #symbol,
+                    ptx: PTX,
+                    params: &[#(#spec_params),*],
+                });
+
+            /// Runs the kernel on the GPU over `grid` blocks of `block` threads and waits.
+            /// A `&mut` host slice is copied in and, when the kernel succeeds, back; device
+            /// arrays are used in place. A thread that panics (an index out of bounds, a
+            /// division by zero, …) makes it `Err(Error::ThreadFault)`.
+            pub fn launch<'__a>(
+                grid: impl ::core::convert::Into<::gpu_runtime::gpu::Dim3>,
+                block: impl ::core::convert::Into<::gpu_runtime::gpu::Dim3>,
+                #(#launch_params),*
+            ) -> ::gpu_runtime::Result<()> {
+                KERNEL.launch(&::gpu_runtime::LaunchConfig::new(grid, block), ::std::vec![#(#kargs),*])
+            }
+
+            /// Launches the kernel as `config` says (dynamic shared memory, stream, device)
+            /// and returns at once; the arguments stay borrowed until the `Pending` is waited
+            /// for.
+            pub fn launch_with<'__a>(
+                config: &::gpu_runtime::LaunchConfig,
+                #(#launch_params),*
+            ) -> ::gpu_runtime::Result<::gpu_runtime::Pending<'__a, ()>> {
+                KERNEL.launch_async(config, ::std::vec![#(#kargs),*])
+            }
+
+            /// Runs the kernel on the host, as the GPU would: blocks one after another, the
+            /// threads of a block concurrently (barriers, shared memory and atomics work).
+            pub fn simulate(
+                grid: impl ::core::convert::Into<::gpu_runtime::gpu::Dim3>,
+                block: impl ::core::convert::Into<::gpu_runtime::gpu::Dim3>,
+                #(#sim_params),*
+            ) -> ::gpu_runtime::Result<()> {
+                simulate_with(&::gpu_runtime::LaunchConfig::new(grid, block), #(#idents),*)
+            }
+
+            /// [`simulate`] as `config` says (its dynamic shared memory).
+            pub fn simulate_with(config: &::gpu_runtime::LaunchConfig, #(#sim_params),*) -> ::gpu_runtime::Result<()> {
+                #(#shared_slices)*
+                ::gpu_runtime::__private::sim::run(#name_str, config, &|| __simulated(#(#idents),*))
+            }
+
+            #simulated
+        }
+    }
+}
+
+/// The body as the simulator runs it: `&mut [T]` parameters as `SliceMut`, indexing
+/// through the simulator's traits. A body with errors is not repeated (they are reported).
+fn simulated_fn(func: &syn::ItemFn, params: &[ExplicitParam], idents: &[syn::Ident], ok: bool) -> TokenStream {
+    let mutable: Vec<bool> = func
+        .sig
+        .inputs
+        .iter()
+        .map(|arg| matches!(arg, syn::FnArg::Typed(pt) if matches!(&*pt.pat, syn::Pat::Ident(pi) if pi.mutability.is_some())))
+        .collect();
+    let inputs: Vec<TokenStream> = idents
+        .iter()
+        .zip(params)
+        .zip(&mutable)
+        .map(|((id, p), m)| match &p.kind {
+            ExplicitParamKind::Scalar(t) => {
+                let t = scalar_tokens(*t);
+                let m = m.then(|| quote!(mut));
+                quote!(#m #id: #t)
+            }
+            ExplicitParamKind::Slice { elem, mutable: false } => {
+                let t = scalar_tokens(*elem);
+                quote!(#id: &[#t])
+            }
+            ExplicitParamKind::Slice { elem, mutable: true } => {
+                let t = scalar_tokens(*elem);
+                quote!(#id: ::gpu_runtime::__private::sim::SliceMut<'_, #t>)
+            }
+        })
+        .collect();
+    let body = if ok {
+        let mut block = (*func.block).clone();
+        simcopy::rewrite_indexing(&mut block);
+        // The parameters were renamed where they clash with the wrappers' own.
+        let renames: Vec<TokenStream> = func
+            .sig
+            .inputs
+            .iter()
+            .zip(idents)
+            .filter_map(|(arg, id)| match arg {
+                syn::FnArg::Typed(pt) => match &*pt.pat {
+                    syn::Pat::Ident(pi) if pi.ident != *id => {
+                        let (orig, m) = (&pi.ident, &pi.mutability);
+                        Some(quote!(let #m #orig = #id;))
+                    }
+                    _ => None,
+                },
+                syn::FnArg::Receiver(_) => None,
+            })
+            .collect();
+        quote!({
+            #[allow(unused_imports)]
+            use ::gpu_runtime::__private::sim::{Load as _, StoreLocal as _, StoreShared as _};
+            #(#renames)*
+            #block
+        })
+    } else {
+        quote!({ ::core::unreachable!("this kernel did not compile") })
+    };
+    quote! {
+        #[allow(unused_variables, unused_mut, unused_braces, unused_unsafe, clippy::all)]
+        fn __simulated(#(#inputs),*) #body
+    }
+}

@@ -1,0 +1,146 @@
+//! Explicit kernels (`#[kernel]`) on the GPU: each kernel of `kernel_defs` against its
+//! plain loop (and the simulator), faults from the fault record, aliasing refused, device
+//! arrays in place, dynamic shared memory and streams.
+
+mod common;
+mod kernel_defs;
+
+use common::Gen;
+use gpu_runtime::{DeviceVec, Error, LaunchConfig, default_device};
+use kernel_defs::*;
+
+fn floats(n: usize, seed: u64) -> Vec<f32> {
+    let mut g = Gen::new(seed);
+    (0..n).map(|_| g.f64_in(-1.0, 1.0) as f32).collect()
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_kernel_matches_its_loop() {
+    let n = 1 << 20;
+    let x = floats(n, 1);
+    let mut y = floats(n, 2);
+    let want: Vec<f32> = x.iter().zip(&y).map(|(x, y)| 2.5 * x + y).collect();
+    axpy::launch(264u32, 256u32, 2.5, &x, &mut y).unwrap();
+    common::assert_same("axpy", &y, &want);
+
+    let blocks = n.div_ceil(RBLOCK);
+    let mut partial = vec![0.0f32; blocks];
+    block_sum::launch(blocks as u32, RBLOCK as u32, &x, &mut partial).unwrap();
+    let mut sim = vec![0.0f32; blocks];
+    block_sum::simulate(blocks as u32, RBLOCK as u32, &x, &mut sim).unwrap();
+    // The same tree of additions in the same order: bit for bit.
+    common::assert_same("block_sum", &partial, &sim);
+
+    let xi: Vec<i64> = (0..n as i64).map(|i| i * 7 - 3000).collect();
+    let mut partial = vec![0i64; 132];
+    warp_sum::launch(132u32, RBLOCK as u32, &xi, &mut partial).unwrap();
+    assert_eq!(partial.iter().sum::<i64>(), xi.iter().sum::<i64>());
+
+    let mut g = Gen::new(4);
+    let data: Vec<u8> = (0..n).map(|_| (g.next_u64() % 251) as u8).collect();
+    let want = reference::histogram(&data);
+    let mut bins = vec![0u32; 256];
+    histogram::launch(132u32, 256u32, &data, &mut bins).unwrap();
+    assert_eq!(bins, want);
+    let mut bins = vec![0u32; 256];
+    histogram_shared::launch(132u32, 256u32, &data, &mut bins).unwrap();
+    assert_eq!(bins, want);
+
+    let m = 300;
+    let (a, b) = (floats(m * m, 5), floats(m * m, 6));
+    let tiles = m.div_ceil(TPB) as u32;
+    let want = reference::matmul(&a, &b, m);
+    for (name, tiled) in [("naive", false), ("tiled", true)] {
+        let mut c = vec![0.0f32; m * m];
+        let (grid, block) = ((tiles, tiles), (TPB as u32, TPB as u32));
+        if tiled {
+            matmul_tiled::launch(grid, block, &a, &b, &mut c, m).unwrap();
+        } else {
+            matmul_naive::launch(grid, block, &a, &b, &mut c, m).unwrap();
+        }
+        for i in 0..m * m {
+            assert!((c[i] as f64 - want[i]).abs() < 1e-3, "{name} element {i}: {} vs {}", c[i], want[i]);
+        }
+    }
+
+    let (h, w) = (123, 457);
+    let mut g = Gen::new(7);
+    let u: Vec<f64> = (0..h * w).map(|_| g.f64_in(0.0, 100.0)).collect();
+    let mut next = vec![0.0f64; h * w];
+    heat_step::launch((w.div_ceil(16) as u32, h.div_ceil(16) as u32), (16u32, 16u32), &u, &mut next, h, w, 0.2)
+        .unwrap();
+    common::assert_same("heat", &next, &reference::heat_step(&u, h, w, 0.2));
+
+    let xs: Vec<f64> = (0..1000).map(|i| i as f64 / 7.0).collect();
+    let mut out = vec![0.0; 1000];
+    powers::launch(4u32, 256u32, &xs, &mut out).unwrap();
+    let want: Vec<f64> = xs.iter().map(|v| 1.0 + v + v * v + v * v * v).collect();
+    common::assert_same("powers", &out, &want);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn faults_name_the_thread_as_the_simulator_does() {
+    let mut y = vec![0i32; 1000];
+    let e = off_by_one::launch(4u32, 256u32, &mut y).unwrap_err();
+    let mut y2 = vec![0i32; 1000];
+    let s = off_by_one::simulate(4u32, 256u32, &mut y2).unwrap_err();
+    assert_eq!(e.to_string(), s.to_string());
+    assert!(
+        e.to_string().contains("block (3, 0, 0), thread (232, 0, 0): index out of bounds: the len is 1000 but the index is 1000"),
+        "{e}"
+    );
+    // A fault leaves the host copy as it was.
+    assert!(y.iter().all(|&v| v == 0));
+
+    let x = vec![10i32; 512];
+    let mut d = vec![3i32; 512];
+    d[300] = 0;
+    let mut out = vec![0i32; 512];
+    match divide::launch(2u32, 256u32, &x, &d, &mut out).unwrap_err() {
+        Error::ThreadFault { block, thread, message, .. } => {
+            assert_eq!((block, thread), ([1, 0, 0], [44, 0, 0]));
+            assert_eq!(message, "attempt to divide by zero");
+        }
+        other => panic!("expected a thread fault, got {other}"),
+    }
+    // The device is still usable after a fault.
+    d[300] = 5;
+    divide::launch(2u32, 256u32, &x, &d, &mut out).unwrap();
+    assert!(out.iter().enumerate().all(|(i, &v)| v == if i == 300 { 2 } else { 3 }));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn device_arrays_streams_and_dynamic_shared_memory() {
+    let dev = default_device().unwrap();
+    let n = 256 * 40;
+    let x = floats(n, 9);
+    let dx = DeviceVec::from_slice_on(&dev, &x).unwrap();
+    let mut dout = DeviceVec::<f32>::zeros_on(&dev, n).unwrap();
+    let cfg = LaunchConfig::new(40u32, 256u32).shared_bytes(256 * 4);
+    reverse_blocks::launch_with(&cfg, &dx, &mut dout).unwrap().wait().unwrap();
+    let out = dout.to_vec().unwrap();
+    for b in 0..40 {
+        for t in 0..256 {
+            assert_eq!(out[b * 256 + t].to_bits(), x[b * 256 + 255 - t].to_bits());
+        }
+    }
+    // Without the dynamic shared memory the kernel indexes past it: a fault, not garbage.
+    let e = reverse_blocks::launch(40u32, 256u32, &dx, &mut dout).unwrap_err();
+    assert!(e.to_string().contains("index out of bounds: the len is 0"), "{e}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn aliasing_and_limits_are_refused() {
+    let dev = default_device().unwrap();
+    let mut buf = DeviceVec::<f32>::zeros_on(&dev, 1024).unwrap();
+    let x = vec![1.0f32; 1024];
+    let e = axpy::launch(4u32, 1025u32, 1.0, &x, &mut buf).unwrap_err();
+    assert!(matches!(e, Error::LaunchConfig { .. }), "{e}");
+    let e = reverse_blocks::launch_with(&LaunchConfig::new(1u32, 32u32).shared_bytes(1 << 30), &x, &mut buf)
+        .unwrap_err();
+    assert!(matches!(e, Error::LaunchConfig { .. }), "{e}");
+}

@@ -1,0 +1,242 @@
+//! Explicit kernels shared by the simulator tests (`tests/kernels.rs`, in CI) and the GPU
+//! tests (`tests/gpu_kernels.rs`), with the plain loops they are checked against.
+#![allow(dead_code)]
+
+use gpu_runtime::{gpu, kernel};
+
+/// Threads per block of the tiled kernels (and the side of a tile).
+pub const TPB: usize = 16;
+/// Threads per block of the reductions.
+pub const RBLOCK: usize = 256;
+
+/// `y = a * x + y`, one element per thread of a grid-stride loop.
+#[kernel]
+pub fn axpy(a: f32, x: &[f32], y: &mut [f32]) {
+    let mut i = gpu::grid1();
+    while i < y.len() {
+        y[i] = a * x[i] + y[i];
+        i += gpu::gridsize1();
+    }
+}
+
+/// Each block sums its 256 elements in shared memory: `partial[block] = sum`.
+#[kernel]
+pub fn block_sum(x: &[f32], partial: &mut [f32]) {
+    let cache = gpu::shared::<f32, 256>();
+    let t = gpu::thread_idx().x as usize;
+    let i = gpu::grid1();
+    cache[t] = if i < x.len() { x[i] } else { 0.0 };
+    gpu::sync_threads();
+    let mut s = RBLOCK / 2;
+    while s > 0 {
+        if t < s {
+            cache[t] += cache[t + s];
+        }
+        gpu::sync_threads();
+        s /= 2;
+    }
+    if t == 0 {
+        partial[gpu::block_idx().x as usize] = cache[0];
+    }
+}
+
+/// The same with warp shuffles for the last 32 values.
+#[kernel]
+pub fn warp_sum(x: &[i64], partial: &mut [i64]) {
+    let cache = gpu::shared::<i64, 256>();
+    let t = gpu::thread_idx().x as usize;
+    let mut i = gpu::grid1();
+    let mut acc = 0i64;
+    while i < x.len() {
+        acc += x[i];
+        i += gpu::gridsize1();
+    }
+    cache[t] = acc;
+    gpu::sync_threads();
+    let mut s = RBLOCK / 2;
+    while s >= 32 {
+        if t < s {
+            cache[t] += cache[t + s];
+        }
+        gpu::sync_threads();
+        s /= 2;
+    }
+    if t < 32 {
+        let mut v = cache[t];
+        let mut d = 16u32;
+        while d > 0 {
+            v += gpu::shfl_down_sync(0xffff_ffff, v, d);
+            d /= 2;
+        }
+        if t == 0 {
+            partial[gpu::block_idx().x as usize] = v;
+        }
+    }
+}
+
+/// A histogram of bytes with atomics in global memory.
+#[kernel]
+pub fn histogram(data: &[u8], bins: &mut [u32]) {
+    let mut i = gpu::grid1();
+    while i < data.len() {
+        gpu::atomic::add(bins, data[i] as usize, 1u32);
+        i += gpu::gridsize1();
+    }
+}
+
+/// A histogram privatised per block in shared memory, merged with atomics.
+#[kernel]
+pub fn histogram_shared(data: &[u8], bins: &mut [u32]) {
+    let local = gpu::shared::<u32, 256>();
+    let t = gpu::thread_idx().x as usize;
+    let mut k = t;
+    while k < 256 {
+        local[k] = 0;
+        k += gpu::block_dim().x as usize;
+    }
+    gpu::sync_threads();
+    let mut i = gpu::grid1();
+    while i < data.len() {
+        gpu::atomic::add(local, data[i] as usize, 1u32);
+        i += gpu::gridsize1();
+    }
+    gpu::sync_threads();
+    let mut k = t;
+    while k < 256 {
+        gpu::atomic::add(bins, k, local[k]);
+        k += gpu::block_dim().x as usize;
+    }
+}
+
+/// `c = a · b` for n×n row-major matrices, one thread per element.
+#[kernel]
+pub fn matmul_naive(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
+    let (col, row) = gpu::grid2();
+    if row < n && col < n {
+        let mut acc = 0.0f32;
+        for k in 0..n {
+            acc += a[row * n + k] * b[k * n + col];
+        }
+        c[row * n + col] = acc;
+    }
+}
+
+/// `c = a · b` with 16×16 tiles in shared memory (Numba's documented `fast_matmul`).
+#[kernel]
+pub fn matmul_tiled(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
+    let sa = gpu::shared_2d::<f32, 16, 16>();
+    let sb = gpu::shared_2d::<f32, 16, 16>();
+    let (col, row) = gpu::grid2();
+    let tx = gpu::thread_idx().x as usize;
+    let ty = gpu::thread_idx().y as usize;
+    let mut acc = 0.0f32;
+    let tiles = (n + TPB - 1) / TPB;
+    for t in 0..tiles {
+        let ac = t * TPB + tx;
+        let br = t * TPB + ty;
+        sa[(ty, tx)] = if row < n && ac < n { a[row * n + ac] } else { 0.0 };
+        sb[(ty, tx)] = if br < n && col < n { b[br * n + col] } else { 0.0 };
+        gpu::sync_threads();
+        for k in 0..TPB {
+            acc += sa[(ty, k)] * sb[(k, tx)];
+        }
+        gpu::sync_threads();
+    }
+    if row < n && col < n {
+        c[row * n + col] = acc;
+    }
+}
+
+/// One step of the heat equation on an h×w grid (a 5-point stencil; the border is kept).
+#[kernel]
+pub fn heat_step(u: &[f64], next: &mut [f64], h: usize, w: usize, k: f64) {
+    let (x, y) = gpu::grid2();
+    if y < h && x < w {
+        let i = y * w + x;
+        if x == 0 || y == 0 || x == w - 1 || y == h - 1 {
+            next[i] = u[i];
+        } else {
+            let lap = u[i - 1] + u[i + 1] + u[i - w] + u[i + w] - 4.0 * u[i];
+            next[i] = u[i] + k * lap;
+        }
+    }
+}
+
+/// Per thread, a local array: the four powers of x[i].
+#[kernel]
+pub fn powers(x: &[f64], out: &mut [f64]) {
+    let i = gpu::grid1();
+    if i < x.len() {
+        let mut p = [1.0f64; 4];
+        for k in 1..4 {
+            p[k] = p[k - 1] * x[i];
+        }
+        out[i] = p[0] + p[1] + p[2] + p[3];
+    }
+}
+
+/// Writes one element past the end from the thread that owns the last element.
+#[kernel]
+pub fn off_by_one(y: &mut [i32]) {
+    let i = gpu::grid1();
+    if i <= y.len() {
+        y[i] = i as i32;
+    }
+}
+
+/// Divides by an element that may be zero.
+#[kernel]
+pub fn divide(x: &[i32], d: &[i32], out: &mut [i32]) {
+    let i = gpu::grid1();
+    if i < x.len() {
+        out[i] = x[i] / d[i];
+    }
+}
+
+/// Plain loops the kernels are checked against.
+pub mod reference {
+    pub fn matmul(a: &[f32], b: &[f32], n: usize) -> Vec<f64> {
+        let mut c = vec![0.0f64; n * n];
+        for r in 0..n {
+            for k in 0..n {
+                let av = a[r * n + k] as f64;
+                for col in 0..n {
+                    c[r * n + col] += av * b[k * n + col] as f64;
+                }
+            }
+        }
+        c
+    }
+
+    pub fn heat_step(u: &[f64], h: usize, w: usize, k: f64) -> Vec<f64> {
+        let mut next = u.to_vec();
+        for y in 1..h.saturating_sub(1) {
+            for x in 1..w.saturating_sub(1) {
+                let i = y * w + x;
+                let lap = u[i - 1] + u[i + 1] + u[i - w] + u[i + w] - 4.0 * u[i];
+                next[i] = u[i] + k * lap;
+            }
+        }
+        next
+    }
+
+    pub fn histogram(data: &[u8]) -> Vec<u32> {
+        let mut bins = vec![0u32; 256];
+        for &b in data {
+            bins[b as usize] += 1;
+        }
+        bins
+    }
+}
+
+/// Reverses each block's chunk through dynamic shared memory (one `f32` per thread).
+#[kernel]
+pub fn reverse_blocks(x: &[f32], out: &mut [f32]) {
+    let buf = gpu::dynamic_shared::<f32>();
+    let t = gpu::thread_idx().x as usize;
+    let i = gpu::grid1();
+    let n = gpu::block_dim().x as usize;
+    buf[t] = x[i];
+    gpu::sync_threads();
+    out[i] = buf[n - 1 - t];
+}

@@ -1,0 +1,140 @@
+//! Explicit kernels (`#[kernel]`) in the simulator, on the host: every kernel of
+//! `kernel_defs` checked against a plain loop, faults as errors, and launch configurations
+//! refused. The same kernels run on the GPU in `tests/gpu_kernels.rs`.
+
+mod common;
+mod kernel_defs;
+
+use common::Gen;
+use gpu_runtime::{Error, LaunchConfig};
+use kernel_defs::*;
+
+fn floats(n: usize, seed: u64) -> Vec<f32> {
+    let mut g = Gen::new(seed);
+    (0..n).map(|_| g.f64_in(-1.0, 1.0) as f32).collect()
+}
+
+#[test]
+fn axpy_over_a_grid_stride_loop() {
+    let x = floats(1000, 1);
+    let mut y = floats(1000, 2);
+    let want: Vec<f32> = x.iter().zip(&y).map(|(x, y)| 2.5 * x + y).collect();
+    // Fewer threads than elements: the grid-stride loop covers the rest.
+    axpy::simulate(2u32, 64u32, 2.5, &x, &mut y).unwrap();
+    common::assert_same("axpy", &y, &want);
+}
+
+#[test]
+fn block_sums_in_shared_memory() {
+    let x = floats(1000, 3);
+    let blocks = x.len().div_ceil(RBLOCK);
+    let mut partial = vec![0.0f32; blocks];
+    block_sum::simulate(blocks as u32, RBLOCK as u32, &x, &mut partial).unwrap();
+    for (b, p) in partial.iter().enumerate() {
+        let chunk = &x[b * RBLOCK..((b + 1) * RBLOCK).min(x.len())];
+        let want: f64 = chunk.iter().map(|&v| v as f64).sum();
+        assert!((*p as f64 - want).abs() < 1e-4, "block {b}: {p} vs {want}");
+    }
+}
+
+#[test]
+fn warp_shuffles_finish_the_sum() {
+    let x: Vec<i64> = (0..5000).map(|i| i * 7 - 3000).collect();
+    let mut partial = vec![0i64; 3];
+    warp_sum::simulate(3u32, RBLOCK as u32, &x, &mut partial).unwrap();
+    assert_eq!(partial.iter().sum::<i64>(), x.iter().sum::<i64>());
+}
+
+#[test]
+fn histograms_with_atomics() {
+    let mut g = Gen::new(4);
+    let data: Vec<u8> = (0..10_000).map(|_| (g.next_u64() % 251) as u8).collect();
+    let want = reference::histogram(&data);
+    let mut bins = vec![0u32; 256];
+    histogram::simulate(4u32, 128u32, &data, &mut bins).unwrap();
+    assert_eq!(bins, want);
+    let mut bins = vec![0u32; 256];
+    histogram_shared::simulate(3u32, 100u32, &data, &mut bins).unwrap();
+    assert_eq!(bins, want);
+}
+
+fn check_matmul(c: &[f32], a: &[f32], b: &[f32], n: usize) {
+    let want = reference::matmul(a, b, n);
+    for i in 0..n * n {
+        assert!((c[i] as f64 - want[i]).abs() < 1e-3, "element {i}: {} vs {}", c[i], want[i]);
+    }
+}
+
+#[test]
+fn matmul_naive_and_tiled() {
+    // Not a multiple of the tile: the edges are padded with zeros.
+    let n = 37;
+    let (a, b) = (floats(n * n, 5), floats(n * n, 6));
+    let blocks = n.div_ceil(TPB) as u32;
+    let mut c = vec![0.0f32; n * n];
+    matmul_naive::simulate((blocks, blocks), (TPB as u32, TPB as u32), &a, &b, &mut c, n).unwrap();
+    check_matmul(&c, &a, &b, n);
+    let mut c = vec![0.0f32; n * n];
+    matmul_tiled::simulate((blocks, blocks), (TPB as u32, TPB as u32), &a, &b, &mut c, n).unwrap();
+    check_matmul(&c, &a, &b, n);
+}
+
+#[test]
+fn a_heat_step_is_the_stencil() {
+    let (h, w) = (20, 33);
+    let mut g = Gen::new(7);
+    let u: Vec<f64> = (0..h * w).map(|_| g.f64_in(0.0, 100.0)).collect();
+    let mut next = vec![0.0f64; h * w];
+    heat_step::simulate((3u32, 2u32), (16u32, 16u32), &u, &mut next, h, w, 0.2).unwrap();
+    common::assert_same("heat", &next, &reference::heat_step(&u, h, w, 0.2));
+}
+
+#[test]
+fn local_arrays() {
+    let x: Vec<f64> = (0..100).map(|i| i as f64 / 7.0).collect();
+    let mut out = vec![0.0; 100];
+    powers::simulate(1u32, 128u32, &x, &mut out).unwrap();
+    let want: Vec<f64> = x.iter().map(|v| 1.0 + v + v * v + v * v * v).collect();
+    common::assert_same("powers", &out, &want);
+}
+
+#[test]
+fn an_index_out_of_bounds_is_a_thread_fault() {
+    let mut y = vec![0i32; 100];
+    let e = off_by_one::simulate(1u32, 128u32, &mut y).unwrap_err();
+    match &e {
+        Error::ThreadFault { kernel, block, thread, message } => {
+            assert_eq!(*kernel, "off_by_one");
+            assert_eq!((*block, *thread), ([0, 0, 0], [100, 0, 0]));
+            assert_eq!(message, "index out of bounds: the len is 100 but the index is 100");
+        }
+        other => panic!("expected a thread fault, got {other}"),
+    }
+    assert!(e.to_string().contains("thread (100, 0, 0)"), "{e}");
+}
+
+#[test]
+fn a_division_by_zero_is_a_thread_fault() {
+    let x = vec![10i32; 64];
+    let mut d = vec![3i32; 64];
+    d[40] = 0;
+    let mut out = vec![0i32; 64];
+    let e = divide::simulate(2u32, 32u32, &x, &d, &mut out).unwrap_err();
+    match e {
+        Error::ThreadFault { block, thread, message, .. } => {
+            assert_eq!((block, thread), ([1, 0, 0], [8, 0, 0]));
+            assert_eq!(message, "attempt to divide by zero");
+        }
+        other => panic!("expected a thread fault, got {other}"),
+    }
+}
+
+#[test]
+fn bad_launch_configurations_are_errors() {
+    let x = vec![1.0f32; 4];
+    let mut y = vec![1.0f32; 4];
+    for (grid, block) in [((0u32, 1u32, 1u32), (32u32, 1u32, 1u32)), ((1, 1, 1), (1025, 1, 1)), ((1, 1, 1), (1, 1, 65))] {
+        let e = axpy::simulate_with(&LaunchConfig::new(grid, block), 1.0, &x, &mut y).unwrap_err();
+        assert!(matches!(e, Error::LaunchConfig { .. }), "{grid:?} {block:?}: {e}");
+    }
+}
