@@ -77,8 +77,17 @@ impl ProgramCx {
 
 impl FnChecker<'_> {
     fn function(&mut self, item: &syn::ItemFn) -> Option<(Vec<Param>, RetType, Block)> {
-        let (params, ret) = self.signature(&item.sig);
-        self.ret = ret.as_ref().map(|r| self.prog.ret_type(r));
+        let kernel = self.is_kernel_entry();
+        let (params, ret) = if kernel {
+            // A kernel returns nothing (its lowering returns an empty struct).
+            (self.kernel_signature(&item.sig), Some(RetType::Tuple(Vec::new())))
+        } else {
+            self.signature(&item.sig)
+        };
+        self.ret = match kernel {
+            true => Some(Type::Unit),
+            false => ret.as_ref().map(|r| self.prog.ret_type(r)),
+        };
         // Every named parameter is in scope, also one whose type was rejected (as an error
         // type), so that the body's uses of it report nothing more.
         let bindings = self
@@ -100,7 +109,11 @@ impl FnChecker<'_> {
                 Some(syn::Stmt::Expr(e, None)) => SpanRange::of(e),
                 _ => item.block.brace_token.span.close().into(),
             };
-            let msg = if body_ty == Type::Unit {
+            let msg = if kernel {
+                format!(
+                    "a kernel returns nothing, but its body evaluates to `{found}`: end the last statement with `;` and write results into a `&mut [T]` parameter"
+                )
+            } else if body_ty == Type::Unit {
                 format!(
                     "this function returns `{ret_name}` but its body ends without a value: end it with an expression of type `{ret_name}` (no `;`) or `return` one"
                 )
