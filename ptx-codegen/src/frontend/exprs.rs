@@ -77,7 +77,7 @@ impl FnChecker<'_> {
                 self.mk(ExprKind::Block(block), ty, span)
             }
             syn::Expr::Index(ix) if self.prog.kernel => self.index_expr(ix),
-            syn::Expr::Field(f) if matches!(f.member, syn::Member::Named(_)) => self.dim3_field(f),
+            syn::Expr::Field(f) if self.prog.kernel && matches!(f.member, syn::Member::Named(_)) => self.dim3_field(f),
             syn::Expr::Array(_) | syn::Expr::Repeat(_) if self.prog.kernel => self.unsupported(e, "a local array is declared by a `let`: `let mut a = [0.0f32; 8];` or `let a = [x, y, z];`, then used by name"),
             syn::Expr::Unsafe(_) => self.unsupported(e, "`unsafe` blocks cannot appear in a vectorized function: the kernel language has no unsafe operations"),
             syn::Expr::Async(_) | syn::Expr::Await(_) => self.unsupported(e, "`async`/`.await` cannot run in a vectorized function: it computes synchronously, one element per call"),

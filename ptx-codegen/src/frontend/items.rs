@@ -102,7 +102,9 @@ impl FnChecker<'_> {
         self.scopes.pop();
         let ret = ret?;
         let want = self.ret.expect("set above");
-        if self.prog.infer.unify(body_ty, want).is_err() {
+        // A kernel's return type is reported by its signature.
+        let reported = kernel && matches!(item.sig.output, syn::ReturnType::Type(..));
+        if !reported && self.prog.infer.unify(body_ty, want).is_err() {
             let found = self.prog.infer.describe(body_ty);
             let ret_name = ret.rust_name();
             let at = match item.block.stmts.last() {

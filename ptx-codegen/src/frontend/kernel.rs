@@ -294,7 +294,7 @@ impl FnChecker<'_> {
         let (elem, kind, init_kind) = match strip(init) {
             syn::Expr::Repeat(r) => {
                 let v = self.expr(&r.expr);
-                let len = self.const_len(&r.len)?;
+                let Some(len) = self.const_len(&r.len) else { return Some(None) };
                 let elem = v.ty;
                 (elem, ArrayKind::Local { len }, ExprKind::ArrayRepeat(Box::new(v), len))
             }
@@ -327,7 +327,9 @@ impl FnChecker<'_> {
                 if !c.args.is_empty() {
                     self.error(&c.args, format!("`gpu::{}` takes no arguments: its type and size are generic arguments", rest[0]));
                 }
-                let (elem, dims) = self.shared_generics(p.path.segments.last().expect("a path"), kind)?;
+                let Some((elem, dims)) = self.shared_generics(p.path.segments.last().expect("a path"), kind) else {
+                    return Some(None);
+                };
                 let kind = if kind == 0 { ArrayKind::DynamicShared } else { ArrayKind::Shared { dims } };
                 (Type::Scalar(elem), kind, ExprKind::SharedArray)
             }
@@ -340,7 +342,7 @@ impl FnChecker<'_> {
         if let Some(t) = annotation {
             self.error(t, "write no type on an array variable: its type comes from its value (`let a = [0.0f32; 8];`)");
         }
-        let (name, mutable, bind_span) = self.binding(pat, "`let` binding")?;
+        let Some((name, mutable, bind_span)) = self.binding(pat, "`let` binding") else { return Some(None) };
         let id = self.prog.new_array(elem, kind, span);
         let local = self.declare(name, Type::Array(id), mutable, bind_span);
         let init = self.mk(init_kind, Type::Array(id), span);
@@ -554,7 +556,6 @@ impl FnChecker<'_> {
                 }
             },
             Type::Error => self.error_expr(span),
-            _ if !self.prog.kernel => self.unsupported(&syn::Expr::Field(f.clone()), "field access is not supported: a vectorized function works on scalars (f32, f64, integers, bool) and tuples of them (`t.0`), not structs"),
             t => {
                 let found = self.prog.infer.describe(t);
                 self.error(f, format!("no field `{name}` on `{found}`: a kernel reads the fields `x`, `y`, `z` of `gpu::Dim3` (`gpu::thread_idx().x`)"));

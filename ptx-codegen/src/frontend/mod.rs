@@ -174,3 +174,6 @@ pub fn kernel_signature(sig: &syn::Signature) -> Result<Vec<crate::ExplicitParam
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod kernel_tests;
