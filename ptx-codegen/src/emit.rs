@@ -28,7 +28,14 @@ pub fn nvptx_target_machine_with(arch: &str, features: &str) -> Result<TargetMac
     let target = Target::from_triple(&triple).map_err(|e| format!("LLVM has no NVPTX target: {e}"))?;
     // No FMA contraction and no fast-math options: `a * b + c` rounds twice, as on the CPU.
     target
-        .create_target_machine(&triple, arch, features, OptimizationLevel::Aggressive, RelocMode::Default, CodeModel::Default)
+        .create_target_machine(
+            &triple,
+            arch,
+            features,
+            OptimizationLevel::Aggressive,
+            RelocMode::Default,
+            CodeModel::Default,
+        )
         .ok_or_else(|| format!("LLVM cannot create an NVPTX target machine for `{arch}`"))
 }
 

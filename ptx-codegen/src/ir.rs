@@ -483,7 +483,9 @@ impl Function {
             found |= match &e.kind {
                 ExprKind::Binary(op, lhs, rhs) => op_overflows(*op, lhs.ty, rhs),
                 ExprKind::CompoundAssign(op, id, rhs) => op_overflows(*op, self.local(*id).ty, rhs),
-                ExprKind::AssignIndex { op: Some(op), elem, value, .. } => op_overflows(*op, Type::Scalar(*elem), value),
+                ExprKind::AssignIndex { op: Some(op), elem, value, .. } => {
+                    op_overflows(*op, Type::Scalar(*elem), value)
+                }
                 ExprKind::Unary(UnaryOp::Neg, a) => a.ty.scalar().is_some_and(ScalarType::is_signed_int),
                 ExprKind::Call(i, args) => args.first().and_then(|a| a.ty.scalar()).is_some_and(|t| i.overflows(t)),
                 _ => false,

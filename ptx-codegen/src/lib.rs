@@ -178,7 +178,8 @@ pub fn compile_kernel_str(src: &str, options: &Options) -> Result<CompiledExplic
     let item: syn::ItemFn = syn::parse_str(src)?;
     let program = frontend::check_kernel_program(&item, &[], &[])?;
     let name = item.sig.ident.unraw().to_string();
-    compile_kernel_ir(&program, &name, options, IntOverflow::Wrap).map_err(|m| syn::Error::new(item.sig.ident.span(), m))
+    compile_kernel_ir(&program, &name, options, IntOverflow::Wrap)
+        .map_err(|m| syn::Error::new(item.sig.ident.span(), m))
 }
 
 /// Lowers and emits a checked kernel program, with integer overflow `overflow`.

@@ -7,7 +7,9 @@ mod kernel_corpus;
 use std::path::PathBuf;
 use std::process::Command;
 
-use ptx_codegen::{CompiledExplicit, ExplicitParamKind, Options, ScalarType, compile_kernel_str, compile_kernel_variants, toolkit};
+use ptx_codegen::{
+    CompiledExplicit, ExplicitParamKind, Options, ScalarType, compile_kernel_str, compile_kernel_variants, toolkit,
+};
 
 fn compile(src: &str) -> CompiledExplicit {
     compile_kernel_str(src, &Options::default()).unwrap_or_else(|e| panic!("does not compile: {e}\n{src}"))
@@ -100,9 +102,8 @@ fn every_index_is_bounds_checked_and_faults_are_recorded() {
     // Code 14 (IndexOutOfBounds) is written.
     assert!(k.llvm_ir_unoptimized.contains("store i32 14"), "{}", k.llvm_ir_unoptimized);
     // Unchecked reads compare nothing against the length.
-    let u = compile(
-        "fn u(x: &[f32], out: &mut [f32]) { let i = gpu::grid1(); out[0] = unsafe { *x.get_unchecked(i) }; }",
-    );
+    let u =
+        compile("fn u(x: &[f32], out: &mut [f32]) { let i = gpu::grid1(); out[0] = unsafe { *x.get_unchecked(i) }; }");
     assert_eq!(u.llvm_ir_unoptimized.matches("= icmp uge i64").count(), 1, "{}", u.llvm_ir_unoptimized);
 }
 
@@ -118,7 +119,20 @@ fn read_only_slices_use_the_non_coherent_cache() {
 #[test]
 fn builtins_reach_the_ptx() {
     let b = corpus_kernel("barriers");
-    for needle in ["bar.sync", "bar.red.popc", "bar.red.and", "bar.red.or", "membar.gl", "membar.cta", "membar.sys", "vote.sync.ballot", "vote.sync.all", "vote.sync.any", "activemask", "%laneid"] {
+    for needle in [
+        "bar.sync",
+        "bar.red.popc",
+        "bar.red.and",
+        "bar.red.or",
+        "membar.gl",
+        "membar.cta",
+        "membar.sys",
+        "vote.sync.ballot",
+        "vote.sync.all",
+        "vote.sync.any",
+        "activemask",
+        "%laneid",
+    ] {
         assert!(b.ptx.contains(needle), "{needle}:\n{}", b.ptx);
     }
     let s = corpus_kernel("shuffles_f32");
@@ -172,4 +186,18 @@ fn overflow_checks_make_a_checked_variant() {
     assert!(!v.wrapping.llvm_ir_unoptimized.contains("sadd.with.overflow"));
     let item: syn::ItemFn = syn::parse_str("fn k(a: &mut [f32]) { a[0] += 1.0; }").unwrap();
     assert!(compile_kernel_variants(&item, &[], &[], &Options::default()).unwrap().checked.is_none());
+}
+
+#[test]
+fn device_helpers_are_called_from_kernels() {
+    let helper: syn::ItemFn = syn::parse_str("fn safe_div(a: i32, b: i32) -> i32 { a / b + 1 }").unwrap();
+    let helpers = [ptx_codegen::frontend::HelperDef { id: "h".into(), item: helper, callees: vec![] }];
+    let item: syn::ItemFn =
+        syn::parse_str("fn k(a: &[i32], out: &mut [i32]) { let i = gpu::grid1(); out[i] = safe_div(a[i], 3 - a[0]); }")
+            .unwrap();
+    let v = compile_kernel_variants(&item, &[("safe_div".into(), "h".into())], &helpers, &Options::default()).unwrap();
+    // The helper checks its divisor, and its fault propagates to the kernel's record.
+    let ir = &v.wrapping.llvm_ir_unoptimized;
+    assert!(ir.contains("by_zero") && ir.contains("propagate"), "{ir}");
+    assert!(v.checked.is_some());
 }

@@ -99,7 +99,10 @@ impl FnChecker<'_> {
             self.error(abi, "a kernel cannot declare an ABI (`extern`): remove it");
         }
         if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-            self.error(&sig.generics, "a kernel cannot be generic: use concrete types (`fn k(x: &[f32], out: &mut [f32])`)");
+            self.error(
+                &sig.generics,
+                "a kernel cannot be generic: use concrete types (`fn k(x: &[f32], out: &mut [f32])`)",
+            );
         }
         if let Some(v) = &sig.variadic {
             self.error(v, "a kernel cannot be variadic");
@@ -111,7 +114,10 @@ impl FnChecker<'_> {
         for input in &sig.inputs {
             let pt = match input {
                 syn::FnArg::Receiver(r) => {
-                    self.error(r, "a kernel cannot take `self`: its parameters are slices (`&[T]`, `&mut [T]`) and scalars");
+                    self.error(
+                        r,
+                        "a kernel cannot take `self`: its parameters are slices (`&[T]`, `&mut [T]`) and scalars",
+                    );
                     continue;
                 }
                 syn::FnArg::Typed(pt) => pt,
@@ -139,7 +145,8 @@ impl FnChecker<'_> {
                     None
                 }
             };
-            let local = self.new_local(name.clone(), ty.map_or(Type::Error, Type::Scalar), mutable, LocalKind::Param, span);
+            let local =
+                self.new_local(name.clone(), ty.map_or(Type::Error, Type::Scalar), mutable, LocalKind::Param, span);
             if let Some(ty) = ty {
                 params.push(Param { name, ty, local, slice: None });
             }
@@ -174,7 +181,10 @@ impl FnChecker<'_> {
         let elems: Vec<&syn::Expr> = match (rank, strip(index)) {
             (2, syn::Expr::Tuple(t)) if t.elems.len() == 2 => t.elems.iter().collect(),
             (2, _) => {
-                self.error(index, format!("`{what}` is a 2-D shared array: index it with a pair, `{what}[(row, column)]`"));
+                self.error(
+                    index,
+                    format!("`{what}` is a 2-D shared array: index it with a pair, `{what}[(row, column)]`"),
+                );
                 return None;
             }
             (_, i) => vec![i],
@@ -187,10 +197,7 @@ impl FnChecker<'_> {
                 let found = self.prog.infer.describe(e.ty);
                 let hint = conversion_hint(i, &found, "usize");
                 let ty = self.prog.array_type_name(a);
-                self.error(
-                    i,
-                    format!("the type `{ty}` cannot be indexed by `{found}`: an index is a `usize`{hint}"),
-                );
+                self.error(i, format!("the type `{ty}` cannot be indexed by `{found}`: an index is a `usize`{hint}"));
                 ok = false;
             }
             out.push(e);
@@ -224,7 +231,13 @@ impl FnChecker<'_> {
     }
 
     /// `a[i] = v` and `a[i] op= v`.
-    pub(super) fn assign_index(&mut self, ix: &syn::ExprIndex, op: Option<BinaryOp>, value: &syn::Expr, whole: &syn::Expr) -> Expr {
+    pub(super) fn assign_index(
+        &mut self,
+        ix: &syn::ExprIndex,
+        op: Option<BinaryOp>,
+        value: &syn::Expr,
+        whole: &syn::Expr,
+    ) -> Expr {
         let span = whole.span();
         let rhs = self.expr(value);
         let Some((local, a)) = self.array_local(&ix.expr) else {
@@ -274,7 +287,14 @@ impl FnChecker<'_> {
                 self.mk(ExprKind::Index { array: a, index, checked: false }, ty, span)
             }
             ("len" | "get_unchecked", n) => {
-                self.error(m, format!("`{name}` takes {} argument{}, but {n} were given", usize::from(name != "len"), if name == "len" { "s" } else { "" }));
+                self.error(
+                    m,
+                    format!(
+                        "`{name}` takes {} argument{}, but {n} were given",
+                        usize::from(name != "len"),
+                        if name == "len" { "s" } else { "" }
+                    ),
+                );
                 self.error_expr(span)
             }
             _ => {
@@ -325,7 +345,10 @@ impl FnChecker<'_> {
                     _ => return None,
                 };
                 if !c.args.is_empty() {
-                    self.error(&c.args, format!("`gpu::{}` takes no arguments: its type and size are generic arguments", rest[0]));
+                    self.error(
+                        &c.args,
+                        format!("`gpu::{}` takes no arguments: its type and size are generic arguments", rest[0]),
+                    );
                 }
                 let Some((elem, dims)) = self.shared_generics(p.path.segments.last().expect("a path"), kind) else {
                     return Some(None);
@@ -388,7 +411,10 @@ impl FnChecker<'_> {
             return None;
         }
         let syn::GenericArgument::Type(t) = args[0] else {
-            self.error(args[0], format!("the first generic argument of `gpu::{name}` is the element type: write {want}"));
+            self.error(
+                args[0],
+                format!("the first generic argument of `gpu::{name}` is the element type: write {want}"),
+            );
             return None;
         };
         let elem = self.scalar_type(t, TypeUse::Let)?;
@@ -462,7 +488,11 @@ impl FnChecker<'_> {
             let n = params.len();
             self.error_at(
                 SpanRange::of(c),
-                format!("`gpu::{name}` takes {n} argument{}, but {} were given", if n == 1 { "" } else { "s" }, args.len()),
+                format!(
+                    "`gpu::{name}` takes {n} argument{}, but {} were given",
+                    if n == 1 { "" } else { "s" },
+                    args.len()
+                ),
             );
             return self.error_expr(span);
         }
@@ -472,14 +502,20 @@ impl FnChecker<'_> {
                     if self.prog.infer.unify(a.ty, *want).is_err() {
                         let (w, found) = (self.prog.infer.describe(*want), self.prog.infer.describe(a.ty));
                         let hint = conversion_hint(src, &found, &w);
-                        self.error(*src, format!("mismatched types: `gpu::{name}` takes a `{w}` here, found `{found}`{hint}"));
+                        self.error(
+                            *src,
+                            format!("mismatched types: `gpu::{name}` takes a `{w}` here, found `{found}`{hint}"),
+                        );
                     }
                 }
                 None => match self.prog.infer.shallow(a.ty) {
                     Type::Scalar(_) | Type::Infer(_) | Type::Error => {}
                     t => {
                         let found = self.prog.infer.describe(t);
-                        self.error(*src, format!("`gpu::{name}` shuffles a scalar (f32, f64, integers, bool), not `{found}`"));
+                        self.error(
+                            *src,
+                            format!("`gpu::{name}` shuffles a scalar (f32, f64, integers, bool), not `{found}`"),
+                        );
                     }
                 },
             }
@@ -493,24 +529,42 @@ impl FnChecker<'_> {
         let span = c.span();
         let Some(&(_, op)) = AtomicOp::ALL.iter().find(|(n, _)| *n == op_name) else {
             let names: Vec<&str> = AtomicOp::ALL.iter().map(|(n, _)| *n).collect();
-            self.error(&c.func, format!("unknown atomic operation `gpu::atomic::{op_name}`: the atomics are {}", names.join(", ")));
+            self.error(
+                &c.func,
+                format!("unknown atomic operation `gpu::atomic::{op_name}`: the atomics are {}", names.join(", ")),
+            );
             return self.error_expr(span);
         };
         let want_args = if op == AtomicOp::CompareAndSwap { 4 } else { 3 };
         if c.args.len() != want_args {
-            self.error_at(SpanRange::of(c), format!("`gpu::atomic::{op_name}` takes {want_args} arguments (the array, the index{}), but {} were given", if want_args == 4 { ", the expected value and the new value" } else { " and the value" }, c.args.len()));
+            self.error_at(
+                SpanRange::of(c),
+                format!(
+                    "`gpu::atomic::{op_name}` takes {want_args} arguments (the array, the index{}), but {} were given",
+                    if want_args == 4 { ", the expected value and the new value" } else { " and the value" },
+                    c.args.len()
+                ),
+            );
             return self.error_expr(span);
         }
         let target = &c.args[0];
         let Some((local, a)) = self.array_local(target) else {
-            self.error(target, format!("`gpu::atomic::{op_name}` works on a `&mut [T]` parameter or a shared array, named directly"));
+            self.error(
+                target,
+                format!("`gpu::atomic::{op_name}` works on a `&mut [T]` parameter or a shared array, named directly"),
+            );
             return self.error_expr(span);
         };
         let name = self.array_name(local);
         let (elem, kind) = self.prog.arrays[a as usize].clone_parts();
         match kind {
             ArrayKind::Slice { mutable: false } => {
-                self.error(target, format!("`gpu::atomic::{op_name}` writes `{name}`, which is behind a `&` reference: make it `&mut [T]`"));
+                self.error(
+                    target,
+                    format!(
+                        "`gpu::atomic::{op_name}` writes `{name}`, which is behind a `&` reference: make it `&mut [T]`"
+                    ),
+                );
             }
             ArrayKind::Local { .. } => {
                 self.error(target, format!("`gpu::atomic::{op_name}` works on a `&mut [T]` parameter or a shared array; `{name}` is the thread's own array: update it with `{name}[i] += v`"));
@@ -531,7 +585,10 @@ impl FnChecker<'_> {
         if let Type::Scalar(t) = self.prog.infer.shallow(elem) {
             if !op.types().contains(&t) {
                 let names: Vec<&str> = op.types().iter().map(|t| t.rust_name()).collect();
-                self.error(&c.func, format!("`gpu::atomic::{op_name}` is not supported on `{t}`: it supports {}", names.join(", ")));
+                self.error(
+                    &c.func,
+                    format!("`gpu::atomic::{op_name}` is not supported on `{t}`: it supports {}", names.join(", ")),
+                );
             }
         }
         let Some(index) = index else { return self.error_expr(span) };

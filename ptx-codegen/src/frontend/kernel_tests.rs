@@ -45,7 +45,9 @@ fn literals_in_arrays_take_their_types_from_use() {
     let p = ok("fn k(out: &mut [f32]) { let mut a = [0.0; 4]; a[1] = out[0]; out[0] = a[1] + a.len() as f32; }");
     assert_eq!(p.arrays[1].elem, F32);
     assert_eq!(p.arrays[1].kind, ArrayKind::Local { len: 4 });
-    let p = ok("fn k(out: &mut [u64]) { const N: usize = 3; let a = [1, 2, 3]; let b = [0u8; N]; out[0] = a[2] + b[0] as u64; }");
+    let p = ok(
+        "fn k(out: &mut [u64]) { const N: usize = 3; let a = [1, 2, 3]; let b = [0u8; N]; out[0] = a[2] + b[0] as u64; }",
+    );
     assert_eq!((p.arrays[1].elem, p.arrays[2].kind.clone()), (U64, ArrayKind::Local { len: 3 }));
     // Index literals are `usize`.
     let mut found = false;
@@ -81,7 +83,10 @@ fn builtins_shared_arrays_and_atomics_check() {
 
 #[test]
 fn a_kernel_returns_nothing() {
-    error_containing("fn k(x: &mut [f32]) -> f32 { x[0] }", "a kernel returns nothing: write results into a `&mut [T]` parameter");
+    error_containing(
+        "fn k(x: &mut [f32]) -> f32 { x[0] }",
+        "a kernel returns nothing: write results into a `&mut [T]` parameter",
+    );
     error_containing("fn k(x: &mut [f32]) { x[0] }", "a kernel returns nothing");
     ok("fn k(x: &mut [f32]) { if x.len() == 0 { return; } x[0] = 1.0; }");
     error_containing("fn k<T>(x: &mut [f32]) { }", "a kernel cannot be generic");
@@ -99,16 +104,34 @@ fn read_only_slices_cannot_be_written() {
 #[test]
 fn indices_are_usize() {
     error_containing("fn k(x: &mut [f32], i: i32) { x[i] = 1.0; }", "the type `[f32]` cannot be indexed by `i32`");
-    error_containing("fn k(x: &mut [f32]) { let a = [1u8; 3]; x[0] = a[1u32] as f32; }", "the type `[u8; 3]` cannot be indexed by `u32`");
-    error_containing("fn k(x: &mut [f32]) { let m = gpu::shared_2d::<f32, 2, 2>(); x[0] = m[0]; }", "index it with a pair");
+    error_containing(
+        "fn k(x: &mut [f32]) { let a = [1u8; 3]; x[0] = a[1u32] as f32; }",
+        "the type `[u8; 3]` cannot be indexed by `u32`",
+    );
+    error_containing(
+        "fn k(x: &mut [f32]) { let m = gpu::shared_2d::<f32, 2, 2>(); x[0] = m[0]; }",
+        "index it with a pair",
+    );
 }
 
 #[test]
 fn atomics_name_their_types() {
-    error_containing("fn k(x: &mut [f32]) { gpu::atomic::min(x, 0, 1.0); }", "`gpu::atomic::min` is not supported on `f32`: it supports i32, u32, i64, u64");
-    error_containing("fn k(x: &mut [u8]) { gpu::atomic::add(x, 0, 1); }", "`gpu::atomic::add` is not supported on `u8`: it supports i32, u32, i64, u64, f32, f64");
-    error_containing("fn k(x: &mut [f64]) { gpu::atomic::compare_and_swap(x, 0, 1.0, 2.0); }", "is not supported on `f64`");
-    error_containing("fn k(x: &mut [i32]) { gpu::atomic::nand(x, 0, 1); }", "unknown atomic operation `gpu::atomic::nand`");
+    error_containing(
+        "fn k(x: &mut [f32]) { gpu::atomic::min(x, 0, 1.0); }",
+        "`gpu::atomic::min` is not supported on `f32`: it supports i32, u32, i64, u64",
+    );
+    error_containing(
+        "fn k(x: &mut [u8]) { gpu::atomic::add(x, 0, 1); }",
+        "`gpu::atomic::add` is not supported on `u8`: it supports i32, u32, i64, u64, f32, f64",
+    );
+    error_containing(
+        "fn k(x: &mut [f64]) { gpu::atomic::compare_and_swap(x, 0, 1.0, 2.0); }",
+        "is not supported on `f64`",
+    );
+    error_containing(
+        "fn k(x: &mut [i32]) { gpu::atomic::nand(x, 0, 1); }",
+        "unknown atomic operation `gpu::atomic::nand`",
+    );
     error_containing("fn k(x: &mut [i32]) { let a = [0i32; 2]; gpu::atomic::add(a, 0, 1); }", "the thread's own array");
 }
 
@@ -124,18 +147,35 @@ fn slices_are_not_values() {
 
 #[test]
 fn get_unchecked_needs_unsafe() {
-    error_containing("fn k(x: &[f32], o: &mut [f32]) { o[0] = *x.get_unchecked(0); }", "call to unsafe function `get_unchecked` is unsafe and requires unsafe block");
-    ok("fn k(x: &[f32], o: &mut [f32]) { o[0] = unsafe { *x.get_unchecked(0) }; o[1] = unsafe { x.get_unchecked(1) } + 1.0; }");
+    error_containing(
+        "fn k(x: &[f32], o: &mut [f32]) { o[0] = *x.get_unchecked(0); }",
+        "call to unsafe function `get_unchecked` is unsafe and requires unsafe block",
+    );
+    ok(
+        "fn k(x: &[f32], o: &mut [f32]) { o[0] = unsafe { *x.get_unchecked(0) }; o[1] = unsafe { x.get_unchecked(1) } + 1.0; }",
+    );
 }
 
 #[test]
 fn unknown_builtins_are_named() {
-    error_containing("fn k(o: &mut [f32]) { gpu::warp_sync(); }", "unknown GPU built-in `gpu::warp_sync`: the built-ins are thread_idx");
+    error_containing(
+        "fn k(o: &mut [f32]) { gpu::warp_sync(); }",
+        "unknown GPU built-in `gpu::warp_sync`: the built-ins are thread_idx",
+    );
     error_containing("fn k(o: &mut [f32]) { o[0] = gpu::thread_idx().w as f32; }", "no field `w` on `gpu::Dim3`");
-    error_containing("fn k(o: &mut [f32]) { gpu::shared::<f32, 4>(); }", "declares a shared array: call it as the value of a `let`");
+    error_containing(
+        "fn k(o: &mut [f32]) { gpu::shared::<f32, 4>(); }",
+        "declares a shared array: call it as the value of a `let`",
+    );
     error_containing("fn k(o: &mut [f32]) { let t = gpu::shared::<f32>(); }", "takes 2 generic arguments");
-    error_containing("fn k(o: &mut [u32]) { o[0] = gpu::sync_threads_count(1); }", "takes a `bool` here, found `{integer}`");
-    error_containing("fn k(o: &mut [u32], n: usize) { let a = [0u32; n]; }", "an array length must be an integer literal or a `const`");
+    error_containing(
+        "fn k(o: &mut [u32]) { o[0] = gpu::sync_threads_count(1); }",
+        "takes a `bool` here, found `{integer}`",
+    );
+    error_containing(
+        "fn k(o: &mut [u32], n: usize) { let a = [0u32; n]; }",
+        "an array length must be an integer literal or a `const`",
+    );
 }
 
 #[test]

@@ -108,8 +108,9 @@ fn check(
     let ice = |what: &str| syn::Error::new_spanned(&entry.sig.ident, format!("internal compiler error: {what}"));
     let functions = std::mem::take(&mut cx.functions).into_iter().collect::<Option<Vec<_>>>();
     let tuples = std::mem::take(&mut cx.tuples);
-    let program =
-        functions.map(|functions| Program { functions, tuples, arrays }).ok_or_else(|| ice("a function was not checked"))?;
+    let program = functions
+        .map(|functions| Program { functions, tuples, arrays })
+        .ok_or_else(|| ice("a function was not checked"))?;
     // An error type stands for a problem already reported; with none reported, it would
     // lower to a kernel that computes nothing. Refuse it loudly instead.
     if let Some(f) = program.functions.iter().find(|f| has_error_type(f)) {

@@ -85,7 +85,7 @@ impl<'ctx> FnLower<'_, 'ctx> {
                 let mut stored = Vec::new();
                 for (i, v) in values {
                     let Some(x) = self.expr(v)? else { return Ok(()) };
-                    stored.push((i, self.to_memory(x, info.elem)?));
+                    stored.push((i, self.store_value(x, info.elem)?));
                 }
                 if let ExprKind::ArrayRepeat(..) = init.kind {
                     let x = stored[0].1;
@@ -93,7 +93,9 @@ impl<'ctx> FnLower<'_, 'ctx> {
                 }
                 for (i, x) in stored {
                     // SAFETY: `i` is below the array's length (its elements are stored in order).
-                    let p = unsafe { self.builder.build_in_bounds_gep(mt, place.ptr, &[i64t.const_int(i, false)], "elem")? };
+                    let p = unsafe {
+                        self.builder.build_in_bounds_gep(mt, place.ptr, &[i64t.const_int(i, false)], "elem")?
+                    };
                     self.builder.build_store(p, x)?;
                 }
             }
@@ -161,7 +163,13 @@ impl<'ctx> FnLower<'_, 'ctx> {
 
     /// The address of `a[index]`, bounds-checked when `checked` (a miss raises
     /// [`Fault::IndexOutOfBounds`] with the index and the length).
-    fn element_ptr(&mut self, a: u32, index: &[Expr], checked: bool, span: Span) -> LResult<Option<PointerValue<'ctx>>> {
+    fn element_ptr(
+        &mut self,
+        a: u32,
+        index: &[Expr],
+        checked: bool,
+        span: Span,
+    ) -> LResult<Option<PointerValue<'ctx>>> {
         let mut idx = Vec::new();
         for e in index {
             match self.expr(e)? {
@@ -224,14 +232,14 @@ impl<'ctx> FnLower<'_, 'ctx> {
     }
 
     /// A value as stored in memory (`bool` as a byte).
-    fn to_memory(&self, v: BasicValueEnum<'ctx>, t: ScalarType) -> LResult<BasicValueEnum<'ctx>> {
+    fn store_value(&self, v: BasicValueEnum<'ctx>, t: ScalarType) -> LResult<BasicValueEnum<'ctx>> {
         Ok(match t {
             ScalarType::Bool => self.builder.build_int_z_extend(v.into_int_value(), self.cx.i8_type(), "byte")?.into(),
             _ => v,
         })
     }
 
-    fn from_memory(&self, v: BasicValueEnum<'ctx>, t: ScalarType) -> LResult<BasicValueEnum<'ctx>> {
+    fn load_value(&self, v: BasicValueEnum<'ctx>, t: ScalarType) -> LResult<BasicValueEnum<'ctx>> {
         Ok(match t {
             ScalarType::Bool => {
                 let zero = self.cx.i8_type().const_zero();
@@ -248,7 +256,7 @@ impl<'ctx> FnLower<'_, 'ctx> {
                 let Some(p) = self.element_ptr(*array, index, *checked, e.span)? else { return Ok(None) };
                 let t = self.elem_type(*array);
                 let v = self.builder.build_load(memory_type(self.cx, t), p, "element")?;
-                Ok(Some(self.from_memory(v, t)?))
+                Ok(Some(self.load_value(v, t)?))
             }
             ExprKind::ArrayLen(a) => {
                 let place = self.place(*a, e.span)?;
@@ -261,11 +269,11 @@ impl<'ctx> FnLower<'_, 'ctx> {
                     None => v,
                     Some(op) => {
                         let cur = self.builder.build_load(memory_type(self.cx, *elem), p, "cur")?;
-                        let cur = self.from_memory(cur, *elem)?;
+                        let cur = self.load_value(cur, *elem)?;
                         self.binary(*op, cur, *elem, v, self.scalar_of(value)?, value)?
                     }
                 };
-                let nv = self.to_memory(nv, *elem)?;
+                let nv = self.store_value(nv, *elem)?;
                 self.builder.build_store(p, nv)?;
                 Ok(None)
             }
@@ -472,7 +480,8 @@ impl<'ctx> FnLower<'_, 'ctx> {
         let x = if t.is_float() { b.build_bit_cast(v, it, "bits")?.into_int_value() } else { v.into_int_value() };
         let r = if bits == 64 {
             let lo = b.build_int_truncate(x, i32t, "lo")?;
-            let hi = b.build_int_truncate(b.build_right_shift(x, i64t.const_int(32, false), false, "hi")?, i32t, "hi")?;
+            let hi =
+                b.build_int_truncate(b.build_right_shift(x, i64t.const_int(32, false), false, "hi")?, i32t, "hi")?;
             let (lo, hi) = (shfl(lo)?, shfl(hi)?);
             let lo = b.build_int_z_extend(lo, i64t, "lo64")?;
             let hi = b.build_left_shift(b.build_int_z_extend(hi, i64t, "hi64")?, i64t.const_int(32, false), "hi")?;
