@@ -44,3 +44,59 @@ impl KernelAbi {
         EntryParams { inputs: self.inputs.len(), outputs: self.outputs.len(), strided, fault_word: self.error_flag }
     }
 }
+
+/// A parameter of an explicit kernel (`#[kernel]`), as the user wrote it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExplicitParam {
+    pub name: String,
+    pub kind: ExplicitParamKind,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExplicitParamKind {
+    /// `&[T]` (`mutable: false`) or `&mut [T]`: two slots, the device pointer and the
+    /// length in elements (`u64`).
+    Slice { elem: ScalarType, mutable: bool },
+    /// A scalar: one slot, its value in its natural type (`bool` as one byte, 0 or 1).
+    Scalar(ScalarType),
+}
+
+impl ExplicitParam {
+    pub(crate) fn of(p: &crate::ir::Param) -> ExplicitParam {
+        let kind = match p.slice {
+            Some(mutable) => ExplicitParamKind::Slice { elem: p.ty, mutable },
+            None => ExplicitParamKind::Scalar(p.ty),
+        };
+        ExplicitParam { name: p.name.clone(), kind }
+    }
+}
+
+/// What the runtime needs to launch an explicit kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExplicitAbi {
+    /// The PTX `.entry` symbol ([`kernel_abi::kernel_symbol`]).
+    pub symbol: String,
+    pub params: Vec<ExplicitParam>,
+    /// Bytes of static shared memory the kernel declares (every `gpu::shared*` call site
+    /// once, whatever its alignment padding; ptxas may round up).
+    pub static_shared_bytes: u64,
+    /// Whether the kernel uses `gpu::dynamic_shared`: the launch then passes the dynamic
+    /// shared size in bytes (the arrays' `.len()` is that size over the element size).
+    pub dynamic_shared: bool,
+}
+
+impl ExplicitAbi {
+    /// The entry's parameter slots ([`kernel_abi::KernelParams`]): per parameter one slot
+    /// (two for a slice), then the pointer to the [`kernel_abi::ThreadFault`] record.
+    pub fn kernel_params(&self) -> kernel_abi::KernelParams {
+        let params = self
+            .params
+            .iter()
+            .map(|p| match p.kind {
+                ExplicitParamKind::Slice { .. } => kernel_abi::KernelParam::Slice,
+                ExplicitParamKind::Scalar(_) => kernel_abi::KernelParam::Scalar,
+            })
+            .collect();
+        kernel_abi::KernelParams { params }
+    }
+}

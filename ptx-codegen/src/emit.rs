@@ -17,13 +17,25 @@ pub const SUPPORTED_ARCHS: &[&str] =
     &["sm_70", "sm_72", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a"];
 
 pub fn nvptx_target_machine(arch: &str) -> Result<TargetMachine, String> {
+    nvptx_target_machine_with(arch, "")
+}
+
+/// [`nvptx_target_machine`] with LLVM target features (such as `+ptx63`).
+pub fn nvptx_target_machine_with(arch: &str, features: &str) -> Result<TargetMachine, String> {
     static INIT: Once = Once::new();
     INIT.call_once(|| Target::initialize_nvptx(&InitializationConfig::default()));
     let triple = TargetTriple::create(NVPTX_TRIPLE);
     let target = Target::from_triple(&triple).map_err(|e| format!("LLVM has no NVPTX target: {e}"))?;
     // No FMA contraction and no fast-math options: `a * b + c` rounds twice, as on the CPU.
     target
-        .create_target_machine(&triple, arch, "", OptimizationLevel::Aggressive, RelocMode::Default, CodeModel::Default)
+        .create_target_machine(
+            &triple,
+            arch,
+            features,
+            OptimizationLevel::Aggressive,
+            RelocMode::Default,
+            CodeModel::Default,
+        )
         .ok_or_else(|| format!("LLVM cannot create an NVPTX target machine for `{arch}`"))
 }
 
@@ -42,7 +54,18 @@ pub fn emit_ptx<'ctx>(
     arch: &str,
     kernels: &[&str],
 ) -> Result<Emitted, String> {
-    let tm = nvptx_target_machine(arch)?;
+    emit_ptx_with(cx, module, arch, "", kernels)
+}
+
+/// [`emit_ptx`] with LLVM target `features` (e.g. `+ptx63`).
+pub fn emit_ptx_with<'ctx>(
+    cx: &'ctx Context,
+    module: &Module<'ctx>,
+    arch: &str,
+    features: &str,
+    kernels: &[&str],
+) -> Result<Emitted, String> {
+    let tm = nvptx_target_machine_with(arch, features)?;
     module.set_triple(&tm.get_triple());
     module.set_data_layout(&tm.get_target_data().get_data_layout());
     module.verify().map_err(|e| format!("the generated LLVM IR is invalid (a compiler bug): {e}"))?;

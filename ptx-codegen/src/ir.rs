@@ -19,6 +19,11 @@ pub enum Type {
     /// A tuple: an index into the checker's tuple table while checking, and into
     /// [`Program::tuples`] afterwards.
     Tuple(u32),
+    /// `gpu::Dim3` (kernels): three `u32`s, `.x .y .z`.
+    Dim3,
+    /// A slice parameter, a local array or a shared array (kernels): an index into
+    /// [`Program::arrays`]. Only a variable has this type; it is indexed, never copied.
+    Array(u32),
 }
 
 impl Type {
@@ -49,6 +54,60 @@ pub struct Program {
     pub functions: Vec<Function>,
     /// The element types of every tuple type the program uses ([`Type::Tuple`]).
     pub tuples: Vec<Vec<ScalarType>>,
+    /// Every array of the program ([`Type::Array`]): slices, local and shared arrays.
+    pub arrays: Vec<ArrayInfo>,
+}
+
+/// What an array-typed variable is (explicit kernels).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArrayInfo {
+    pub elem: ScalarType,
+    pub kind: ArrayKind,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ArrayKind {
+    /// A `&[T]` (`mutable: false`) or `&mut [T]` parameter: a device pointer and a length.
+    Slice { mutable: bool },
+    /// `let a = [v; N]` / `[a, b, c]`: `len` elements in the thread's own memory.
+    Local { len: u64 },
+    /// `gpu::shared::<T, N>()` (`dims = [N]`) or `gpu::shared_2d::<T, R, C>()` (`[R, C]`,
+    /// row-major): one block-wide array per call site.
+    Shared { dims: Vec<u64> },
+    /// `gpu::dynamic_shared::<T>()`: the block's dynamic shared memory, sized at launch.
+    DynamicShared,
+}
+
+impl ArrayInfo {
+    pub fn mutable(&self) -> bool {
+        !matches!(self.kind, ArrayKind::Slice { mutable: false })
+    }
+
+    /// How many indices an element takes (2 for `shared_2d`).
+    pub fn rank(&self) -> usize {
+        match &self.kind {
+            ArrayKind::Shared { dims } => dims.len(),
+            _ => 1,
+        }
+    }
+}
+
+impl Program {
+    /// The bytes of the program's static shared arrays (each call site once).
+    pub fn static_shared_bytes(&self) -> u64 {
+        self.arrays
+            .iter()
+            .map(|a| match &a.kind {
+                ArrayKind::Shared { dims } => dims.iter().product::<u64>() * a.elem.size_bytes() as u64,
+                _ => 0,
+            })
+            .sum()
+    }
+
+    /// Whether the program uses the block's dynamic shared memory.
+    pub fn uses_dynamic_shared(&self) -> bool {
+        self.arrays.iter().any(|a| a.kind == ArrayKind::DynamicShared)
+    }
 }
 
 impl Program {
@@ -121,8 +180,11 @@ impl RetType {
 #[derive(Clone, Debug)]
 pub struct Param {
     pub name: String,
+    /// The scalar's type, or a slice's element type.
     pub ty: ScalarType,
     pub local: LocalId,
+    /// `Some(mutable)` for a slice parameter of a kernel (`&[T]` / `&mut [T]`).
+    pub slice: Option<bool>,
 }
 
 #[derive(Clone, Debug)]
@@ -298,6 +360,104 @@ pub enum ExprKind {
     /// Code that cannot run (after the last arm of an exhaustive `match` whose arm has a
     /// guard; rustc checks exhaustiveness on the host copy of the function).
     Unreachable,
+    /// `[a, b, c]` (the initialiser of a local array).
+    ArrayList(Vec<Expr>),
+    /// `[v; len]` (the initialiser of a local array).
+    ArrayRepeat(Box<Expr>, u64),
+    /// `gpu::shared*()`: the initialiser of a shared array (nothing to compute).
+    SharedArray,
+    /// `a[i]` (`a[(i, j)]` for a 2-D shared array): bounds-checked unless `checked` is
+    /// false (`get_unchecked`).
+    Index {
+        /// The array's index in [`Program::arrays`].
+        array: u32,
+        index: Vec<Expr>,
+        checked: bool,
+    },
+    /// `a.len()`.
+    ArrayLen(u32),
+    /// `a[i] = v` (`op: None`) or `a[i] op= v`.
+    AssignIndex {
+        array: u32,
+        /// The element type.
+        elem: ScalarType,
+        index: Vec<Expr>,
+        op: Option<BinaryOp>,
+        value: Box<Expr>,
+    },
+    /// `gpu::atomic::op(a, i, args…)`: the old value.
+    Atomic {
+        op: AtomicOp,
+        array: u32,
+        index: Vec<Expr>,
+        args: Vec<Expr>,
+    },
+    /// A GPU built-in (`gpu::thread_idx()`, `gpu::sync_threads()`, …).
+    Gpu(GpuOp, Vec<Expr>),
+}
+
+/// `gpu::atomic::*`.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum AtomicOp {
+    Add,
+    Sub,
+    Min,
+    Max,
+    Exchange,
+    CompareAndSwap,
+    And,
+    Or,
+    Xor,
+}
+
+impl AtomicOp {
+    pub const ALL: [(&'static str, AtomicOp); 9] = [
+        ("add", AtomicOp::Add),
+        ("sub", AtomicOp::Sub),
+        ("min", AtomicOp::Min),
+        ("max", AtomicOp::Max),
+        ("exchange", AtomicOp::Exchange),
+        ("compare_and_swap", AtomicOp::CompareAndSwap),
+        ("and", AtomicOp::And),
+        ("or", AtomicOp::Or),
+        ("xor", AtomicOp::Xor),
+    ];
+
+    /// The element types the operation supports.
+    pub fn types(self) -> &'static [ScalarType] {
+        use ScalarType::*;
+        match self {
+            AtomicOp::Add | AtomicOp::Sub | AtomicOp::Exchange => &[I32, U32, I64, U64, F32, F64],
+            _ => &[I32, U32, I64, U64],
+        }
+    }
+}
+
+/// The GPU's own built-ins (explicit kernels), named as `gpu::name`.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum GpuOp {
+    ThreadIdx,
+    BlockIdx,
+    BlockDim,
+    GridDim,
+    Grid(u8),
+    GridSize(u8),
+    SyncThreads,
+    SyncThreadsCount,
+    SyncThreadsAnd,
+    SyncThreadsOr,
+    ThreadFence,
+    ThreadFenceBlock,
+    ThreadFenceSystem,
+    LaneId,
+    ActiveMask,
+    Shfl,
+    ShflUp,
+    ShflDown,
+    ShflXor,
+    Ballot,
+    AllSync,
+    AnySync,
 }
 
 impl Function {
@@ -323,6 +483,9 @@ impl Function {
             found |= match &e.kind {
                 ExprKind::Binary(op, lhs, rhs) => op_overflows(*op, lhs.ty, rhs),
                 ExprKind::CompoundAssign(op, id, rhs) => op_overflows(*op, self.local(*id).ty, rhs),
+                ExprKind::AssignIndex { op: Some(op), elem, value, .. } => {
+                    op_overflows(*op, Type::Scalar(*elem), value)
+                }
                 ExprKind::Unary(UnaryOp::Neg, a) => a.ty.scalar().is_some_and(ScalarType::is_signed_int),
                 ExprKind::Call(i, args) => args.first().and_then(|a| a.ty.scalar()).is_some_and(|t| i.overflows(t)),
                 _ => false,
@@ -411,8 +574,22 @@ pub fn visit_block(b: &Block, f: &mut dyn FnMut(&Expr)) {
 pub fn visit_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
     f(e);
     match &e.kind {
-        ExprKind::Lit(_) | ExprKind::Local(_) | ExprKind::Continue { .. } | ExprKind::Unreachable => {}
-        ExprKind::Unary(_, a) | ExprKind::Cast(a) | ExprKind::Assign(_, a) => visit_expr(a, f),
+        ExprKind::Lit(_)
+        | ExprKind::Local(_)
+        | ExprKind::Continue { .. }
+        | ExprKind::Unreachable
+        | ExprKind::SharedArray
+        | ExprKind::ArrayLen(_) => {}
+        ExprKind::Unary(_, a) | ExprKind::Cast(a) | ExprKind::Assign(_, a) | ExprKind::ArrayRepeat(a, _) => {
+            visit_expr(a, f)
+        }
+        ExprKind::Index { index, .. } => index.iter().for_each(|a| visit_expr(a, f)),
+        ExprKind::AssignIndex { index, value, .. } => {
+            index.iter().for_each(|a| visit_expr(a, f));
+            visit_expr(value, f);
+        }
+        ExprKind::Atomic { index, args, .. } => index.iter().chain(args).for_each(|a| visit_expr(a, f)),
+        ExprKind::ArrayList(args) | ExprKind::Gpu(_, args) => args.iter().for_each(|a| visit_expr(a, f)),
         ExprKind::CompoundAssign(_, _, a) => visit_expr(a, f),
         ExprKind::Binary(_, a, b) | ExprKind::Logical(_, a, b) => {
             visit_expr(a, f);

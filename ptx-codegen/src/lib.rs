@@ -26,7 +26,7 @@ use syn::ext::IdentExt;
 
 use lower::{EntryKind, Lowering, Weight};
 
-pub use abi::{Fault, KernelAbi, entry_symbol};
+pub use abi::{ExplicitAbi, ExplicitParam, ExplicitParamKind, Fault, KernelAbi, entry_symbol};
 pub use ir::IntOverflow;
 pub use options::{Options, Target};
 pub use ty::ScalarType;
@@ -136,6 +136,80 @@ fn dump(name: &str, out: &emit::Emitted) -> Result<(), String> {
     write("ll", &out.llvm_ir_unoptimized)?;
     write("opt.ll", &out.llvm_ir)?;
     write("ptx", &out.ptx)
+}
+
+/// A compiled explicit kernel (`#[kernel]`): its ABI, its PTX and its LLVM IR.
+#[derive(Clone, Debug)]
+pub struct CompiledExplicit {
+    pub abi: ExplicitAbi,
+    pub ptx: String,
+    pub llvm_ir: String,
+    pub llvm_ir_unoptimized: String,
+}
+
+/// An explicit kernel for each overflow semantics (see [`Variants`]).
+#[derive(Clone, Debug)]
+pub struct KernelVariants {
+    pub wrapping: CompiledExplicit,
+    /// `None` when nothing in the kernel is overflow-checked: the wrapping kernel serves both.
+    pub checked: Option<CompiledExplicit>,
+}
+
+/// Compiles an explicit kernel (`#[kernel]`) with the helpers it calls, both overflow variants.
+pub fn compile_kernel_variants(
+    item: &syn::ItemFn,
+    callees: &[(String, String)],
+    helpers: &[frontend::HelperDef],
+    options: &Options,
+) -> Result<KernelVariants, syn::Error> {
+    let program = frontend::check_kernel_program(item, callees, helpers)?;
+    let name = item.sig.ident.unraw().to_string();
+    let at_name = |msg: String| syn::Error::new(item.sig.ident.span(), msg);
+    let wrapping = compile_kernel_ir(&program, &name, options, IntOverflow::Wrap).map_err(at_name)?;
+    let checked = match program.checks_overflow() {
+        true => Some(compile_kernel_ir(&program, &name, options, IntOverflow::Panic).map_err(at_name)?),
+        false => None,
+    };
+    Ok(KernelVariants { wrapping, checked })
+}
+
+/// Parses `src` as a kernel and compiles it with wrapping overflow (for tests and tools).
+pub fn compile_kernel_str(src: &str, options: &Options) -> Result<CompiledExplicit, syn::Error> {
+    let item: syn::ItemFn = syn::parse_str(src)?;
+    let program = frontend::check_kernel_program(&item, &[], &[])?;
+    let name = item.sig.ident.unraw().to_string();
+    compile_kernel_ir(&program, &name, options, IntOverflow::Wrap)
+        .map_err(|m| syn::Error::new(item.sig.ident.span(), m))
+}
+
+/// Lowers and emits a checked kernel program, with integer overflow `overflow`.
+pub fn compile_kernel_ir(
+    program: &ir::Program,
+    name: &str,
+    options: &Options,
+    overflow: IntOverflow,
+) -> Result<CompiledExplicit, String> {
+    let abi = ExplicitAbi {
+        symbol: kernel_abi::kernel_symbol(name),
+        params: program.entry().params.iter().map(ExplicitParam::of).collect(),
+        static_shared_bytes: program.static_shared_bytes(),
+        dynamic_shared: program.uses_dynamic_shared(),
+    };
+    let cx = Context::create();
+    let module = cx.create_module(name);
+    // A kernel always takes the fault record: an index can miss in any kernel.
+    let how = Lowering { fault_code: true, fastmath: options.fastmath, overflow };
+    let lowered = lower::lower_program(&cx, &module, program, &format!("{name}_body"), how)
+        .and_then(|fns| lower::lower_explicit_entry(&cx, &module, fns[0], program, &abi.symbol));
+    if let Err(e) = lowered {
+        return Err(format!("internal compiler error while lowering `{name}`: {}", e.message));
+    }
+    // `activemask` needs PTX 6.3, more than LLVM's default (6.0) for sm_70 and sm_72;
+    // newer targets' defaults are above it.
+    let features = if matches!(options.arch.as_str(), "sm_70" | "sm_72") { "+ptx63" } else { "" };
+    let out = emit::emit_ptx_with(&cx, &module, &options.arch, features, &[abi.symbol.as_str()])?;
+    dump(&abi.symbol, &out)?;
+    Ok(CompiledExplicit { abi, ptx: out.ptx, llvm_ir: out.llvm_ir, llvm_ir_unoptimized: out.llvm_ir_unoptimized })
 }
 
 /// Parses `src` as a function and compiles it (for tests and tools).

@@ -57,6 +57,11 @@ impl FnChecker<'_> {
     }
 
     fn let_stmt(&mut self, l: &syn::Local) -> Option<Stmt> {
+        if let Some(li) = l.init.as_ref().filter(|li| li.diverge.is_none()) {
+            if let Some(s) = self.array_let(l, &li.expr) {
+                return s;
+            }
+        }
         let (pat, annotation) = match &l.pat {
             syn::Pat::Type(pt) => (&*pt.pat, Some(&*pt.ty)),
             p => (p, None),

@@ -13,6 +13,9 @@ use crate::ty::ScalarType;
 
 impl FnChecker<'_> {
     pub(super) fn method_call(&mut self, m: &syn::ExprMethodCall) -> Expr {
+        if let Some((local, a)) = self.array_local(&m.receiver) {
+            return self.array_method(m, local, a);
+        }
         if let Some(t) = &m.turbofish {
             self.error(t, "generic arguments (`::<…>`) are not supported on methods in a vectorized function");
         }
@@ -29,6 +32,9 @@ impl FnChecker<'_> {
             syn::Expr::Path(p) if p.qself.is_none() => Some(&p.path),
             _ => None,
         };
+        if let Some(rest) = path.and_then(super::kernel::gpu_path) {
+            return self.gpu_call(c, &rest);
+        }
         let segments: Vec<String> =
             path.map(|p| p.segments.iter().map(|s| syntax::name(&s.ident)).collect()).unwrap_or_default();
         let callee = match path {

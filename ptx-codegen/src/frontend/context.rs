@@ -51,6 +51,10 @@ pub(super) struct ProgramCx {
     pub(super) next_loop: u32,
     /// The program's tuple types, after inference ([`Program::tuples`](crate::ir::Program::tuples)).
     pub(super) tuples: Vec<Vec<ScalarType>>,
+    /// Whether the program is an explicit kernel's (slices, arrays and `gpu::` built-ins).
+    pub(super) kernel: bool,
+    /// The program's arrays ([`Type::Array`]).
+    pub(super) arrays: Vec<super::kernel::ArrayDecl>,
 }
 
 /// The check of one function body (or of one `const` item's value): its variables, scopes
@@ -71,6 +75,8 @@ pub(super) struct FnChecker<'p> {
     /// The variables of the functions around a nested one, for a better message when it
     /// uses one (Rust's nested functions cannot).
     pub(super) outer_locals: Vec<String>,
+    /// How many `unsafe` blocks are around the expression being checked.
+    pub(super) unsafe_depth: u32,
 }
 
 impl<'p> FnChecker<'p> {
@@ -90,6 +96,7 @@ impl<'p> FnChecker<'p> {
             item_scopes,
             current,
             outer_locals,
+            unsafe_depth: 0,
         }
     }
 

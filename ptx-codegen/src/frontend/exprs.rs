@@ -70,6 +70,15 @@ impl FnChecker<'_> {
             }
             syn::Expr::MethodCall(m) => self.method_call(m),
             syn::Expr::Call(c) => self.call(c),
+            syn::Expr::Unsafe(u) if self.prog.kernel => {
+                self.unsafe_depth += 1;
+                let (block, ty) = self.block(&u.block);
+                self.unsafe_depth -= 1;
+                self.mk(ExprKind::Block(block), ty, span)
+            }
+            syn::Expr::Index(ix) if self.prog.kernel => self.index_expr(ix),
+            syn::Expr::Field(f) if self.prog.kernel && matches!(f.member, syn::Member::Named(_)) => self.dim3_field(f),
+            syn::Expr::Array(_) | syn::Expr::Repeat(_) if self.prog.kernel => self.unsupported(e, "a local array is declared by a `let`: `let mut a = [0.0f32; 8];` or `let a = [x, y, z];`, then used by name"),
             syn::Expr::Unsafe(_) => self.unsupported(e, "`unsafe` blocks cannot appear in a vectorized function: the kernel language has no unsafe operations"),
             syn::Expr::Async(_) | syn::Expr::Await(_) => self.unsupported(e, "`async`/`.await` cannot run in a vectorized function: it computes synchronously, one element per call"),
             syn::Expr::Closure(_) => self.unsupported(e, "closures are not supported in a vectorized function: write the computation inline"),
@@ -155,6 +164,10 @@ impl FnChecker<'_> {
                 let name = syntax::name(ident);
                 if let Some(id) = self.lookup(&name) {
                     let ty = self.locals[id.0 as usize].ty;
+                    if let Type::Array(_) = ty {
+                        self.error(ident, format!("`{name}` is a slice or array: a kernel indexes it (`{name}[i]`), takes its length (`{name}.len()`) or passes it to `gpu::atomic::*`; it cannot be copied into a variable, compared or passed to a function"));
+                        return self.error_expr(span);
+                    }
                     return self.mk(ExprKind::Local(id), ty, span);
                 }
                 if let Some(c) = self.lookup_const(&name) {
@@ -193,6 +206,13 @@ impl FnChecker<'_> {
         }
         let segments: Vec<String> = p.path.segments.iter().map(|s| syntax::name(&s.ident)).collect();
         let has_args = p.path.segments.iter().any(|s| !s.arguments.is_none());
+        if p.qself.is_none() && !has_args && self.prog.kernel {
+            if let Some(rest) = super::kernel::gpu_path(&p.path) {
+                if rest == ["WARP_SIZE"] {
+                    return self.mk(ExprKind::Lit(Literal::Int(32)), Type::Scalar(ScalarType::U32), span);
+                }
+            }
+        }
         if p.qself.is_none() && !has_args {
             if let Some((t, lit)) = consts::by_path(&segments) {
                 return self.mk(ExprKind::Lit(lit), Type::Scalar(t), span);
@@ -259,6 +279,9 @@ impl FnChecker<'_> {
 
     fn assign(&mut self, a: &syn::ExprAssign) -> Expr {
         let span = a.span();
+        if let (syn::Expr::Index(ix), true) = (&*a.left, self.prog.kernel) {
+            return self.assign_index(ix, None, &a.right, &syn::Expr::Assign(a.clone()));
+        }
         let value = self.expr(&a.right);
         let Some(local) = self.place(&a.left, Write::Assign) else {
             return self.error_expr(span);

@@ -105,6 +105,8 @@ impl InferTable {
             (Type::Error, _) | (_, Type::Error) => Ok(Type::Error),
             (Type::Never, x) | (x, Type::Never) => Ok(x),
             (Type::Unit, Type::Unit) => Ok(Type::Unit),
+            (Type::Dim3, Type::Dim3) => Ok(Type::Dim3),
+            (Type::Array(x), Type::Array(y)) if x == y => Ok(a),
             (Type::Scalar(x), Type::Scalar(y)) if x == y => Ok(a),
             (Type::Tuple(x), Type::Tuple(y)) => {
                 let (xs, ys) = (self.tuples[x as usize].clone(), self.tuples[y as usize].clone());
@@ -163,6 +165,8 @@ impl InferTable {
                 if parts.len() == 1 { format!("({},)", parts[0]) } else { format!("({})", parts.join(", ")) }
             }
             (Type::Never, _) => "!".into(),
+            (Type::Dim3, _) => "gpu::Dim3".into(),
+            (Type::Array(_), _) => "an array".into(),
             _ => "_".into(),
         }
     }

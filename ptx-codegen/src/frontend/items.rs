@@ -77,8 +77,17 @@ impl ProgramCx {
 
 impl FnChecker<'_> {
     fn function(&mut self, item: &syn::ItemFn) -> Option<(Vec<Param>, RetType, Block)> {
-        let (params, ret) = self.signature(&item.sig);
-        self.ret = ret.as_ref().map(|r| self.prog.ret_type(r));
+        let kernel = self.is_kernel_entry();
+        let (params, ret) = if kernel {
+            // A kernel returns nothing (its lowering returns an empty struct).
+            (self.kernel_signature(&item.sig), Some(RetType::Tuple(Vec::new())))
+        } else {
+            self.signature(&item.sig)
+        };
+        self.ret = match kernel {
+            true => Some(Type::Unit),
+            false => ret.as_ref().map(|r| self.prog.ret_type(r)),
+        };
         // Every named parameter is in scope, also one whose type was rejected (as an error
         // type), so that the body's uses of it report nothing more.
         let bindings = self
@@ -93,14 +102,20 @@ impl FnChecker<'_> {
         self.scopes.pop();
         let ret = ret?;
         let want = self.ret.expect("set above");
-        if self.prog.infer.unify(body_ty, want).is_err() {
+        // A kernel's return type is reported by its signature.
+        let reported = kernel && matches!(item.sig.output, syn::ReturnType::Type(..));
+        if !reported && self.prog.infer.unify(body_ty, want).is_err() {
             let found = self.prog.infer.describe(body_ty);
             let ret_name = ret.rust_name();
             let at = match item.block.stmts.last() {
                 Some(syn::Stmt::Expr(e, None)) => SpanRange::of(e),
                 _ => item.block.brace_token.span.close().into(),
             };
-            let msg = if body_ty == Type::Unit {
+            let msg = if kernel {
+                format!(
+                    "a kernel returns nothing, but its body evaluates to `{found}`: end the last statement with `;` and write results into a `&mut [T]` parameter"
+                )
+            } else if body_ty == Type::Unit {
                 format!(
                     "this function returns `{ret_name}` but its body ends without a value: end it with an expression of type `{ret_name}` (no `;`) or `return` one"
                 )

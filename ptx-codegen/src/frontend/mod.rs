@@ -18,6 +18,7 @@ mod diagnostics;
 mod exprs;
 mod infer;
 mod items;
+mod kernel;
 mod loops;
 mod obligations;
 mod operators;
@@ -56,9 +57,29 @@ pub fn check_program(
     entry_callees: &[(String, String)],
     helpers: &[HelperDef],
 ) -> Result<Program, syn::Error> {
+    check(entry, entry_callees, helpers, false)
+}
+
+/// [`check_program`] for an explicit kernel (`#[kernel]`): the entry takes slices and
+/// scalars and returns nothing, and the program may use arrays and the `gpu::` built-ins.
+pub fn check_kernel_program(
+    entry: &syn::ItemFn,
+    entry_callees: &[(String, String)],
+    helpers: &[HelperDef],
+) -> Result<Program, syn::Error> {
+    check(entry, entry_callees, helpers, true)
+}
+
+fn check(
+    entry: &syn::ItemFn,
+    entry_callees: &[(String, String)],
+    helpers: &[HelperDef],
+    kernel: bool,
+) -> Result<Program, syn::Error> {
     let mut cx = ProgramCx {
         functions: vec![None; helpers.len() + 1],
         sigs: vec![None; helpers.len() + 1],
+        kernel,
         ..ProgramCx::default()
     };
     let ids: Vec<(String, FnId)> =
@@ -70,7 +91,7 @@ pub fn check_program(
             .collect(),
         consts: Vec::new(),
     };
-    cx.sigs[0] = fn_sig(entry);
+    cx.sigs[0] = if kernel { None } else { fn_sig(entry) };
     for (i, h) in helpers.iter().enumerate() {
         cx.sigs[i + 1] = fn_sig(&h.item);
     }
@@ -80,14 +101,16 @@ pub fn check_program(
     }
     cx.check_recursion();
     cx.check_obligations();
+    let arrays = cx.final_arrays();
     if let Some(e) = cx.combined_errors() {
         return Err(e);
     }
     let ice = |what: &str| syn::Error::new_spanned(&entry.sig.ident, format!("internal compiler error: {what}"));
     let functions = std::mem::take(&mut cx.functions).into_iter().collect::<Option<Vec<_>>>();
     let tuples = std::mem::take(&mut cx.tuples);
-    let program =
-        functions.map(|functions| Program { functions, tuples }).ok_or_else(|| ice("a function was not checked"))?;
+    let program = functions
+        .map(|functions| Program { functions, tuples, arrays })
+        .ok_or_else(|| ice("a function was not checked"))?;
     // An error type stands for a problem already reported; with none reported, it would
     // lower to a kernel that computes nothing. Refuse it loudly instead.
     if let Some(f) = program.functions.iter().find(|f| has_error_type(f)) {
@@ -107,9 +130,19 @@ fn has_error_type(f: &crate::ir::Function) -> bool {
 /// definitions have not been fetched yet) are taken on trust: every other problem is
 /// reported now, before the macro goes to fetch them.
 pub fn precheck(entry: &syn::ItemFn, external: &[String]) -> Result<(), syn::Error> {
+    precheck_as(entry, external, false)
+}
+
+/// [`precheck`] for an explicit kernel.
+pub fn precheck_kernel(entry: &syn::ItemFn, external: &[String]) -> Result<(), syn::Error> {
+    precheck_as(entry, external, true)
+}
+
+fn precheck_as(entry: &syn::ItemFn, external: &[String], kernel: bool) -> Result<(), syn::Error> {
     // FnId(1) stands for every external function: no signature, so its calls check their
     // arguments and give an error type without a message.
-    let mut cx = ProgramCx { functions: vec![None, None], sigs: vec![fn_sig(entry), None], ..ProgramCx::default() };
+    let sig0 = if kernel { None } else { fn_sig(entry) };
+    let mut cx = ProgramCx { functions: vec![None, None], sigs: vec![sig0, None], kernel, ..ProgramCx::default() };
     let scope = ItemScope { fns: external.iter().map(|p| (p.clone(), FnId(1))).collect(), consts: Vec::new() };
     cx.check_fn(FnId(0), entry, vec![scope], Vec::new());
     cx.calls.retain(|&(_, to, _)| to != FnId(1));
@@ -129,5 +162,19 @@ pub fn signature_types(sig: &syn::Signature) -> Result<(Vec<ScalarType>, RetType
     }
 }
 
+/// A kernel's parameters from its signature alone (the macro needs them even when the
+/// body has errors).
+pub fn kernel_signature(sig: &syn::Signature) -> Result<Vec<crate::ExplicitParam>, syn::Error> {
+    let mut cx = ProgramCx { kernel: true, ..ProgramCx::default() };
+    let params = FnChecker::new(&mut cx, Some(FnId(0)), Vec::new(), Vec::new()).kernel_signature(sig);
+    if let Some(e) = cx.combined_errors() {
+        return Err(e);
+    }
+    Ok(params.iter().map(crate::ExplicitParam::of).collect())
+}
+
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod kernel_tests;

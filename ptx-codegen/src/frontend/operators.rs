@@ -52,6 +52,10 @@ impl FnChecker<'_> {
                 }
                 self.mk(ExprKind::Logical(lop, Box::new(lhs), Box::new(rhs)), Type::Scalar(ScalarType::Bool), span)
             }
+            syntax::BinOp::Compound(bop) if self.prog.kernel && matches!(&*b.left, syn::Expr::Index(_)) => {
+                let syn::Expr::Index(ix) = &*b.left else { unreachable!("matched above") };
+                self.assign_index(ix, Some(bop), &b.right, &syn::Expr::Binary(b.clone()))
+            }
             syntax::BinOp::Compound(bop) => {
                 let rhs = self.expr(&b.right);
                 let Some(local) = self.place(&b.left, Write::Update) else {
@@ -71,7 +75,7 @@ impl FnChecker<'_> {
     }
 
     /// Types `lhs op rhs` and returns the result type.
-    fn check_operands(
+    pub(super) fn check_operands(
         &mut self,
         op: BinaryOp,
         lhs: &Expr,
@@ -144,6 +148,12 @@ impl FnChecker<'_> {
                 self.prog.require(ty, Require::IntOrBool("!"), range);
                 self.mk(ExprKind::Unary(UnaryOp::Not, Box::new(inner)), ty, span)
             }
+            // `*s.get_unchecked(i)`: the element itself.
+            syn::UnOp::Deref(_) if self.prog.kernel && is_get_unchecked(&u.expr) => {
+                let mut inner = self.expr(&u.expr);
+                inner.span = span;
+                inner
+            }
             syn::UnOp::Deref(_) => {
                 self.error(u, "dereferencing (`*`) is not supported: a vectorized function has no references");
                 self.error_expr(span)
@@ -208,4 +218,17 @@ pub(super) fn cast_problem(from: ScalarType, to: ScalarType) -> Option<String> {
         return Some(format!("cannot cast `bool` as `{to}`: cast to an integer first, e.g. `b as u8 as {to}`"));
     }
     None
+}
+
+fn is_get_unchecked(e: &syn::Expr) -> bool {
+    match e {
+        syn::Expr::Paren(p) => is_get_unchecked(&p.expr),
+        syn::Expr::Group(g) => is_get_unchecked(&g.expr),
+        syn::Expr::MethodCall(m) => m.method == "get_unchecked",
+        syn::Expr::Unsafe(u) => match u.block.stmts.as_slice() {
+            [syn::Stmt::Expr(e, None)] => is_get_unchecked(e),
+            _ => false,
+        },
+        _ => false,
+    }
 }

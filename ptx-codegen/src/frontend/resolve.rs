@@ -16,7 +16,7 @@ impl FnChecker<'_> {
         for l in std::mem::take(&mut self.locals) {
             let ty = self.prog.final_type(l.ty);
             match ty {
-                Type::Scalar(_) | Type::Error | Type::Tuple(_) => {}
+                Type::Scalar(_) | Type::Error | Type::Tuple(_) | Type::Dim3 | Type::Array(_) => {}
                 Type::Infer(_) | Type::Never => {
                     // A variable that is never given a value of known type.
                     self.error_at(
@@ -83,7 +83,32 @@ impl ProgramCx {
             self.error_at(e.span, "type annotations needed for this expression");
         }
         match &mut e.kind {
-            ExprKind::Lit(_) | ExprKind::Local(_) | ExprKind::Continue { .. } | ExprKind::Unreachable => {}
+            ExprKind::Lit(_)
+            | ExprKind::Local(_)
+            | ExprKind::Continue { .. }
+            | ExprKind::Unreachable
+            | ExprKind::SharedArray
+            | ExprKind::ArrayLen(_) => {}
+            ExprKind::ArrayRepeat(a, _) => self.resolve_expr(a),
+            ExprKind::ArrayList(args) | ExprKind::Gpu(_, args) | ExprKind::Index { index: args, .. } => {
+                for a in args {
+                    self.resolve_expr(a);
+                }
+            }
+            ExprKind::AssignIndex { array, elem, index, value, .. } => {
+                if let Type::Scalar(t) = self.infer.resolve(self.arrays[*array as usize].0) {
+                    *elem = t;
+                }
+                for a in index {
+                    self.resolve_expr(a);
+                }
+                self.resolve_expr(value);
+            }
+            ExprKind::Atomic { index, args, .. } => {
+                for a in index.iter_mut().chain(args) {
+                    self.resolve_expr(a);
+                }
+            }
             ExprKind::Unary(_, a) | ExprKind::Cast(a) | ExprKind::Assign(_, a) | ExprKind::CompoundAssign(_, _, a) => {
                 self.resolve_expr(a)
             }

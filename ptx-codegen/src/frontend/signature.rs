@@ -82,7 +82,7 @@ impl FnChecker<'_> {
                     let lty = ty.map_or(Type::Error, Type::Scalar);
                     let local = self.new_local(name.clone(), lty, mutable, LocalKind::Param, span);
                     if let Some(ty) = ty {
-                        params.push(Param { name, ty, local });
+                        params.push(Param { name, ty, local, slice: None });
                     }
                 }
             }

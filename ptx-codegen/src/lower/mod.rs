@@ -9,11 +9,13 @@
 
 mod entry;
 mod intrinsic;
+mod kernel;
 mod reduce;
 
 use std::collections::HashMap;
 
 pub use entry::{EntryKind, Weight, lower_kernel_entry};
+pub use kernel::lower_explicit_entry;
 pub use reduce::lower_reduce_entry;
 
 use inkwell::basic_block::BasicBlock;
@@ -124,7 +126,17 @@ pub fn lower_program<'ctx>(
         .iter()
         .enumerate()
         .map(|(i, f)| {
-            let mut params: Vec<_> = f.params.iter().map(|p| llvm_type(cx, p.ty).into()).collect();
+            let mut params: Vec<inkwell::types::BasicMetadataTypeEnum> = Vec::new();
+            for p in &f.params {
+                match p.slice {
+                    // A slice: its device pointer and its length.
+                    Some(_) => params.extend::<[inkwell::types::BasicMetadataTypeEnum; 2]>([
+                        cx.ptr_type(AddressSpace::from(kernel::GLOBAL)).into(),
+                        cx.i64_type().into(),
+                    ]),
+                    None => params.push(llvm_type(cx, p.ty).into()),
+                }
+            }
             if how.fault_code {
                 params.push(cx.ptr_type(AddressSpace::default()).into());
             }
@@ -134,7 +146,7 @@ pub fn lower_program<'ctx>(
         })
         .collect();
     for (f, llfn) in program.functions.iter().zip(&functions) {
-        lower_body(cx, module, f, *llfn, &functions, &program.tuples, how)?;
+        lower_body(cx, module, f, *llfn, &functions, program, how)?;
     }
     if how.fastmath {
         fast_math(cx, module, &functions);
@@ -148,7 +160,7 @@ fn lower_body<'ctx>(
     f: &Function,
     llfn: FunctionValue<'ctx>,
     functions: &[FunctionValue<'ctx>],
-    tuples: &[Vec<ScalarType>],
+    program: &Program,
     how: Lowering,
 ) -> LResult<()> {
     let builder = cx.create_builder();
@@ -162,7 +174,9 @@ fn lower_body<'ctx>(
         llfn,
         entry,
         functions,
-        tuples,
+        tuples: &program.tuples,
+        array_info: &program.arrays,
+        arrays: HashMap::new(),
         fastmath: how.fastmath,
         overflow: how.overflow,
         locals: vec![None; f.locals.len()],
@@ -171,10 +185,20 @@ fn lower_body<'ctx>(
         ret_bb: None,
         err: if how.fault_code { llfn.get_last_param().map(|p| p.into_pointer_value()) } else { None },
     };
-    for (i, p) in f.params.iter().enumerate() {
+    let mut i = 0;
+    for p in &f.params {
+        let v = llfn.get_nth_param(i).ok_or_else(|| internal("missing parameter", f.span))?;
+        if p.slice.is_some() {
+            let Type::Array(a) = f.local(p.local).ty else { return Err(internal("a slice without an array", f.span)) };
+            let len = llfn.get_nth_param(i + 1).ok_or_else(|| internal("missing parameter", f.span))?;
+            let place = kernel::ArrayPlace { ptr: v.into_pointer_value(), len: len.into_int_value(), columns: None };
+            fl.arrays.insert(a, place);
+            i += 2;
+            continue;
+        }
         let slot = fl.slot(p.local)?;
-        let v = llfn.get_nth_param(i as u32).ok_or_else(|| internal("missing parameter", f.span))?;
         fl.builder.build_store(slot, v)?;
+        i += 1;
     }
     let ret_ty = ret_type(cx, &f.ret);
     let ret_slot = fl.alloca(ret_ty, "ret")?;
@@ -254,6 +278,10 @@ struct FnLower<'a, 'ctx> {
     functions: &'a [FunctionValue<'ctx>],
     /// The program's tuple types ([`Type::Tuple`]).
     tuples: &'a [Vec<ScalarType>],
+    /// The program's arrays ([`Type::Array`]).
+    array_info: &'a [ir::ArrayInfo],
+    /// Where this function's arrays are (those it has reached the `let` of, and its slices).
+    arrays: HashMap<u32, kernel::ArrayPlace<'ctx>>,
     fastmath: bool,
     overflow: ir::IntOverflow,
     locals: Vec<Option<PointerValue<'ctx>>>,
@@ -295,6 +323,10 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
         match t {
             Type::Scalar(s) => Some(llvm_type(self.cx, s)),
             Type::Tuple(i) => Some(tuple_type(self.cx, &self.tuples[i as usize])),
+            Type::Dim3 => {
+                let i32t = self.cx.i32_type().into();
+                Some(self.cx.struct_type(&[i32t, i32t, i32t], false).into())
+            }
             _ => None,
         }
     }
@@ -323,6 +355,9 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
     fn block(&mut self, b: &Block) -> LResult<Value<'ctx>> {
         for s in &b.stmts {
             match s {
+                Stmt::Let { local, init: Some(init) } if matches!(self.func.local(*local).ty, Type::Array(_)) => {
+                    self.array_let(*local, init)?;
+                }
                 Stmt::Let { local, init } => {
                     let slot = self.slot(*local)?;
                     if let Some(e) = init {
@@ -450,6 +485,14 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
                 self.start_dead_block();
                 Ok(None)
             }
+            ExprKind::ArrayList(_)
+            | ExprKind::ArrayRepeat(..)
+            | ExprKind::SharedArray
+            | ExprKind::Index { .. }
+            | ExprKind::ArrayLen(_)
+            | ExprKind::AssignIndex { .. }
+            | ExprKind::Atomic { .. }
+            | ExprKind::Gpu(..) => self.kernel_expr(e),
         }
     }
 

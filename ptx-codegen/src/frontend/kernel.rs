@@ -1,0 +1,686 @@
+//! Explicit kernels (`#[kernel]`, Numba's `@cuda.jit`): slice parameters, local and shared
+//! arrays, indexing, and the GPU's built-ins (`gpu::thread_idx()`, barriers, warp
+//! operations, atomics).
+
+use proc_macro2::Span;
+use quote::ToTokens;
+use syn::spanned::Spanned;
+
+use super::context::{FnChecker, LocalKind};
+use super::diagnostics::{SpanRange, TypeUse, conversion_hint};
+use super::infer::VarKind;
+use super::syntax;
+use crate::ir::{ArrayKind, AtomicOp, BinaryOp, Expr, ExprKind, FnId, GpuOp, Literal, LocalId, Param, Stmt, Type};
+use crate::ty::ScalarType;
+
+const USIZE: Type = Type::Scalar(ScalarType::Usize);
+const U32: Type = Type::Scalar(ScalarType::U32);
+const BOOL: Type = Type::Scalar(ScalarType::Bool);
+
+/// The GPU built-ins a kernel can call, for the message about an unknown one.
+const BUILTINS: &str = "thread_idx, block_idx, block_dim, grid_dim, grid1, grid2, grid3, gridsize1, gridsize2, gridsize3, \
+sync_threads, sync_threads_count, sync_threads_and, sync_threads_or, thread_fence, thread_fence_block, \
+thread_fence_system, lane_id, active_mask, shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync, ballot_sync, \
+all_sync, any_sync, shared, shared_2d, dynamic_shared, atomic::{add, sub, min, max, exchange, compare_and_swap, and, or, xor} \
+and the constant WARP_SIZE";
+
+/// The rest of a path into the GPU built-ins: `gpu::x`, `gpu_runtime::gpu::x`,
+/// `::gpu_runtime::gpu::x` give `["x"]` (and `["atomic", "add"]` for the atomics).
+pub(super) fn gpu_path(p: &syn::Path) -> Option<Vec<String>> {
+    let segs: Vec<String> = p.segments.iter().map(|s| syntax::name(&s.ident)).collect();
+    let rest = match segs.iter().position(|s| s == "gpu")? {
+        0 if p.leading_colon.is_none() => &segs[1..],
+        1 if segs[0] == "gpu_runtime" => &segs[2..],
+        _ => return None,
+    };
+    (!rest.is_empty()).then(|| rest.to_vec())
+}
+
+/// The scalar element type of `&[T]` / `&mut [T]`: `Some((T's syntax, mutable))`.
+fn slice_type(ty: &syn::Type) -> Option<(&syn::Type, bool)> {
+    match ty {
+        syn::Type::Paren(p) => slice_type(&p.elem),
+        syn::Type::Group(g) => slice_type(&g.elem),
+        syn::Type::Reference(r) => match &*r.elem {
+            syn::Type::Slice(s) => Some((&s.elem, r.mutability.is_some())),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn gpu_op(name: &str) -> Option<GpuOp> {
+    Some(match name {
+        "thread_idx" => GpuOp::ThreadIdx,
+        "block_idx" => GpuOp::BlockIdx,
+        "block_dim" => GpuOp::BlockDim,
+        "grid_dim" => GpuOp::GridDim,
+        "grid1" => GpuOp::Grid(1),
+        "grid2" => GpuOp::Grid(2),
+        "grid3" => GpuOp::Grid(3),
+        "gridsize1" => GpuOp::GridSize(1),
+        "gridsize2" => GpuOp::GridSize(2),
+        "gridsize3" => GpuOp::GridSize(3),
+        "sync_threads" => GpuOp::SyncThreads,
+        "sync_threads_count" => GpuOp::SyncThreadsCount,
+        "sync_threads_and" => GpuOp::SyncThreadsAnd,
+        "sync_threads_or" => GpuOp::SyncThreadsOr,
+        "thread_fence" => GpuOp::ThreadFence,
+        "thread_fence_block" => GpuOp::ThreadFenceBlock,
+        "thread_fence_system" => GpuOp::ThreadFenceSystem,
+        "lane_id" => GpuOp::LaneId,
+        "active_mask" => GpuOp::ActiveMask,
+        "shfl_sync" => GpuOp::Shfl,
+        "shfl_up_sync" => GpuOp::ShflUp,
+        "shfl_down_sync" => GpuOp::ShflDown,
+        "shfl_xor_sync" => GpuOp::ShflXor,
+        "ballot_sync" => GpuOp::Ballot,
+        "all_sync" => GpuOp::AllSync,
+        "any_sync" => GpuOp::AnySync,
+        _ => return None,
+    })
+}
+
+impl FnChecker<'_> {
+    /// Whether this check is of the kernel itself (not of a helper or a nested function).
+    pub(super) fn is_kernel_entry(&self) -> bool {
+        self.prog.kernel && self.current == Some(FnId(0))
+    }
+
+    /// A kernel's parameters: scalars, `&[T]` and `&mut [T]`. The kernel returns nothing.
+    pub(super) fn kernel_signature(&mut self, sig: &syn::Signature) -> Vec<Param> {
+        if let Some(a) = &sig.asyncness {
+            self.error(a, "a kernel cannot be `async`");
+        }
+        if let Some(u) = &sig.unsafety {
+            self.error(u, "a kernel cannot be `unsafe fn`: its safety is checked (every index is bounds-checked); use an `unsafe` block around `get_unchecked`");
+        }
+        if let Some(abi) = &sig.abi {
+            self.error(abi, "a kernel cannot declare an ABI (`extern`): remove it");
+        }
+        if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+            self.error(
+                &sig.generics,
+                "a kernel cannot be generic: use concrete types (`fn k(x: &[f32], out: &mut [f32])`)",
+            );
+        }
+        if let Some(v) = &sig.variadic {
+            self.error(v, "a kernel cannot be variadic");
+        }
+        if let syn::ReturnType::Type(_, ty) = &sig.output {
+            self.error(ty, "a kernel returns nothing: write results into a `&mut [T]` parameter");
+        }
+        let mut params = Vec::new();
+        for input in &sig.inputs {
+            let pt = match input {
+                syn::FnArg::Receiver(r) => {
+                    self.error(
+                        r,
+                        "a kernel cannot take `self`: its parameters are slices (`&[T]`, `&mut [T]`) and scalars",
+                    );
+                    continue;
+                }
+                syn::FnArg::Typed(pt) => pt,
+            };
+            let Some((name, mutable, span)) = self.binding(&pt.pat, "parameter") else {
+                for (name, span) in syntax::pattern_names(&pt.pat) {
+                    self.new_local(name, Type::Error, false, LocalKind::Param, span);
+                }
+                continue;
+            };
+            if let Some((elem, slice_mut)) = slice_type(&pt.ty) {
+                let Some(t) = self.scalar_type(elem, TypeUse::Param) else {
+                    self.new_local(name, Type::Error, false, LocalKind::Param, span);
+                    continue;
+                };
+                let id = self.prog.new_array(Type::Scalar(t), ArrayKind::Slice { mutable: slice_mut }, span);
+                let local = self.new_local(name.clone(), Type::Array(id), mutable, LocalKind::Param, span);
+                params.push(Param { name, ty: t, local, slice: Some(slice_mut) });
+                continue;
+            }
+            let ty = match syntax::scalar_type(&pt.ty) {
+                Ok(t) => Some(t),
+                Err(_) => {
+                    self.error(&pt.ty, format!("a kernel parameter is a scalar (f32, f64, i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, bool), a read-only slice `&[T]` or a written slice `&mut [T]` of a scalar type, not `{}`", syntax::render_tokens(pt.ty.to_token_stream())));
+                    None
+                }
+            };
+            let local =
+                self.new_local(name.clone(), ty.map_or(Type::Error, Type::Scalar), mutable, LocalKind::Param, span);
+            if let Some(ty) = ty {
+                params.push(Param { name, ty, local, slice: None });
+            }
+        }
+        params
+    }
+
+    /// The array a place expression names: a variable of array type.
+    pub(super) fn array_local(&self, e: &syn::Expr) -> Option<(LocalId, u32)> {
+        match e {
+            syn::Expr::Paren(p) => self.array_local(&p.expr),
+            syn::Expr::Group(g) => self.array_local(&g.expr),
+            syn::Expr::Path(p) if p.qself.is_none() => {
+                let id = self.lookup(&syntax::name(p.path.get_ident()?))?;
+                match self.locals[id.0 as usize].ty {
+                    Type::Array(a) => Some((id, a)),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    fn array_name(&self, local: LocalId) -> String {
+        self.locals[local.0 as usize].name.clone()
+    }
+
+    /// Checks the index of an element of array `a`: a `usize`, or `(usize, usize)` for a
+    /// 2-D shared array.
+    fn array_index(&mut self, a: u32, index: &syn::Expr, what: &str) -> Option<Vec<Expr>> {
+        let rank = self.prog.array_rank(a);
+        let elems: Vec<&syn::Expr> = match (rank, strip(index)) {
+            (2, syn::Expr::Tuple(t)) if t.elems.len() == 2 => t.elems.iter().collect(),
+            (2, _) => {
+                self.error(
+                    index,
+                    format!("`{what}` is a 2-D shared array: index it with a pair, `{what}[(row, column)]`"),
+                );
+                return None;
+            }
+            (_, i) => vec![i],
+        };
+        let mut out = Vec::new();
+        let mut ok = true;
+        for i in elems {
+            let e = self.expr(i);
+            if self.prog.infer.unify(e.ty, USIZE).is_err() {
+                let found = self.prog.infer.describe(e.ty);
+                let hint = conversion_hint(i, &found, "usize");
+                let ty = self.prog.array_type_name(a);
+                self.error(i, format!("the type `{ty}` cannot be indexed by `{found}`: an index is a `usize`{hint}"));
+                ok = false;
+            }
+            out.push(e);
+        }
+        ok.then_some(out)
+    }
+
+    /// `a[i]` (reading).
+    pub(super) fn index_expr(&mut self, ix: &syn::ExprIndex) -> Expr {
+        let span = ix.span();
+        let Some((local, a)) = self.array_local(&ix.expr) else {
+            return self.unsupported_index(&ix.expr, span);
+        };
+        let name = self.array_name(local);
+        let Some(index) = self.array_index(a, &ix.index, &name) else { return self.error_expr(span) };
+        let ty = self.prog.arrays[a as usize].0;
+        self.mk(ExprKind::Index { array: a, index, checked: true }, ty, span)
+    }
+
+    fn unsupported_index(&mut self, base: &syn::Expr, span: Span) -> Expr {
+        if !self.prog.kernel {
+            self.error(base, "indexing is not supported: a vectorized function sees one element of each argument at a time, as a scalar");
+        } else {
+            let e = self.expr(base);
+            if self.prog.infer.shallow(e.ty) != Type::Error {
+                let found = self.prog.infer.describe(e.ty);
+                self.error(base, format!("cannot index into a value of type `{found}`: a kernel indexes its slice parameters, local arrays and shared arrays by name (`s[i]`)"));
+            }
+        }
+        self.error_expr(span)
+    }
+
+    /// `a[i] = v` and `a[i] op= v`.
+    pub(super) fn assign_index(
+        &mut self,
+        ix: &syn::ExprIndex,
+        op: Option<BinaryOp>,
+        value: &syn::Expr,
+        whole: &syn::Expr,
+    ) -> Expr {
+        let span = whole.span();
+        let rhs = self.expr(value);
+        let Some((local, a)) = self.array_local(&ix.expr) else {
+            return self.unsupported_index(&ix.expr, span);
+        };
+        let name = self.array_name(local);
+        let index = self.array_index(a, &ix.index, &name);
+        let (elem, kind) = self.prog.arrays[a as usize].clone_parts();
+        if let ArrayKind::Slice { mutable: false } = kind {
+            self.error(whole, format!("cannot assign to `{name}[_]`, which is behind a `&` reference: make the parameter a written slice, `{name}: &mut [T]`"));
+        } else if matches!(kind, ArrayKind::Local { .. }) && !self.locals[local.0 as usize].mutable {
+            self.error(whole, format!("cannot assign to `{name}[_]`, as `{name}` is not declared as mutable: declare it with `let mut {name}`"));
+        }
+        match op {
+            None => {
+                if self.prog.infer.unify(elem, rhs.ty).is_err() {
+                    let (want, found) = (self.prog.infer.describe(elem), self.prog.infer.describe(rhs.ty));
+                    let hint = conversion_hint(value, &found, &want);
+                    self.error(value, format!("mismatched types: expected `{want}`, found `{found}`{hint}"));
+                }
+            }
+            Some(op) => {
+                let target = self.mk(ExprKind::Block(Default::default()), elem, ix.span());
+                let lhs_src = syn::Expr::Index(ix.clone());
+                self.check_operands(op, &target, &rhs, &lhs_src, value, SpanRange::of(whole));
+            }
+        }
+        let Some(index) = index else { return self.error_expr(span) };
+        // The element type is known after inference (see `resolve`).
+        let kind = ExprKind::AssignIndex { array: a, elem: ScalarType::Bool, index, op, value: Box::new(rhs) };
+        self.mk(kind, Type::Unit, span)
+    }
+
+    /// A method of an array: `a.len()`, `s.get_unchecked(i)`.
+    pub(super) fn array_method(&mut self, m: &syn::ExprMethodCall, local: LocalId, a: u32) -> Expr {
+        let span = m.span();
+        let name = syntax::name(&m.method);
+        let arr = self.array_name(local);
+        match (name.as_str(), m.args.len()) {
+            ("len", 0) => self.mk(ExprKind::ArrayLen(a), USIZE, span),
+            ("get_unchecked", 1) => {
+                if self.unsafe_depth == 0 {
+                    self.error(m, "call to unsafe function `get_unchecked` is unsafe and requires unsafe block: write `unsafe { *s.get_unchecked(i) }`, or index with `s[i]` (bounds-checked)");
+                }
+                let Some(index) = self.array_index(a, &m.args[0], &arr) else { return self.error_expr(span) };
+                let ty = self.prog.arrays[a as usize].0;
+                self.mk(ExprKind::Index { array: a, index, checked: false }, ty, span)
+            }
+            ("len" | "get_unchecked", n) => {
+                self.error(
+                    m,
+                    format!(
+                        "`{name}` takes {} argument{}, but {n} were given",
+                        usize::from(name != "len"),
+                        if name == "len" { "s" } else { "" }
+                    ),
+                );
+                self.error_expr(span)
+            }
+            _ => {
+                self.error(&m.method, format!("unknown method `{name}` on `{arr}`: a kernel's slices and arrays have `len()`, `get_unchecked(i)` (in `unsafe`) and indexing (`{arr}[i]`)"));
+                self.error_expr(span)
+            }
+        }
+    }
+
+    /// `let a = [v; N]`, `let a = [x, y, z]`, `let t = gpu::shared::<T, N>()`, … Returns
+    /// `None` when `init` is no array (an ordinary `let`).
+    pub(super) fn array_let(&mut self, l: &syn::Local, init: &syn::Expr) -> Option<Option<Stmt>> {
+        if !self.prog.kernel {
+            return None;
+        }
+        let span = init.span();
+        let (elem, kind, init_kind) = match strip(init) {
+            syn::Expr::Repeat(r) => {
+                let v = self.expr(&r.expr);
+                let Some(len) = self.const_len(&r.len) else { return Some(None) };
+                let elem = v.ty;
+                (elem, ArrayKind::Local { len }, ExprKind::ArrayRepeat(Box::new(v), len))
+            }
+            syn::Expr::Array(arr) => {
+                let elem = self.prog.infer.fresh(VarKind::Any);
+                let mut vals = Vec::new();
+                for e in &arr.elems {
+                    let v = self.expr(e);
+                    if self.prog.infer.unify(elem, v.ty).is_err() {
+                        let (want, found) = (self.prog.infer.describe(elem), self.prog.infer.describe(v.ty));
+                        self.error(e, format!("mismatched types: the array's elements are `{want}`, found `{found}`"));
+                    }
+                    vals.push(v);
+                }
+                if vals.is_empty() {
+                    self.error(arr, "an empty array is not supported: give it elements, e.g. `[0.0f32; 8]`");
+                    return Some(None);
+                }
+                (elem, ArrayKind::Local { len: vals.len() as u64 }, ExprKind::ArrayList(vals))
+            }
+            syn::Expr::Call(c) => {
+                let syn::Expr::Path(p) = &*c.func else { return None };
+                let rest = gpu_path(&p.path)?;
+                let kind = match rest.as_slice() {
+                    [s] if s == "shared" => 1,
+                    [s] if s == "shared_2d" => 2,
+                    [s] if s == "dynamic_shared" => 0,
+                    _ => return None,
+                };
+                if !c.args.is_empty() {
+                    self.error(
+                        &c.args,
+                        format!("`gpu::{}` takes no arguments: its type and size are generic arguments", rest[0]),
+                    );
+                }
+                let Some((elem, dims)) = self.shared_generics(p.path.segments.last().expect("a path"), kind) else {
+                    return Some(None);
+                };
+                let kind = if kind == 0 { ArrayKind::DynamicShared } else { ArrayKind::Shared { dims } };
+                (Type::Scalar(elem), kind, ExprKind::SharedArray)
+            }
+            _ => return None,
+        };
+        let (pat, annotation) = match &l.pat {
+            syn::Pat::Type(pt) => (&*pt.pat, Some(&*pt.ty)),
+            p => (p, None),
+        };
+        if let Some(t) = annotation {
+            self.error(t, "write no type on an array variable: its type comes from its value (`let a = [0.0f32; 8];`)");
+        }
+        let Some((name, mutable, bind_span)) = self.binding(pat, "`let` binding") else { return Some(None) };
+        let id = self.prog.new_array(elem, kind, span);
+        let local = self.declare(name, Type::Array(id), mutable, bind_span);
+        let init = self.mk(init_kind, Type::Array(id), span);
+        Some(Some(Stmt::Let { local, init: Some(init) }))
+    }
+
+    /// An array length: a literal or a `const`.
+    fn const_len(&mut self, e: &syn::Expr) -> Option<u64> {
+        let v = match strip(e) {
+            syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse::<u64>().ok(),
+            syn::Expr::Path(p) => p.path.get_ident().and_then(|i| self.const_value(&syntax::name(i))),
+            _ => None,
+        };
+        if v.is_none() {
+            self.error(e, "an array length must be an integer literal or a `const` (`[0.0f32; 8]`, `[0.0f32; N]`)");
+        }
+        v
+    }
+
+    fn const_value(&mut self, name: &str) -> Option<u64> {
+        let c = self.lookup_const(name)?;
+        match self.prog.consts[c].value.as_ref()?.kind {
+            ExprKind::Lit(Literal::Int(v)) if v >= 0 => Some(v as u64),
+            _ => None,
+        }
+    }
+
+    /// `<T, N>` / `<T, R, C>` / `<T>` of `gpu::shared*`.
+    fn shared_generics(&mut self, seg: &syn::PathSegment, rank: usize) -> Option<(ScalarType, Vec<u64>)> {
+        let name = syntax::name(&seg.ident);
+        let want = match rank {
+            0 => "`gpu::dynamic_shared::<T>()`",
+            1 => "`gpu::shared::<T, N>()`",
+            _ => "`gpu::shared_2d::<T, ROWS, COLUMNS>()`",
+        };
+        let syn::PathArguments::AngleBracketed(args) = &seg.arguments else {
+            self.error(seg, format!("`gpu::{name}` needs its element type and size: write {want}"));
+            return None;
+        };
+        let args: Vec<&syn::GenericArgument> = args.args.iter().collect();
+        if args.len() != rank + 1 {
+            self.error(seg, format!("`gpu::{name}` takes {} generic arguments: write {want}", rank + 1));
+            return None;
+        }
+        let syn::GenericArgument::Type(t) = args[0] else {
+            self.error(
+                args[0],
+                format!("the first generic argument of `gpu::{name}` is the element type: write {want}"),
+            );
+            return None;
+        };
+        let elem = self.scalar_type(t, TypeUse::Let)?;
+        let mut dims = Vec::new();
+        for a in &args[1..] {
+            let n = match a {
+                syn::GenericArgument::Const(e) => self.const_len(e)?,
+                syn::GenericArgument::Type(syn::Type::Path(p)) if p.path.get_ident().is_some() => {
+                    let n = self.const_value(&syntax::name(p.path.get_ident().expect("checked")));
+                    if n.is_none() {
+                        self.error(a, "an array size must be an integer literal or a `const`");
+                    }
+                    n?
+                }
+                _ => {
+                    self.error(a, "an array size must be an integer literal or a `const`");
+                    return None;
+                }
+            };
+            if n == 0 {
+                self.error(a, "a shared array needs at least one element");
+                return None;
+            }
+            dims.push(n);
+        }
+        Some((elem, dims))
+    }
+
+    /// `gpu::name(args)`: `rest` is the path after `gpu::`.
+    pub(super) fn gpu_call(&mut self, c: &syn::ExprCall, rest: &[String]) -> Expr {
+        let span = c.span();
+        let text = rest.join("::");
+        if !self.prog.kernel {
+            self.error(&c.func, format!("`gpu::{text}` is a GPU built-in of explicit kernels (`#[kernel]`): a vectorized function computes one element from its scalar arguments"));
+            return self.error_expr(span);
+        }
+        if let [a, op] = rest {
+            if a == "atomic" {
+                return self.atomic_call(c, op);
+            }
+        }
+        let name = rest.join("::");
+        if matches!(name.as_str(), "shared" | "shared_2d" | "dynamic_shared") {
+            self.error(c, format!("`gpu::{name}` declares a shared array: call it as the value of a `let` (`let tile = gpu::shared::<f32, 256>();`)"));
+            return self.error_expr(span);
+        }
+        let Some(op) = gpu_op(&name) else {
+            self.error(&c.func, format!("unknown GPU built-in `gpu::{name}`: the built-ins are {BUILTINS}"));
+            return self.error_expr(span);
+        };
+        let args: Vec<(Expr, &syn::Expr)> = c.args.iter().map(|a| (self.expr(a), a)).collect();
+        let usize_tuple = |cx: &mut Self, n: u8| cx.prog.infer.tuple(vec![USIZE; n as usize]);
+        let (params, ret): (Vec<Option<Type>>, Type) = match op {
+            GpuOp::ThreadIdx | GpuOp::BlockIdx | GpuOp::BlockDim | GpuOp::GridDim => (vec![], Type::Dim3),
+            GpuOp::Grid(1) | GpuOp::GridSize(1) => (vec![], USIZE),
+            GpuOp::Grid(n) | GpuOp::GridSize(n) => (vec![], usize_tuple(self, n)),
+            GpuOp::SyncThreads | GpuOp::ThreadFence | GpuOp::ThreadFenceBlock | GpuOp::ThreadFenceSystem => {
+                (vec![], Type::Unit)
+            }
+            GpuOp::SyncThreadsCount => (vec![Some(BOOL)], U32),
+            GpuOp::SyncThreadsAnd | GpuOp::SyncThreadsOr => (vec![Some(BOOL)], BOOL),
+            GpuOp::LaneId | GpuOp::ActiveMask => (vec![], U32),
+            GpuOp::Ballot => (vec![Some(U32), Some(BOOL)], U32),
+            GpuOp::AllSync | GpuOp::AnySync => (vec![Some(U32), Some(BOOL)], BOOL),
+            GpuOp::Shfl | GpuOp::ShflUp | GpuOp::ShflDown | GpuOp::ShflXor => {
+                let t = args.get(1).map_or(Type::Error, |(v, _)| v.ty);
+                (vec![Some(U32), None, Some(U32)], t)
+            }
+        };
+        if args.len() != params.len() {
+            let n = params.len();
+            self.error_at(
+                SpanRange::of(c),
+                format!(
+                    "`gpu::{name}` takes {n} argument{}, but {} were given",
+                    if n == 1 { "" } else { "s" },
+                    args.len()
+                ),
+            );
+            return self.error_expr(span);
+        }
+        for ((a, src), want) in args.iter().zip(&params) {
+            match want {
+                Some(want) => {
+                    if self.prog.infer.unify(a.ty, *want).is_err() {
+                        let (w, found) = (self.prog.infer.describe(*want), self.prog.infer.describe(a.ty));
+                        let hint = conversion_hint(src, &found, &w);
+                        self.error(
+                            *src,
+                            format!("mismatched types: `gpu::{name}` takes a `{w}` here, found `{found}`{hint}"),
+                        );
+                    }
+                }
+                None => match self.prog.infer.shallow(a.ty) {
+                    Type::Scalar(_) | Type::Infer(_) | Type::Error => {}
+                    t => {
+                        let found = self.prog.infer.describe(t);
+                        self.error(
+                            *src,
+                            format!("`gpu::{name}` shuffles a scalar (f32, f64, integers, bool), not `{found}`"),
+                        );
+                    }
+                },
+            }
+        }
+        let args = args.into_iter().map(|(a, _)| a).collect();
+        self.mk(ExprKind::Gpu(op, args), ret, span)
+    }
+
+    /// `gpu::atomic::op(array, index, args…)`.
+    fn atomic_call(&mut self, c: &syn::ExprCall, op_name: &str) -> Expr {
+        let span = c.span();
+        let Some(&(_, op)) = AtomicOp::ALL.iter().find(|(n, _)| *n == op_name) else {
+            let names: Vec<&str> = AtomicOp::ALL.iter().map(|(n, _)| *n).collect();
+            self.error(
+                &c.func,
+                format!("unknown atomic operation `gpu::atomic::{op_name}`: the atomics are {}", names.join(", ")),
+            );
+            return self.error_expr(span);
+        };
+        let want_args = if op == AtomicOp::CompareAndSwap { 4 } else { 3 };
+        if c.args.len() != want_args {
+            self.error_at(
+                SpanRange::of(c),
+                format!(
+                    "`gpu::atomic::{op_name}` takes {want_args} arguments (the array, the index{}), but {} were given",
+                    if want_args == 4 { ", the expected value and the new value" } else { " and the value" },
+                    c.args.len()
+                ),
+            );
+            return self.error_expr(span);
+        }
+        let target = &c.args[0];
+        let Some((local, a)) = self.array_local(target) else {
+            self.error(
+                target,
+                format!("`gpu::atomic::{op_name}` works on a `&mut [T]` parameter or a shared array, named directly"),
+            );
+            return self.error_expr(span);
+        };
+        let name = self.array_name(local);
+        let (elem, kind) = self.prog.arrays[a as usize].clone_parts();
+        match kind {
+            ArrayKind::Slice { mutable: false } => {
+                self.error(
+                    target,
+                    format!(
+                        "`gpu::atomic::{op_name}` writes `{name}`, which is behind a `&` reference: make it `&mut [T]`"
+                    ),
+                );
+            }
+            ArrayKind::Local { .. } => {
+                self.error(target, format!("`gpu::atomic::{op_name}` works on a `&mut [T]` parameter or a shared array; `{name}` is the thread's own array: update it with `{name}[i] += v`"));
+            }
+            _ => {}
+        }
+        let index = self.array_index(a, &c.args[1], &name);
+        let mut args = Vec::new();
+        for v in c.args.iter().skip(2) {
+            let e = self.expr(v);
+            if self.prog.infer.unify(elem, e.ty).is_err() {
+                let (want, found) = (self.prog.infer.describe(elem), self.prog.infer.describe(e.ty));
+                let hint = conversion_hint(v, &found, &want);
+                self.error(v, format!("mismatched types: `{name}` holds `{want}`, found `{found}`{hint}"));
+            }
+            args.push(e);
+        }
+        if let Type::Scalar(t) = self.prog.infer.shallow(elem) {
+            if !op.types().contains(&t) {
+                let names: Vec<&str> = op.types().iter().map(|t| t.rust_name()).collect();
+                self.error(
+                    &c.func,
+                    format!("`gpu::atomic::{op_name}` is not supported on `{t}`: it supports {}", names.join(", ")),
+                );
+            }
+        }
+        let Some(index) = index else { return self.error_expr(span) };
+        self.mk(ExprKind::Atomic { op, array: a, index, args }, elem, span)
+    }
+
+    /// `t.x` of a `gpu::Dim3`.
+    pub(super) fn dim3_field(&mut self, f: &syn::ExprField) -> Expr {
+        let span = f.span();
+        let base = self.expr(&f.base);
+        let syn::Member::Named(m) = &f.member else { return self.error_expr(span) };
+        let name = syntax::name(m);
+        match self.prog.infer.shallow(base.ty) {
+            Type::Dim3 => match name.as_str() {
+                "x" | "y" | "z" => {
+                    let i = (name.as_bytes()[0] - b'x') as usize;
+                    self.mk(ExprKind::Field(Box::new(base), i), U32, span)
+                }
+                _ => {
+                    self.error(m, format!("no field `{name}` on `gpu::Dim3`: its fields are `x`, `y` and `z`"));
+                    self.error_expr(span)
+                }
+            },
+            Type::Error => self.error_expr(span),
+            t => {
+                let found = self.prog.infer.describe(t);
+                self.error(f, format!("no field `{name}` on `{found}`: a kernel reads the fields `x`, `y`, `z` of `gpu::Dim3` (`gpu::thread_idx().x`)"));
+                self.error_expr(span)
+            }
+        }
+    }
+}
+
+fn strip(e: &syn::Expr) -> &syn::Expr {
+    match e {
+        syn::Expr::Paren(p) => strip(&p.expr),
+        syn::Expr::Group(g) => strip(&g.expr),
+        e => e,
+    }
+}
+
+/// The array table of the program's check: element type (an inference type until the end)
+/// and kind, with where it is declared.
+#[derive(Clone)]
+pub(super) struct ArrayDecl(pub(super) Type, pub(super) ArrayKind, pub(super) Span);
+
+impl ArrayDecl {
+    fn clone_parts(&self) -> (Type, ArrayKind) {
+        (self.0, self.1.clone())
+    }
+}
+
+impl super::context::ProgramCx {
+    pub(super) fn new_array(&mut self, elem: Type, kind: ArrayKind, span: Span) -> u32 {
+        self.arrays.push(ArrayDecl(elem, kind, span));
+        self.arrays.len() as u32 - 1
+    }
+
+    fn array_rank(&self, a: u32) -> usize {
+        match &self.arrays[a as usize].1 {
+            ArrayKind::Shared { dims } => dims.len(),
+            _ => 1,
+        }
+    }
+
+    /// How Rust would name the array's type, for messages.
+    fn array_type_name(&self, a: u32) -> String {
+        let ArrayDecl(elem, kind, _) = &self.arrays[a as usize];
+        let t = self.infer.describe(*elem);
+        match kind {
+            ArrayKind::Slice { .. } | ArrayKind::DynamicShared => format!("[{t}]"),
+            ArrayKind::Local { len } => format!("[{t}; {len}]"),
+            ArrayKind::Shared { dims } if dims.len() == 1 => format!("[{t}; {}]", dims[0]),
+            ArrayKind::Shared { dims } => format!("[[{t}; {}]; {}]", dims[1], dims[0]),
+        }
+    }
+
+    /// The program's arrays with their element types resolved.
+    pub(super) fn final_arrays(&mut self) -> Vec<crate::ir::ArrayInfo> {
+        let mut out = Vec::new();
+        for ArrayDecl(elem, kind, span) in self.arrays.clone() {
+            let elem = match self.infer.resolve(elem) {
+                Type::Scalar(t) => t,
+                Type::Error => ScalarType::Bool,
+                t => {
+                    let found = self.infer.describe(t);
+                    self.error_at(span, format!("an array holds scalars (f32, f64, integers, bool), not `{found}`"));
+                    ScalarType::Bool
+                }
+            };
+            out.push(crate::ir::ArrayInfo { elem, kind });
+        }
+        out
+    }
+}

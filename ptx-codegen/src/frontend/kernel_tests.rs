@@ -1,0 +1,188 @@
+//! Frontend tests of explicit kernels: what is accepted, and each refusal with its message.
+
+use super::*;
+use crate::ExplicitParamKind;
+use crate::ir::{ArrayKind, ExprKind, visit_block};
+use crate::ty::ScalarType::*;
+
+fn check(src: &str) -> Result<Program, Vec<String>> {
+    let item: syn::ItemFn = syn::parse_str(src).expect("test source parses");
+    check_kernel_program(&item, &[], &[]).map_err(|e| e.into_iter().map(|e| e.to_string()).collect())
+}
+
+fn ok(src: &str) -> Program {
+    check(src).unwrap_or_else(|e| panic!("expected no errors, got {e:#?}"))
+}
+
+/// The single error of `src`, which must contain `needle`.
+fn error_containing(src: &str, needle: &str) {
+    let e = check(src).err().unwrap_or_else(|| panic!("expected an error for {src}"));
+    assert_eq!(e.len(), 1, "expected one error, got {e:#?}");
+    assert!(e[0].contains(needle), "error {:?} does not contain {needle:?}", e[0]);
+}
+
+#[test]
+fn a_kernel_takes_slices_and_scalars() {
+    let p = ok("fn k(a: f32, x: &[f32], y: &mut [f32], on: bool) { let i = gpu::grid1(); if on { y[i] = a * x[i]; } }");
+    let slices: Vec<Option<bool>> = p.entry().params.iter().map(|p| p.slice).collect();
+    assert_eq!(slices, [None, Some(false), Some(true), None]);
+    assert_eq!(p.arrays.len(), 2);
+    assert_eq!(p.arrays[1].kind, ArrayKind::Slice { mutable: true });
+    let sig: syn::ItemFn = syn::parse_str("fn k(a: f32, x: &[u8], y: &mut [f64]) { x[0] }").unwrap();
+    let kinds: Vec<ExplicitParamKind> = kernel_signature(&sig.sig).unwrap().into_iter().map(|p| p.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            ExplicitParamKind::Scalar(F32),
+            ExplicitParamKind::Slice { elem: U8, mutable: false },
+            ExplicitParamKind::Slice { elem: F64, mutable: true },
+        ]
+    );
+}
+
+#[test]
+fn literals_in_arrays_take_their_types_from_use() {
+    let p = ok("fn k(out: &mut [f32]) { let mut a = [0.0; 4]; a[1] = out[0]; out[0] = a[1] + a.len() as f32; }");
+    assert_eq!(p.arrays[1].elem, F32);
+    assert_eq!(p.arrays[1].kind, ArrayKind::Local { len: 4 });
+    let p = ok(
+        "fn k(out: &mut [u64]) { const N: usize = 3; let a = [1, 2, 3]; let b = [0u8; N]; out[0] = a[2] + b[0] as u64; }",
+    );
+    assert_eq!((p.arrays[1].elem, p.arrays[2].kind.clone()), (U64, ArrayKind::Local { len: 3 }));
+    // Index literals are `usize`.
+    let mut found = false;
+    visit_block(&p.entry().body, &mut |e| {
+        if let ExprKind::Index { index, .. } = &e.kind {
+            found |= index[0].ty == crate::ir::Type::Scalar(Usize);
+        }
+    });
+    assert!(found);
+}
+
+#[test]
+fn builtins_shared_arrays_and_atomics_check() {
+    let p = ok("fn k(c: &mut [u32], n: u32) {
+        const T: usize = 4;
+        let s = gpu::shared::<u32, 64>();
+        let m = gpu::shared_2d::<f32, T, 8>();
+        let d = gpu::dynamic_shared::<f64>();
+        let t = gpu::thread_idx();
+        let i = t.x as usize;
+        s[i] = gpu::atomic::add(c, 0, n);
+        m[(i, 1)] = d[i] as f32;
+        let old = gpu::atomic::compare_and_swap(s, i, 1, 2);
+        let (x, y) = gpu::grid2();
+        c[x + y] = old + gpu::WARP_SIZE + gpu::ballot_sync(gpu::active_mask(), n > 0);
+        let v = unsafe { *c.get_unchecked(0) };
+        c[1] = gpu::shfl_xor_sync(0xffffffff, v, 1);
+        gpu::sync_threads();
+    }");
+    assert_eq!(p.static_shared_bytes(), 64 * 4 + 4 * 8 * 4);
+    assert!(p.uses_dynamic_shared());
+}
+
+#[test]
+fn a_kernel_returns_nothing() {
+    error_containing(
+        "fn k(x: &mut [f32]) -> f32 { x[0] }",
+        "a kernel returns nothing: write results into a `&mut [T]` parameter",
+    );
+    error_containing("fn k(x: &mut [f32]) { x[0] }", "a kernel returns nothing");
+    ok("fn k(x: &mut [f32]) { if x.len() == 0 { return; } x[0] = 1.0; }");
+    error_containing("fn k<T>(x: &mut [f32]) { }", "a kernel cannot be generic");
+    error_containing("fn k(x: Vec<f32>) { }", "a kernel parameter is a scalar");
+}
+
+#[test]
+fn read_only_slices_cannot_be_written() {
+    error_containing("fn k(x: &[f32]) { x[0] = 1.0; }", "cannot assign to `x[_]`, which is behind a `&` reference");
+    error_containing("fn k(x: &[f32]) { x[0] += 1.0; }", "cannot assign to `x[_]`, which is behind a `&` reference");
+    error_containing("fn k(x: &[i32]) { gpu::atomic::add(x, 0, 1); }", "which is behind a `&` reference");
+    error_containing("fn k(x: &mut [f32]) { let a = [0.0f32; 2]; a[0] = x[0]; }", "as `a` is not declared as mutable");
+}
+
+#[test]
+fn indices_are_usize() {
+    error_containing("fn k(x: &mut [f32], i: i32) { x[i] = 1.0; }", "the type `[f32]` cannot be indexed by `i32`");
+    error_containing(
+        "fn k(x: &mut [f32]) { let a = [1u8; 3]; x[0] = a[1u32] as f32; }",
+        "the type `[u8; 3]` cannot be indexed by `u32`",
+    );
+    error_containing(
+        "fn k(x: &mut [f32]) { let m = gpu::shared_2d::<f32, 2, 2>(); x[0] = m[0]; }",
+        "index it with a pair",
+    );
+}
+
+#[test]
+fn atomics_name_their_types() {
+    error_containing(
+        "fn k(x: &mut [f32]) { gpu::atomic::min(x, 0, 1.0); }",
+        "`gpu::atomic::min` is not supported on `f32`: it supports i32, u32, i64, u64",
+    );
+    error_containing(
+        "fn k(x: &mut [u8]) { gpu::atomic::add(x, 0, 1); }",
+        "`gpu::atomic::add` is not supported on `u8`: it supports i32, u32, i64, u64, f32, f64",
+    );
+    error_containing(
+        "fn k(x: &mut [f64]) { gpu::atomic::compare_and_swap(x, 0, 1.0, 2.0); }",
+        "is not supported on `f64`",
+    );
+    error_containing(
+        "fn k(x: &mut [i32]) { gpu::atomic::nand(x, 0, 1); }",
+        "unknown atomic operation `gpu::atomic::nand`",
+    );
+    error_containing("fn k(x: &mut [i32]) { let a = [0i32; 2]; gpu::atomic::add(a, 0, 1); }", "the thread's own array");
+}
+
+#[test]
+fn slices_are_not_values() {
+    error_containing("fn k(x: &[f32]) { let y = x; }", "`x` is a slice or array");
+    error_containing(
+        "fn k(x: &[f32], o: &mut [f32]) { fn h(v: f32) -> f32 { v } o[0] = h(x); }",
+        "`x` is a slice or array",
+    );
+    error_containing("fn k(x: &[f32], o: &mut [f32]) { if x == 1.0 { o[0] = 1.0; } }", "`x` is a slice or array");
+}
+
+#[test]
+fn get_unchecked_needs_unsafe() {
+    error_containing(
+        "fn k(x: &[f32], o: &mut [f32]) { o[0] = *x.get_unchecked(0); }",
+        "call to unsafe function `get_unchecked` is unsafe and requires unsafe block",
+    );
+    ok(
+        "fn k(x: &[f32], o: &mut [f32]) { o[0] = unsafe { *x.get_unchecked(0) }; o[1] = unsafe { x.get_unchecked(1) } + 1.0; }",
+    );
+}
+
+#[test]
+fn unknown_builtins_are_named() {
+    error_containing(
+        "fn k(o: &mut [f32]) { gpu::warp_sync(); }",
+        "unknown GPU built-in `gpu::warp_sync`: the built-ins are thread_idx",
+    );
+    error_containing("fn k(o: &mut [f32]) { o[0] = gpu::thread_idx().w as f32; }", "no field `w` on `gpu::Dim3`");
+    error_containing(
+        "fn k(o: &mut [f32]) { gpu::shared::<f32, 4>(); }",
+        "declares a shared array: call it as the value of a `let`",
+    );
+    error_containing("fn k(o: &mut [f32]) { let t = gpu::shared::<f32>(); }", "takes 2 generic arguments");
+    error_containing(
+        "fn k(o: &mut [u32]) { o[0] = gpu::sync_threads_count(1); }",
+        "takes a `bool` here, found `{integer}`",
+    );
+    error_containing(
+        "fn k(o: &mut [u32], n: usize) { let a = [0u32; n]; }",
+        "an array length must be an integer literal or a `const`",
+    );
+}
+
+#[test]
+fn vectorized_functions_have_no_gpu_builtins() {
+    let item: syn::ItemFn = syn::parse_str("fn f(x: f32) -> f32 { gpu::lane_id() as f32 + x }").unwrap();
+    let e = check_program(&item, &[], &[]).unwrap_err().to_string();
+    assert!(e.contains("is a GPU built-in of explicit kernels"), "{e}");
+    let item: syn::ItemFn = syn::parse_str("fn f(x: &[f32]) -> f32 { x[0] }").unwrap();
+    assert!(check_program(&item, &[], &[]).is_err());
+}

@@ -1,0 +1,203 @@
+//! Explicit kernels (`#[kernel]`): every kernel of the corpus compiles, both overflow
+//! variants are accepted by `ptxas` for sm_70 and sm_90, and the PTX/IR has what the
+//! language promises (bounds checks, barriers, atomics, shuffles, shared arrays).
+
+mod kernel_corpus;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use ptx_codegen::{
+    CompiledExplicit, ExplicitParamKind, Options, ScalarType, compile_kernel_str, compile_kernel_variants, toolkit,
+};
+
+fn compile(src: &str) -> CompiledExplicit {
+    compile_kernel_str(src, &Options::default()).unwrap_or_else(|e| panic!("does not compile: {e}\n{src}"))
+}
+
+fn corpus_kernel(name: &str) -> CompiledExplicit {
+    let (_, src) = kernel_corpus::corpus().into_iter().find(|(n, _)| n == name).expect("in the corpus");
+    compile(&src)
+}
+
+fn assemble_all(arch: &str) {
+    let ptxas = toolkit::find_ptxas(arch).unwrap_or_else(|| panic!("no ptxas for {arch}: run scripts/setup"));
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("ptxas-kernels-{arch}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let options = Options { arch: arch.to_string(), ..Options::default() };
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for (name, src) in kernel_corpus::corpus() {
+        let item: syn::ItemFn = syn::parse_str(&src).unwrap();
+        let v = compile_kernel_variants(&item, &[], &[], &options).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let mut all = vec![(name.clone(), v.wrapping)];
+        if let Some(c) = v.checked {
+            checked += 1;
+            all.push((format!("{name}.checked"), c));
+        }
+        for (name, k) in all {
+            assert!(k.ptx.contains(&format!(".visible .entry {}(", k.abi.symbol)), "{name}");
+            assert!(k.ptx.contains(&format!(".target {arch}")), "{name}");
+            let file = dir.join(format!("{name}.ptx"));
+            std::fs::write(&file, &k.ptx).unwrap();
+            let out = Command::new(&ptxas)
+                .args([&format!("-arch={arch}"), file.to_str().unwrap(), "-o", "/dev/null"])
+                .output()
+                .unwrap();
+            if !out.status.success() {
+                failures.push(format!("{name}: {}", String::from_utf8_lossy(&out.stderr)));
+            }
+        }
+    }
+    assert!(checked >= 3, "the corpus has overflow-checked kernels");
+    assert!(failures.is_empty(), "ptxas rejected:\n{}", failures.join("\n"));
+}
+
+#[test]
+fn ptxas_accepts_the_kernels_for_sm_70() {
+    assemble_all("sm_70");
+}
+
+#[test]
+fn ptxas_accepts_the_kernels_for_sm_90() {
+    assemble_all("sm_90");
+}
+
+#[test]
+fn the_abi_lists_the_parameters_and_shared_memory() {
+    let k = corpus_kernel("axpy");
+    assert_eq!(k.abi.symbol, "kernel_axpy");
+    let kinds: Vec<_> = k.abi.params.iter().map(|p| (p.name.as_str(), p.kind.clone())).collect();
+    assert_eq!(
+        kinds,
+        [
+            ("a", ExplicitParamKind::Scalar(ScalarType::F32)),
+            ("x", ExplicitParamKind::Slice { elem: ScalarType::F32, mutable: false }),
+            ("y", ExplicitParamKind::Slice { elem: ScalarType::F32, mutable: true }),
+        ]
+    );
+    let slots = k.abi.kernel_params();
+    assert_eq!((slots.slot(2), slots.len_slot(2), slots.fault(), slots.count()), (3, Some(4), 5, 6));
+    assert_eq!((k.abi.static_shared_bytes, k.abi.dynamic_shared), (0, false));
+    let m = corpus_kernel("fast_matmul");
+    assert_eq!((m.abi.static_shared_bytes, m.abi.dynamic_shared), (2 * 16 * 16 * 4, false));
+    let r = corpus_kernel("reduce_shared");
+    assert_eq!(r.abi.static_shared_bytes, 256 * 4 + 256);
+    let d = corpus_kernel("dynamic");
+    assert_eq!((d.abi.static_shared_bytes, d.abi.dynamic_shared), (0, true));
+    // The entry's parameters: one per slot, the fault record last.
+    assert!(k.ptx.contains(".param .f32 kernel_axpy_param_0"), "{}", k.ptx);
+    assert!(k.ptx.contains(".param .u64 kernel_axpy_param_5"), "{}", k.ptx);
+}
+
+#[test]
+fn every_index_is_bounds_checked_and_faults_are_recorded() {
+    let k = corpus_kernel("axpy");
+    // The checks compare with the length parameters, the fault record is won by CAS.
+    assert!(k.llvm_ir_unoptimized.contains("icmp uge i64"), "{}", k.llvm_ir_unoptimized);
+    assert_eq!(k.llvm_ir_unoptimized.matches("= icmp uge i64").count(), 3, "{}", k.llvm_ir_unoptimized);
+    assert!(k.ptx.contains("st.global.u64"), "{}", k.ptx);
+    assert!(k.ptx.contains("atom.global.cas.b64"), "{}", k.ptx);
+    assert!(!k.ptx.contains("trap"), "{}", k.ptx);
+    // Code 14 (IndexOutOfBounds) is written.
+    assert!(k.llvm_ir_unoptimized.contains("store i32 14"), "{}", k.llvm_ir_unoptimized);
+    // Unchecked reads compare nothing against the length.
+    let u =
+        compile("fn u(x: &[f32], out: &mut [f32]) { let i = gpu::grid1(); out[0] = unsafe { *x.get_unchecked(i) }; }");
+    assert_eq!(u.llvm_ir_unoptimized.matches("= icmp uge i64").count(), 1, "{}", u.llvm_ir_unoptimized);
+}
+
+#[test]
+fn read_only_slices_use_the_non_coherent_cache() {
+    let k = corpus_kernel("axpy");
+    assert!(k.ptx.contains("ld.global.nc.f32"), "{}", k.ptx);
+    assert!(k.llvm_ir.contains("noalias nocapture readonly"), "{}", k.llvm_ir);
+    // A written slice is read through the coherent path.
+    assert!(k.ptx.contains("ld.global.f32"), "{}", k.ptx);
+}
+
+#[test]
+fn builtins_reach_the_ptx() {
+    let b = corpus_kernel("barriers");
+    for needle in [
+        "bar.sync",
+        "bar.red.popc",
+        "bar.red.and",
+        "bar.red.or",
+        "membar.gl",
+        "membar.cta",
+        "membar.sys",
+        "vote.sync.ballot",
+        "vote.sync.all",
+        "vote.sync.any",
+        "activemask",
+        "%laneid",
+    ] {
+        assert!(b.ptx.contains(needle), "{needle}:\n{}", b.ptx);
+    }
+    let s = corpus_kernel("shuffles_f32");
+    for needle in ["shfl.sync.idx.b32", "shfl.sync.up.b32", "shfl.sync.down.b32", "shfl.sync.bfly.b32"] {
+        assert!(s.ptx.contains(needle), "{needle}:\n{}", s.ptx);
+    }
+    // A 64-bit value is shuffled as two halves.
+    let s64 = corpus_kernel("shuffles_f64");
+    assert_eq!(s64.ptx.matches("shfl.sync.bfly.b32").count(), 2, "{}", s64.ptx);
+    let a = corpus_kernel("atomic_add_f32");
+    assert!(a.ptx.contains("atom.global.add.f32"), "{}", a.ptx);
+    assert!(a.ptx.contains("atom.shared.add.f32"), "{}", a.ptx);
+    let m = corpus_kernel("atomic_min_i64");
+    assert!(m.ptx.contains("atom.global.min.s64"), "{}", m.ptx);
+    let c = corpus_kernel("atomic_compare_and_swap_u32");
+    assert!(c.ptx.contains("atom.global.cas.b32"), "{}", c.ptx);
+}
+
+#[test]
+fn shared_arrays_are_declared_with_their_sizes() {
+    let m = corpus_kernel("fast_matmul");
+    assert_eq!(m.ptx.matches(".shared .align 16 .b8").count(), 2, "{}", m.ptx);
+    assert!(m.ptx.contains("[1024]"), "{}", m.ptx);
+    let d = corpus_kernel("dynamic");
+    assert!(d.ptx.contains(".extern .shared .align 16 .b8 dynamic_shared[]"), "{}", d.ptx);
+    assert!(d.ptx.contains("%dynamic_smem_size"), "{}", d.ptx);
+    // One array per call site, even in a loop.
+    let l = compile(
+        "fn l(out: &mut [f32]) {
+            let i = gpu::thread_idx().x as usize;
+            for _ in 0..4 { let t = gpu::shared::<f32, 8>(); t[i] = out[i]; gpu::sync_threads(); out[i] = t[7 - i]; }
+        }",
+    );
+    assert_eq!(l.ptx.matches(".shared .align 16 .b8").count(), 1, "{}", l.ptx);
+    assert_eq!(l.abi.static_shared_bytes, 32);
+}
+
+#[test]
+fn local_arrays_live_in_the_thread() {
+    let k = corpus_kernel("local_arrays");
+    assert!(k.llvm_ir_unoptimized.contains("alloca [8 x double]"), "{}", k.llvm_ir_unoptimized);
+    assert!(k.llvm_ir_unoptimized.contains("alloca [100 x i32]"), "{}", k.llvm_ir_unoptimized);
+}
+
+#[test]
+fn overflow_checks_make_a_checked_variant() {
+    let item: syn::ItemFn = syn::parse_str("fn k(a: &mut [i32]) { a[0] += 1; }").unwrap();
+    let v = compile_kernel_variants(&item, &[], &[], &Options::default()).unwrap();
+    let c = v.checked.expect("`+=` on an integer is checked");
+    assert!(c.llvm_ir_unoptimized.contains("sadd.with.overflow"), "{}", c.llvm_ir_unoptimized);
+    assert!(!v.wrapping.llvm_ir_unoptimized.contains("sadd.with.overflow"));
+    let item: syn::ItemFn = syn::parse_str("fn k(a: &mut [f32]) { a[0] += 1.0; }").unwrap();
+    assert!(compile_kernel_variants(&item, &[], &[], &Options::default()).unwrap().checked.is_none());
+}
+
+#[test]
+fn device_helpers_are_called_from_kernels() {
+    let helper: syn::ItemFn = syn::parse_str("fn safe_div(a: i32, b: i32) -> i32 { a / b + 1 }").unwrap();
+    let helpers = [ptx_codegen::frontend::HelperDef { id: "h".into(), item: helper, callees: vec![] }];
+    let item: syn::ItemFn =
+        syn::parse_str("fn k(a: &[i32], out: &mut [i32]) { let i = gpu::grid1(); out[i] = safe_div(a[i], 3 - a[0]); }")
+            .unwrap();
+    let v = compile_kernel_variants(&item, &[("safe_div".into(), "h".into())], &helpers, &Options::default()).unwrap();
+    // The helper checks its divisor, and its fault propagates to the kernel's record.
+    let ir = &v.wrapping.llvm_ir_unoptimized;
+    assert!(ir.contains("by_zero") && ir.contains("propagate"), "{ir}");
+    assert!(v.checked.is_some());
+}
