@@ -32,6 +32,7 @@ fn matmul_naive(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
 /// Numba's `fast_matmul`: 16×16 tiles of A and B staged in shared memory.
 #[kernel]
 fn matmul_tiled(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
+    const TPB: usize = 16;
     let sa = gpu::shared_2d::<f32, 16, 16>();
     let sb = gpu::shared_2d::<f32, 16, 16>();
     let (col, row) = gpu::grid2();

@@ -138,3 +138,17 @@ fn bad_launch_configurations_are_errors() {
         assert!(matches!(e, Error::LaunchConfig { .. }), "{grid:?} {block:?}: {e}");
     }
 }
+
+#[test]
+fn a_thread_that_fails_before_a_barrier_does_not_hold_the_others() {
+    let mut x = vec![1i32; 256];
+    x[5] = 0;
+    let mut out = vec![0i32; 256];
+    match fault_before_barrier::simulate(1u32, 256u32, &x, &mut out).unwrap_err() {
+        Error::ThreadFault { thread, message, .. } => {
+            assert_eq!(thread, [5, 0, 0]);
+            assert_eq!(message, "attempt to divide by zero");
+        }
+        other => panic!("expected a thread fault, got {other}"),
+    }
+}

@@ -22,6 +22,7 @@ pub fn axpy(a: f32, x: &[f32], y: &mut [f32]) {
 /// Each block sums its 256 elements in shared memory: `partial[block] = sum`.
 #[kernel]
 pub fn block_sum(x: &[f32], partial: &mut [f32]) {
+    const RBLOCK: usize = 256;
     let cache = gpu::shared::<f32, 256>();
     let t = gpu::thread_idx().x as usize;
     let i = gpu::grid1();
@@ -43,6 +44,7 @@ pub fn block_sum(x: &[f32], partial: &mut [f32]) {
 /// The same with warp shuffles for the last 32 values.
 #[kernel]
 pub fn warp_sum(x: &[i64], partial: &mut [i64]) {
+    const RBLOCK: usize = 256;
     let cache = gpu::shared::<i64, 256>();
     let t = gpu::thread_idx().x as usize;
     let mut i = gpu::grid1();
@@ -124,6 +126,7 @@ pub fn matmul_naive(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
 /// `c = a · b` with 16×16 tiles in shared memory (Numba's documented `fast_matmul`).
 #[kernel]
 pub fn matmul_tiled(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
+    const TPB: usize = 16;
     let sa = gpu::shared_2d::<f32, 16, 16>();
     let sb = gpu::shared_2d::<f32, 16, 16>();
     let (col, row) = gpu::grid2();
@@ -239,4 +242,15 @@ pub fn reverse_blocks(x: &[f32], out: &mut [f32]) {
     buf[t] = x[i];
     gpu::sync_threads();
     out[i] = buf[n - 1 - t];
+}
+
+/// One thread divides by zero before a barrier the others wait at.
+#[kernel]
+pub fn fault_before_barrier(x: &[i32], out: &mut [i32]) {
+    let t = gpu::thread_idx().x as usize;
+    let v = 100 / x[t];
+    let s = gpu::shared::<i32, 256>();
+    s[t] = v;
+    gpu::sync_threads();
+    out[t] = s[255 - t];
 }

@@ -58,6 +58,9 @@ impl<'ast> Visit<'ast> for Calls<'_> {
 }
 
 fn is_builtin(path: &syn::Path, nested: &[String]) -> bool {
+    if super::kernel::is_gpu_builtin(path) {
+        return true;
+    }
     let segs: Vec<String> = path.segments.iter().map(|s| super::syntax::name(&s.ident)).collect();
     match segs.as_slice() {
         [name] => nested.contains(name),
@@ -94,5 +97,13 @@ mod tests {
         assert_eq!(callees("fn f(x: f32) -> f32 { fn inner(v: f32) -> f32 { outer(v) } inner(x) }"), ["outer"]);
         assert_eq!(callees("fn f(x: f64) -> f64 { std::primitive::f64::abs(x) }"), Vec::<String>::new());
         assert_eq!(callees("fn f(x: f64) -> f64 { String::from(\"a\"); Vec::<f64>::new(); x }"), Vec::<String>::new());
+        // The GPU's built-ins are the compiler's, in every spelling.
+        assert_eq!(
+            callees(
+                "fn k(y: &mut [u32]) { gpu::sync_threads(); let t = gpu::shared::<u32, 4>(); \
+                 gpu_runtime::gpu::atomic::add(y, 0, 1u32); ::gpu_runtime::gpu::grid1(); gpu::helper(); }"
+            ),
+            ["gpu::helper"]
+        );
     }
 }

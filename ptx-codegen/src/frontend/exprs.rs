@@ -181,23 +181,25 @@ impl FnChecker<'_> {
                         None => self.error_expr(span),
                     };
                 }
+                let here = if self.prog.kernel { "kernel" } else { "vectorized function" };
+                let ty = if self.prog.kernel { "usize" } else { "f32" };
                 let msg = if self.outer_locals.contains(&name) {
                     format!(
                         "`{name}` is a variable of the function around this one: as in Rust, a nested function cannot use it; pass it as an argument"
                     )
                 } else if consts::math(ScalarType::F64, &name).is_some() {
                     format!(
-                        "cannot find `{name}` in this vectorized function: write the constant's full path, `std::f32::consts::{name}` or `std::f64::consts::{name}`"
+                        "cannot find `{name}` in this {here}: write the constant's full path, `std::f32::consts::{name}` or `std::f64::consts::{name}`"
                     )
                 } else if name.len() > 1
                     && name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
                 {
                     format!(
-                        "cannot find `{name}` in this vectorized function: it cannot see constants defined outside it; define the constant inside the function (`const {name}: f32 = …;`) or pass the value as an argument"
+                        "cannot find `{name}` in this {here}: it cannot see constants defined outside it; define the constant inside the function (`const {name}: {ty} = …;`) or pass the value as an argument"
                     )
                 } else {
                     format!(
-                        "cannot find `{name}` in this vectorized function: it can use its parameters, the variables it declares and the constants of the scalar types (`f32::MAX`, `std::f64::consts::PI`)"
+                        "cannot find `{name}` in this {here}: it can use its parameters, the variables it declares and the constants of the scalar types (`f32::MAX`, `std::f64::consts::PI`)"
                     )
                 };
                 self.error(ident, msg);
@@ -255,7 +257,8 @@ impl FnChecker<'_> {
                 let ident = p.path.get_ident().unwrap();
                 let name = syntax::name(ident);
                 let Some(id) = self.lookup(&name) else {
-                    self.error(ident, format!("cannot find `{name}` in this vectorized function"));
+                    let here = if self.prog.kernel { "kernel" } else { "vectorized function" };
+                    self.error(ident, format!("cannot find `{name}` in this {here}"));
                     return None;
                 };
                 let info = &self.locals[id.0 as usize];

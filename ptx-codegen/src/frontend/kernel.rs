@@ -36,6 +36,16 @@ pub(super) fn gpu_path(p: &syn::Path) -> Option<Vec<String>> {
     (!rest.is_empty()).then(|| rest.to_vec())
 }
 
+/// Whether `p` names one of the GPU built-ins (so it is not a function of the crate's to
+/// fetch): `gpu::sync_threads`, `gpu::atomic::add`, `gpu_runtime::gpu::shared`, …
+pub(super) fn is_gpu_builtin(p: &syn::Path) -> bool {
+    match gpu_path(p).as_deref() {
+        Some([name]) => gpu_op(name).is_some() || ["shared", "shared_2d", "dynamic_shared"].contains(&name.as_str()),
+        Some([module, _]) => module == "atomic",
+        _ => false,
+    }
+}
+
 /// The scalar element type of `&[T]` / `&mut [T]`: `Some((T's syntax, mutable))`.
 fn slice_type(ty: &syn::Type) -> Option<(&syn::Type, bool)> {
     match ty {
