@@ -3,6 +3,11 @@
 in one process run on one GPU, and prints a table of times and ratios.
 
     python3 bench/compare.py --bench target/release/bench [--log2-n 28] [--json out.json]
+    python3 bench/compare.py --matmul target/release/examples/matmul [--sizes 4096,8192]
+
+The second form compares our matrix-multiplication kernels (examples/matmul.rs) with
+CuPy's `cp.dot` (cuBLAS SGEMM), `torch.mm` with TF32 off, and Numba's `fast_matmul` (the
+shared-memory kernel of Numba's documentation), in GFLOP/s.
 
 Every time is the median of several calls; each call is synchronised (as a call of the
 Rust API is), except the 1024-element latency, where the peers queue 5000 calls and
@@ -140,13 +145,110 @@ def run_numba(n, x32, y32, x64, y64):
     return out
 
 
+NUMBA_TPB = 16
+
+
+def numba_fast_matmul():
+    """Numba's documented shared-memory matrix multiplication (TPB = 16)."""
+    from numba import cuda, float32
+
+    @cuda.jit
+    def fast_matmul(A, B, C):
+        sA = cuda.shared.array(shape=(NUMBA_TPB, NUMBA_TPB), dtype=float32)
+        sB = cuda.shared.array(shape=(NUMBA_TPB, NUMBA_TPB), dtype=float32)
+        x, y = cuda.grid(2)
+        tx = cuda.threadIdx.x
+        ty = cuda.threadIdx.y
+        bpg = cuda.gridDim.x
+        tmp = float32(0.0)
+        for i in range(bpg):
+            sA[ty, tx] = 0
+            sB[ty, tx] = 0
+            if y < A.shape[0] and (tx + i * NUMBA_TPB) < A.shape[1]:
+                sA[ty, tx] = A[y, tx + i * NUMBA_TPB]
+            if x < B.shape[1] and (ty + i * NUMBA_TPB) < B.shape[0]:
+                sB[ty, tx] = B[ty + i * NUMBA_TPB, x]
+            cuda.syncthreads()
+            for j in range(NUMBA_TPB):
+                tmp += sA[ty, j] * sB[j, tx]
+            cuda.syncthreads()
+        if y < C.shape[0] and x < C.shape[1]:
+            C[y, x] = tmp
+
+    return fast_matmul
+
+
+def matmul_table(binary, sizes, peers_wanted):
+    run = subprocess.run([binary, "--json"] + [str(n) for n in sizes], capture_output=True, text=True)
+    if run.returncode != 0:
+        sys.stderr.write(run.stdout + run.stderr)
+        sys.exit(run.returncode)
+    ours = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+    table = {}
+    for n in sizes:
+        flop = 2.0 * n**3
+        a = uniform(n * n, -0.5, 0.5, 3, np.float32).reshape(n, n)
+        b = uniform(n * n, -0.5, 0.5, 4, np.float32).reshape(n, n)
+        row = {}
+        if "cupy" in peers_wanted:
+            try:
+                import cupy as cp
+
+                da, db = cp.asarray(a), cp.asarray(b)
+                us = median_time(lambda: cp.dot(da, db), cp.cuda.Device().synchronize, reps=5)
+                row["CuPy dot"] = flop / us / 1e3
+            except ImportError as e:
+                print(f"cupy: not installed ({e})", file=sys.stderr)
+        if "torch" in peers_wanted:
+            try:
+                import torch
+
+                torch.backends.cuda.matmul.allow_tf32 = False
+                ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+                us = median_time(lambda: torch.mm(ta, tb), torch.cuda.synchronize, reps=5)
+                row["torch.mm"] = flop / us / 1e3
+            except ImportError as e:
+                print(f"torch: not installed ({e})", file=sys.stderr)
+        if "numba" in peers_wanted:
+            try:
+                from numba import cuda
+
+                kernel = numba_fast_matmul()
+                da, db = cuda.to_device(a), cuda.to_device(b)
+                dc = cuda.device_array((n, n), dtype=np.float32)
+                blocks = (n + NUMBA_TPB - 1) // NUMBA_TPB
+                launch = lambda: kernel[(blocks, blocks), (NUMBA_TPB, NUMBA_TPB)](da, db, dc)
+                us = median_time(launch, cuda.synchronize, reps=3)
+                row["Numba fast_matmul"] = flop / us / 1e3
+            except ImportError as e:
+                print(f"numba: not installed ({e})", file=sys.stderr)
+        table[n] = row
+    print(f"\nMatrix multiplication, f32, GFLOP/s; {time.strftime('%Y-%m-%d')}")
+    for n in sizes:
+        mine = {o["kernel"]: o["gflops"] for o in ours if o["n"] == n}
+        row = table[n]
+        print(f"\nn = {n}")
+        print("| kernel | GFLOP/s | " + " | ".join(f"/ {p}" for p in row) + " |")
+        print("|" + " --- |" * (2 + len(row)))
+        for k, g in list(mine.items()) + [(p, v) for p, v in row.items()]:
+            ratios = " | ".join(f"{g / v:.2f}" for v in row.values())
+            print(f"| {k} | {g:.0f} | {ratios} |")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--bench", required=True, help="the Rust bench binary")
+    ap.add_argument("--bench", help="the Rust bench binary")
+    ap.add_argument("--matmul", help="examples/matmul.rs built in release: compare matrix multiplication")
+    ap.add_argument("--sizes", default="4096,8192", help="matrix sizes for --matmul")
     ap.add_argument("--log2-n", type=int, default=28)
     ap.add_argument("--json", help="write all figures here")
     ap.add_argument("--peers", default="torch,cupy,numba")
     args = ap.parse_args()
+    if args.matmul:
+        matmul_table(args.matmul, [int(s) for s in args.sizes.split(",")], args.peers.split(","))
+        return
+    if not args.bench:
+        ap.error("give --bench (elementwise figures) or --matmul")
 
     env = dict(os.environ, BENCH_LOG2_N=str(args.log2_n))
     run = subprocess.run([args.bench], env=env, capture_output=True, text=True)

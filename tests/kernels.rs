@@ -133,7 +133,8 @@ fn a_division_by_zero_is_a_thread_fault() {
 fn bad_launch_configurations_are_errors() {
     let x = vec![1.0f32; 4];
     let mut y = vec![1.0f32; 4];
-    for (grid, block) in [((0u32, 1u32, 1u32), (32u32, 1u32, 1u32)), ((1, 1, 1), (1025, 1, 1)), ((1, 1, 1), (1, 1, 65))] {
+    for (grid, block) in [((0u32, 1u32, 1u32), (32u32, 1u32, 1u32)), ((1, 1, 1), (1025, 1, 1)), ((1, 1, 1), (1, 1, 65))]
+    {
         let e = axpy::simulate_with(&LaunchConfig::new(grid, block), 1.0, &x, &mut y).unwrap_err();
         assert!(matches!(e, Error::LaunchConfig { .. }), "{grid:?} {block:?}: {e}");
     }

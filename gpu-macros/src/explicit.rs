@@ -23,7 +23,8 @@ pub fn kernel(args: TokenStream, item: TokenStream) -> TokenStream {
     let func: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(e) => {
-            let msg = syn::Error::new(e.span(), "`#[kernel]` applies to a function: `fn k(x: &[f32], y: &mut [f32]) { … }`");
+            let msg =
+                syn::Error::new(e.span(), "`#[kernel]` applies to a function: `fn k(x: &[f32], y: &mut [f32]) { … }`");
             let error = msg.to_compile_error();
             return quote! { #error #item };
         }
@@ -127,8 +128,11 @@ fn generate(func: &syn::ItemFn, params: &[ExplicitParam], compiled: Option<&Kern
     let name_str = name.to_string();
     let vis = &func.vis;
     let is = |a: &syn::Attribute, names: &[&str]| names.iter().any(|n| a.path().is_ident(n));
-    let mod_attrs: Vec<&syn::Attribute> =
-        func.attrs.iter().filter(|a| is(a, &["doc", "cfg", "cfg_attr", "allow", "warn", "deny", "deprecated"])).collect();
+    let mod_attrs: Vec<&syn::Attribute> = func
+        .attrs
+        .iter()
+        .filter(|a| is(a, &["doc", "cfg", "cfg_attr", "allow", "warn", "deny", "deprecated"]))
+        .collect();
     // The parameters as written, renamed where they would shadow the wrappers' own.
     let idents: Vec<syn::Ident> = func
         .sig

@@ -127,6 +127,9 @@ mod tests {
     #[test]
     fn plain_assignments_and_nested_items_are_left_alone() {
         assert_eq!(rewritten("{ x = 1; x += 2; }"), "{ x = 1 ; x += 2 ; }");
-        assert_eq!(rewritten("{ fn h(a: [f32; 2]) -> f32 { a[0] } h(v) }"), "{ fn h (a : [f32 ; 2]) -> f32 { a [0] } h (v) }");
+        assert_eq!(
+            rewritten("{ fn h(a: [f32; 2]) -> f32 { a[0] } h(v) }"),
+            "{ fn h (a : [f32 ; 2]) -> f32 { a [0] } h (v) }"
+        );
     }
 }

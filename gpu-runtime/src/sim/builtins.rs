@@ -140,7 +140,8 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// A value warp shuffles exchange: the 32- and 64-bit integers and floats.
+/// A value warp shuffles exchange: every scalar type (on the GPU, 64-bit values travel as
+/// two 32-bit shuffles and narrower ones widened to 32 bits).
 pub trait WarpValue: Scalar + sealed::Sealed {}
 
 macro_rules! warp_values {
@@ -150,7 +151,7 @@ macro_rules! warp_values {
     )*};
 }
 
-warp_values!(i32 u32 i64 u64 f32 f64);
+warp_values!(bool i8 i16 i32 i64 isize u8 u16 u32 u64 usize f32 f64);
 
 /// Every lane of `mask` exchanges `value`; the value of lane `source(lane)`, or the
 /// lane's own value where `source` gives none.
