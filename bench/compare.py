@@ -26,6 +26,11 @@ import time
 
 import numpy as np
 
+# numba-cuda (as installed beside NumPy 2.5 on the GPU host) still registers an overload
+# for `np.row_stack`, an alias NumPy removed; give the alias back so numba imports.
+if not hasattr(np, "row_stack"):
+    np.row_stack = np.vstack
+
 REPS = 20
 LATENCY_CALLS = 5000
 

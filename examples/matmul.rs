@@ -59,9 +59,9 @@ fn matmul_tiled(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
 
 /// Register tiling: a block of 16×16 threads computes a 128×128 tile of C, each thread an
 /// 8×8 block held in a local array (registers), from 8-deep tiles of A (stored transposed)
-/// and B in shared memory. A thread's rows and columns are 16 apart, so the threads of a
-/// warp read consecutive shared words (no bank conflicts) and write consecutive elements
-/// of C. `mul_add` is one fused multiply-add, as in Rust (a plain `a * b + c` rounds twice
+/// and B in shared memory. A thread's rows (and columns) are two runs of four, 64 apart,
+/// so each run is one 16-byte shared load (`ld.shared.v4.f32`) and the eight threads of a
+/// load phase read 128 consecutive bytes (no bank conflicts). `mul_add` is one fused multiply-add, as in Rust (a plain `a * b + c` rounds twice
 /// and stays two instructions). The thread indices are masked to their range (the block
 /// is 16×16), which lets the compiler prove the shared-memory indices in bounds and drop
 /// those checks from the inner loop; the global reads stay checked.
@@ -90,9 +90,11 @@ fn matmul_regtile(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
         for kk in 0..8 {
             let mut ar = [0.0f32; 8];
             let mut br = [0.0f32; 8];
-            for i in 0..8 {
-                ar[i] = sa[(kk, ty + 16 * i)];
-                br[i] = sb[(kk, tx + 16 * i)];
+            for i in 0..4 {
+                ar[i] = sa[(kk, ty * 4 + i)];
+                ar[i + 4] = sa[(kk, 64 + ty * 4 + i)];
+                br[i] = sb[(kk, tx * 4 + i)];
+                br[i + 4] = sb[(kk, 64 + tx * 4 + i)];
             }
             for i in 0..8 {
                 for j in 0..8 {
@@ -105,7 +107,8 @@ fn matmul_regtile(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
     }
     for i in 0..8 {
         for j in 0..8 {
-            let (r, cc) = (row0 + ty + 16 * i, col0 + tx + 16 * j);
+            let r = row0 + (i / 4) * 64 + ty * 4 + i % 4;
+            let cc = col0 + (j / 4) * 64 + tx * 4 + j % 4;
             if r < n && cc < n {
                 c[r * n + cc] = acc[i * 8 + j];
             }
@@ -288,7 +291,7 @@ fn main() -> gpu_runtime::Result<()> {
     }
 
     // The seeds' table.
-    println!("\n{:>7} {:>10} {:>10} {:>8} {:>12}", "n", "CPU s", "GPU s", "speedup", "GPU GFLOP/s");
+    println!("\n{:>7} {:>10} {:>10} {:>8} {:>12} kernel", "n", "CPU s", "GPU s", "speedup", "GPU GFLOP/s");
     for n in sizes {
         let (a, b) = (random(n * n, 3), random(n * n, 4));
         let t = Instant::now();
@@ -296,10 +299,19 @@ fn main() -> gpu_runtime::Result<()> {
         let cpu = t.elapsed().as_secs_f64();
         let (da, db) = (DeviceVec::from_slice(&a)?, DeviceVec::from_slice(&b)?);
         let mut dc = DeviceVec::<f32>::zeros(n * n)?;
-        let gpu = time_gpu(Kind::RegTile, &da, &db, &mut dc, n, 3)?;
-        let err = rel_error(&dc.to_vec()?, &want);
-        assert!(err < 1e-4, "n = {n}: the GPU differs from the CPU ({err:.1e})");
-        println!("{n:>7} {cpu:>10.3} {gpu:>10.4} {:>7.0}× {:>12.0}", cpu / gpu, gflops(n, gpu));
+        // Our best kernel at this size (the register-tiled one has too few blocks to fill
+        // the GPU at the smallest sizes).
+        let mut best = (f64::INFINITY, Kind::RegTile);
+        for kind in [Kind::Tiled, Kind::RegTile] {
+            let s = time_gpu(kind, &da, &db, &mut dc, n, 3)?;
+            let err = rel_error(&dc.to_vec()?, &want);
+            assert!(err < 1e-4, "n = {n}: {kind:?} differs from the CPU ({err:.1e})");
+            if s < best.0 {
+                best = (s, kind);
+            }
+        }
+        let (gpu, kind) = best;
+        println!("{n:>7} {cpu:>10.3} {gpu:>10.4} {:>7.0}× {:>12.0} {kind:?}", cpu / gpu, gflops(n, gpu));
     }
     Ok(())
 }
