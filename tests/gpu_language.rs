@@ -9,11 +9,9 @@
 
 mod common;
 
-use std::cell::Cell;
 use std::fmt::Debug;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use common::{Gen, inputs};
+use common::{Gen, catch, inputs};
 use gpu_runtime::{Error, SpecialMath, vectorize};
 
 const N: usize = 100_000;
@@ -91,32 +89,6 @@ macro_rules! check_float {
     )*};
 }
 check_float!(f32: u32, f64: u64);
-
-thread_local! {
-    static QUIET: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Runs the CPU's version of one element; `Err` holds Rust's panic message.
-fn catch<R>(f: impl FnOnce() -> R) -> Result<R, String> {
-    static HOOK: std::sync::Once = std::sync::Once::new();
-    HOOK.call_once(|| {
-        let default = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            if !QUIET.with(Cell::get) {
-                default(info)
-            }
-        }));
-    });
-    QUIET.with(|q| q.set(true));
-    let r = catch_unwind(AssertUnwindSafe(f));
-    QUIET.with(|q| q.set(false));
-    r.map_err(|p| {
-        p.downcast_ref::<String>()
-            .cloned()
-            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default()
-    })
-}
 
 /// Compares the GPU with the CPU results (`cpu[i]`, or the panic of element `i`). `gpu`
 /// runs the kernel on all elements, or on the listed ones.

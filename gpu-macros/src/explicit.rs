@@ -148,24 +148,17 @@ fn generate(func: &syn::ItemFn, params: &[ExplicitParam], compiled: Option<&Kern
             syn::FnArg::Receiver(_) => format_ident!("__arg{}", i),
         })
         .collect();
-    let launch_params: Vec<TokenStream> = idents
-        .iter()
-        .zip(params)
-        .map(|(id, p)| match &p.kind {
-            ExplicitParamKind::Scalar(t) => {
-                let t = scalar_tokens(*t);
-                quote!(#id: #t)
-            }
-            ExplicitParamKind::Slice { elem, mutable: false } => {
-                let t = scalar_tokens(*elem);
-                quote!(#id: impl ::gpu_runtime::__private::KernelIn<'__a, #t>)
-            }
-            ExplicitParamKind::Slice { elem, mutable: true } => {
-                let t = scalar_tokens(*elem);
-                quote!(#id: impl ::gpu_runtime::__private::KernelInOut<'__a, #t>)
-            }
-        })
-        .collect();
+    let launch_params = typed(&idents, params, |kind| match kind {
+        ExplicitParamKind::Scalar(t) => scalar_tokens(*t),
+        ExplicitParamKind::Slice { elem, mutable: false } => {
+            let t = scalar_tokens(*elem);
+            quote!(impl ::gpu_runtime::__private::KernelIn<'__a, #t>)
+        }
+        ExplicitParamKind::Slice { elem, mutable: true } => {
+            let t = scalar_tokens(*elem);
+            quote!(impl ::gpu_runtime::__private::KernelInOut<'__a, #t>)
+        }
+    });
     let kargs: Vec<TokenStream> = idents
         .iter()
         .zip(params)
@@ -182,20 +175,13 @@ fn generate(func: &syn::ItemFn, params: &[ExplicitParam], compiled: Option<&Kern
             }
         })
         .collect();
-    let sim_params: Vec<TokenStream> = idents
-        .iter()
-        .zip(params)
-        .map(|(id, p)| match &p.kind {
-            ExplicitParamKind::Scalar(t) => {
-                let t = scalar_tokens(*t);
-                quote!(#id: #t)
-            }
-            ExplicitParamKind::Slice { elem, mutable } => {
-                let t = scalar_tokens(*elem);
-                if *mutable { quote!(#id: &mut [#t]) } else { quote!(#id: &[#t]) }
-            }
-        })
-        .collect();
+    let sim_params = typed(&idents, params, |kind| match kind {
+        ExplicitParamKind::Scalar(t) => scalar_tokens(*t),
+        ExplicitParamKind::Slice { elem, mutable } => {
+            let t = scalar_tokens(*elem);
+            if *mutable { quote!(&mut [#t]) } else { quote!(&[#t]) }
+        }
+    });
     let shared_slices: Vec<TokenStream> = idents
         .iter()
         .zip(params)
@@ -297,6 +283,22 @@ fn generate(func: &syn::ItemFn, params: &[ExplicitParam], compiled: Option<&Kern
     }
 }
 
+/// `ident: type` for each parameter, its type as `ty` gives it for the parameter's kind.
+fn typed(
+    idents: &[syn::Ident],
+    params: &[ExplicitParam],
+    ty: impl Fn(&ExplicitParamKind) -> TokenStream,
+) -> Vec<TokenStream> {
+    idents
+        .iter()
+        .zip(params)
+        .map(|(id, p)| {
+            let t = ty(&p.kind);
+            quote!(#id: #t)
+        })
+        .collect()
+}
+
 /// The body as the simulator runs it: `&mut [T]` parameters as `SliceMut`, indexing
 /// through the simulator's traits. A body with errors is not repeated (they are reported).
 fn simulated_fn(func: &syn::ItemFn, params: &[ExplicitParam], idents: &[syn::Ident], ok: bool) -> TokenStream {
@@ -306,26 +308,23 @@ fn simulated_fn(func: &syn::ItemFn, params: &[ExplicitParam], idents: &[syn::Ide
         .iter()
         .map(|arg| matches!(arg, syn::FnArg::Typed(pt) if matches!(&*pt.pat, syn::Pat::Ident(pi) if pi.mutability.is_some())))
         .collect();
-    let inputs: Vec<TokenStream> = idents
-        .iter()
-        .zip(params)
-        .zip(&mutable)
-        .map(|((id, p), m)| match &p.kind {
-            ExplicitParamKind::Scalar(t) => {
-                let t = scalar_tokens(*t);
-                let m = m.then(|| quote!(mut));
-                quote!(#m #id: #t)
-            }
-            ExplicitParamKind::Slice { elem, mutable: false } => {
-                let t = scalar_tokens(*elem);
-                quote!(#id: &[#t])
-            }
-            ExplicitParamKind::Slice { elem, mutable: true } => {
-                let t = scalar_tokens(*elem);
-                quote!(#id: ::gpu_runtime::__private::sim::SliceMut<'_, #t>)
-            }
-        })
-        .collect();
+    let mut inputs = typed(idents, params, |kind| match kind {
+        ExplicitParamKind::Scalar(t) => scalar_tokens(*t),
+        ExplicitParamKind::Slice { elem, mutable: false } => {
+            let t = scalar_tokens(*elem);
+            quote!(&[#t])
+        }
+        ExplicitParamKind::Slice { elem, mutable: true } => {
+            let t = scalar_tokens(*elem);
+            quote!(::gpu_runtime::__private::sim::SliceMut<'_, #t>)
+        }
+    });
+    // A parameter declared `mut` stays assignable in the body.
+    for (input, m) in inputs.iter_mut().zip(&mutable) {
+        if *m {
+            *input = quote!(mut #input);
+        }
+    }
     let body = if ok {
         let mut block = (*func.block).clone();
         simcopy::rewrite_indexing(&mut block);
