@@ -164,3 +164,47 @@ fn a_thread_that_fails_before_a_barrier_does_not_hold_the_others() {
     fault_before_barrier::launch(1u32, 256u32, &x, &mut out).unwrap();
     assert_eq!(out[255 - 5], 25);
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_builtin_agrees_with_the_simulator() {
+    let (grid, block) = ((2u32, 3u32, 2u32), (8u32, 4u32, 2u32));
+    let threads = 12 * 64;
+    let mut gpu = vec![0u32; threads * 24];
+    builtins_probe::launch(grid, block, &mut gpu).unwrap();
+    let mut sim = vec![0u32; threads * 24];
+    builtins_probe::simulate(grid, block, &mut sim).unwrap();
+    let names = [
+        "thread.x", "thread.y", "thread.z", "block.x", "block.y", "block.z", "grid3.x", "grid3.y", "grid3.z",
+        "gridsize3", "lane_id", "active_mask", "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync",
+        "ballot_sync", "all_sync", "any_sync", "sync_threads_count", "sync_threads_and", "sync_threads_or",
+        "shfl f64", "shfl i64",
+    ];
+    let bad: Vec<String> = (0..threads * 24)
+        .filter(|&i| gpu[i] != sim[i])
+        .take(10)
+        .map(|i| format!("thread {} {}: GPU {} simulator {}", i / 24, names[i % 24], gpu[i], sim[i]))
+        .collect();
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn atomics_under_contention_are_exact() {
+    let n = 10_000_000usize;
+    let mut sums = vec![0u64, n as u64];
+    let mut fsum = vec![0.0f64];
+    let mut extremes = vec![i32::MAX, i32::MIN];
+    let mut bits = vec![0u32, 0, u32::MAX];
+    atomics_contention::launch(528u32, 256u32, n, &mut sums, &mut fsum, &mut extremes, &mut bits).unwrap();
+    assert_eq!(sums[0], (0..n as u64).map(|i| i % 7).sum::<u64>());
+    assert_eq!(sums[1], 0);
+    let want: f64 = (0..n).map(|i| (i % 100) as f64 * 0.01).sum();
+    assert!((fsum[0] - want).abs() < 1e-9 * want, "{} vs {want}", fsum[0]);
+    let vals = (0..n).map(|i| ((i * 7919) % 1_000_003) as i32 - 500_000);
+    assert_eq!(extremes, [vals.clone().min().unwrap(), vals.max().unwrap()]);
+    let xor = (0..n).fold(0u32, |a, i| a ^ (1 << (i % 32)));
+    let or = (0..n).fold(0u32, |a, i| a | (1 << (i % 29)));
+    let and = (0..n).fold(u32::MAX, |a, i| a & !(1 << (i % 31)));
+    assert_eq!(bits, [xor, or, and]);
+}

@@ -153,3 +153,45 @@ fn a_thread_that_fails_before_a_barrier_does_not_hold_the_others() {
         other => panic!("expected a thread fault, got {other}"),
     }
 }
+
+#[test]
+fn atomics_under_contention_in_the_simulator() {
+    let n = 20_000usize;
+    let mut sums = vec![0u64, n as u64];
+    let mut fsum = vec![0.0f64];
+    let mut extremes = vec![i32::MAX, i32::MIN];
+    let mut bits = vec![0u32, 0, u32::MAX];
+    atomics_contention::simulate(4u32, 64u32, n, &mut sums, &mut fsum, &mut extremes, &mut bits).unwrap();
+    assert_eq!(sums[0], (0..n as u64).map(|i| i % 7).sum::<u64>());
+    assert_eq!(sums[1], 0);
+    let want: f64 = (0..n).map(|i| (i % 100) as f64 * 0.01).sum();
+    assert!((fsum[0] - want).abs() < 1e-9 * want, "{} vs {want}", fsum[0]);
+    let vals = (0..n).map(|i| ((i * 7919) % 1_000_003) as i32 - 500_000);
+    assert_eq!(extremes, [vals.clone().min().unwrap(), vals.max().unwrap()]);
+    let xor = (0..n).fold(0u32, |a, i| a ^ (1 << (i % 32)));
+    let or = (0..n).fold(0u32, |a, i| a | (1 << (i % 29)));
+    let and = (0..n).fold(u32::MAX, |a, i| a & !(1 << (i % 31)));
+    assert_eq!(bits, [xor, or, and]);
+}
+
+#[test]
+fn the_builtins_probe_runs_in_the_simulator() {
+    let mut out = vec![0u32; 12 * 64 * 24];
+    builtins_probe::simulate((2u32, 3u32, 2u32), (8u32, 4u32, 2u32), &mut out).unwrap();
+    // Thread 37 of block (1, 2, 1): thread (5, 0, 1), lane 5 of warp 1.
+    // Block (1, 2, 1) is block 11 of the 2×3×2 grid.
+    let row = (11 * 64 + 37) * 24;
+    let r = &out[row..row + 24];
+    assert_eq!(&r[..6], &[5, 0, 1, 1, 2, 1]);
+    assert_eq!(&r[6..9], &[8 + 5, 4 * 2, 2 + 1]);
+    assert_eq!(r[9], 16 + 12 + 4);
+    assert_eq!((r[10], r[11]), (5, u32::MAX));
+    // Lane 5 reads lane 10 (local 42: v = 127); up 3: lane 2 (local 34: 103); down 7:
+    // lane 12 (local 44: 133); xor 9: lane 12 as well.
+    assert_eq!(&r[12..16], &[127, 103, 133, 133]);
+    assert_eq!(r[16], (0..32).filter(|l| l % 3 == 0).fold(0, |m, l| m | 1 << l));
+    assert_eq!((r[17], r[18]), (1, 1));
+    assert_eq!((r[19], r[20], r[21]), (13, 1, 1));
+    // f64 from lane 4 (local 36: v = 109), i64 from lane 6 (local 38: 115).
+    assert_eq!((r[22], r[23]), (109, 115));
+}

@@ -254,3 +254,66 @@ pub fn fault_before_barrier(x: &[i32], out: &mut [i32]) {
     gpu::sync_threads();
     out[t] = s[255 - t];
 }
+
+/// Every index built-in and warp operation of each thread, in 24 `u32` per thread (the
+/// thread's linear index in the grid picks the row): what the GPU and the simulator must
+/// agree on.
+#[kernel]
+pub fn builtins_probe(out: &mut [u32]) {
+    let t = gpu::thread_idx();
+    let b = gpu::block_idx();
+    let bd = gpu::block_dim();
+    let gd = gpu::grid_dim();
+    let local = (t.z * bd.y + t.y) * bd.x + t.x;
+    let block = (b.z * gd.y + b.y) * gd.x + b.x;
+    let row = (block * bd.x * bd.y * bd.z + local) as usize * 24;
+    let (gx, gy, gz) = gpu::grid3();
+    let (sx, sy, sz) = gpu::gridsize3();
+    let lane = gpu::lane_id();
+    let v = local * 3 + 1;
+    out[row] = t.x;
+    out[row + 1] = t.y;
+    out[row + 2] = t.z;
+    out[row + 3] = b.x;
+    out[row + 4] = b.y;
+    out[row + 5] = b.z;
+    out[row + 6] = gx as u32;
+    out[row + 7] = gy as u32;
+    out[row + 8] = gz as u32;
+    out[row + 9] = (sx + sy + sz) as u32;
+    out[row + 10] = lane;
+    out[row + 11] = gpu::active_mask();
+    out[row + 12] = gpu::shfl_sync(0xffff_ffff, v, (lane + 5) % 32);
+    out[row + 13] = gpu::shfl_up_sync(0xffff_ffff, v, 3);
+    out[row + 14] = gpu::shfl_down_sync(0xffff_ffff, v, 7);
+    out[row + 15] = gpu::shfl_xor_sync(0xffff_ffff, v, 9);
+    out[row + 16] = gpu::ballot_sync(0xffff_ffff, lane % 3 == 0);
+    out[row + 17] = gpu::all_sync(0xffff_ffff, v > 0) as u32;
+    out[row + 18] = gpu::any_sync(0xffff_ffff, lane == 31) as u32;
+    out[row + 19] = gpu::sync_threads_count(local % 5 == 0);
+    out[row + 20] = gpu::sync_threads_and(local < 1000) as u32;
+    out[row + 21] = gpu::sync_threads_or(local == 3) as u32;
+    let f = gpu::shfl_xor_sync(0xffff_ffff, v as f64 * 0.5, 1);
+    out[row + 22] = (f * 2.0) as u32;
+    let w = gpu::shfl_down_sync(0xffff_ffff, (v as i64) << 33, 1);
+    out[row + 23] = (w >> 33) as u32;
+}
+
+/// Atomics under contention: every thread of a grid-stride loop over `n` adds, takes the
+/// minimum and maximum, and flips bits into one element each.
+#[kernel]
+pub fn atomics_contention(n: usize, sums: &mut [u64], fsum: &mut [f64], extremes: &mut [i32], bits: &mut [u32]) {
+    let mut i = gpu::grid1();
+    while i < n {
+        gpu::atomic::add(sums, 0, (i % 7) as u64);
+        gpu::atomic::sub(sums, 1, 1u64);
+        gpu::atomic::add(fsum, 0, (i % 100) as f64 * 0.01);
+        let v = ((i * 7919) % 1_000_003) as i32 - 500_000;
+        gpu::atomic::min(extremes, 0, v);
+        gpu::atomic::max(extremes, 1, v);
+        gpu::atomic::xor(bits, 0, 1u32 << (i % 32));
+        gpu::atomic::or(bits, 1, 1u32 << (i % 29));
+        gpu::atomic::and(bits, 2, !(1u32 << (i % 31)));
+        i += gpu::gridsize1();
+    }
+}

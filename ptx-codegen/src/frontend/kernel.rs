@@ -17,6 +17,10 @@ const USIZE: Type = Type::Scalar(ScalarType::Usize);
 const U32: Type = Type::Scalar(ScalarType::U32);
 const BOOL: Type = Type::Scalar(ScalarType::Bool);
 
+/// What a shared array's size may be.
+const SIZE_MESSAGE: &str = "a shared array's size is fixed when the kernel is compiled: an integer literal or a `const`; \
+for a size chosen at launch, use `gpu::dynamic_shared::<T>()` with `LaunchConfig::shared_bytes`";
+
 /// The GPU built-ins a kernel can call, for the message about an unknown one.
 const BUILTINS: &str = "thread_idx, block_idx, block_dim, grid_dim, grid1, grid2, grid3, gridsize1, gridsize2, gridsize3, \
 sync_threads, sync_threads_count, sync_threads_and, sync_threads_or, thread_fence, thread_fence_block, \
@@ -361,6 +365,11 @@ impl FnChecker<'_> {
                     );
                 }
                 let Some((elem, dims)) = self.shared_generics(p.path.segments.last().expect("a path"), kind) else {
+                    // Its error is reported: the name still exists, so its uses say nothing more.
+                    let pat = if let syn::Pat::Type(pt) = &l.pat { &*pt.pat } else { &l.pat };
+                    if let Some((name, mutable, bind_span)) = self.binding(pat, "`let` binding") {
+                        self.declare(name, Type::Error, mutable, bind_span);
+                    }
                     return Some(None);
                 };
                 let kind = if kind == 0 { ArrayKind::DynamicShared } else { ArrayKind::Shared { dims } };
@@ -435,12 +444,12 @@ impl FnChecker<'_> {
                 syn::GenericArgument::Type(syn::Type::Path(p)) if p.path.get_ident().is_some() => {
                     let n = self.const_value(&syntax::name(p.path.get_ident().expect("checked")));
                     if n.is_none() {
-                        self.error(a, "an array size must be an integer literal or a `const`");
+                        self.error(a, SIZE_MESSAGE);
                     }
                     n?
                 }
                 _ => {
-                    self.error(a, "an array size must be an integer literal or a `const`");
+                    self.error(a, SIZE_MESSAGE);
                     return None;
                 }
             };
