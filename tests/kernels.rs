@@ -195,3 +195,13 @@ fn the_builtins_probe_runs_in_the_simulator() {
     // f64 from lane 4 (local 36: v = 109), i64 from lane 6 (local 38: 115).
     assert_eq!((r[22], r[23]), (109, 115));
 }
+
+#[test]
+fn println_runs_in_the_simulator() {
+    let mut y = vec![1.5f32; 100];
+    double_traced::simulate(1u32, 128u32, &mut y).unwrap();
+    assert!(y.iter().all(|&v| v == 3.0));
+    // On the GPU the print compiles to nothing: the kernel has no call of `vprintf`.
+    assert!(!double_traced::PTX.contains("vprintf"));
+    assert!(double_traced::PTX.contains(".entry kernel_double_traced"));
+}

@@ -317,3 +317,16 @@ pub fn atomics_contention(n: usize, sums: &mut [u64], fsum: &mut [f64], extremes
         i += gpu::gridsize1();
     }
 }
+
+/// Doubles every element, printing from the first thread: `println!` prints in the
+/// simulator and compiles to nothing on the GPU.
+#[kernel]
+pub fn double_traced(y: &mut [f32]) {
+    let i = gpu::grid1();
+    if i == 0 {
+        println!("double_traced: {} elements", y.len());
+    }
+    if i < y.len() {
+        y[i] *= 2.0;
+    }
+}

@@ -41,6 +41,7 @@ impl FnChecker<'_> {
                     }
                     out.stmts.push(Stmt::Expr(x));
                 }
+                syn::Stmt::Macro(m) if self.host_only_print(&m.mac) => {}
                 syn::Stmt::Macro(m) => self.macro_error(&m.mac),
             }
         }
@@ -146,6 +147,14 @@ impl FnChecker<'_> {
             _ => "items cannot be declared inside a vectorized function",
         };
         self.error(item, what);
+    }
+
+    /// `print!`, `println!`, `eprint!` and `eprintln!` in a kernel: they print in the
+    /// simulator (`name::simulate`), whose copy of the body keeps them, and compile to
+    /// nothing on the GPU.
+    pub(super) fn host_only_print(&self, mac: &syn::Macro) -> bool {
+        let name = mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+        self.prog.kernel && matches!(name.as_str(), "print" | "println" | "eprint" | "eprintln")
     }
 
     pub(super) fn macro_error(&mut self, mac: &syn::Macro) {
