@@ -174,12 +174,11 @@ fn every_builtin_agrees_with_the_simulator() {
     builtins_probe::launch(grid, block, &mut gpu).unwrap();
     let mut sim = vec![0u32; threads * 24];
     builtins_probe::simulate(grid, block, &mut sim).unwrap();
-    let names = [
-        "thread.x", "thread.y", "thread.z", "block.x", "block.y", "block.z", "grid3.x", "grid3.y", "grid3.z",
-        "gridsize3", "lane_id", "active_mask", "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync",
-        "ballot_sync", "all_sync", "any_sync", "sync_threads_count", "sync_threads_and", "sync_threads_or",
-        "shfl f64", "shfl i64",
-    ];
+    let names: Vec<&str> = "thread.x thread.y thread.z block.x block.y block.z grid3.x grid3.y grid3.z gridsize3 \
+         lane_id active_mask shfl_sync shfl_up_sync shfl_down_sync shfl_xor_sync ballot_sync all_sync any_sync \
+         sync_threads_count sync_threads_and sync_threads_or shfl_f64 shfl_i64"
+        .split_whitespace()
+        .collect();
     let bad: Vec<String> = (0..threads * 24)
         .filter(|&i| gpu[i] != sim[i])
         .take(10)

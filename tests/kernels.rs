@@ -205,3 +205,10 @@ fn println_runs_in_the_simulator() {
     assert!(!double_traced::PTX.contains("vprintf"));
     assert!(double_traced::PTX.contains(".entry kernel_double_traced"));
 }
+
+#[test]
+fn a_kernel_without_parameters() {
+    no_params::simulate(2u32, 32u32).unwrap();
+    let e = no_params::simulate(1u32, 33u32).unwrap_err();
+    assert!(e.to_string().contains("index out of bounds: the len is 32 but the index is 32"), "{e}");
+}

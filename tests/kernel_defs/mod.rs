@@ -330,3 +330,12 @@ pub fn double_traced(y: &mut [f32]) {
         y[i] *= 2.0;
     }
 }
+
+/// A kernel without parameters (only its shared memory and barrier).
+#[kernel]
+pub fn no_params() {
+    let s = gpu::shared::<u32, 32>();
+    let t = gpu::thread_idx().x as usize;
+    s[t] = t as u32;
+    gpu::sync_threads();
+}
