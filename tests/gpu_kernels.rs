@@ -196,14 +196,5 @@ fn atomics_under_contention_are_exact() {
     let mut extremes = vec![i32::MAX, i32::MIN];
     let mut bits = vec![0u32, 0, u32::MAX];
     atomics_contention::launch(528u32, 256u32, n, &mut sums, &mut fsum, &mut extremes, &mut bits).unwrap();
-    assert_eq!(sums[0], (0..n as u64).map(|i| i % 7).sum::<u64>());
-    assert_eq!(sums[1], 0);
-    let want: f64 = (0..n).map(|i| (i % 100) as f64 * 0.01).sum();
-    assert!((fsum[0] - want).abs() < 1e-9 * want, "{} vs {want}", fsum[0]);
-    let vals = (0..n).map(|i| ((i * 7919) % 1_000_003) as i32 - 500_000);
-    assert_eq!(extremes, [vals.clone().min().unwrap(), vals.max().unwrap()]);
-    let xor = (0..n).fold(0u32, |a, i| a ^ (1 << (i % 32)));
-    let or = (0..n).fold(0u32, |a, i| a | (1 << (i % 29)));
-    let and = (0..n).fold(u32::MAX, |a, i| a & !(1 << (i % 31)));
-    assert_eq!(bits, [xor, or, and]);
+    reference::contention(n, &sums, &fsum, &extremes, &bits);
 }

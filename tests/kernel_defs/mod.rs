@@ -198,6 +198,21 @@ pub fn divide(x: &[i32], d: &[i32], out: &mut [i32]) {
 
 /// Plain loops the kernels are checked against.
 pub mod reference {
+    /// Checks what `atomics_contention` left over `n` iterations (started from
+    /// `[0, n]`, `[0.0]`, `[i32::MAX, i32::MIN]`, `[0, 0, u32::MAX]`).
+    pub fn contention(n: usize, sums: &[u64], fsum: &[f64], extremes: &[i32], bits: &[u32]) {
+        assert_eq!(sums[0], (0..n as u64).map(|i| i % 7).sum::<u64>());
+        assert_eq!(sums[1], 0);
+        let want: f64 = (0..n).map(|i| (i % 100) as f64 * 0.01).sum();
+        assert!((fsum[0] - want).abs() < 1e-9 * want, "{} vs {want}", fsum[0]);
+        let vals = (0..n).map(|i| ((i * 7919) % 1_000_003) as i32 - 500_000);
+        assert_eq!(extremes, [vals.clone().min().unwrap(), vals.max().unwrap()]);
+        let xor = (0..n).fold(0u32, |a, i| a ^ (1 << (i % 32)));
+        let or = (0..n).fold(0u32, |a, i| a | (1 << (i % 29)));
+        let and = (0..n).fold(u32::MAX, |a, i| a & !(1 << (i % 31)));
+        assert_eq!(bits, [xor, or, and]);
+    }
+
     pub fn matmul(a: &[f32], b: &[f32], n: usize) -> Vec<f64> {
         let mut c = vec![0.0f64; n * n];
         for r in 0..n {
