@@ -10,6 +10,10 @@
 //! and `loop` count their iterations in a counter the body cannot assign. The product of
 //! the trip counts of nested loops (and of the loops of the functions they call) is kept
 //! under [`WORK_LIMIT`].
+//!
+//! A program is one function, with `fn` items nested in its blocks and, for one seed in
+//! four ([`HELPER_ODDS`]), one to three top-level helpers (`#[device]` functions on the
+//! GPU) that it calls by name; a helper calls only earlier ones, so nothing recurses.
 
 use crate::ast::*;
 use crate::methods::{Accuracy, METHODS, Method, MethodInfo};

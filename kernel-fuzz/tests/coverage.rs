@@ -1,6 +1,7 @@
 //! The generator covers the kernel language: over the host corpus's seeds, every scalar
 //! type, operator, cast, method, statement and pattern form appears, and the interpreter
-//! sees every fault (those of overflow checks in its checked mode). A change that stops the generator from producing something fails
+//! sees every fault (those of overflow checks in its checked mode). Top-level helpers occur in a share
+//! of the programs, are called (by the function, by later helpers, by nested functions) and fault. A change that stops the generator from producing something fails
 //! here rather than silently shrinking what the differential test checks.
 
 use std::collections::BTreeSet;
