@@ -12,6 +12,10 @@ pub struct Program {
     /// The seed it was generated from (`kernel_fuzz::program(seed, …)` builds it again).
     pub seed: u64,
     pub func: FnItem,
+    /// Top-level helper functions beside it (`#[device]` functions for the GPU), called by
+    /// plain name from the function and from later helpers (never recursively); their names
+    /// (`fz{seed}_h{i}`) are unique across seeds.
+    pub helpers: Vec<FnItem>,
 }
 
 /// A function: the vectorized one, or a `fn` item nested in a block.

@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use crate::ast::Program;
 use crate::generate::{Config, program};
-use crate::render::render;
+use crate::render::{render, render_fn};
 
 /// The seeds of the corpus the host differential test compiles with rustc (with
 /// [`Config::HOST`]).
@@ -23,7 +23,8 @@ fn programs(seeds: Range<u64>, cfg: &Config) -> Vec<Program> {
     seeds.map(|s| program(s, cfg)).collect()
 }
 
-/// The host corpus: `pub mod native { fn fz0(…) … }` (each function compiled by rustc,
+/// The host corpus: `pub mod native { fn fz0_h0(…) … fn fz0(…) … }` (helpers, named per
+/// seed, beside their function) (each function compiled by rustc,
 /// `SpecialMath` the trait `super::SpecialMath`) and `pub static CORPUS: &[(seed, source,
 /// caller)]`, where the caller runs the native function on argument bits through
 /// `kernel_fuzz::native::Native`.
@@ -34,8 +35,13 @@ pub fn host_corpus(seeds: Range<u64>) -> String {
     out.push_str(ALLOW);
     out.push_str("\nuse ::kernel_fuzz::special::SpecialMath;\n");
     for p in &progs {
+        for h in &p.helpers {
+            out.push_str("pub ");
+            out.push_str(&render_fn(h));
+            out.push('\n');
+        }
         out.push_str("pub ");
-        out.push_str(&render(p));
+        out.push_str(&render_fn(&p.func));
         out.push('\n');
     }
     out.push_str("}\n\n");
@@ -52,7 +58,8 @@ pub fn host_corpus(seeds: Range<u64>) -> String {
     out
 }
 
-/// The GPU corpus: `mod generated { #[vectorize] pub fn fz0(…) … }` and `fn
+/// The GPU corpus: `mod generated { #[device] pub fn fz0_h0(…) … #[vectorize] pub fn
+/// fz0(…) … }` (helpers, named per seed, at module level beside their function) and `fn
 /// generated_cases(cases)`, which calls the test's `case!` macro once per function with
 /// its seed, path, parameters and result type.
 pub fn gpu_corpus(seeds: Range<u64>) -> String {
@@ -62,8 +69,13 @@ pub fn gpu_corpus(seeds: Range<u64>) -> String {
     out.push_str(ALLOW);
     out.push('\n');
     for p in &progs {
+        for h in &p.helpers {
+            out.push_str("#[gpu_runtime::device]\npub ");
+            out.push_str(&render_fn(h));
+            out.push('\n');
+        }
         out.push_str("#[gpu_runtime::vectorize]\npub ");
-        out.push_str(&render(p));
+        out.push_str(&render_fn(&p.func));
         out.push('\n');
     }
     out.push_str("}\n\nfn generated_cases(cases: &mut Vec<Case>) {\n");

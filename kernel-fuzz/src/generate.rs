@@ -10,6 +10,10 @@
 //! and `loop` count their iterations in a counter the body cannot assign. The product of
 //! the trip counts of nested loops (and of the loops of the functions they call) is kept
 //! under [`WORK_LIMIT`].
+//!
+//! A program is one function, with `fn` items nested in its blocks and, for one seed in
+//! four ([`HELPER_ODDS`]), one to three top-level helpers (`#[device]` functions on the
+//! GPU) that it calls by name; a helper calls only earlier ones, so nothing recurses.
 
 use crate::ast::*;
 use crate::methods::{Accuracy, METHODS, Method, MethodInfo};
@@ -65,8 +69,39 @@ pub fn program(seed: u64, cfg: &Config) -> Program {
         .collect();
     // As many results as the kernel ABI allows (`kernel_abi::MAX_OUTPUTS`).
     let ret = g.ret_type(6);
+    let helpers = g.helpers(seed);
     let (func, _) = g.function(format!("fz{seed}"), params, ret, 3);
-    Program { seed, func }
+    Program { seed, func, helpers }
+}
+
+/// One program in [`HELPER_ODDS`] has top-level helper functions.
+pub const HELPER_ODDS: (u64, u64) = (1, 4);
+
+impl Gen<'_> {
+    /// The program's top-level helpers (none for most seeds), their signatures left in the
+    /// outermost item scope for the function (and its nested functions) to call. They are
+    /// drawn from a generator of their own with a budget of their own, so that a program
+    /// without helpers is the one the seed gave before helpers existed.
+    fn helpers(&mut self, seed: u64) -> Vec<FnItem> {
+        let mut rng = Rng::new(seed ^ 0x4845_4C50_4552_5321);
+        if !rng.chance(HELPER_ODDS.0, HELPER_ODDS.1) {
+            return Vec::new();
+        }
+        let n = rng.range(1, 3) as usize;
+        let main_rng = std::mem::replace(&mut self.rng, rng);
+        let main_budget = self.budget;
+        self.items.push(ItemScope::default());
+        let mut helpers = Vec::new();
+        for i in 0..n {
+            self.budget = self.rng.range(15, 80) as i64;
+            let depth = self.rng.range(1, 2) as u32;
+            let f = self.fn_item(format!("fz{seed}_h{i}"), depth);
+            helpers.push(f);
+        }
+        self.rng = main_rng;
+        self.budget = main_budget;
+        helpers
+    }
 }
 
 struct Var {
@@ -245,7 +280,8 @@ impl Gen<'_> {
                 items.push(Stmt::Const(c));
             }
             for _ in 0..self.rng.weighted(&[14, 3, 1]) {
-                let f = self.fn_item(depth - 1);
+                let name = self.fresh("h");
+                let f = self.fn_item(name, depth - 1);
                 items.push(Stmt::Fn(f));
             }
         }
@@ -349,8 +385,7 @@ impl Gen<'_> {
         (e, v)
     }
 
-    fn fn_item(&mut self, depth: u32) -> FnItem {
-        let name = self.fresh("h");
+    fn fn_item(&mut self, name: String, depth: u32) -> FnItem {
         let n = self.rng.weighted(&[1, 4, 3, 2]);
         let params: Vec<Param> = (0..n)
             .map(|i| Param {

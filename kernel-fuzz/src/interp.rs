@@ -106,13 +106,36 @@ pub fn run(p: &Program, args: &[Value]) -> Result<Vec<Value>, Stop> {
 
 /// Runs `p` on `args` with integer overflow `overflow`.
 pub fn run_with(p: &Program, args: &[Value], overflow: Overflow) -> Result<Vec<Value>, Stop> {
-    let mut it = Interp { fns: HashMap::new(), consts: HashMap::new(), env: Vec::new(), base: 0, steps: 0, overflow };
+    run_traced(p, args, overflow).0
+}
+
+/// [`run_with`], and for a fault the name of the function it arose in (the program's
+/// function, one of its helpers, or a nested function).
+pub fn run_traced<'p>(
+    p: &'p Program,
+    args: &[Value],
+    overflow: Overflow,
+) -> (Result<Vec<Value>, Stop>, Option<&'p str>) {
+    let mut it = Interp {
+        fns: HashMap::new(),
+        consts: HashMap::new(),
+        env: Vec::new(),
+        base: 0,
+        steps: 0,
+        overflow,
+        fault_in: None,
+    };
+    for h in &p.helpers {
+        it.fns.insert(&h.name, h);
+        it.collect(&h.body);
+    }
     it.collect(&p.func.body);
-    match it.call_fn(&p.func, args.to_vec()) {
+    let r = match it.call_fn(&p.func, args.to_vec()) {
         Ok(v) => Ok(v),
         Err(Flow::Stop(s)) => Err(s),
         Err(other) => Err(Stop::Invalid(format!("{other:?} escaped the function"))),
-    }
+    };
+    (r, it.fault_in)
 }
 
 #[derive(Debug)]
@@ -142,6 +165,8 @@ struct Interp<'p> {
     base: usize,
     steps: u64,
     overflow: Overflow,
+    /// The function a fault arose in (the innermost call it left).
+    fault_in: Option<&'p str>,
 }
 
 /// Whether a `break`/`continue` with this label leaves (or continues) a loop with `label`.
@@ -185,7 +210,12 @@ impl<'p> Interp<'p> {
             Ok(Some(v)) => Ok(v),
             Ok(None) => invalid(format!("{} ends without a value", f.name)),
             Err(Flow::Return(v)) => Ok(v),
-            Err(e) => Err(e),
+            Err(e) => {
+                if matches!(e, Flow::Stop(Stop::Fault(_))) && self.fault_in.is_none() {
+                    self.fault_in = Some(&f.name);
+                }
+                Err(e)
+            }
         };
         self.env.truncate(saved_len);
         self.base = saved_base;

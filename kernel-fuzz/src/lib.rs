@@ -2,7 +2,7 @@
 //!
 //! [`program`] turns a seed into a well-typed function of the kernel language (every
 //! scalar type, the operators, casts, methods, `if`/`match`/loops, nested `fn` and `const`
-//! items, tuple results, and the operations that fault), [`render`] writes it as Rust
+//! items, top-level helper functions, tuple results, and the operations that fault), [`render`] writes it as Rust
 //! source, and [`run`] interprets it with Rust's semantics, as the reference for any seed.
 //! [`corpus`] writes a fixed set of seeds as Rust for build scripts, so that rustc compiles
 //! the same functions into the tests: the reference the interpreter is checked against.
@@ -24,6 +24,6 @@ pub mod special;
 pub mod ty;
 
 pub use generate::{Config, program};
-pub use interp::{Fault, Overflow, Stop, run, run_with};
-pub use render::render;
+pub use interp::{Fault, Overflow, Stop, run, run_traced, run_with};
+pub use render::{render, render_fn};
 pub use ty::{Ty, Value};

@@ -58,6 +58,9 @@ enum Site {
 fn count(p: &Program, site: Site) -> usize {
     let mut c = p.clone();
     let mut w = Walk { site, target: usize::MAX, choice: 0, seen: 0, done: false };
+    for h in &mut c.helpers {
+        w.block(&mut h.body);
+    }
     w.block(&mut c.func.body);
     w.seen
 }
@@ -65,6 +68,9 @@ fn count(p: &Program, site: Site) -> usize {
 /// Applies edit `choice` at the `k`-th site; false when there is no such edit.
 fn edit(p: &mut Program, site: Site, k: usize, choice: usize) -> bool {
     let mut w = Walk { site, target: k, choice, seen: 0, done: false };
+    for h in &mut p.helpers {
+        w.block(&mut h.body);
+    }
     w.block(&mut p.func.body);
     w.done
 }

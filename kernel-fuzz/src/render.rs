@@ -27,10 +27,23 @@ enum Ctx {
     Hint(Ty),
 }
 
-/// The program as a Rust function item (no attributes, not `pub`).
+/// The program as Rust items (no attributes, not `pub`): its helpers, each followed by a
+/// blank line, then the function.
 pub fn render(p: &Program) -> String {
+    let mut out = String::new();
+    for h in &p.helpers {
+        out.push_str(&render_fn(h));
+        out.push_str("\n\n");
+    }
+    out.push_str(&render_fn(&p.func));
+    out
+}
+
+/// One function (the program's, or a helper) as a Rust function item (no attributes, not
+/// `pub`).
+pub fn render_fn(f: &FnItem) -> String {
     let mut r = Printer { out: String::new(), indent: 0, loops: Vec::new(), deferred: Vec::new() };
-    r.func(&p.func);
+    r.func(f);
     r.out
 }
 

@@ -1,6 +1,7 @@
 //! The generator covers the kernel language: over the host corpus's seeds, every scalar
 //! type, operator, cast, method, statement and pattern form appears, and the interpreter
-//! sees every fault (those of overflow checks in its checked mode). A change that stops the generator from producing something fails
+//! sees every fault (those of overflow checks in its checked mode). Top-level helpers occur in a share
+//! of the programs, are called (by the function, by later helpers, by nested functions) and fault. A change that stops the generator from producing something fails
 //! here rather than silently shrinking what the differential test checks.
 
 use std::collections::BTreeSet;
@@ -9,7 +10,7 @@ use kernel_fuzz::ast::*;
 use kernel_fuzz::corpus::HOST_SEEDS;
 use kernel_fuzz::inputs::inputs;
 use kernel_fuzz::methods::METHODS;
-use kernel_fuzz::{Config, Fault, Overflow, Stop, Ty, program, run_with};
+use kernel_fuzz::{Config, Fault, Overflow, Stop, Ty, program, run_traced};
 
 /// What the corpus contains, as names.
 #[derive(Default)]
@@ -295,6 +296,68 @@ impl Seen {
     }
 }
 
+/// How the corpus uses top-level helper functions: programs with helpers, whose function
+/// calls one, with a helper calling an earlier one, with a nested function calling one, and
+/// that fault inside a helper on some input.
+#[derive(Default, Debug)]
+struct HelperStats {
+    with_helpers: usize,
+    helpers: usize,
+    called: usize,
+    chained: usize,
+    from_nested: usize,
+    faulting: usize,
+}
+
+/// The names of the functions called in `b` (nested functions' bodies included).
+fn called(b: &Block) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    visit_exprs(&b.stmts, b.tail.as_ref(), &mut |e| {
+        if let ExprKind::Call(c) | ExprKind::Field(c, _) = &e.kind {
+            out.insert(c.func.clone());
+        }
+    });
+    visit_blocks(b, &mut |blk| {
+        for s in &blk.stmts {
+            if let Stmt::LetTuple { call, .. } = s {
+                out.insert(call.func.clone());
+            }
+        }
+    });
+    out
+}
+
+impl HelperStats {
+    fn add(&mut self, p: &Program) {
+        if p.helpers.is_empty() {
+            return;
+        }
+        self.with_helpers += 1;
+        self.helpers += p.helpers.len();
+        let is_helper = |n: &String| p.helpers.iter().any(|h| &h.name == n);
+        self.called += called(&p.func.body).iter().any(is_helper) as usize;
+        self.chained += p.helpers.iter().any(|h| called(&h.body).iter().any(is_helper)) as usize;
+        let mut nested = false;
+        visit_blocks(&p.func.body, &mut |b| {
+            for s in &b.stmts {
+                if let Stmt::Fn(f) = s {
+                    nested |= called(&f.body).iter().any(is_helper);
+                }
+            }
+        });
+        self.from_nested += nested as usize;
+    }
+
+    fn check(&self, n: usize) {
+        println!("{n} programs: {self:?}");
+        let share = |k: usize| k as f64 / n as f64;
+        assert!((0.15..0.40).contains(&share(self.with_helpers)), "helpers in too few or too many programs: {self:?}");
+        assert!(share(self.called) > 0.10, "the functions seldom call their helpers: {self:?}");
+        assert!(self.chained > 20 && self.from_nested > 5, "helpers seldom call helpers: {self:?}");
+        assert!(self.faulting > 20, "faults seldom arise in helpers: {self:?}");
+    }
+}
+
 /// Constructs the corpus must contain, one per line.
 const CONSTRUCTS: &str = "
 Neg signed
@@ -378,18 +441,28 @@ pattern local constant
 fn the_corpus_covers_the_language() {
     let mut seen = Seen::default();
     let mut faults = BTreeSet::new();
+    let mut helpers = HelperStats::default();
     for seed in HOST_SEEDS {
         let p = program(seed, &Config::HOST);
         seen.func(&p.func);
+        for h in &p.helpers {
+            seen.func(h);
+        }
+        helpers.add(&p);
         let params: Vec<Ty> = p.func.params.iter().map(|q| q.ty).collect();
+        let mut helper_fault = false;
         for args in inputs(seed, &params, 16) {
             for overflow in [Overflow::Wrap, Overflow::Check] {
-                if let Err(Stop::Fault(f)) = run_with(&p, &args, overflow) {
+                let (r, at) = run_traced(&p, &args, overflow);
+                if let Err(Stop::Fault(f)) = r {
                     faults.insert(format!("{f:?}"));
+                    helper_fault |= at.is_some_and(|name| p.helpers.iter().any(|h| h.name == name));
                 }
             }
         }
+        helpers.faulting += helper_fault as usize;
     }
+    helpers.check((HOST_SEEDS.end - HOST_SEEDS.start) as usize);
     let mut want: Vec<String> = Vec::new();
     for t in Ty::ALL {
         let n = t.name();

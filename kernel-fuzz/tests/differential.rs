@@ -1,9 +1,10 @@
 //! Differential testing of the compiler with random programs of the kernel language.
 //!
-//! Each generated function is (1) compiled with `ptx_codegen::compile_str` for sm_70 and
-//! sm_90, which must succeed (any error from a well-typed program is a finding), and the
+//! Each generated function is (1) compiled with its helpers (the `#[device]` functions it
+//! calls) by `ptx_codegen::compile_with_helpers` for sm_70 and sm_90, which must succeed (any error from a well-typed program is a finding), and the
 //! PTX assembled by NVIDIA's `ptxas` for the same targets; and (2) lowered exactly as for
-//! the GPU, JIT-compiled for the CPU, and run on edge and random inputs: its results must
+//! the GPU (the program `frontend::check_program` makes of the function and its helpers),
+//! JIT-compiled for the CPU, and run on edge and random inputs: its results must
 //! be bit-identical (any NaN equals any NaN) to the reference's, and it must fault where
 //! the reference panics, with the same fault.
 //!
@@ -14,7 +15,7 @@
 //! `random_programs` runs `FUZZ_COUNT` seeds from `FUZZ_SEED`; `FUZZ_PROGRESS` reports
 //! as it goes and `FUZZ_REDUCE` shrinks the first functions of each kind of finding.
 //!
-//! Integer overflow: the reference wraps (release semantics), and so do `compile_str`'s
+//! Integer overflow: the reference wraps (release semantics), and so do `compile_with_helpers`'s
 //! kernel and the host JIT compiled with [`OVERFLOW`]. The checked lowering (what a build
 //! with `debug_assertions` gets) is run too, against the interpreter's checked mode.
 //!
@@ -40,8 +41,8 @@ use kernel_fuzz::ast::Program;
 use kernel_fuzz::inputs::inputs;
 use kernel_fuzz::native::NativeFn;
 use kernel_fuzz::special::libdevice_on_host;
-use kernel_fuzz::{Config, Fault, Overflow, Stop, Ty, Value, program, render};
-use ptx_codegen::{IntOverflow, Options, compile_str, frontend, host, toolkit};
+use kernel_fuzz::{Config, Fault, Overflow, Stop, Ty, Value, program, render, render_fn};
+use ptx_codegen::{IntOverflow, Options, compile_with_helpers, frontend, host, toolkit};
 
 /// Argument lists per function.
 const INPUTS: usize = 48;
@@ -49,7 +50,7 @@ const INPUTS: usize = 48;
 /// The targets every PTX is compiled for and assembled for.
 const ARCHS: [&str; 2] = ["sm_70", "sm_90"];
 
-/// How the compiler is asked to compile. `compile_str` gives the kernel of a release build
+/// How the compiler is asked to compile. `compile_with_helpers` gives the kernel of a release build
 /// (integers wrap), the variant the reference computes; so does the host JIT with
 /// [`OVERFLOW`].
 fn options(arch: &str) -> Options {
@@ -168,22 +169,48 @@ impl Phases {
     }
 }
 
+/// A program as the compiler gets it from `#[vectorize]` and `#[device]`: the function's
+/// item and the paths it calls mapped to helper ids, and its helpers (id = the helper's
+/// name, unique per seed), each with its own callees. A function's callees are the paths
+/// `frontend::external_callees` finds in it (nested functions' calls included), as the
+/// macros find them.
+type Items = (syn::ItemFn, Vec<(String, String)>, Vec<frontend::HelperDef>);
+
+fn items(p: &Program) -> Result<Items, String> {
+    let parse = |f: &kernel_fuzz::ast::FnItem| -> Result<(syn::ItemFn, Vec<(String, String)>), String> {
+        let item: syn::ItemFn = syn::parse_str(&render_fn(f)).map_err(|e| format!("{} does not parse: {e}", f.name))?;
+        let callees = frontend::external_callees(&item)
+            .iter()
+            .map(frontend::path_key)
+            .filter_map(|k| p.helpers.iter().find(|h| h.name == k).map(|h| (k.clone(), h.name.clone())))
+            .collect();
+        Ok((item, callees))
+    };
+    let helpers = p
+        .helpers
+        .iter()
+        .map(|h| parse(h).map(|(item, callees)| frontend::HelperDef { id: h.name.clone(), item, callees }))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (entry, callees) = parse(&p.func)?;
+    Ok((entry, callees, helpers))
+}
+
 /// Checks one program, (1) and (2) of the module's description; leaves its PTX in `dir`
 /// for [`assemble`].
-fn check(
-    p: &Program,
-    source: &str,
-    native: Option<NativeFn>,
-    dir: &Path,
-    ptx: &mut Vec<Ptx>,
-    phases: &Phases,
-) -> Vec<Finding> {
+fn check(p: &Program, native: Option<NativeFn>, dir: &Path, ptx: &mut Vec<Ptx>, phases: &Phases) -> Vec<Finding> {
     let seed = p.seed;
     let mut findings = Vec::new();
     let name = &p.func.name;
+    let (entry, callees, helpers) = match items(p) {
+        Ok(items) => items,
+        Err(e) => {
+            findings.push(finding("generator bug", e));
+            return findings;
+        }
+    };
     let started = Instant::now();
     for arch in ARCHS {
-        match quietly(|| compile_str(source, &options(arch))) {
+        match quietly(|| compile_with_helpers(&entry, &callees, &helpers, &options(arch))) {
             Ok(Ok(k)) => {
                 if !k.ptx.contains(&format!(".target {arch}")) {
                     findings.push(finding("the PTX does not name its target", arch));
@@ -192,16 +219,18 @@ fn check(
                 std::fs::write(&file, &k.ptx).expect("the PTX folder is writable");
                 ptx.push(Ptx { seed, arch, file });
             }
-            Ok(Err(e)) => findings.push(finding(format!("compile_str fails: {}", first_line(&e.to_string())), arch)),
-            Err(panic) => findings.push(finding(format!("compile_str panics: {}", first_line(&panic)), arch)),
+            Ok(Err(e)) => {
+                findings.push(finding(format!("compile_with_helpers fails: {}", first_line(&e.to_string())), arch))
+            }
+            Err(panic) => findings.push(finding(format!("compile_with_helpers panics: {}", first_line(&panic)), arch)),
         }
     }
     Phases::add(&phases.compile, started);
     let started = Instant::now();
     let cx = Context::create();
     let jit = quietly(|| {
-        let item: syn::ItemFn = syn::parse_str(source).map_err(|e| format!("does not parse: {e}"))?;
-        let program = frontend::check_function(&item).map_err(|e| format!("the frontend refuses it: {e}"))?;
+        let program =
+            frontend::check_program(&entry, &callees, &helpers).map_err(|e| format!("the frontend refuses it: {e}"))?;
         let jit = |overflow| {
             // SAFETY: `libdevice_on_host` gives for each libdevice name the address of an
             // `extern "C"` function with that function's signature.
@@ -401,9 +430,9 @@ fn check_all(what: &str, cases: Vec<Case>) {
                     };
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some((p, source, native)) = cases.get(i) else { break };
+                        let Some((p, _, native)) = cases.get(i) else { break };
                         running.lock().unwrap()[w] = Some((p.seed, Instant::now()));
-                        for f in check(p, source, *native, dir, &mut ptx, phases) {
+                        for f in check(p, *native, dir, &mut ptx, phases) {
                             findings.lock().unwrap().push((p.seed, f));
                         }
                         running.lock().unwrap()[w] = None;
@@ -428,7 +457,7 @@ fn check_all(what: &str, cases: Vec<Case>) {
     let mut findings = findings.into_inner().unwrap();
     println!(
         "{what}: {} functions compiled for {ARCHS:?}, assembled and run on {INPUTS} inputs each in {:.1?} on {workers} \
-         threads (summed over them: compile_str {}, ptxas {}, host JIT {}, runs {}); {} findings",
+         threads (summed over them: compile {}, ptxas {}, host JIT {}, runs {}); {} findings",
         cases.len(),
         started.elapsed(),
         Phases::show(&phases.compile),
@@ -437,7 +466,8 @@ fn check_all(what: &str, cases: Vec<Case>) {
         Phases::show(&phases.run),
         findings.len()
     );
-    let compiled = cases.len() * ARCHS.len() - findings.iter().filter(|f| f.1.kind.starts_with("compile_str")).count();
+    let compiled =
+        cases.len() * ARCHS.len() - findings.iter().filter(|f| f.1.kind.starts_with("compile_with_helpers")).count();
     assert_eq!(assembled.load(Ordering::Relaxed), compiled, "every PTX compiled went through ptxas");
     if findings.is_empty() {
         return;
@@ -495,7 +525,7 @@ fn reduced(p: &Program, kind: &str) -> Program {
             return false;
         }
         let mut ptx = Vec::new();
-        let mut found = check(c, &render(c), None, &dir, &mut ptx, &Phases::default());
+        let mut found = check(c, None, &dir, &mut ptx, &Phases::default());
         found.extend(assemble(&ptx).into_iter().map(|r| r.1));
         found.iter().any(|f| f.kind == kind)
     });
