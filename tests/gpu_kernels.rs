@@ -5,14 +5,9 @@
 mod common;
 mod kernel_defs;
 
-use common::Gen;
+use common::{Gen, floats};
 use gpu_runtime::{DeviceVec, Error, LaunchConfig, default_device};
 use kernel_defs::*;
-
-fn floats(n: usize, seed: u64) -> Vec<f32> {
-    let mut g = Gen::new(seed);
-    (0..n).map(|_| g.f64_in(-1.0, 1.0) as f32).collect()
-}
 
 #[test]
 #[ignore = "needs a CUDA GPU"]

@@ -100,3 +100,5 @@ native_arity!(A);
 native_arity!(A, B);
 native_arity!(A, B, C);
 native_arity!(A, B, C, D);
+native_arity!(A, B, C, D, E);
+native_arity!(A, B, C, D, E, G);

@@ -10,8 +10,12 @@ mod corpus;
 use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use corpus::{Bits, Native};
+use corpus::Native;
 use inkwell::context::Context;
+// The functions the references call for libdevice's, from C's libm, and the host JIT's
+// table of them: the fuzzer's, so both differential tests compare against the same ones.
+use kernel_fuzz::native::Bits;
+use kernel_fuzz::special::{SpecialMath, libdevice_on_host};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use ptx_codegen::{ScalarType, frontend, host};
@@ -149,9 +153,10 @@ fn check(name: &str, src: &str, reference: &Reference, how: Compare, cases: u32)
     let item: syn::ItemFn = syn::parse_str(src).unwrap_or_else(|e| panic!("{name}: {e}"));
     let program = frontend::check_function(&item).unwrap_or_else(|e| panic!("{name} does not compile: {e}"));
     let cx = Context::create();
-    // SAFETY: `math` maps each libdevice name to an `extern "C"` function of the same
-    // signature (`libdevice_on_host!` below writes each with its libdevice types).
-    let jit = unsafe { host::jit(&cx, &program, &math) }.unwrap_or_else(|e| panic!("{name}: JIT failed: {e}"));
+    // SAFETY: `libdevice_on_host` maps each libdevice name to an `extern "C"` function of
+    // the same signature (its table writes each with its libdevice types).
+    let jit =
+        unsafe { host::jit(&cx, &program, &libdevice_on_host) }.unwrap_or_else(|e| panic!("{name}: JIT failed: {e}"));
     let strategies: Vec<BoxedStrategy<u64>> = jit.params.iter().map(|t| strategy(*t)).collect();
     let mut runner = TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
     let result = runner.run(&strategies, |args| {
@@ -196,82 +201,6 @@ fn check(name: &str, src: &str, reference: &Reference, how: Compare, cases: u32)
     }
 }
 
-/// Host versions of the libdevice functions: the very functions the Rust references call.
-macro_rules! libdevice_on_host {
-    ($($t:ident: $($name:literal => |$($a:ident),*| $body:expr;)*)*) => {
-        fn math(name: &str) -> Option<usize> {
-            $($({
-                extern "C" fn f($($a: $t),*) -> $t { $body }
-                if name == $name {
-                    return Some(f as *const () as usize);
-                }
-            })*)*
-            None
-        }
-    };
-}
-
-libdevice_on_host! {
-    f32:
-        "__nv_fmodf" => |x, y| x % y;
-        "__nv_cbrtf" => |x| x.cbrt();
-        "__nv_expf" => |x| x.exp();
-        "__nv_exp2f" => |x| x.exp2();
-        "__nv_expm1f" => |x| x.exp_m1();
-        "__nv_logf" => |x| x.ln();
-        "__nv_log2f" => |x| x.log2();
-        "__nv_log10f" => |x| x.log10();
-        "__nv_log1pf" => |x| x.ln_1p();
-        "__nv_powf" => |x, y| x.powf(y);
-        "__nv_sinf" => |x| x.sin();
-        "__nv_cosf" => |x| x.cos();
-        "__nv_tanf" => |x| x.tan();
-        "__nv_asinf" => |x| x.asin();
-        "__nv_acosf" => |x| x.acos();
-        "__nv_atanf" => |x| x.atan();
-        "__nv_atan2f" => |x, y| x.atan2(y);
-        "__nv_sinhf" => |x| x.sinh();
-        "__nv_coshf" => |x| x.cosh();
-        "__nv_tanhf" => |x| x.tanh();
-        "__nv_asinhf" => |x| x.asinh();
-        "__nv_acoshf" => |x| x.acosh();
-        "__nv_atanhf" => |x| x.atanh();
-        "__nv_hypotf" => |x, y| x.hypot(y);
-        "__nv_erff" => |x| erff(x);
-        "__nv_erfcf" => |x| erfcf(x);
-        "__nv_tgammaf" => |x| tgammaf(x);
-        "__nv_lgammaf" => |x| lgammaf(x);
-    f64:
-        "__nv_fmod" => |x, y| x % y;
-        "__nv_cbrt" => |x| x.cbrt();
-        "__nv_exp" => |x| x.exp();
-        "__nv_exp2" => |x| x.exp2();
-        "__nv_expm1" => |x| x.exp_m1();
-        "__nv_log" => |x| x.ln();
-        "__nv_log2" => |x| x.log2();
-        "__nv_log10" => |x| x.log10();
-        "__nv_log1p" => |x| x.ln_1p();
-        "__nv_pow" => |x, y| x.powf(y);
-        "__nv_sin" => |x| x.sin();
-        "__nv_cos" => |x| x.cos();
-        "__nv_tan" => |x| x.tan();
-        "__nv_asin" => |x| x.asin();
-        "__nv_acos" => |x| x.acos();
-        "__nv_atan" => |x| x.atan();
-        "__nv_atan2" => |x, y| x.atan2(y);
-        "__nv_sinh" => |x| x.sinh();
-        "__nv_cosh" => |x| x.cosh();
-        "__nv_tanh" => |x| x.tanh();
-        "__nv_asinh" => |x| x.asinh();
-        "__nv_acosh" => |x| x.acosh();
-        "__nv_atanh" => |x| x.atanh();
-        "__nv_hypot" => |x, y| x.hypot(y);
-        "__nv_erf" => |x| erf(x);
-        "__nv_erfc" => |x| erfc(x);
-        "__nv_tgamma" => |x| tgamma(x);
-        "__nv_lgamma" => |x| lgamma(x);
-}
-
 #[test]
 fn hand_written_corpus_matches_rust() {
     for (name, src, call) in corpus::CORPUS {
@@ -280,21 +209,8 @@ fn hand_written_corpus_matches_rust() {
     }
 }
 
-// C's libm: functions of plain floats that touch no memory (`lgamma` sets `signgam`, a
-// global int no test reads), so calling them is safe.
-unsafe extern "C" {
-    safe fn erff(x: f32) -> f32;
-    safe fn erfcf(x: f32) -> f32;
-    safe fn tgammaf(x: f32) -> f32;
-    safe fn lgammaf(x: f32) -> f32;
-    safe fn erf(x: f64) -> f64;
-    safe fn erfc(x: f64) -> f64;
-    safe fn tgamma(x: f64) -> f64;
-    safe fn lgamma(x: f64) -> f64;
-}
-
 macro_rules! float_references {
-    ($t:ident, $erf:ident, $erfc:ident, $tgamma:ident, $lgamma:ident) => {
+    ($t:ident) => {
         vec![
             ("abs", native(|x: $t| x.abs())),
             ("signum", native(|x: $t| x.signum())),
@@ -328,10 +244,10 @@ macro_rules! float_references {
             ("recip", native(|x: $t| x.recip())),
             ("to_degrees", native(|x: $t| x.to_degrees())),
             ("to_radians", native(|x: $t| x.to_radians())),
-            ("erf", native(|x: $t| $erf(x))),
-            ("erfc", native(|x: $t| $erfc(x))),
-            ("gamma", native(|x: $t| $tgamma(x))),
-            ("ln_gamma", native(|x: $t| $lgamma(x))),
+            ("erf", native(|x: $t| SpecialMath::erf(x))),
+            ("erfc", native(|x: $t| SpecialMath::erfc(x))),
+            ("gamma", native(|x: $t| SpecialMath::gamma(x))),
+            ("ln_gamma", native(|x: $t| SpecialMath::ln_gamma(x))),
             ("copysign", native(|x: $t, y: $t| x.copysign(y))),
             ("powf", native(|x: $t, y: $t| x.powf(y))),
             ("atan2", native(|x: $t, y: $t| x.atan2(y))),
@@ -417,8 +333,8 @@ fn every_method_matches_rust() {
             refs.push((format!("{m}_{t}"), r));
         }
     };
-    add("f32", float_references!(f32, erff, erfcf, tgammaf, lgammaf));
-    add("f64", float_references!(f64, erf, erfc, tgamma, lgamma));
+    add("f32", float_references!(f32));
+    add("f64", float_references!(f64));
     macro_rules! ints {
         ($($t:ident: $extra:ident),*) => {$(
             add(stringify!($t), int_references!($t));

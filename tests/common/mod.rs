@@ -131,6 +131,12 @@ pub fn inputs<T: Special>(n: usize, seed: u64) -> Vec<T> {
     v
 }
 
+/// `n` uniform `f32` values in [-1, 1), from `seed`.
+pub fn floats(n: usize, seed: u64) -> Vec<f32> {
+    let mut g = Gen::new(seed);
+    (0..n).map(|_| g.f64_in(-1.0, 1.0) as f32).collect()
+}
+
 /// Equality as the tests mean it: bit for bit, except that any NaN equals any NaN.
 pub trait SameAs: Copy + std::fmt::Debug {
     fn same_as(self, other: Self) -> bool;

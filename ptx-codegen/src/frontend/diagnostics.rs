@@ -30,6 +30,11 @@ impl From<Span> for SpanRange {
 }
 
 impl ProgramCx {
+    /// What the program's entry is, in messages: "kernel" or "vectorized function".
+    pub(super) fn entry_kind(&self) -> &'static str {
+        if self.kernel { "kernel" } else { "vectorized function" }
+    }
+
     pub(super) fn error(&mut self, tokens: impl ToTokens, msg: impl std::fmt::Display) {
         self.errors.push(syn::Error::new_spanned(tokens, msg));
     }

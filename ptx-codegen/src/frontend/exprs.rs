@@ -184,7 +184,7 @@ impl FnChecker<'_> {
                         None => self.error_expr(span),
                     };
                 }
-                let here = if self.prog.kernel { "kernel" } else { "vectorized function" };
+                let here = self.prog.entry_kind();
                 let ty = if self.prog.kernel { "usize" } else { "f32" };
                 let msg = if self.outer_locals.contains(&name) {
                     format!(
@@ -260,7 +260,7 @@ impl FnChecker<'_> {
                 let ident = p.path.get_ident().unwrap();
                 let name = syntax::name(ident);
                 let Some(id) = self.lookup(&name) else {
-                    let here = if self.prog.kernel { "kernel" } else { "vectorized function" };
+                    let here = self.prog.entry_kind();
                     self.error(ident, format!("cannot find `{name}` in this {here}"));
                     return None;
                 };
