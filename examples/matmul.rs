@@ -57,53 +57,92 @@ fn matmul_tiled(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
     }
 }
 
-/// Register tiling: a block of 16×16 threads computes a 128×128 tile of C, each thread an
-/// 8×8 block held in a local array (registers), from 8-deep tiles of A (stored transposed)
-/// and B in shared memory. A thread's rows (and columns) are two runs of four, 64 apart,
-/// so each run is one 16-byte shared load (`ld.shared.v4.f32`) and the eight threads of a
-/// load phase read 128 consecutive bytes (no bank conflicts). `mul_add` is one fused multiply-add, as in Rust (a plain `a * b + c` rounds twice
-/// and stays two instructions). The thread indices are masked to their range (the block
-/// is 16×16), which lets the compiler prove the shared-memory indices in bounds and drop
-/// those checks from the inner loop; the global reads stay checked.
-#[kernel]
+/// Register tiling: a block of 256 threads computes a 128×128 tile of C, each thread an 8×8
+/// block held in a local array (registers: every index into it is a constant once the
+/// compiler unrolls the loops over it), from 8-deep tiles of A (stored transposed) and B in
+/// shared memory.
+///
+/// - A thread's rows (and columns) are two runs of four, 64 apart, so each run is one
+///   16-byte shared load (`ld.shared.v4.f32`). A warp covers 4×8 threads' blocks, so a
+///   load phase reads few distinct addresses (broadcasts) and no bank twice.
+/// - The A tile's rows are padded to 132 floats: the transposed stores of a warp then hit
+///   32 different banks.
+/// - Two tiles of each, in turns: while the threads multiply one, the next one's global
+///   loads are already in flight (into registers), and they are stored into the other
+///   buffer afterwards; one barrier per tile.
+/// - The k loop is unrolled (its fragments `ar`/`br` are indexed by `kk`'s parity), so
+///   the next step's shared loads overlap this step's multiplies.
+/// - Global indices are computed in `u32` (the caller keeps n² below 2³²): 64-bit address
+///   arithmetic would take the registers that let two blocks share a multiprocessor
+///   (`launch_bounds(256)` tells ptxas no block is larger, so it can use up to 128 per
+///   thread). Every global read stays bounds-checked.
+/// - `mul_add` is one fused multiply-add, as in Rust (a plain `a * b + c` rounds twice and
+///   stays two instructions).
+///
+/// The thread indices are masked to their range (the block is 16×16), which lets the
+/// compiler prove the shared-memory indices in bounds and drop those checks.
+#[kernel(launch_bounds(256))]
 fn matmul_regtile(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
-    let sa = gpu::shared_2d::<f32, 8, 128>();
-    let sb = gpu::shared_2d::<f32, 8, 128>();
-    let tx = (gpu::thread_idx().x & 15) as usize;
-    let ty = (gpu::thread_idx().y & 15) as usize;
-    let tid = ty * 16 + tx;
+    let sa = gpu::shared_2d::<f32, 16, 132>();
+    let sb = gpu::shared_2d::<f32, 16, 128>();
+    let tid = ((gpu::thread_idx().y & 15) * 16 + (gpu::thread_idx().x & 15)) as usize;
+    let (warp, lane) = (tid / 32, tid % 32);
+    let ty = (warp / 2) * 4 + lane / 8;
+    let tx = (warp % 2) * 8 + lane % 8;
     let row0 = gpu::block_idx().y as usize * 128;
     let col0 = gpu::block_idx().x as usize * 128;
+    let n32 = n as u32;
     let mut acc = [0.0f32; 64];
+    // This thread's four elements of the tiles at k0 of A (128 rows × 8) and of B (8 × 128).
+    let mut pa = [0.0f32; 4];
+    let mut pb = [0.0f32; 4];
+    for l in 0..4 {
+        let e = tid + l * 256;
+        let (gr, gk) = (row0 + e / 8, e % 8);
+        pa[l] = if gr < n && gk < n { a[(gr as u32 * n32 + gk as u32) as usize] } else { 0.0 };
+        let (gk2, gc) = (e / 128, col0 + e % 128);
+        pb[l] = if gk2 < n && gc < n { b[(gk2 as u32 * n32 + gc as u32) as usize] } else { 0.0 };
+        sa[(e % 8, e / 8)] = pa[l];
+        sb[(e / 128, e % 128)] = pb[l];
+    }
+    gpu::sync_threads();
+    let mut ar = [0.0f32; 16];
+    let mut br = [0.0f32; 16];
+    let mut buf = 0;
     let mut k0 = 0;
     while k0 < n {
+        let k1 = k0 + 8;
         for l in 0..4 {
             let e = tid + l * 256;
-            let (r, kk) = (e / 8, e % 8);
-            let (gr, gk) = (row0 + r, k0 + kk);
-            sa[(kk, r)] = if gr < n && gk < n { a[gr * n + gk] } else { 0.0 };
-            let (kr, cc) = (e / 128, e % 128);
-            let (gk2, gc) = (k0 + kr, col0 + cc);
-            sb[(kr, cc)] = if gk2 < n && gc < n { b[gk2 * n + gc] } else { 0.0 };
+            let (gr, gk) = (row0 + e / 8, k1 + e % 8);
+            pa[l] = if gr < n && gk < n { a[(gr as u32 * n32 + gk as u32) as usize] } else { 0.0 };
+            let (gk2, gc) = (k1 + e / 128, col0 + e % 128);
+            pb[l] = if gk2 < n && gc < n { b[(gk2 as u32 * n32 + gc as u32) as usize] } else { 0.0 };
         }
-        gpu::sync_threads();
         for kk in 0..8 {
-            let mut ar = [0.0f32; 8];
-            let mut br = [0.0f32; 8];
+            let q = buf * 8 + kk;
+            let f = (kk % 2) * 8;
             for i in 0..4 {
-                ar[i] = sa[(kk, ty * 4 + i)];
-                ar[i + 4] = sa[(kk, 64 + ty * 4 + i)];
-                br[i] = sb[(kk, tx * 4 + i)];
-                br[i + 4] = sb[(kk, 64 + tx * 4 + i)];
+                ar[f + i] = sa[(q, ty * 4 + i)];
+                ar[f + i + 4] = sa[(q, 64 + ty * 4 + i)];
+                br[f + i] = sb[(q, tx * 4 + i)];
+                br[f + i + 4] = sb[(q, 64 + tx * 4 + i)];
             }
             for i in 0..8 {
                 for j in 0..8 {
-                    acc[i * 8 + j] = ar[i].mul_add(br[j], acc[i * 8 + j]);
+                    acc[i * 8 + j] = ar[f + i].mul_add(br[f + j], acc[i * 8 + j]);
                 }
             }
         }
+        let other = (buf ^ 1) * 8;
+        for l in 0..4 {
+            let e = tid + l * 256;
+            sa[(other + e % 8, e / 8)] = pa[l];
+            sb[(other + e / 128, e % 128)] = pb[l];
+        }
         gpu::sync_threads();
-        k0 += 8;
+        buf ^= 1;
+        k0 = k1;
     }
     for i in 0..8 {
         for j in 0..8 {
@@ -147,8 +186,10 @@ impl Kind {
         c: &mut DeviceVec<f32>,
         n: usize,
     ) -> gpu_runtime::Result<()> {
-        let (grid, block) = self.shape(n);
-        match self {
+        // The register-tiled kernel indexes in `u32`: above that, the shared-memory tiles.
+        let kind = if n.saturating_mul(n) > u32::MAX as usize { Kind::Tiled } else { self };
+        let (grid, block) = kind.shape(n);
+        match kind {
             Kind::Naive => matmul_naive::launch(grid, block, a, b, c, n),
             Kind::Tiled => matmul_tiled::launch(grid, block, a, b, c, n),
             Kind::RegTile => matmul_regtile::launch(grid, block, a, b, c, n),
@@ -256,6 +297,11 @@ fn main() -> gpu_runtime::Result<()> {
     let sizes: Vec<usize> = args.iter().filter_map(|a| a.parse().ok()).collect();
     if args.iter().any(|a| a == "--json") {
         return json(&sizes);
+    }
+    if args.iter().any(|a| a == "--ptx") {
+        // What the compiler made of the register-tiled kernel, for `ptxas`/`cuobjdump`.
+        print!("{}", matmul_regtile::PTX);
+        return Ok(());
     }
     let sizes = if sizes.is_empty() { vec![1000, 5000, 10000] } else { sizes };
     let device = match gpu_runtime::default_device() {

@@ -72,6 +72,14 @@ fn every_kernel_matches_its_loop() {
     powers::launch(4u32, 256u32, &xs, &mut out).unwrap();
     let want: Vec<f64> = xs.iter().map(|v| 1.0 + v + v * v + v * v * v).collect();
     common::assert_same("powers", &out, &want);
+
+    // Loops the compiler unrolls over local arrays, against the simulator (Rust's loops).
+    let xs: Vec<i32> = (0..5000).map(|i| (i * 7919) % 1001 - 500).collect();
+    let mut gpu = vec![0i32; 8 * xs.len()];
+    unrolled_loops::launch(20u32, 256u32, &xs, &mut gpu).unwrap();
+    let mut sim = vec![0i32; 8 * xs.len()];
+    unrolled_loops::simulate(20u32, 256u32, &xs, &mut sim).unwrap();
+    assert_eq!(gpu, sim);
 }
 
 #[test]
@@ -140,6 +148,17 @@ fn aliasing_and_limits_are_refused() {
     let e =
         reverse_blocks::launch_with(&LaunchConfig::new(1u32, 32u32).shared_bytes(1 << 30), &x, &mut buf).unwrap_err();
     assert!(matches!(e, Error::LaunchConfig { .. }), "{e}");
+    // `launch_bounds(64, 4)`: the driver's limit for the kernel is the promised 64 threads,
+    // and the launch is refused with the same error as in the simulator.
+    let mut y = vec![0.0f32; 1024];
+    let e = twice_bounded::launch(8u32, 128u32, &x, &mut y).unwrap_err();
+    match &e {
+        Error::LaunchConfig { kernel: "twice_bounded", message } => assert!(message.contains("at most 64"), "{e}"),
+        _ => panic!("expected a launch configuration error, got {e:?}"),
+    }
+    assert!(y.iter().all(|v| *v == 0.0), "a refused launch ran");
+    twice_bounded::launch(16u32, 64u32, &x, &mut y).unwrap();
+    assert!(y.iter().all(|v| *v == 2.0));
 }
 
 #[test]

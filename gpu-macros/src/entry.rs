@@ -102,7 +102,7 @@ fn string_list(p: syn::parse::ParseStream) -> syn::Result<Vec<String>> {
 }
 
 /// Every error of `errors`, combined into one.
-fn combined(errors: impl IntoIterator<Item = Option<syn::Error>>) -> Option<syn::Error> {
+pub(crate) fn combined(errors: impl IntoIterator<Item = Option<syn::Error>>) -> Option<syn::Error> {
     let mut it = errors.into_iter().flatten();
     let mut first = it.next()?;
     it.for_each(|e| first.combine(e));
@@ -124,10 +124,17 @@ fn finish_vectorize(
     failed: Option<syn::Error>,
 ) -> TokenStream {
     let mut errors: Vec<syn::Error> = Vec::new();
-    let options = Options::parse(args).unwrap_or_else(|e| {
+    let options = Options::parse(args.clone()).unwrap_or_else(|e| {
         errors.push(e);
         Options::default()
     });
+    if options.launch_bounds.is_some() {
+        errors.push(syn::Error::new_spanned(
+            &args,
+            "`launch_bounds` is a `#[kernel]` option: a `#[vectorize]` function's launches are \
+             sized by the runtime",
+        ));
+    }
     let (generic, concrete) = match instantiate(func, &options) {
         Ok(x) => x,
         Err(e) => {
@@ -257,7 +264,12 @@ pub fn device_define(input: TokenStream) -> TokenStream {
 
 /// The error for the calls among `paths` (keyed `keys`) of the function `own` itself, by
 /// its name followed by one of `suffixes` (`""`, `"::scalar"`).
-fn recursion_error(own: &syn::Ident, paths: &[syn::Path], keys: &[String], suffixes: &[&str]) -> Option<syn::Error> {
+pub(crate) fn recursion_error(
+    own: &syn::Ident,
+    paths: &[syn::Path],
+    keys: &[String],
+    suffixes: &[&str],
+) -> Option<syn::Error> {
     let name = own.to_string();
     let (i, _) = keys.iter().enumerate().find(|(_, k)| suffixes.iter().any(|s| **k == format!("{name}{s}")))?;
     Some(syn::Error::new_spanned(

@@ -15,6 +15,7 @@ use quote::{format_ident, quote};
 use ptx_codegen::{ExplicitParam, ExplicitParamKind, KernelVariants, Options, Target, frontend};
 
 use crate::chain;
+use crate::entry;
 use crate::signature::scalar_tokens;
 use crate::simcopy;
 use crate::source::{Surroundings, associated_error};
@@ -38,8 +39,14 @@ pub fn kernel(args: TokenStream, item: TokenStream) -> TokenStream {
     if paths.is_empty() {
         return finish_kernel(args, &func, Vec::new(), Vec::new(), None);
     }
-    let calls = surroundings.and_then(|s| s.call_errors(&paths, "kernel"));
-    if let Some(e) = calls {
+    // As for `#[vectorize]`: report the kernel's own problems before fetching what it
+    // calls (a call of a closure or of itself would wait for a module that never comes).
+    let errors = [
+        frontend::precheck_kernel(&func, &keys).err(),
+        entry::recursion_error(&func.sig.ident, &paths, &keys, &[""]),
+        surroundings.and_then(|s| s.call_errors(&paths, "kernel")),
+    ];
+    if let Some(e) = entry::combined(errors) {
         return finish_kernel(args, &func, Vec::new(), Vec::new(), Some(e));
     }
     let payload = quote! { (#args) [#(#keys)*] #func };
@@ -80,7 +87,7 @@ fn finish_kernel(
         Ok(o) if o.identity.is_some() || !o.types.is_empty() => {
             errors.push(syn::Error::new_spanned(
                 &args,
-                "`identity` and `types` are `#[vectorize]` options; a `#[kernel]` takes `arch` and `fastmath`",
+                "`identity` and `types` are `#[vectorize]` options; a `#[kernel]` takes `arch`, `fastmath` and `launch_bounds`",
             ));
             o
         }
@@ -116,14 +123,22 @@ fn finish_kernel(
         }
     };
     let diagnostics: TokenStream = errors.iter().map(syn::Error::to_compile_error).collect();
-    let module = generate(func, &params, compiled.as_ref());
+    let max_threads = options.launch_bounds.map_or(1024, |b| b.max_threads);
+    let module = generate(func, &params, compiled.as_ref(), max_threads);
     quote! { #diagnostics #module }
 }
 
 /// The identifiers the generated functions use for their own parameters.
 const OWN: [&str; 3] = ["grid", "block", "config"];
 
-fn generate(func: &syn::ItemFn, params: &[ExplicitParam], compiled: Option<&KernelVariants>) -> TokenStream {
+/// `max_threads`: the most threads a block may have (the kernel's `launch_bounds`), which
+/// the simulator checks as the GPU does.
+fn generate(
+    func: &syn::ItemFn,
+    params: &[ExplicitParam],
+    compiled: Option<&KernelVariants>,
+    max_threads: u32,
+) -> TokenStream {
     let name = &func.sig.ident;
     let name_str = name.to_string();
     let vis = &func.vis;
@@ -275,7 +290,7 @@ fn generate(func: &syn::ItemFn, params: &[ExplicitParam], compiled: Option<&Kern
             /// [`simulate`] as `config` says (its dynamic shared memory).
             pub fn simulate_with(config: &::gpu_runtime::LaunchConfig, #(#sim_params),*) -> ::gpu_runtime::Result<()> {
                 #(#shared_slices)*
-                ::gpu_runtime::__private::sim::run(#name_str, config, &|| __simulated(#(#idents),*))
+                ::gpu_runtime::__private::sim::run(#name_str, config, #max_threads, &|| __simulated(#(#idents),*))
             }
 
             #simulated

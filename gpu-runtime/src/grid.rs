@@ -70,8 +70,15 @@ pub(crate) fn check_shape(kernel: &'static str, grid: Dim3, block: Dim3, max_blo
         }
     }
     if block.count() > u64::from(max_block) {
+        // Below CUDA's limit, the kernel's own: its `launch_bounds`, or the registers each
+        // of its threads needs.
+        let why = if max_block < MAX_BLOCK_THREADS {
+            " for this kernel (its `launch_bounds`, or the registers each thread needs, limit it)"
+        } else {
+            ""
+        };
         return bad(format!(
-            "the block has {} threads ({} x {} x {}), but at most {max_block} are allowed",
+            "the block has {} threads ({} x {} x {}), but at most {max_block} are allowed{why}",
             block.count(),
             block.x,
             block.y,

@@ -28,7 +28,7 @@ use lower::{EntryKind, Lowering, Weight};
 
 pub use abi::{ExplicitAbi, ExplicitParam, ExplicitParamKind, Fault, KernelAbi, entry_symbol};
 pub use ir::IntOverflow;
-pub use options::{Options, Target};
+pub use options::{LaunchBounds, Options, Target};
 pub use ty::ScalarType;
 
 /// A compiled vectorized function: its kernel's ABI, its PTX and its optimised LLVM IR.
@@ -200,7 +200,7 @@ pub fn compile_kernel_ir(
     // A kernel always takes the fault record: an index can miss in any kernel.
     let how = Lowering { fault_code: true, fastmath: options.fastmath, overflow };
     let lowered = lower::lower_program(&cx, &module, program, &format!("{name}_body"), how)
-        .and_then(|fns| lower::lower_explicit_entry(&cx, &module, fns[0], program, &abi.symbol));
+        .and_then(|fns| lower::lower_explicit_entry(&cx, &module, fns[0], program, &abi.symbol, options.launch_bounds));
     if let Err(e) = lowered {
         return Err(format!("internal compiler error while lowering `{name}`: {}", e.message));
     }

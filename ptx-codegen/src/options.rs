@@ -1,7 +1,8 @@
 //! The attribute's arguments: `#[vectorize(target = "cuda", arch = "sm_90")]`.
 
 use proc_macro2::TokenStream;
-use syn::parse::Parser;
+use syn::parse::{Parse, Parser};
+use syn::spanned::Spanned;
 
 use crate::emit::SUPPORTED_ARCHS;
 use crate::ty::ScalarType;
@@ -31,15 +32,38 @@ pub struct Options {
     pub identity: Option<syn::Expr>,
     /// `types(f32, f64)`: the types a generic function `fn f<T: Float>(…)` is compiled for.
     pub types: Vec<ScalarType>,
+    /// `launch_bounds(max_threads, min_blocks)` (`#[kernel]` only): CUDA's
+    /// `__launch_bounds__`, Numba's `launch_bounds`.
+    pub launch_bounds: Option<LaunchBounds>,
 }
+
+/// A kernel's promise about its launches, which lets `ptxas` budget registers: no block
+/// has more than `max_threads` threads (a launch with more is refused), and, if given, at
+/// least `min_blocks` blocks should fit on one multiprocessor at once (so each thread gets
+/// at most 65536 / (`max_threads` · `min_blocks`) registers, spilling the rest).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct LaunchBounds {
+    pub max_threads: u32,
+    pub min_blocks: Option<u32>,
+}
+
+/// The most threads a block of any supported GPU has.
+const MAX_BLOCK_THREADS: u32 = 1024;
 
 impl Default for Options {
     fn default() -> Self {
-        Options { target: Target::Cuda, arch: "sm_70".to_string(), fastmath: false, identity: None, types: Vec::new() }
+        Options {
+            target: Target::Cuda,
+            arch: "sm_70".to_string(),
+            fastmath: false,
+            identity: None,
+            types: Vec::new(),
+            launch_bounds: None,
+        }
     }
 }
 
-const KEYS: &[&str] = &["target", "arch", "fastmath", "identity", "types"];
+const KEYS: &[&str] = &["target", "arch", "fastmath", "identity", "types", "launch_bounds"];
 const TARGETS: &[&str] = &["cuda", "cpu", "parallel"];
 
 impl Options {
@@ -109,6 +133,16 @@ impl Options {
                     opts.identity = Some(meta.value()?.parse()?);
                     Ok(())
                 }
+                "launch_bounds" => {
+                    let content;
+                    syn::parenthesized!(content in meta.input);
+                    let values = content.parse_terminated(syn::LitInt::parse, syn::Token![,])?;
+                    match launch_bounds(&values, meta.path.span()) {
+                        Ok(b) => opts.launch_bounds = Some(b),
+                        Err(e) => errors.push(e),
+                    }
+                    Ok(())
+                }
                 "arch" => {
                     let lit: syn::LitStr = meta.value()?.parse()?;
                     let v = lit.value();
@@ -130,7 +164,7 @@ impl Options {
                     let shown = if key.is_empty() { "this option".to_string() } else { format!("`{key}`") };
                     let hint = suggestion(&key, KEYS);
                     errors.push(meta.error(format!(
-                        "unknown option {shown}{hint}; `#[vectorize]` takes `target = \"cuda\"`, `arch = \"sm_70\"` (or another architecture), `fastmath`, `identity = <value>` and `types(f32, f64)`"
+                        "unknown option {shown}{hint}; `#[vectorize]` takes `target = \"cuda\"`, `arch = \"sm_70\"` (or another architecture), `fastmath`, `identity = <value>` and `types(f32, f64)` (and a `#[kernel]` `launch_bounds(threads, blocks)`)"
                     )));
                     // Skip a value, if any, so that the next option still parses.
                     if meta.input.peek(syn::Token![=]) {
@@ -155,6 +189,32 @@ impl Options {
                 Err(first)
             }
         }
+    }
+}
+
+/// `launch_bounds(max_threads)` or `launch_bounds(max_threads, min_blocks)`.
+fn launch_bounds(
+    values: &syn::punctuated::Punctuated<syn::LitInt, syn::Token![,]>,
+    at: proc_macro2::Span,
+) -> syn::Result<LaunchBounds> {
+    let usage = "`launch_bounds` takes the most threads a block has and, optionally, the fewest blocks \
+                 that should fit on a multiprocessor: `launch_bounds(256)` or `launch_bounds(256, 2)`";
+    let number = |lit: &syn::LitInt, what: &str, max: u32| -> syn::Result<u32> {
+        match lit.base10_parse::<u32>() {
+            Ok(v) if (1..=max).contains(&v) => Ok(v),
+            _ => Err(syn::Error::new(lit.span(), format!("{what} must be an integer from 1 to {max}, not `{lit}`"))),
+        }
+    };
+    match values.len() {
+        1 | 2 => {
+            let max_threads = number(&values[0], "the most threads per block", MAX_BLOCK_THREADS)?;
+            let min_blocks = match values.get(1) {
+                Some(lit) => Some(number(lit, "the fewest blocks per multiprocessor", 32)?),
+                None => None,
+            };
+            Ok(LaunchBounds { max_threads, min_blocks })
+        }
+        _ => Err(syn::Error::new(at, usage)),
     }
 }
 

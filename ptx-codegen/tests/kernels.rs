@@ -201,3 +201,64 @@ fn device_helpers_are_called_from_kernels() {
     assert!(ir.contains("by_zero") && ir.contains("propagate"), "{ir}");
     assert!(v.checked.is_some());
 }
+
+/// A register tile: a local array indexed by the variables of counted loops is unrolled
+/// into registers: no local memory in the PTX (it used to be copied to and from local
+/// memory around every step of the outer loop).
+#[test]
+fn local_arrays_indexed_by_counted_loops_stay_in_registers() {
+    let k = compile(
+        "fn tile(x: &[f32], y: &[f32], out: &mut [f32], n: usize) {
+            let mut acc = [0.0f32; 64];
+            for t in 0..n {
+                let mut xr = [0.0f32; 8];
+                let mut yr = [0.0f32; 8];
+                for i in 0..8 {
+                    xr[i] = x[t * 8 + i];
+                    yr[i] = y[t * 8 + i];
+                }
+                for i in 0..8 {
+                    for j in 0..8 {
+                        acc[i * 8 + j] = xr[i].mul_add(yr[j], acc[i * 8 + j]);
+                    }
+                }
+            }
+            for i in 0..8 {
+                for j in 0..8 {
+                    let (r, c) = (i * n + j, j * 3);
+                    if c < n {
+                        out[r] = acc[i * 8 + j];
+                    }
+                }
+            }
+        }",
+    );
+    assert!(!k.ptx.contains(".local"), "{}", k.ptx);
+    assert_eq!(k.ptx.matches("fma.rn.f32").count(), 64, "{}", k.ptx);
+}
+
+/// `launch_bounds(threads, blocks)` reaches the PTX as `.maxntid` and `.minnctapersm`.
+#[test]
+fn launch_bounds_reach_the_ptx() {
+    let src = "fn k(y: &mut [f32]) { y[0] = 1.0; }";
+    let item: syn::ItemFn = syn::parse_str(src).unwrap();
+    let bounded = |args: &str| {
+        let options = Options::parse(args.parse().unwrap()).unwrap();
+        compile_kernel_variants(&item, &[], &[], &options).unwrap().wrapping.ptx
+    };
+    let ptx = bounded("launch_bounds(256, 2)");
+    assert!(ptx.contains(".maxntid 256, 1, 1") && ptx.contains(".minnctapersm 2"), "{ptx}");
+    let ptx = bounded("launch_bounds(128)");
+    assert!(ptx.contains(".maxntid 128, 1, 1") && !ptx.contains(".minnctapersm"), "{ptx}");
+    assert!(!bounded("").contains(".maxntid"));
+    for bad in [
+        "launch_bounds(0)",
+        "launch_bounds(2048)",
+        "launch_bounds(256, 0)",
+        "launch_bounds()",
+        "launch_bounds(1, 2, 3)",
+    ] {
+        let e = Options::parse(bad.parse().unwrap()).unwrap_err().to_string();
+        assert!(e.contains("launch_bounds") || e.contains("from 1 to"), "{bad}: {e}");
+    }
+}

@@ -86,6 +86,55 @@ pub fn histogram(data: &[u8], bins: &mut [u32]) {
     }
 }
 
+/// Counted loops over local arrays, which the compiler unrolls (so that the arrays stay in
+/// registers): forwards, `.rev()`, `.step_by`, inclusive, with `continue` and `break`, and
+/// nested. Eight values per thread.
+#[kernel]
+pub fn unrolled_loops(x: &[i32], out: &mut [i32]) {
+    let i = gpu::grid1();
+    if i >= x.len() || 8 * i + 8 > out.len() {
+        return;
+    }
+    let v = x[i];
+    let mut a = [0i32; 8];
+    for k in 0..8 {
+        a[k] = v * k as i32 + 1;
+    }
+    for k in (0..8).rev() {
+        if k % 3 == 0 {
+            continue;
+        }
+        a[k] += a[7 - k];
+    }
+    for k in (1..8).step_by(3) {
+        a[k] ^= v;
+    }
+    for k in 0..=3 {
+        if a[k] > 1000 * (k as i32 + 1) {
+            break;
+        }
+        a[k + 4] -= a[k];
+    }
+    let mut m = [0i32; 16];
+    for r in 0..4 {
+        for c in 0..4 {
+            m[r * 4 + c] = a[r] * a[c + 4] - r as i32;
+        }
+    }
+    for k in 0..8 {
+        out[8 * i + k] = a[k] + m[2 * k] - m[15 - k];
+    }
+}
+
+/// `y[i] = 2 x[i]`, promising blocks of at most 64 threads (CUDA's `__launch_bounds__`).
+#[kernel(launch_bounds(64, 4))]
+pub fn twice_bounded(x: &[f32], y: &mut [f32]) {
+    let i = gpu::grid1();
+    if i < x.len() {
+        y[i] = 2.0 * x[i];
+    }
+}
+
 /// A histogram privatised per block in shared memory, merged with atomics.
 #[kernel]
 pub fn histogram_shared(data: &[u8], bins: &mut [u32]) {

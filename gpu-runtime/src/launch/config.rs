@@ -69,4 +69,10 @@ impl LaunchConfig {
     pub(crate) fn check(&self, kernel: &'static str) -> Result<()> {
         check_shape(kernel, self.grid, self.block, MAX_BLOCK_THREADS)
     }
+
+    /// [`check`](Self::check) for a kernel whose blocks have at most `max_threads` threads
+    /// (its `launch_bounds`), as the GPU checks it.
+    pub(crate) fn check_within(&self, kernel: &'static str, max_threads: u32) -> Result<()> {
+        check_shape(kernel, self.grid, self.block, max_threads.min(MAX_BLOCK_THREADS))
+    }
 }

@@ -84,7 +84,8 @@ impl FnChecker<'_> {
             syn::Expr::Array(_) | syn::Expr::Repeat(_) if self.prog.kernel => self.unsupported(e, "a local array is declared by a `let`: `let mut a = [0.0f32; 8];` or `let a = [x, y, z];`, then used by name"),
             syn::Expr::Unsafe(_) => self.unsupported(e, "`unsafe` blocks cannot appear in a vectorized function: the kernel language has no unsafe operations"),
             syn::Expr::Async(_) | syn::Expr::Await(_) => self.unsupported(e, "`async`/`.await` cannot run in a vectorized function: it computes synchronously, one element per call"),
-            syn::Expr::Closure(_) => self.unsupported(e, "closures are not supported in a vectorized function: write the computation inline"),
+            syn::Expr::Closure(_) if self.prog.kernel => self.unsupported(e, "closures are not supported in a kernel: write a `#[device]` function, or the computation inline"),
+            syn::Expr::Closure(_) => self.unsupported(e, "closures are not supported in a vectorized function: write a `#[device]` function, or the computation inline"),
             syn::Expr::Index(_) => self.unsupported(e, "indexing is not supported: a vectorized function sees one element of each argument at a time, as a scalar"),
             syn::Expr::Field(_) => self.unsupported(e, "field access is not supported: a vectorized function works on scalars (f32, f64, integers, bool) and tuples of them (`t.0`), not structs"),
             syn::Expr::Array(_) | syn::Expr::Repeat(_) => self.unsupported(e, "arrays are not supported in a vectorized function: it computes with scalars; the call broadcasts it over slices"),
@@ -94,7 +95,10 @@ impl FnChecker<'_> {
             syn::Expr::Try(_) => self.unsupported(e, "the `?` operator is not supported: a vectorized function has no `Result` or `Option`"),
             syn::Expr::Let(_) => self.unsupported(e, "`let` patterns in conditions are not supported: a vectorized function has no enums to match on"),
             syn::Expr::Match(m) => self.match_expr(m),
-            _ => self.unsupported(e, "this expression is not supported in a vectorized function"),
+            _ => {
+                let msg = format!("this expression is not supported in a {}", self.prog.entry_kind());
+                self.unsupported(e, &msg)
+            }
         }
     }
 

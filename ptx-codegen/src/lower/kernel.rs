@@ -14,6 +14,7 @@ use proc_macro2::Span;
 use super::{FnLower, LResult, Value, basic_value, internal, memory_type};
 use crate::abi::Fault;
 use crate::ir::{ArrayKind, AtomicOp, Expr, ExprKind, GpuOp, LocalId, Program, Type};
+use crate::options::LaunchBounds;
 use crate::ty::ScalarType;
 
 /// Where an array's elements are, for the function being lowered.
@@ -506,6 +507,7 @@ pub fn lower_explicit_entry<'ctx>(
     body: FunctionValue<'ctx>,
     program: &Program,
     symbol: &str,
+    bounds: Option<LaunchBounds>,
 ) -> LResult<FunctionValue<'ctx>> {
     let global = cx.ptr_type(AddressSpace::from(GLOBAL));
     let i64t = cx.i64_type();
@@ -536,14 +538,23 @@ pub fn lower_explicit_entry<'ctx>(
         }
     }
     body.add_attribute(AttributeLoc::Function, attr("alwaysinline"));
-    let annotation = cx.metadata_node(&[
-        kernel.as_global_value().as_pointer_value().into(),
-        cx.metadata_string("kernel").into(),
-        cx.i32_type().const_int(1, false).into(),
-    ]);
-    module
-        .add_global_metadata("nvvm.annotations", &annotation)
-        .map_err(|e| internal(format!("cannot annotate the kernel: {e}"), Span::call_site()))?;
+    // `kernel`, and `launch_bounds` as `.maxntid` / `.minnctapersm` (what ptxas budgets
+    // registers by; the driver refuses a larger block).
+    let mut annotations = vec![("kernel", 1)];
+    if let Some(b) = bounds {
+        annotations.push(("maxntidx", b.max_threads));
+        annotations.extend(b.min_blocks.map(|m| ("minctasm", m)));
+    }
+    for (key, value) in annotations {
+        let annotation = cx.metadata_node(&[
+            kernel.as_global_value().as_pointer_value().into(),
+            cx.metadata_string(key).into(),
+            cx.i32_type().const_int(u64::from(value), false).into(),
+        ]);
+        module
+            .add_global_metadata("nvvm.annotations", &annotation)
+            .map_err(|e| internal(format!("cannot annotate the kernel: {e}"), Span::call_site()))?;
+    }
 
     let b = cx.create_builder();
     let entry = cx.append_basic_block(kernel, "entry");

@@ -181,6 +181,7 @@ fn lower_body<'ctx>(
         overflow: how.overflow,
         locals: vec![None; f.locals.len()],
         loops: HashMap::new(),
+        copies: 1,
         ret_slot: None,
         ret_bb: None,
         err: if how.fault_code { llfn.get_last_param().map(|p| p.into_pointer_value()) } else { None },
@@ -286,6 +287,9 @@ struct FnLower<'a, 'ctx> {
     overflow: ir::IntOverflow,
     locals: Vec<Option<PointerValue<'ctx>>>,
     loops: HashMap<LoopId, LoopTargets<'ctx>>,
+    /// How many copies of the code being lowered the enclosing unrolled loops make
+    /// ([`UNROLL_BUDGET`] bounds it).
+    copies: u64,
     ret_slot: Option<PointerValue<'ctx>>,
     ret_bb: Option<BasicBlock<'ctx>>,
     err: Option<PointerValue<'ctx>>,
@@ -1030,6 +1034,9 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
             Some((k, _)) => self.builder.build_int_cast_sign_flag(k, ty, false, "stride")?,
             None => ty.const_int(1, false),
         };
+        if let Some(trip) = self.unrolled_trip(range, body, last, stride) {
+            return self.unrolled_for(id, range, body, if range.reverse { hi } else { start }, stride, trip, exit);
+        }
         let k_slot = self.alloca(i64t.into(), "iter")?;
         let cur_slot = self.alloca(ty.into(), "cursor")?;
         self.builder.build_store(k_slot, i64t.const_zero())?;
@@ -1065,6 +1072,98 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
         self.builder.position_at_end(exit);
         Ok(None)
     }
+
+    /// How many times to copy a `for` loop's body instead of looping, if at all.
+    ///
+    /// A local array (`let mut acc = [0.0; 64]`) lives in registers only where every index
+    /// into it is a constant; one indexed by a loop's variable stays in the thread's local
+    /// memory (off-chip, through the L1), copied in and out around the loop. As nvcc does
+    /// for CUDA C, a loop with a constant trip count whose body indexes a local array with
+    /// its variable (directly or through a `let` of the body) is unrolled, here before LLVM
+    /// sees it, so the array's accesses become constant and SROA keeps it in registers. The
+    /// copies of nested unrolled loops multiply; [`UNROLL_BUDGET`] bounds their product.
+    fn unrolled_trip(
+        &self,
+        range: &ForRange,
+        body: &Block,
+        last: IntValue<'ctx>,
+        stride: IntValue<'ctx>,
+    ) -> Option<u64> {
+        let trip = last.get_zero_extended_constant()?.checked_add(1)?;
+        stride.get_zero_extended_constant()?;
+        if self.copies.checked_mul(trip)? > UNROLL_BUDGET {
+            return None;
+        }
+        // The loop's variable and the locals the body derives from it.
+        let mut derived = vec![range.var];
+        for s in &body.stmts {
+            if let Stmt::Let { local, init: Some(init) } = s {
+                if mentions_any(init, &derived) {
+                    derived.push(*local);
+                }
+            }
+        }
+        let mut indexed = false;
+        ir::visit_block(body, &mut |e| match &e.kind {
+            ExprKind::Index { array, index, .. } | ExprKind::AssignIndex { array, index, .. }
+                if matches!(self.array_info[*array as usize].kind, ir::ArrayKind::Local { .. }) =>
+            {
+                indexed |= index.iter().any(|i| mentions_any(i, &derived));
+            }
+            _ => {}
+        });
+        indexed.then_some(trip)
+    }
+
+    /// A counted loop as `trip` copies of its body, the variable a constant in each.
+    #[allow(clippy::too_many_arguments)]
+    fn unrolled_for(
+        &mut self,
+        id: LoopId,
+        range: &ForRange,
+        body: &Block,
+        first: IntValue<'ctx>,
+        stride: IntValue<'ctx>,
+        trip: u64,
+        exit: BasicBlock<'ctx>,
+    ) -> LResult<Value<'ctx>> {
+        let var = self.slot(range.var)?;
+        let outer = self.copies;
+        self.copies *= trip;
+        let mut cur = first;
+        for k in 0..trip {
+            self.builder.build_store(var, cur)?;
+            let next = if k + 1 < trip { self.cx.append_basic_block(self.llfn, "for_copy") } else { exit };
+            self.loops.insert(id, LoopTargets { break_bb: exit, continue_bb: next, result: None });
+            self.block(body)?;
+            self.builder.build_unconditional_branch(next)?;
+            self.builder.position_at_end(next);
+            if k + 1 < trip {
+                // In range: the loop runs `trip` times, so no step passes its last value.
+                cur = if range.reverse {
+                    self.builder.build_int_sub(cur, stride, "next")?
+                } else {
+                    self.builder.build_int_add(cur, stride, "next")?
+                };
+            }
+        }
+        self.copies = outer;
+        Ok(None)
+    }
+}
+
+/// The most copies of one piece of code that unrolling loops over local arrays makes.
+const UNROLL_BUDGET: u64 = 512;
+
+/// Whether `e` reads any of `locals`.
+fn mentions_any(e: &Expr, locals: &[LocalId]) -> bool {
+    let mut found = false;
+    ir::visit_expr(e, &mut |x| {
+        if let ExprKind::Local(l) | ExprKind::Assign(l, _) | ExprKind::CompoundAssign(_, l, _) = &x.kind {
+            found |= locals.contains(l);
+        }
+    });
+    found
 }
 
 pub fn basic_value(v: ValueKind<'_>, span: Span) -> LResult<BasicValueEnum<'_>> {
