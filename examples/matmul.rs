@@ -259,7 +259,8 @@ fn gflops(n: usize, seconds: f64) -> f64 {
     2.0 * (n as f64).powi(3) / seconds / 1e9
 }
 
-/// Seconds per product of the best of `reps` timed runs (after one warm-up).
+/// Seconds per product: the median of `reps` timed runs (after one warm-up), as
+/// `bench/compare.py` times its peers.
 fn time_gpu(
     kind: Kind,
     a: &DeviceVec<f32>,
@@ -269,13 +270,14 @@ fn time_gpu(
     reps: usize,
 ) -> gpu_runtime::Result<f64> {
     kind.launch(a, b, c, n)?;
-    let mut best = f64::INFINITY;
+    let mut times = Vec::with_capacity(reps);
     for _ in 0..reps {
         let t = Instant::now();
         kind.launch(a, b, c, n)?;
-        best = best.min(t.elapsed().as_secs_f64());
+        times.push(t.elapsed().as_secs_f64());
     }
-    Ok(best)
+    times.sort_by(f64::total_cmp);
+    Ok(times[times.len() / 2])
 }
 
 /// `--json`: every kernel at every size, timed on device arrays, one JSON line each.

@@ -122,7 +122,8 @@ mod tests {
         let e = check_shape("k", 1.into(), 512.into(), 256).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "`k`: bad launch configuration: the block has 512 threads (512 x 1 x 1), but at most 256 are allowed"
+            "`k`: bad launch configuration: the block has 512 threads (512 x 1 x 1), but at most 256 are allowed \
+             for this kernel (its `launch_bounds`, or the registers each thread needs, limit it)"
         );
     }
 
