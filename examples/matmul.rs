@@ -8,7 +8,7 @@
 //! `cargo run --release --example matmul [-- sizes…]`. Without a GPU it runs the kernels
 //! in the simulator on a small matrix instead. With `--json sizes…` it times every kernel
 //! at each size and prints one JSON object per line (what `bench/compare.py --matmul`
-//! reads).
+//! reads); with `--ptx` it prints the register-tiled kernel's PTX (for `ptxas -v`).
 
 use std::time::Instant;
 
