@@ -77,9 +77,19 @@ fn every_kernel_matches_its_loop() {
     let xs: Vec<i32> = (0..5000).map(|i| (i * 7919) % 1001 - 500).collect();
     let mut gpu = vec![0i32; 8 * xs.len()];
     unrolled_loops::launch(20u32, 256u32, &xs, &mut gpu).unwrap();
+    for (i, v) in xs.iter().enumerate() {
+        assert_eq!(gpu[8 * i..8 * i + 8], reference::unrolled(*v), "x = {v}");
+    }
     let mut sim = vec![0i32; 8 * xs.len()];
     unrolled_loops::simulate(20u32, 256u32, &xs, &mut sim).unwrap();
     assert_eq!(gpu, sim);
+
+    // A kernel using its module's constants (copied into it by the macro).
+    let xs: Vec<f32> = (0..1000).map(|i| i as f32 * 0.25).collect();
+    let mut ys = vec![0.0f32; 1000];
+    module_constants::launch(32u32, 32u32, &xs, &mut ys).unwrap();
+    assert_eq!(ys, reference::module_constants(&xs));
+    assert_eq!(add_half(&xs).unwrap(), xs.iter().map(|v| v + 16.0).collect::<Vec<_>>());
 }
 
 #[test]

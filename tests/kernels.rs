@@ -135,36 +135,26 @@ fn bad_launch_configurations_are_errors() {
     }
 }
 
-/// The host copy of `unrolled_loops`, by hand (what the GPU must match).
-pub fn unrolled_reference(v: i32) -> [i32; 8] {
-    let mut a = [0i32; 8];
-    for (k, e) in a.iter_mut().enumerate() {
-        *e = v * k as i32 + 1;
-    }
-    for k in (0..8).rev().filter(|k| k % 3 != 0) {
-        a[k] += a[7 - k];
-    }
-    for k in [1, 4, 7] {
-        a[k] ^= v;
-    }
-    for k in 0..=3 {
-        if a[k] > 1000 * (k as i32 + 1) {
-            break;
-        }
-        a[k + 4] -= a[k];
-    }
-    let m: Vec<i32> = (0..16).map(|e| a[e / 4] * a[e % 4 + 4] - (e / 4) as i32).collect();
-    std::array::from_fn(|k| a[k] + m[2 * k] - m[15 - k])
-}
-
 #[test]
 fn unrolled_loops_match_the_loops() {
     let x: Vec<i32> = (-50..50).map(|i| i * 37).collect();
     let mut out = vec![0i32; 8 * x.len()];
     unrolled_loops::simulate(1u32, 128u32, &x, &mut out).unwrap();
     for (i, v) in x.iter().enumerate() {
-        assert_eq!(out[8 * i..8 * i + 8], unrolled_reference(*v), "x = {v}");
+        assert_eq!(out[8 * i..8 * i + 8], reference::unrolled(*v), "x = {v}");
     }
+}
+
+#[test]
+fn kernels_use_the_constants_of_their_module() {
+    let x: Vec<f32> = (0..100).map(|i| i as f32).collect();
+    let mut y = vec![0.0f32; 100];
+    module_constants::simulate(4u32, 32u32, &x, &mut y).unwrap();
+    assert_eq!(y, reference::module_constants(&x));
+    assert_eq!(add_half::cpu(&[1.0f32, 2.0]).unwrap(), [17.0, 18.0]);
+    // `TILE` floats of shared memory: 128 bytes.
+    let shared = module_constants::PTX.lines().any(|l| l.contains(".shared") && l.contains("[128];"));
+    assert!(shared, "{}", module_constants::PTX);
 }
 
 #[test]

@@ -11,7 +11,7 @@ use crate::api;
 use crate::chain;
 use crate::host;
 use crate::signature::{Signature, instantiate};
-use crate::source::{Surroundings, associated_error};
+use crate::source::{Surroundings, associated_error, with_module_consts};
 use crate::vectorized::{Compiled, Instance, Vectorized};
 
 pub fn vectorize(args: TokenStream, item: TokenStream) -> TokenStream {
@@ -25,6 +25,13 @@ pub fn vectorize(args: TokenStream, item: TokenStream) -> TokenStream {
         let error = associated_error(&func, "#[vectorize]").to_compile_error();
         return quote! { #error #item };
     }
+    let (func, const_checks) = with_module_consts(func, surroundings.as_ref());
+    let rest = vectorize_in_surroundings(args, func, surroundings);
+    quote! { #const_checks #rest }
+}
+
+/// [`vectorize`] once the function has the constants of its module it uses.
+fn vectorize_in_surroundings(args: TokenStream, func: syn::ItemFn, surroundings: Option<Surroundings>) -> TokenStream {
     // A generic function's calls are read from its first instance (where `T::from_f64` is
     // a method of a scalar type, not a call into the crate).
     let checked = Options::parse(args.clone()).ok().and_then(|o| instantiate(&func, &o).ok()).map(|(_, inst)| inst);
@@ -217,6 +224,13 @@ pub fn device(args: TokenStream, item: TokenStream) -> TokenStream {
         let error = associated_error(&func, "#[device]").to_compile_error();
         return quote! { #error #item };
     }
+    let (func, const_checks) = with_module_consts(func, surroundings.as_ref());
+    let rest = device_in_surroundings(args, func, surroundings);
+    quote! { #const_checks #rest }
+}
+
+/// [`device`] once the function has the constants of its module it uses.
+fn device_in_surroundings(args: TokenStream, func: syn::ItemFn, surroundings: Option<Surroundings>) -> TokenStream {
     let mut errors = TokenStream::new();
     if !args.is_empty() {
         errors.extend(syn::Error::new_spanned(&args, "`#[device]` takes no arguments").to_compile_error());

@@ -18,7 +18,7 @@ use crate::chain;
 use crate::entry;
 use crate::signature::scalar_tokens;
 use crate::simcopy;
-use crate::source::{Surroundings, associated_error};
+use crate::source::{Surroundings, associated_error, with_module_consts};
 
 pub fn kernel(args: TokenStream, item: TokenStream) -> TokenStream {
     let func: syn::ItemFn = match syn::parse2(item.clone()) {
@@ -35,6 +35,13 @@ pub fn kernel(args: TokenStream, item: TokenStream) -> TokenStream {
         let error = associated_error(&func, "#[kernel]").to_compile_error();
         return quote! { #error #item };
     }
+    let (func, const_checks) = with_module_consts(func, surroundings.as_ref());
+    let rest = kernel_in_surroundings(args, func, surroundings);
+    quote! { #const_checks #rest }
+}
+
+/// [`kernel`] once the function has the constants of its module it uses.
+fn kernel_in_surroundings(args: TokenStream, func: syn::ItemFn, surroundings: Option<Surroundings>) -> TokenStream {
     let (paths, keys) = chain::callees_of(&func);
     if paths.is_empty() {
         return finish_kernel(args, &func, Vec::new(), Vec::new(), None);

@@ -63,6 +63,18 @@ struct ModuleInfo {
 struct Summary {
     fns: Vec<FnInfo>,
     modules: Vec<ModuleInfo>,
+    consts: Vec<ConstInfo>,
+}
+
+/// A `const` item of a module of the file.
+#[derive(Debug)]
+struct ConstInfo {
+    module: Vec<String>,
+    name: String,
+    /// The item without its attributes and visibility, as tokens.
+    text: String,
+    /// Its type is a scalar (what a kernel can compute with) and it has no attribute.
+    plain: bool,
 }
 
 /// The macro's function located in its file.
@@ -167,6 +179,52 @@ impl Surroundings {
         let mut first = errors.next()?;
         errors.for_each(|e| first.combine(e));
         Some(first)
+    }
+
+    /// Copies of the module's own constants that `func` names (directly or through other
+    /// such constants), in an order where each comes after those it uses, for the GPU
+    /// compiler, which sees only the function. Only constants of the function's own module
+    /// in this file, of a scalar type and without attributes, are copied: a name that
+    /// could come from elsewhere (an import, a glob, another file, a `cfg`) stays unknown
+    /// to the compiler, which says so. `Err` for a name the module defines more than once.
+    pub fn module_consts(&self, func: &syn::ItemFn) -> Result<Vec<syn::ItemConst>, syn::Error> {
+        let module = &self.func().module;
+        let Some(m) = self.module(module) else { return Ok(Vec::new()) };
+        let mut names = Names::default();
+        names.visit_block(&func.block);
+        let own: Vec<String> = names.defined.clone();
+        let mut wanted: Vec<(String, Option<syn::Ident>)> =
+            names.used.into_iter().filter(|(n, _)| !own.contains(n)).map(|(n, at)| (n, Some(at))).collect();
+        let mut copied: Vec<(String, syn::ItemConst)> = Vec::new();
+        while let Some((name, at)) = wanted.pop() {
+            if copied.iter().any(|(n, _)| *n == name) || m.other_names.contains(&name) {
+                continue;
+            }
+            let mut defs = self.summary.consts.iter().filter(|c| c.module == *module && c.name == name);
+            let Some(def) = defs.next() else { continue };
+            if defs.next().is_some() {
+                let msg = format!(
+                    "`{name}` is defined more than once in this module (under different `#[cfg]`s?): the GPU \
+                     compiler cannot tell which one applies; define the constant inside the function"
+                );
+                return Err(match at {
+                    Some(at) => syn::Error::new_spanned(at, msg),
+                    None => syn::Error::new(proc_macro2::Span::call_site(), msg),
+                });
+            }
+            if !def.plain {
+                continue;
+            }
+            let Ok(item) = syn::parse_str::<syn::ItemConst>(&def.text) else { continue };
+            let mut inner = Names::default();
+            inner.visit_expr(&item.expr);
+            wanted.extend(inner.used.into_iter().map(|(n, _)| (n, None)));
+            copied.push((name, item));
+        }
+        // Dependencies first (the frontend checks constants in dependency order anyway;
+        // this keeps the copied text readable).
+        copied.reverse();
+        Ok(copied.into_iter().map(|(_, c)| c).collect())
     }
 
     /// The first call among `paths` that leads back to this function through device or
@@ -335,6 +393,19 @@ fn summarise(items: &[syn::Item], module: &mut Vec<String>, out: &mut Summary) {
                 }
             }
             syn::Item::Use(u) => use_names(&u.tree, &mut info),
+            syn::Item::Const(c) => {
+                let mut item = c.clone();
+                item.attrs.clear();
+                item.vis = syn::Visibility::Inherited;
+                let ty = &c.ty;
+                let ty = quote!(#ty).to_string();
+                out.consts.push(ConstInfo {
+                    module: module.clone(),
+                    name: c.ident.to_string(),
+                    text: quote!(#item).to_string(),
+                    plain: c.attrs.iter().all(|a| a.path().is_ident("doc")) && SCALARS.contains(&ty.as_str()),
+                });
+            }
             syn::Item::Macro(m) if m.ident.is_none() => info.opaque = true,
             syn::Item::ExternCrate(_) => info.opaque = true,
             _ => {}
@@ -404,6 +475,78 @@ fn kind(attrs: &[syn::Attribute]) -> Kind {
         };
     }
     kind
+}
+
+/// The scalar types a copied constant may have.
+const SCALARS: &[&str] =
+    &["f32", "f64", "i8", "i16", "i32", "i64", "isize", "u8", "u16", "u32", "u64", "usize", "bool"];
+
+/// The one-segment names a body uses (as values, types or generic arguments: `N` in
+/// `shared::<f32, N>()`), and the constants it defines itself.
+#[derive(Default)]
+struct Names {
+    used: Vec<(String, syn::Ident)>,
+    defined: Vec<String>,
+}
+
+impl<'ast> Visit<'ast> for Names {
+    fn visit_path(&mut self, p: &'ast syn::Path) {
+        if let (None, [seg]) = (p.leading_colon, p.segments.iter().collect::<Vec<_>>().as_slice()) {
+            let name = seg.ident.to_string();
+            if !self.used.iter().any(|(n, _)| *n == name) {
+                self.used.push((name, seg.ident.clone()));
+            }
+        }
+        syn::visit::visit_path(self, p);
+    }
+
+    fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+        // A constant in a pattern (`TPB => …`) reads like a binding.
+        let name = p.ident.to_string();
+        if !self.used.iter().any(|(n, _)| *n == name) {
+            self.used.push((name, p.ident.clone()));
+        }
+        syn::visit::visit_pat_ident(self, p);
+    }
+
+    fn visit_item_const(&mut self, c: &'ast syn::ItemConst) {
+        self.defined.push(c.ident.to_string());
+        syn::visit::visit_item_const(self, c);
+    }
+}
+
+/// `func` with copies of the constants of its module that it names (see
+/// [`Surroundings::module_consts`]) at the start of its body, and items that make rustc
+/// check each copy against the constant it compiled: a copy that differs (the file's text
+/// is not what rustc built, e.g. a constant made by a macro) fails the build rather than
+/// giving the GPU another value.
+pub fn with_module_consts(
+    func: syn::ItemFn,
+    surroundings: Option<&Surroundings>,
+) -> (syn::ItemFn, proc_macro2::TokenStream) {
+    let Some(s) = surroundings else { return (func, proc_macro2::TokenStream::new()) };
+    let consts = match s.module_consts(&func) {
+        Ok(c) if c.is_empty() => return (func, proc_macro2::TokenStream::new()),
+        Ok(c) => c,
+        Err(e) => return (func, e.to_compile_error()),
+    };
+    let mut checks = proc_macro2::TokenStream::new();
+    for c in &consts {
+        let (name, ty, expr) = (&c.ident, &c.ty, &c.expr);
+        let float = matches!(quote!(#ty).to_string().as_str(), "f32" | "f64");
+        let same = if float { quote!(COPY.to_bits() == #name.to_bits()) } else { quote!(COPY == #name) };
+        let msg = format!("the GPU copy of `{name}` differs from the constant rustc compiled");
+        checks.extend(quote! {
+            const _: () = {
+                const COPY: #ty = #expr;
+                ::core::assert!(#same, #msg);
+            };
+        });
+    }
+    let mut func = func;
+    let items = consts.into_iter().map(|c| syn::Stmt::Item(syn::Item::Const(c)));
+    func.block.stmts.splice(0..0, items);
+    (func, checks)
 }
 
 /// The error for `#[vectorize]` or `#[device]` (`attr`) on an associated function.
@@ -522,5 +665,47 @@ mod tests {
         let g: syn::ItemFn = syn::parse_str("fn g(r: f64) -> f64 { f64::consts::PI * r }").unwrap();
         assert!(at(consts, "g").consts_spelling_errors(&g).is_none());
         assert!(!s.is_associated());
+    }
+
+    #[test]
+    fn a_function_gets_the_constants_of_its_module_it_names() {
+        let file = "
+            const TILE: usize = 2 * HALF;
+            const HALF: usize = 8;
+            const UNUSED: f32 = 1.0;
+            const LIMIT: i64 = 5;
+            #[cfg(test)] const FLAGGED: u32 = 1;
+            const WIDE: [f32; 2] = [0.0; 2];
+            const TWICE: u32 = 1;
+            #[cfg(not(test))] const TWICE: u32 = 2;
+            mod other { pub const FAR: usize = 3; }
+            use other::FAR;
+            fn k(x: i64) -> i64 {
+                const OWN: i64 = 1;
+                let t = [0.0f32; TILE];
+                let m = match x { LIMIT => 1, _ => 2 };
+                x + OWN + FAR as i64 + FLAGGED as i64 + m + WIDE.len() as i64
+            }
+            fn dup() -> u32 { TWICE }
+        ";
+        let s = at(file, "k");
+        let f: syn::ItemFn = syn::parse_str(
+            "fn k(x: i64) -> i64 { const OWN: i64 = 1; let t = [0.0f32; TILE]; let m = match x { LIMIT => 1, _ => 2 }; \
+             x + OWN + FAR as i64 + FLAGGED as i64 + m + WIDE.len() as i64 }",
+        )
+        .unwrap();
+        let names: Vec<String> = s.module_consts(&f).unwrap().iter().map(|c| c.ident.to_string()).collect();
+        // `TILE` needs `HALF`, which comes first; `OWN` is the function's own, `FAR` is
+        // imported, `FLAGGED` has an attribute, `WIDE` is not a scalar.
+        assert_eq!(names, ["HALF", "TILE", "LIMIT"]);
+        let (with, checks) = with_module_consts(f, Some(&s));
+        assert_eq!(with.block.stmts.len(), 3 + 4, "the copies come first");
+        let checks = checks.to_string();
+        assert_eq!(checks.matches("assert").count(), 3, "{checks}");
+
+        let d = at(file, "dup");
+        let f: syn::ItemFn = syn::parse_str("fn dup() -> u32 { TWICE }").unwrap();
+        let e = d.module_consts(&f).unwrap_err().to_string();
+        assert!(e.contains("`TWICE` is defined more than once"), "{e}");
     }
 }

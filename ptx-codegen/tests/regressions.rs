@@ -62,7 +62,7 @@ fn constants_that_refer_to_themselves_are_an_error() {
 fn an_unknown_constant_in_a_pattern_is_not_taken_as_a_binding() {
     let item: syn::ItemFn = syn::parse_str("fn f(x: i64) -> i32 { match x { LIMIT => 1, _ => 2 } }").unwrap();
     let e = frontend::check_function(&item).expect_err("refused").to_string();
-    assert!(e.contains("cannot see constants defined outside it"), "{e}");
+    assert!(e.contains("no constant `LIMIT` is in sight"), "{e}");
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! tests (`tests/gpu_kernels.rs`), with the plain loops they are checked against.
 #![allow(dead_code)]
 
-use gpu_runtime::{gpu, kernel};
+use gpu_runtime::{gpu, kernel, vectorize};
 
 /// Threads per block of the tiled kernels (and the side of a tile).
 pub const TPB: usize = 16;
@@ -83,6 +83,37 @@ pub fn histogram(data: &[u8], bins: &mut [u32]) {
     while i < data.len() {
         gpu::atomic::add(bins, data[i] as usize, 1u32);
         i += gpu::gridsize1();
+    }
+}
+
+/// Constants of the module, which the macros copy into the kernels that name them (and
+/// check against what rustc compiled).
+const TILE: usize = 32;
+const HALF: f32 = 0.5;
+const SHIFT: i32 = TILE as i32 - 30;
+
+/// A vectorized function with a module constant (`#[vectorize]` copies them as `#[kernel]`
+/// does).
+#[vectorize]
+pub fn add_half(x: f32) -> f32 {
+    x + HALF * TILE as f32
+}
+
+/// Per block of `TILE` threads: each element plus half its neighbour's, through shared
+/// memory sized by a module constant; `SHIFT` in a pattern.
+#[kernel]
+pub fn module_constants(x: &[f32], y: &mut [f32]) {
+    let s = gpu::shared::<f32, TILE>();
+    let t = gpu::thread_idx().x as usize % TILE;
+    let i = gpu::block_idx().x as usize * TILE + t;
+    s[t] = if i < x.len() { x[i] } else { 0.0 };
+    gpu::sync_threads();
+    let k = match (t % 4) as i32 {
+        SHIFT => 2.0,
+        _ => 1.0,
+    };
+    if i < y.len() {
+        y[i] = k * s[t] + HALF * s[(t + 1) % TILE];
     }
 }
 
@@ -247,6 +278,40 @@ pub fn divide(x: &[i32], d: &[i32], out: &mut [i32]) {
 
 /// Plain loops the kernels are checked against.
 pub mod reference {
+    /// The host copy of `unrolled_loops`, by hand (what the GPU must match).
+    pub fn unrolled(v: i32) -> [i32; 8] {
+        let mut a = [0i32; 8];
+        for (k, e) in a.iter_mut().enumerate() {
+            *e = v * k as i32 + 1;
+        }
+        for k in (0..8).rev().filter(|k| k % 3 != 0) {
+            a[k] += a[7 - k];
+        }
+        for k in [1, 4, 7] {
+            a[k] ^= v;
+        }
+        for k in 0..=3 {
+            if a[k] > 1000 * (k as i32 + 1) {
+                break;
+            }
+            a[k + 4] -= a[k];
+        }
+        let m: Vec<i32> = (0..16).map(|e| a[e / 4] * a[e % 4 + 4] - (e / 4) as i32).collect();
+        std::array::from_fn(|k| a[k] + m[2 * k] - m[15 - k])
+    }
+
+    /// What `module_constants` computes, from Rust's loops.
+    pub fn module_constants(x: &[f32]) -> Vec<f32> {
+        (0..x.len())
+            .map(|i| {
+                let (b, t) = (i / 32, i % 32);
+                let next = b * 32 + (t + 1) % 32;
+                let k = if t % 4 == 2 { 2.0 } else { 1.0 };
+                k * x[i] + 0.5 * x.get(next).copied().unwrap_or(0.0)
+            })
+            .collect()
+    }
+
     /// Checks what `atomics_contention` left over `n` iterations (started from
     /// `[0, n]`, `[0.0]`, `[i32::MAX, i32::MIN]`, `[0, 0, u32::MAX]`).
     pub fn contention(n: usize, sums: &[u64], fsum: &[f64], extremes: &[i32], bits: &[u32]) {

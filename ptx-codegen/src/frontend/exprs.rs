@@ -202,7 +202,7 @@ impl FnChecker<'_> {
                     && name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
                 {
                     format!(
-                        "cannot find `{name}` in this {here}: it cannot see constants defined outside it; define the constant inside the function (`const {name}: {ty} = …;`) or pass the value as an argument"
+                        "cannot find `{name}` in this {here}: outside the function it sees only the scalar constants of its own module in the same file (not imported, generated or `#[cfg]`-dependent ones); define the constant inside the function (`const {name}: {ty} = …;`), beside it in this module, or pass the value as an argument"
                     )
                 } else {
                     format!(

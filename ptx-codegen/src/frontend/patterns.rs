@@ -145,7 +145,7 @@ impl FnChecker<'_> {
                     self.error(
                         &pi.ident,
                         format!(
-                            "`{name}` in a pattern: a vectorized function cannot see constants defined outside it, so this would bind a new variable; define the constant inside the function (`const {name}: i32 = …;`), or give a binding a lowercase name"
+                            "`{name}` in a pattern: no constant `{name}` is in sight (outside the function only the scalar constants of its own module in the same file are), so this would bind a new variable; define the constant inside the function (`const {name}: i32 = …;`) or beside it, or give a binding a lowercase name"
                         ),
                     );
                     return None;
