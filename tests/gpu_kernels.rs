@@ -84,6 +84,12 @@ fn every_kernel_matches_its_loop() {
     unrolled_loops::simulate(20u32, 256u32, &xs, &mut sim).unwrap();
     assert_eq!(gpu, sim);
 
+    // Unchecked reads and writes.
+    let xs: Vec<f32> = (0..4096).map(|i| i as f32).collect();
+    let mut ys = vec![1.0f32; 4096];
+    unchecked_access::launch(64u32, 64u32, &xs, &mut ys).unwrap();
+    assert_eq!(ys, (0..4096).map(|i| 3.0 + (i ^ 1) as f32).collect::<Vec<_>>());
+
     // A kernel using its module's constants (copied into it by the macro).
     let xs: Vec<f32> = (0..1000).map(|i| i as f32 * 0.25).collect();
     let mut ys = vec![0.0f32; 1000];

@@ -158,6 +158,15 @@ fn kernels_use_the_constants_of_their_module() {
 }
 
 #[test]
+fn unchecked_reads_and_writes() {
+    let x: Vec<f32> = (0..128).map(|i| i as f32).collect();
+    let mut y = vec![1.0f32; 128];
+    unchecked_access::simulate(2u32, 64u32, &x, &mut y).unwrap();
+    let want: Vec<f32> = (0..128).map(|i| 3.0 + (i ^ 1) as f32).collect();
+    assert_eq!(y, want);
+}
+
+#[test]
 fn launch_bounds_refuse_larger_blocks() {
     let x: Vec<f32> = (0..100).map(|i| i as f32).collect();
     let mut y = vec![0.0f32; 100];

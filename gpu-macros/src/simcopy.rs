@@ -26,25 +26,25 @@ impl VisitMut for Indexing {
     fn visit_expr_mut(&mut self, e: &mut syn::Expr) {
         // Children first: an index inside an index, or inside a stored value, is a load.
         match e {
-            syn::Expr::Assign(a) if matches!(*a.left, syn::Expr::Index(_)) => {
-                let syn::Expr::Index(ix) = &mut *a.left else { unreachable!() };
-                self.visit_expr_mut(&mut ix.expr);
-                self.visit_expr_mut(&mut ix.index);
+            syn::Expr::Assign(a) if element(&a.left).is_some() => {
+                let (mut base, mut index, _) = element(&a.left).expect("matched above");
+                self.visit_expr_mut(&mut base);
+                self.visit_expr_mut(&mut index);
                 self.visit_expr_mut(&mut a.right);
-                let (base, index, value) = (ix.expr.clone(), ix.index.clone(), a.right.clone());
+                let value = a.right.clone();
                 let span = a.eq_token.span;
                 *e = parse(quote_spanned! {span=> {
                     let __gpu_value = #value;
                     #base.__gpu_store(#index, __gpu_value)
                 }});
             }
-            syn::Expr::Binary(b) if compound(&b.op).is_some() && matches!(*b.left, syn::Expr::Index(_)) => {
+            syn::Expr::Binary(b) if compound(&b.op).is_some() && element(&b.left).is_some() => {
                 let op = compound(&b.op).expect("checked above");
-                let syn::Expr::Index(ix) = &mut *b.left else { unreachable!() };
-                self.visit_expr_mut(&mut ix.expr);
-                self.visit_expr_mut(&mut ix.index);
+                let (mut base, mut index, _) = element(&b.left).expect("matched above");
+                self.visit_expr_mut(&mut base);
+                self.visit_expr_mut(&mut index);
                 self.visit_expr_mut(&mut b.right);
-                let (base, index, value) = (ix.expr.clone(), ix.index.clone(), b.right.clone());
+                let value = b.right.clone();
                 let span = b.op.span();
                 *e = parse(quote_spanned! {span=> {
                     let __gpu_value = #value;
@@ -53,11 +53,10 @@ impl VisitMut for Indexing {
                     #base.__gpu_store(__gpu_index, __gpu_old #op __gpu_value)
                 }});
             }
-            syn::Expr::Index(ix) => {
-                self.visit_expr_mut(&mut ix.expr);
-                self.visit_expr_mut(&mut ix.index);
-                let (base, index) = (ix.expr.clone(), ix.index.clone());
-                let span = ix.bracket_token.span.join();
+            _ if element(e).is_some() => {
+                let (mut base, mut index, span) = element(e).expect("matched above");
+                self.visit_expr_mut(&mut base);
+                self.visit_expr_mut(&mut index);
                 *e = parse(quote_spanned! {span=> #base.__gpu_load(#index) });
             }
             _ => syn::visit_mut::visit_expr_mut(self, e),
@@ -66,6 +65,33 @@ impl VisitMut for Indexing {
 
     // Items nested in the body (helper functions, constants) are the user's host code.
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// An element of an array as a place: `a[i]`, or `*a.get_unchecked(i)` /
+/// `*a.get_unchecked_mut(i)` (checked in the simulator too: an index the user promised is
+/// in bounds is tested there), with the span to give the rewritten access.
+fn element(e: &syn::Expr) -> Option<(syn::Expr, syn::Expr, Span)> {
+    match e {
+        syn::Expr::Index(ix) => Some(((*ix.expr).clone(), (*ix.index).clone(), ix.bracket_token.span.join())),
+        syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Deref(star), expr, .. }) => {
+            let syn::Expr::MethodCall(m) = strip(expr) else { return None };
+            let unchecked = m.method == "get_unchecked" || m.method == "get_unchecked_mut";
+            (unchecked && m.args.len() == 1).then(|| ((*m.receiver).clone(), m.args[0].clone(), star.span))
+        }
+        _ => None,
+    }
+}
+
+fn strip(e: &syn::Expr) -> &syn::Expr {
+    match e {
+        syn::Expr::Paren(p) => strip(&p.expr),
+        syn::Expr::Group(g) => strip(&g.expr),
+        syn::Expr::Unsafe(u) => match u.block.stmts.as_slice() {
+            [syn::Stmt::Expr(inner, None)] => strip(inner),
+            _ => e,
+        },
+        e => e,
+    }
 }
 
 /// The binary operator of a compound assignment (`+` for `+=`).
@@ -100,6 +126,21 @@ mod tests {
         let mut block: syn::Block = syn::parse_str(src).unwrap();
         rewrite_indexing(&mut block);
         block.into_token_stream().to_string()
+    }
+
+    #[test]
+    fn unchecked_elements_go_through_the_traits_too() {
+        assert_eq!(rewritten("{ unsafe { *y.get_unchecked(i) } }"), "{ unsafe { y . __gpu_load (i) } }");
+        let store = rewritten("{ unsafe { *y.get_unchecked_mut(i) = *x.get_unchecked(j); } }");
+        assert!(store.contains("let __gpu_value = x . __gpu_load (j) ;"), "{store}");
+        assert!(store.contains("y . __gpu_store (i , __gpu_value)"), "{store}");
+        let update = rewritten("{ unsafe { *y.get_unchecked_mut(i) += 1.0; } }");
+        assert!(update.contains("y . __gpu_store (__gpu_index , __gpu_old + __gpu_value)"), "{update}");
+        // A reference kept from a read-only slice is left as it is (a plain slice there).
+        assert_eq!(
+            rewritten("{ let w = unsafe { x.get_unchecked(i) }; }"),
+            "{ let w = unsafe { x . get_unchecked (i) } ; }"
+        );
     }
 
     #[test]

@@ -382,6 +382,8 @@ pub enum ExprKind {
         /// The element type.
         elem: ScalarType,
         index: Vec<Expr>,
+        /// Bounds-checked (`a[i] = v`), or not (`*a.get_unchecked_mut(i) = v`).
+        checked: bool,
         op: Option<BinaryOp>,
         value: Box<Expr>,
     },

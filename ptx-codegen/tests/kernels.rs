@@ -105,6 +105,17 @@ fn every_index_is_bounds_checked_and_faults_are_recorded() {
     let u =
         compile("fn u(x: &[f32], out: &mut [f32]) { let i = gpu::grid1(); out[0] = unsafe { *x.get_unchecked(i) }; }");
     assert_eq!(u.llvm_ir_unoptimized.matches("= icmp uge i64").count(), 1, "{}", u.llvm_ir_unoptimized);
+    // Unchecked writes (and read-modify-writes) neither: no check, so no fault record.
+    let w = compile(
+        "fn w(x: &[f32], out: &mut [f32]) {
+            let i = gpu::grid1();
+            unsafe { *out.get_unchecked_mut(i) = *x.get_unchecked(i); }
+            unsafe { *out.get_unchecked_mut(i + 1) *= 2.0; }
+        }",
+    );
+    assert_eq!(w.llvm_ir_unoptimized.matches("= icmp uge i64").count(), 0, "{}", w.llvm_ir_unoptimized);
+    assert!(!w.ptx.contains("atom.global.cas"), "{}", w.ptx);
+    assert_eq!(w.ptx.matches("st.global.f32").count(), 2, "{}", w.ptx);
 }
 
 #[test]

@@ -117,6 +117,27 @@ pub fn module_constants(x: &[f32], y: &mut [f32]) {
     }
 }
 
+/// Reads and writes without bounds checks (`get_unchecked`, `get_unchecked_mut`) on a
+/// `&mut` slice, a shared array and a local array, the indices proven by the `if`.
+#[kernel]
+pub fn unchecked_access(x: &[f32], y: &mut [f32]) {
+    let s = gpu::shared::<f32, 64>();
+    let t = gpu::thread_idx().x as usize % 64;
+    let i = gpu::grid1();
+    let mut local = [1.0f32; 4];
+    if i < x.len() && i < y.len() {
+        unsafe {
+            *s.get_unchecked_mut(t) = *x.get_unchecked(i);
+            *local.get_unchecked_mut(i % 4) += 2.0;
+            *y.get_unchecked_mut(i) *= *local.get_unchecked(i % 4);
+        }
+    }
+    gpu::sync_threads();
+    if i < y.len() {
+        unsafe { *y.get_unchecked_mut(i) += *s.get_unchecked(t ^ 1) };
+    }
+}
+
 /// Counted loops over local arrays, which the compiler unrolls (so that the arrays stay in
 /// registers): forwards, `.rev()`, `.step_by`, inclusive, with `continue` and `break`, and
 /// nested. Eight values per thread.

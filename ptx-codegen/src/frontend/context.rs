@@ -77,6 +77,9 @@ pub(super) struct FnChecker<'p> {
     pub(super) outer_locals: Vec<String>,
     /// How many `unsafe` blocks are around the expression being checked.
     pub(super) unsafe_depth: u32,
+    /// Set while checking the operand of a `*` (`*s.get_unchecked(i)`), until the method
+    /// call takes it.
+    pub(super) under_deref: bool,
 }
 
 impl<'p> FnChecker<'p> {
@@ -97,6 +100,7 @@ impl<'p> FnChecker<'p> {
             current,
             outer_locals,
             unsafe_depth: 0,
+            under_deref: false,
         }
     }
 

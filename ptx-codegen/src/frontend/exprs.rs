@@ -8,6 +8,7 @@ use super::context::{FnChecker, LocalKind};
 use super::diagnostics::{SpanRange, conversion_hint};
 use super::infer::VarKind;
 use super::obligations::Require;
+use super::operators::element_place;
 use super::{consts, syntax};
 use crate::ir::{Block, Expr, ExprKind, Literal, LocalId, Type};
 use crate::ty::ScalarType;
@@ -289,8 +290,8 @@ impl FnChecker<'_> {
 
     fn assign(&mut self, a: &syn::ExprAssign) -> Expr {
         let span = a.span();
-        if let (syn::Expr::Index(ix), true) = (&*a.left, self.prog.kernel) {
-            return self.assign_index(ix, None, &a.right, &syn::Expr::Assign(a.clone()));
+        if let (Some((base, index, checked)), true) = (element_place(&a.left), self.prog.kernel) {
+            return self.assign_element(base, index, checked, &a.left, None, &a.right, &syn::Expr::Assign(a.clone()));
         }
         let value = self.expr(&a.right);
         let Some(local) = self.place(&a.left, Write::Assign) else {

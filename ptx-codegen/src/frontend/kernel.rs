@@ -244,21 +244,29 @@ impl FnChecker<'_> {
         self.error_expr(span)
     }
 
-    /// `a[i] = v` and `a[i] op= v`.
-    pub(super) fn assign_index(
+    /// `a[i] = v` and `a[i] op= v` (`checked`), `*a.get_unchecked_mut(i) = v` and `op=`
+    /// (not): `place` is the left side.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn assign_element(
         &mut self,
-        ix: &syn::ExprIndex,
+        base: &syn::Expr,
+        index_src: &syn::Expr,
+        checked: bool,
+        place: &syn::Expr,
         op: Option<BinaryOp>,
         value: &syn::Expr,
         whole: &syn::Expr,
     ) -> Expr {
         let span = whole.span();
         let rhs = self.expr(value);
-        let Some((local, a)) = self.array_local(&ix.expr) else {
-            return self.unsupported_index(&ix.expr, span);
+        let Some((local, a)) = self.array_local(base) else {
+            return self.unsupported_index(base, span);
         };
+        if !checked && self.unsafe_depth == 0 {
+            self.error(place, "call to unsafe function `get_unchecked_mut` is unsafe and requires unsafe block: write `unsafe { *s.get_unchecked_mut(i) = v; }`, or index with `s[i]` (bounds-checked)");
+        }
         let name = self.array_name(local);
-        let index = self.array_index(a, &ix.index, &name);
+        let index = self.array_index(a, index_src, &name);
         let (elem, kind) = self.prog.arrays[a as usize].clone_parts();
         if let ArrayKind::Slice { mutable: false } = kind {
             self.error(whole, format!("cannot assign to `{name}[_]`, which is behind a `&` reference: make the parameter a written slice, `{name}: &mut [T]`"));
@@ -274,14 +282,13 @@ impl FnChecker<'_> {
                 }
             }
             Some(op) => {
-                let target = self.mk(ExprKind::Block(Default::default()), elem, ix.span());
-                let lhs_src = syn::Expr::Index(ix.clone());
-                self.check_operands(op, &target, &rhs, &lhs_src, value, SpanRange::of(whole));
+                let target = self.mk(ExprKind::Block(Default::default()), elem, place.span());
+                self.check_operands(op, &target, &rhs, place, value, SpanRange::of(whole));
             }
         }
         let Some(index) = index else { return self.error_expr(span) };
         // The element type is known after inference (see `resolve`).
-        let kind = ExprKind::AssignIndex { array: a, elem: ScalarType::Bool, index, op, value: Box::new(rhs) };
+        let kind = ExprKind::AssignIndex { array: a, elem: ScalarType::Bool, index, checked, op, value: Box::new(rhs) };
         self.mk(kind, Type::Unit, span)
     }
 
@@ -292,15 +299,35 @@ impl FnChecker<'_> {
         let arr = self.array_name(local);
         match (name.as_str(), m.args.len()) {
             ("len", 0) => self.mk(ExprKind::ArrayLen(a), USIZE, span),
-            ("get_unchecked", 1) => {
+            ("get_unchecked" | "get_unchecked_mut", 1) => {
+                let deref = std::mem::take(&mut self.under_deref);
                 if self.unsafe_depth == 0 {
-                    self.error(m, "call to unsafe function `get_unchecked` is unsafe and requires unsafe block: write `unsafe { *s.get_unchecked(i) }`, or index with `s[i]` (bounds-checked)");
+                    self.error(m, format!("call to unsafe function `{name}` is unsafe and requires unsafe block: write `unsafe {{ *s.{name}(i) }}`, or index with `s[i]` (bounds-checked)"));
+                }
+                let kind = self.prog.arrays[a as usize].1.clone();
+                if name == "get_unchecked_mut" && matches!(kind, ArrayKind::Slice { mutable: false }) {
+                    self.error(m, format!("cannot borrow `{arr}[_]` as mutable, as it is behind a `&` reference: use `get_unchecked`, or make the parameter `{arr}: &mut [T]`"));
+                } else if name == "get_unchecked_mut"
+                    && matches!(kind, ArrayKind::Local { .. })
+                    && !self.locals[local.0 as usize].mutable
+                {
+                    self.error(m, format!("cannot borrow `{arr}` as mutable, as it is not declared as mutable: declare it with `let mut {arr}`"));
+                }
+                // Threads share a `&mut` slice or a shared array: a reference to one of
+                // its elements is not a value the kernel can hold (the simulator reads it
+                // atomically), only its element is.
+                let shared = matches!(
+                    kind,
+                    ArrayKind::Slice { mutable: true } | ArrayKind::Shared { .. } | ArrayKind::DynamicShared
+                );
+                if shared && !deref {
+                    self.error(m, format!("take the element itself, `*{arr}.{name}(i)`: a reference into a `&mut` slice or a shared array cannot be kept"));
                 }
                 let Some(index) = self.array_index(a, &m.args[0], &arr) else { return self.error_expr(span) };
                 let ty = self.prog.arrays[a as usize].0;
                 self.mk(ExprKind::Index { array: a, index, checked: false }, ty, span)
             }
-            ("len" | "get_unchecked", n) => {
+            ("len" | "get_unchecked" | "get_unchecked_mut", n) => {
                 self.error(
                     m,
                     format!(
@@ -312,7 +339,7 @@ impl FnChecker<'_> {
                 self.error_expr(span)
             }
             _ => {
-                self.error(&m.method, format!("unknown method `{name}` on `{arr}`: a kernel's slices and arrays have `len()`, `get_unchecked(i)` (in `unsafe`) and indexing (`{arr}[i]`)"));
+                self.error(&m.method, format!("unknown method `{name}` on `{arr}`: a kernel's slices and arrays have `len()`, `get_unchecked(i)` and `get_unchecked_mut(i)` (in `unsafe`) and indexing (`{arr}[i]`)"));
                 self.error_expr(span)
             }
         }
@@ -382,13 +409,43 @@ impl FnChecker<'_> {
             p => (p, None),
         };
         if let Some(t) = annotation {
-            self.error(t, "write no type on an array variable: its type comes from its value (`let a = [0.0f32; 8];`)");
+            self.array_annotation(t, elem, &kind);
         }
         let Some((name, mutable, bind_span)) = self.binding(pat, "`let` binding") else { return Some(None) };
         let id = self.prog.new_array(elem, kind, span);
         let local = self.declare(name, Type::Array(id), mutable, bind_span);
         let init = self.mk(init_kind, Type::Array(id), span);
         Some(Some(Stmt::Let { local, init: Some(init) }))
+    }
+
+    /// `let a: [T; N] = …`: the annotation must agree with the local array's value (and
+    /// types its literals, as in Rust). Shared arrays take no annotation.
+    fn array_annotation(&mut self, t: &syn::Type, elem: Type, kind: &ArrayKind) {
+        let len = match kind {
+            ArrayKind::Local { len } => *len,
+            _ => {
+                self.error(t, "write no type on a shared array variable: its type comes from `gpu::shared*` (`let s = gpu::shared::<f32, 256>();`)");
+                return;
+            }
+        };
+        let syn::Type::Array(ta) = strip_type(t) else {
+            self.error(
+                t,
+                format!("a local array's type is `[T; N]`: here `[{}; {len}]`", self.prog.infer.describe(elem)),
+            );
+            return;
+        };
+        if let Some(want) = self.scalar_type(&ta.elem, TypeUse::Let) {
+            if self.prog.infer.unify(elem, Type::Scalar(want)).is_err() {
+                let found = self.prog.infer.describe(elem);
+                self.error(&ta.elem, format!("mismatched types: expected `{want}` elements, found `{found}`"));
+            }
+        }
+        if let Some(n) = self.const_len(&ta.len) {
+            if n != len {
+                self.error(&ta.len, format!("mismatched types: expected an array of {n} elements, found one of {len}"));
+            }
+        }
     }
 
     /// An array length: a literal or a `const`.
@@ -701,5 +758,14 @@ impl super::context::ProgramCx {
             out.push(crate::ir::ArrayInfo { elem, kind });
         }
         out
+    }
+}
+
+/// `t` without parentheses or invisible groups.
+fn strip_type(t: &syn::Type) -> &syn::Type {
+    match t {
+        syn::Type::Paren(p) => strip_type(&p.elem),
+        syn::Type::Group(g) => strip_type(&g.elem),
+        t => t,
     }
 }

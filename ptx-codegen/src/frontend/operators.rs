@@ -52,9 +52,9 @@ impl FnChecker<'_> {
                 }
                 self.mk(ExprKind::Logical(lop, Box::new(lhs), Box::new(rhs)), Type::Scalar(ScalarType::Bool), span)
             }
-            syntax::BinOp::Compound(bop) if self.prog.kernel && matches!(&*b.left, syn::Expr::Index(_)) => {
-                let syn::Expr::Index(ix) = &*b.left else { unreachable!("matched above") };
-                self.assign_index(ix, Some(bop), &b.right, &syn::Expr::Binary(b.clone()))
+            syntax::BinOp::Compound(bop) if self.prog.kernel && element_place(&b.left).is_some() => {
+                let (base, index, checked) = element_place(&b.left).expect("matched above");
+                self.assign_element(base, index, checked, &b.left, Some(bop), &b.right, &syn::Expr::Binary(b.clone()))
             }
             syntax::BinOp::Compound(bop) => {
                 let rhs = self.expr(&b.right);
@@ -150,9 +150,15 @@ impl FnChecker<'_> {
             }
             // `*s.get_unchecked(i)`: the element itself.
             syn::UnOp::Deref(_) if self.prog.kernel && is_get_unchecked(&u.expr) => {
+                self.under_deref = true;
                 let mut inner = self.expr(&u.expr);
+                self.under_deref = false;
                 inner.span = span;
                 inner
+            }
+            syn::UnOp::Deref(_) if self.prog.kernel => {
+                self.error(u, "dereferencing (`*`) is not supported here: a kernel dereferences only `*s.get_unchecked(i)` and `*s.get_unchecked_mut(i)` (in `unsafe`)");
+                self.error_expr(span)
             }
             syn::UnOp::Deref(_) => {
                 self.error(u, "dereferencing (`*`) is not supported: a vectorized function has no references");
@@ -224,11 +230,36 @@ fn is_get_unchecked(e: &syn::Expr) -> bool {
     match e {
         syn::Expr::Paren(p) => is_get_unchecked(&p.expr),
         syn::Expr::Group(g) => is_get_unchecked(&g.expr),
-        syn::Expr::MethodCall(m) => m.method == "get_unchecked",
+        syn::Expr::MethodCall(m) => m.method == "get_unchecked" || m.method == "get_unchecked_mut",
         syn::Expr::Unsafe(u) => match u.block.stmts.as_slice() {
             [syn::Stmt::Expr(e, None)] => is_get_unchecked(e),
             _ => false,
         },
         _ => false,
+    }
+}
+
+/// The element an assignment writes in a kernel: `s[i]` (checked), or
+/// `*s.get_unchecked_mut(i)` (unchecked): the array, the index and whether it is checked.
+pub(super) fn element_place(e: &syn::Expr) -> Option<(&syn::Expr, &syn::Expr, bool)> {
+    match e {
+        syn::Expr::Paren(p) => element_place(&p.expr),
+        syn::Expr::Group(g) => element_place(&g.expr),
+        syn::Expr::Index(ix) => Some((&ix.expr, &ix.index, true)),
+        syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Deref(_), expr, .. }) => match strip_parens(expr) {
+            syn::Expr::MethodCall(m) if m.method == "get_unchecked_mut" && m.args.len() == 1 => {
+                Some((&m.receiver, &m.args[0], false))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn strip_parens(e: &syn::Expr) -> &syn::Expr {
+    match e {
+        syn::Expr::Paren(p) => strip_parens(&p.expr),
+        syn::Expr::Group(g) => strip_parens(&g.expr),
+        e => e,
     }
 }

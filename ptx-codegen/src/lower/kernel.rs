@@ -263,9 +263,9 @@ impl<'ctx> FnLower<'_, 'ctx> {
                 let place = self.place(*a, e.span)?;
                 Ok(Some(place.len.into()))
             }
-            ExprKind::AssignIndex { array, elem, index, op, value } => {
+            ExprKind::AssignIndex { array, elem, index, checked, op, value } => {
                 let Some(v) = self.expr(value)? else { return Ok(None) };
-                let Some(p) = self.element_ptr(*array, index, true, e.span)? else { return Ok(None) };
+                let Some(p) = self.element_ptr(*array, index, *checked, e.span)? else { return Ok(None) };
                 let nv = match op {
                     None => v,
                     Some(op) => {

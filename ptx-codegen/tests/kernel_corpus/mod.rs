@@ -115,7 +115,7 @@ const FIXED: &[(&str, &str)] = &[
         "fn local_arrays(x: &[f64], out: &mut [f64], k: usize) {
             const N: usize = 8;
             let mut acc = [0.0f64; N];
-            let w = [1.0, 2.0, 3.0];
+            let w: [f64; 3] = [1.0, 2.0, 3.0];
             let mut big = [0i32; 100];
             for j in 0..acc.len() {
                 acc[j] = x[j] * w[j % w.len()];
@@ -137,6 +137,11 @@ const FIXED: &[(&str, &str)] = &[
                 let v = unsafe { *x.get_unchecked(i) };
                 let w = unsafe { x.get_unchecked(i) };
                 out[i] = v * w;
+                unsafe { *out.get_unchecked_mut(i) += 1.0; }
+                let s = gpu::shared::<f32, 32>();
+                unsafe { *s.get_unchecked_mut(i % 32) = v; }
+                gpu::sync_threads();
+                unsafe { *out.get_unchecked_mut(i) -= *s.get_unchecked((i + 1) % 32); }
             }
         }",
     ),
