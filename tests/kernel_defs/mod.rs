@@ -126,6 +126,8 @@ pub fn unchecked_access(x: &[f32], y: &mut [f32]) {
     let i = gpu::grid1();
     let mut local = [1.0f32; 4];
     if i < x.len() && i < y.len() {
+        // SAFETY: `t < 64` (the remainder), `i` is below both lengths (the `if`), and
+        // `i % 4 < 4`.
         unsafe {
             *s.get_unchecked_mut(t) = *x.get_unchecked(i);
             *local.get_unchecked_mut(i % 4) += 2.0;
@@ -134,6 +136,7 @@ pub fn unchecked_access(x: &[f32], y: &mut [f32]) {
     }
     gpu::sync_threads();
     if i < y.len() {
+        // SAFETY: `i < y.len()`, and `t ^ 1 < 64` as `t < 64`.
         unsafe { *y.get_unchecked_mut(i) += *s.get_unchecked(t ^ 1) };
     }
 }
