@@ -149,7 +149,7 @@ pub fn lower_program<'ctx>(
         lower_body(cx, module, f, *llfn, &functions, program, how)?;
     }
     if how.fastmath {
-        fast_math(cx, module, &functions);
+        fast_math(&functions);
     }
     Ok(functions)
 }
@@ -219,16 +219,13 @@ fn lower_body<'ctx>(
 }
 
 /// `fastmath`: every float operation may be contracted (`a * b + c` into one `fma`),
-/// approximated and use reciprocals, and f32 subnormals flush to zero (also in libdevice,
-/// through its `nvvm-reflect-ftz` flag). NaN and infinity keep their meaning.
-fn fast_math<'ctx>(cx: &'ctx Context, module: &Module<'ctx>, functions: &[FunctionValue<'ctx>]) {
+/// approximated and use reciprocals. NaN and infinity keep their meaning. (f32 subnormals
+/// flush to zero too: a property of the whole module, which [`crate::emit`] gives every
+/// function alike.)
+fn fast_math(functions: &[FunctionValue<'_>]) {
     use inkwell::values::FastMathFlags;
     let flags = FastMathFlags::AllowContract | FastMathFlags::ApproxFunc | FastMathFlags::AllowReciprocal;
     for f in functions {
-        f.add_attribute(
-            inkwell::attributes::AttributeLoc::Function,
-            cx.create_string_attribute("denormal-fp-math-f32", "preserve-sign,preserve-sign"),
-        );
         for bb in f.get_basic_blocks() {
             let mut inst = bb.get_first_instruction();
             while let Some(i) = inst {
@@ -239,11 +236,6 @@ fn fast_math<'ctx>(cx: &'ctx Context, module: &Module<'ctx>, functions: &[Functi
             }
         }
     }
-    module.add_basic_value_flag(
-        "nvvm-reflect-ftz",
-        inkwell::module::FlagBehavior::Override,
-        cx.i32_type().const_int(1, false),
-    );
 }
 
 /// What `MIN / -1` does: panic (`/`, `%`, `div_euclid`), wrap (`wrapping_div`) or
