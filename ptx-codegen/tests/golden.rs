@@ -132,9 +132,12 @@ fn calls(ptx: &str) -> Vec<(String, Vec<String>)> {
     let mut out: Vec<(String, Vec<String>)> = Vec::new();
     let mut lines = ptx.lines().map(str::trim);
     while let Some(line) = lines.next() {
-        let header = [".visible .entry ", ".entry ", ".visible .func ", ".func "].iter().any(|h| line.starts_with(h));
-        if header && let Some(open) = line.rfind('(') {
-            let name = line[..open].split_whitespace().last().unwrap_or_default();
+        let header = [".entry ", ".func "].iter().find_map(|h| line.trim_start_matches(".visible ").strip_prefix(h));
+        if let Some(rest) = header {
+            // `.func (.param .b32 func_retval0) name(`, or a declaration without the `(`.
+            let rest = rest.trim();
+            let rest = if rest.starts_with('(') { rest.split_once(')').map_or("", |(_, r)| r.trim()) } else { rest };
+            let name = rest.split(['(', ' ']).next().unwrap_or_default();
             out.push((name.to_string(), Vec::new()));
         } else if line.starts_with("call") {
             // `call.uni (retval0), f, (…)`, the callee on this line or the next.
@@ -150,10 +153,12 @@ fn calls(ptx: &str) -> Vec<(String, Vec<String>)> {
 
 #[test]
 fn the_call_parser_finds_each_callee() {
-    let ptx = ".func  (.param .b32 func_retval0) f_scalar(\n\t.param .b32 p\n)\n{\n\tret;\n}\n\
+    let ptx = ".func  (.param .b32 func_retval0) g\n(\n\t.param .b32 g_param_0\n)\n;\n\
+               .func  (.param .b32 func_retval0) f_scalar(\n\t.param .b32 p\n)\n{\n\tret;\n}\n\
                .visible .entry k(\n)\n{\n\tcall.uni (retval0), \n\tf_scalar, \n\t(\n\tparam0\n\t);\n\
                \tcall.uni \n\tg, \n\t(\n\t);\n}\n";
-    assert_eq!(calls(ptx), [("f_scalar".into(), vec![]), ("k".into(), vec!["f_scalar".to_string(), "g".into()])]);
+    let k = ("k".to_string(), vec!["f_scalar".to_string(), "g".into()]);
+    assert_eq!(calls(ptx), [("g".into(), vec![]), ("f_scalar".into(), vec![]), k]);
 }
 
 /// No entry calls the function it was compiled from (nor a helper, nor libdevice) out of
