@@ -37,7 +37,12 @@ fn main() {
     }
     println!();
     println!("{:<28} {:>12} {:>14}", "body of n statements", "n", "time (ms)");
-    let bodies = [("y = y.sin();", "sin() (f32, libdevice)"), ("y = y * 1.0001 + 0.5;", "arithmetic (f32)")];
+    let bodies = [
+        ("y = y.sin();", "sin() (f32, libdevice)"),
+        ("y = y * 1.0001 + 0.5;", "arithmetic (f32)"),
+        ("for k in 0..3 { y = y * 1.0001 + k as f32; }", "for loops"),
+        ("while y > 100.0 { y = y * 0.5; }", "while loops"),
+    ];
     for (statement, name) in bodies {
         for n in [500, 1000, 2000, 3000] {
             let src = format!("fn body(x: f32) -> f32 {{ let mut y = x; {} y }}", statement.repeat(n));
