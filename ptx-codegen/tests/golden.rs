@@ -209,7 +209,7 @@ fn entries_inline_the_function_they_run() {
             if heavy {
                 // The outlined copy is still there, and called.
                 let strided = calls(&k.ptx).into_iter().find(|(f, _)| *f == k.abi.strided_entry()).unwrap();
-                assert_eq!(strided.1, [own.clone()], "{src}");
+                assert_eq!(strided.1, std::slice::from_ref(&own), "{src}");
             }
         }
     }
