@@ -2,6 +2,8 @@
 //! --example compile_time`. Each kernel is compiled several times in one process (as the
 //! macro compiles every function of a crate in one compiler process); the first
 //! compile of a kernel that needs libdevice also reads and parses it, once per process.
+//! Then the time for bodies of many statements (compile time should grow linearly with the
+//! body; `tests/scaling.rs` guards what it depends on).
 
 use std::time::Instant;
 
@@ -32,5 +34,21 @@ fn main() {
         }
         let again = t.elapsed() / reps;
         println!("{name:<28} {:>12.1} {:>14.1}", first.as_secs_f64() * 1e3, again.as_secs_f64() * 1e3);
+    }
+    println!();
+    println!("{:<28} {:>12} {:>14}", "body of n statements", "n", "time (ms)");
+    let bodies = [
+        ("y = y.sin();", "sin() (f32, libdevice)"),
+        ("y = y * 1.0001 + 0.5;", "arithmetic (f32)"),
+        ("for k in 0..3 { y = y * 1.0001 + k as f32; }", "for loops"),
+        ("while y > 100.0 { y = y * 0.5; }", "while loops"),
+    ];
+    for (statement, name) in bodies {
+        for n in [500, 1000, 2000, 3000] {
+            let src = format!("fn body(x: f32) -> f32 {{ let mut y = x; {} y }}", statement.repeat(n));
+            let t = Instant::now();
+            compile_str(&src, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
+            println!("{name:<28} {n:>12} {:>14.1}", t.elapsed().as_secs_f64() * 1e3);
+        }
     }
 }

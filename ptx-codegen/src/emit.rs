@@ -3,8 +3,9 @@
 use std::sync::Once;
 
 use inkwell::OptimizationLevel;
+use inkwell::attributes::AttributeLoc;
 use inkwell::context::Context;
-use inkwell::module::Module;
+use inkwell::module::{FlagBehavior, Module};
 use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine, TargetTriple};
 
@@ -39,6 +40,15 @@ pub fn nvptx_target_machine_with(arch: &str, features: &str) -> Result<TargetMac
         .ok_or_else(|| format!("LLVM cannot create an NVPTX target machine for `{arch}`"))
 }
 
+/// What f32 arithmetic does with subnormal values: one choice for the whole module.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Subnormals {
+    /// Kept, as IEEE arithmetic and the CPU keep them.
+    Keep,
+    /// Flushed to zero, as operands and as results (`fastmath`).
+    Flush,
+}
+
 /// Text of a module before and after optimisation, and its PTX.
 pub struct Emitted {
     pub llvm_ir_unoptimized: String,
@@ -47,14 +57,16 @@ pub struct Emitted {
 }
 
 /// Verifies, links libdevice if the module calls into it, optimises (`default<O3>`) and
-/// emits `module` as PTX for `arch`. `kernels` are the entry symbols (all else is internal).
+/// emits `module` as PTX for `arch`, with f32 `subnormals` in every function. `kernels` are
+/// the entry symbols (all else is internal).
 pub fn emit_ptx<'ctx>(
     cx: &'ctx Context,
     module: &Module<'ctx>,
     arch: &str,
+    subnormals: Subnormals,
     kernels: &[&str],
 ) -> Result<Emitted, String> {
-    emit_ptx_with(cx, module, arch, "", kernels)
+    emit_ptx_with(cx, module, arch, "", subnormals, kernels)
 }
 
 /// [`emit_ptx`] with LLVM target `features` (e.g. `+ptx63`).
@@ -63,15 +75,23 @@ pub fn emit_ptx_with<'ctx>(
     module: &Module<'ctx>,
     arch: &str,
     features: &str,
+    subnormals: Subnormals,
     kernels: &[&str],
 ) -> Result<Emitted, String> {
     let tm = nvptx_target_machine_with(arch, features)?;
     module.set_triple(&tm.get_triple());
     module.set_data_layout(&tm.get_target_data().get_data_layout());
+    if subnormals == Subnormals::Flush {
+        // libdevice picks its flushing code paths by this flag (`__nvvm_reflect`).
+        module.add_basic_value_flag("nvvm-reflect-ftz", FlagBehavior::Override, cx.i32_type().const_int(1, false));
+    }
+    set_subnormals(cx, module, subnormals);
     module.verify().map_err(|e| format!("the generated LLVM IR is invalid (a compiler bug): {e}"))?;
     let llvm_ir_unoptimized = module.print_to_string().to_string();
     if libdevice::needed(module) {
         libdevice::link(cx, module, &tm, kernels)?;
+        // libdevice's functions join the module's mode, as clang's `-mlink-builtin-bitcode` does.
+        set_subnormals(cx, module, subnormals);
     }
     module
         .run_passes("default<O3>", &tm, PassBuilderOptions::create())
@@ -82,6 +102,23 @@ pub fn emit_ptx_with<'ctx>(
     let ptx = renumber_call_sites(String::from_utf8_lossy(buf.as_slice()).trim_end_matches('\0'));
     let ptx = widen_narrow_negations(&ptx)?;
     Ok(Emitted { llvm_ir_unoptimized, llvm_ir, ptx })
+}
+
+/// Gives every function defined in `module` the denormal mode of `subnormals`. One mode for
+/// all, entries, bodies, helpers and libdevice alike: LLVM inlines a function only into one
+/// of the same mode (an entry without its body's attribute would call the body out of line
+/// at every element), and an `alwaysinline` body inlined into an entry of another mode
+/// computes in the entry's mode. IEEE is LLVM's default, so `Keep` needs no attribute.
+fn set_subnormals(cx: &Context, module: &Module<'_>, subnormals: Subnormals) {
+    if subnormals == Subnormals::Keep {
+        return;
+    }
+    for f in module.get_functions().filter(|f| f.count_basic_blocks() > 0) {
+        f.add_attribute(
+            AttributeLoc::Function,
+            cx.create_string_attribute("denormal-fp-math-f32", "preserve-sign,preserve-sign"),
+        );
+    }
 }
 
 /// The driver's PTX compiler folds a 16-bit negation or absolute value followed by a

@@ -115,9 +115,14 @@ pub fn compile_ir(
     let strided = abi.strided_entry();
     let kernels: Vec<&str> =
         [abi.entry.as_str(), strided.as_str()].into_iter().chain(abi.reduce_entry.as_deref()).collect();
-    let out = emit::emit_ptx(&cx, &module, &options.arch, &kernels)?;
+    let out = emit::emit_ptx(&cx, &module, &options.arch, subnormals(options), &kernels)?;
     dump(name, &out)?;
     Ok(CompiledKernel { abi, ptx: out.ptx, llvm_ir: out.llvm_ir, llvm_ir_unoptimized: out.llvm_ir_unoptimized })
+}
+
+/// `fastmath` flushes f32 subnormals to zero; otherwise they are kept, as on the CPU.
+fn subnormals(options: &Options) -> emit::Subnormals {
+    if options.fastmath { emit::Subnormals::Flush } else { emit::Subnormals::Keep }
 }
 
 /// The environment variable that names a folder for the compiler's intermediate code.
@@ -207,7 +212,7 @@ pub fn compile_kernel_ir(
     // `activemask` needs PTX 6.3, more than LLVM's default (6.0) for sm_70 and sm_72;
     // newer targets' defaults are above it.
     let features = if matches!(options.arch.as_str(), "sm_70" | "sm_72") { "+ptx63" } else { "" };
-    let out = emit::emit_ptx_with(&cx, &module, &options.arch, features, &[abi.symbol.as_str()])?;
+    let out = emit::emit_ptx_with(&cx, &module, &options.arch, features, subnormals(options), &[abi.symbol.as_str()])?;
     dump(&abi.symbol, &out)?;
     Ok(CompiledExplicit { abi, ptx: out.ptx, llvm_ir: out.llvm_ir, llvm_ir_unoptimized: out.llvm_ir_unoptimized })
 }

@@ -2,8 +2,8 @@
 //!
 //! The lowering only declares the `__nv_*` functions it calls; [`link`] then brings in
 //! libdevice, keeps the kernels external and makes everything else internal, so that the
-//! optimiser inlines what is used and drops the rest. A kernel that calls no `__nv_*`
-//! function never touches libdevice.
+//! optimiser inlines what is used (up to [`INLINED_CALLS_MAX`] calls) and drops the rest.
+//! A kernel that calls no `__nv_*` function never touches libdevice.
 //!
 //! libdevice is read and parsed once per process (the macro compiles every kernel of a
 //! crate in one compiler process), where its call graph is recorded. Each kernel then opens
@@ -15,12 +15,13 @@ use std::collections::{HashMap, HashSet};
 use std::ffi::{CStr, CString};
 use std::sync::OnceLock;
 
+use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::context::Context;
 use inkwell::llvm_sys;
 use inkwell::memory_buffer::MemoryBuffer;
 use inkwell::module::{Linkage, Module};
 use inkwell::targets::TargetMachine;
-use inkwell::values::{FunctionValue, Operand};
+use inkwell::values::{BasicValue, FunctionValue, Operand};
 
 use crate::toolkit;
 
@@ -120,16 +121,50 @@ fn open_lazily<'ctx>(cx: &'ctx Context, bitcode: &'static [u8]) -> Result<Module
     }
 }
 
+/// Up to this many calls to libdevice in a module, every call is inlined (libdevice's
+/// functions are `alwaysinline`: no call overhead, and the optimiser sees through them).
+/// Beyond it, each function the module calls is compiled once and called: a body of
+/// thousands of math calls would otherwise become as many inlined copies, megabytes of PTX
+/// for the driver to compile when it loads the module, optimised and emitted by LLVM in
+/// time that grows with the square of the copies (loop rotation of each copy's loops
+/// updates the dominator tree of everything after it; machine CSE merges the constants
+/// every copy materialises, clearing the kill flags of all the uses at each merge).
+pub const INLINED_CALLS_MAX: usize = 64;
+
+/// The libdevice functions `module` declares, and how many calls it makes to them.
+fn calls(module: &Module<'_>) -> (Vec<String>, usize) {
+    let mut n = 0;
+    let mut called = Vec::new();
+    for f in module.get_functions().filter(|f| f.count_basic_blocks() == 0 && name_of(*f).starts_with("__nv_")) {
+        let mut call = f.as_global_value().as_pointer_value().get_first_use();
+        while let Some(c) = call {
+            n += 1;
+            call = c.get_next_use();
+        }
+        called.push(name_of(f));
+    }
+    (called, n)
+}
+
 /// Links libdevice into `module` and internalises every function except `keep` (the
-/// kernel entries).
+/// kernel entries). Past [`INLINED_CALLS_MAX`] calls, the functions `module` calls are
+/// kept out of line.
 pub fn link<'ctx>(cx: &'ctx Context, module: &Module<'ctx>, tm: &TargetMachine, keep: &[&str]) -> Result<(), String> {
     let library = library()?;
     let lib = open_lazily(cx, &library.bitcode)?;
     prune(module, &lib, &library.calls);
+    let (called, n) = calls(module);
     // libdevice says `nvptx64-nvidia-gpulibs`; take the module's triple and layout to link quietly.
     lib.set_triple(&tm.get_triple());
     lib.set_data_layout(&tm.get_target_data().get_data_layout());
     module.link_in_module(lib).map_err(|e| format!("cannot link libdevice: {e}"))?;
+    if n > INLINED_CALLS_MAX {
+        let kind = Attribute::get_named_enum_kind_id;
+        for f in called.iter().filter_map(|name| module.get_function(name)).filter(|f| f.count_basic_blocks() > 0) {
+            f.remove_enum_attribute(AttributeLoc::Function, kind("alwaysinline"));
+            f.add_attribute(AttributeLoc::Function, cx.create_enum_attribute(kind("noinline"), 0));
+        }
+    }
     for f in module.get_functions() {
         let name = f.get_name().to_string_lossy();
         if f.count_basic_blocks() > 0 && !keep.contains(&name.as_ref()) {

@@ -125,3 +125,138 @@ fn a_one_field_tuple_is_a_result_array_of_its_own() {
     }
     assert!(k.ptx.contains("add.rn.f64") && k.ptx.contains("st.global.f64"), "{}", k.ptx);
 }
+
+/// Each function of a PTX text (`.entry` or `.func`, in order) and the functions its `call`s
+/// name.
+fn calls(ptx: &str) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    let mut lines = ptx.lines().map(str::trim);
+    while let Some(line) = lines.next() {
+        let header = [".entry ", ".func "].iter().find_map(|h| line.trim_start_matches(".visible ").strip_prefix(h));
+        if let Some(rest) = header {
+            // `.func (.param .b32 func_retval0) name(`, or a declaration without the `(`.
+            let rest = rest.trim();
+            let rest = if rest.starts_with('(') { rest.split_once(')').map_or("", |(_, r)| r.trim()) } else { rest };
+            let name = rest.split(['(', ' ']).next().unwrap_or_default();
+            out.push((name.to_string(), Vec::new()));
+        } else if line.starts_with("call") {
+            // `call.uni (retval0), f, (…)`, the callee on this line or the next.
+            let rest = line.split_once(char::is_whitespace).map_or("", |(_, r)| r);
+            let rest = rest.trim().strip_prefix("(retval0),").unwrap_or(rest).trim();
+            let callee = if rest.is_empty() { lines.next().unwrap_or_default() } else { rest };
+            let callee = callee.split([',', ' ', '(', ';']).next().unwrap_or_default().to_string();
+            out.last_mut().expect("a call inside a function").1.push(callee);
+        }
+    }
+    out
+}
+
+#[test]
+fn the_call_parser_finds_each_callee() {
+    let ptx = ".func  (.param .b32 func_retval0) g\n(\n\t.param .b32 g_param_0\n)\n;\n\
+               .func  (.param .b32 func_retval0) f_scalar(\n\t.param .b32 p\n)\n{\n\tret;\n}\n\
+               .visible .entry k(\n)\n{\n\tcall.uni (retval0), \n\tf_scalar, \n\t(\n\tparam0\n\t);\n\
+               \tcall.uni \n\tg, \n\t(\n\t);\n}\n";
+    let k = ("k".to_string(), vec!["f_scalar".to_string(), "g".into()]);
+    assert_eq!(calls(ptx), [("g".into(), vec![]), ("f_scalar".into(), vec![]), k]);
+}
+
+/// No entry calls the function it was compiled from (nor a helper, nor libdevice) out of
+/// line, plain or `fastmath`: every function of the module shares one floating-point
+/// environment, so LLVM inlines across them. The exceptions are meant: a function that
+/// uses libdevice's math is called once from the strided and the reduction entries rather
+/// than inlined into each.
+#[test]
+fn entries_inline_the_function_they_run() {
+    let sq = [("sq".to_string(), "sq".to_string())];
+    let sq_def = || {
+        let item: syn::ItemFn = syn::parse_str("fn sq(v: f32) -> f32 { v * v }").unwrap();
+        vec![ptx_codegen::frontend::HelperDef { id: "sq".into(), item, callees: vec![] }]
+    };
+    // (source, whether it calls libdevice's math, whether it calls the helper `sq`)
+    let functions = [
+        ("fn add(a: f32, b: f32) -> f32 { a + b }", false, false),
+        ("fn muladd(x: f32, y: f32, z: f32) -> f32 { x * y + z }", false, false),
+        ("fn muladd64(x: f64, y: f64, z: f64) -> f64 { x * y + z }", false, false),
+        ("fn div(a: i32, b: i32) -> i32 { a / b }", false, false),
+        ("fn relu(x: f32) -> f32 { if x > 0.0 { x } else { 0.0 } }", false, false),
+        ("fn split(x: f32) -> (f32, bool) { (x * 0.5, x > 1.0) }", false, false),
+        ("fn norm(x: f32, y: f32) -> f32 { (sq(x) + sq(y)) * 0.5 }", false, true),
+        ("fn wave(x: f32) -> f32 { x.sin() * x.exp() }", true, false),
+        ("fn hyp(x: f64, y: f64) -> f64 { x.hypot(y).ln() }", true, false),
+        ("fn mix(a: f32, b: f32) -> f32 { a.powf(b) + a * b }", true, false),
+    ];
+    for (src, heavy, helper) in functions {
+        let item: syn::ItemFn = syn::parse_str(src).unwrap();
+        let name = item.sig.ident.to_string();
+        for options in [Options::default(), fast()] {
+            let (callees, helpers) = if helper { (&sq[..], sq_def()) } else { (&[][..], vec![]) };
+            let k = ptx_codegen::compile_with_helpers(&item, callees, &helpers, &options)
+                .unwrap_or_else(|e| panic!("{src}: {e}"));
+            let own = format!("{name}_scalar");
+            for (function, called) in calls(&k.ptx) {
+                let meant =
+                    heavy && (function == k.abi.strided_entry() || Some(&function) == k.abi.reduce_entry.as_ref());
+                for callee in called {
+                    let allowed = callee == own && meant;
+                    assert!(
+                        allowed,
+                        "{src} (fastmath: {}): `{function}` calls `{callee}` out of line\n{}",
+                        options.fastmath, k.ptx
+                    );
+                }
+            }
+            if heavy {
+                // The outlined copy is still there, and called.
+                let strided = calls(&k.ptx).into_iter().find(|(f, _)| *f == k.abi.strided_entry()).unwrap();
+                assert_eq!(strided.1, std::slice::from_ref(&own), "{src}");
+            }
+        }
+    }
+}
+
+/// The same for explicit kernels: the body and its `#[device]` helpers are inlined into the
+/// `.entry`, and under `fastmath` the entry flushes f32 subnormals as its body does.
+#[test]
+fn kernels_inline_their_body_and_helpers() {
+    let helper = |src: &str, id: &str| {
+        let item: syn::ItemFn = syn::parse_str(src).unwrap();
+        ptx_codegen::frontend::HelperDef { id: id.into(), item, callees: vec![] }
+    };
+    let helpers = [
+        helper("fn twice(v: f32) -> f32 { v * 2.0 }", "twice"),
+        helper("fn wavy(v: f32) -> f32 { v.sin() + v.cos() }", "wavy"),
+        helper("fn safe_div(a: i32, b: i32) -> i32 { a / b + 1 }", "safe_div"),
+    ];
+    let callees: Vec<(String, String)> =
+        ["twice", "wavy", "safe_div"].iter().map(|h| (h.to_string(), h.to_string())).collect();
+    let kernels = [
+        "fn axpy(a: f32, x: &[f32], y: &mut [f32]) { let i = gpu::grid1(); if i < y.len() { y[i] = a * x[i] + y[i]; } }",
+        "fn scale(x: &[f32], y: &mut [f32]) { let i = gpu::grid1(); if i < y.len() { y[i] = twice(x[i]) * x[i] + 1.0; } }",
+        "fn waves(x: &[f32], y: &mut [f32]) { let i = gpu::grid1(); if i < y.len() { y[i] = wavy(x[i]) * x[i]; } }",
+        "fn divide(a: &[i32], out: &mut [i32]) { let i = gpu::grid1(); out[i] = safe_div(a[i], 3 - a[0]); }",
+    ];
+    for src in kernels {
+        let item: syn::ItemFn = syn::parse_str(src).unwrap();
+        for options in [Options::default(), fast()] {
+            let v = ptx_codegen::compile_kernel_variants(&item, &callees, &helpers, &options)
+                .unwrap_or_else(|e| panic!("{src}: {e}"));
+            for k in std::iter::once(&v.wrapping).chain(&v.checked) {
+                for (function, called) in calls(&k.ptx) {
+                    assert!(
+                        called.is_empty(),
+                        "{src} (fastmath: {}): `{function}` calls {called:?} out of line\n{}",
+                        options.fastmath,
+                        k.ptx
+                    );
+                }
+                let float = k.ptx.contains(".f32");
+                if float && options.fastmath {
+                    assert!(k.ptx.contains(".ftz.f32"), "{src}: fastmath flushes f32 subnormals\n{}", k.ptx);
+                } else {
+                    assert!(!k.ptx.contains(".ftz."), "{src}: IEEE subnormals unless fastmath\n{}", k.ptx);
+                }
+            }
+        }
+    }
+}

@@ -233,8 +233,9 @@ impl<'ctx> FnLower<'_, 'ctx> {
         b.build_store(r_slot, self.fconst(x, t, 1.0))?;
         b.build_store(a_slot, x)?;
         b.build_store(n_slot, n)?;
+        // One block, which squares `a` even after the last bit (unused then): the loop is in
+        // the rotated form LLVM's loop passes want, so they need not rewrite it.
         let body = self.cx.append_basic_block(self.llfn, "powi");
-        let square = self.cx.append_basic_block(self.llfn, "powi_square");
         let done = self.cx.append_basic_block(self.llfn, "powi_done");
         b.build_unconditional_branch(body)?;
         b.position_at_end(body);
@@ -255,11 +256,9 @@ impl<'ctx> FnLower<'_, 'ctx> {
         // C's `b /= 2` truncates towards zero.
         let k = b.build_int_signed_div(k, i32t.const_int(2, false), "half")?;
         b.build_store(n_slot, k)?;
-        let finished = b.build_int_compare(IntPredicate::EQ, k, i32t.const_zero(), "finished")?;
-        b.build_conditional_branch(finished, done, square)?;
-        b.position_at_end(square);
         b.build_store(a_slot, b.build_float_mul(a, a, "aa")?)?;
-        b.build_unconditional_branch(body)?;
+        let finished = b.build_int_compare(IntPredicate::EQ, k, i32t.const_zero(), "finished")?;
+        b.build_conditional_branch(finished, done, body)?;
         b.position_at_end(done);
         let r = b.build_load(ft, r_slot, "r")?.into_float_value();
         let negative = b.build_int_compare(IntPredicate::SLT, n, i32t.const_zero(), "negative")?;

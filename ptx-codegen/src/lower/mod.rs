@@ -149,7 +149,7 @@ pub fn lower_program<'ctx>(
         lower_body(cx, module, f, *llfn, &functions, program, how)?;
     }
     if how.fastmath {
-        fast_math(cx, module, &functions);
+        fast_math(&functions);
     }
     Ok(functions)
 }
@@ -220,16 +220,13 @@ fn lower_body<'ctx>(
 }
 
 /// `fastmath`: every float operation may be contracted (`a * b + c` into one `fma`),
-/// approximated and use reciprocals, and f32 subnormals flush to zero (also in libdevice,
-/// through its `nvvm-reflect-ftz` flag). NaN and infinity keep their meaning.
-fn fast_math<'ctx>(cx: &'ctx Context, module: &Module<'ctx>, functions: &[FunctionValue<'ctx>]) {
+/// approximated and use reciprocals. NaN and infinity keep their meaning. (f32 subnormals
+/// flush to zero too: a property of the whole module, which [`crate::emit`] gives every
+/// function alike.)
+fn fast_math(functions: &[FunctionValue<'_>]) {
     use inkwell::values::FastMathFlags;
     let flags = FastMathFlags::AllowContract | FastMathFlags::ApproxFunc | FastMathFlags::AllowReciprocal;
     for f in functions {
-        f.add_attribute(
-            inkwell::attributes::AttributeLoc::Function,
-            cx.create_string_attribute("denormal-fp-math-f32", "preserve-sign,preserve-sign"),
-        );
         for bb in f.get_basic_blocks() {
             let mut inst = bb.get_first_instruction();
             while let Some(i) = inst {
@@ -240,11 +237,6 @@ fn fast_math<'ctx>(cx: &'ctx Context, module: &Module<'ctx>, functions: &[Functi
             }
         }
     }
-    module.add_basic_value_flag(
-        "nvvm-reflect-ftz",
-        inkwell::module::FlagBehavior::Override,
-        cx.i32_type().const_int(1, false),
-    );
 }
 
 /// What `MIN / -1` does: panic (`/`, `%`, `div_euclid`), wrap (`wrapping_div`) or
@@ -945,23 +937,33 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
         }
     }
 
+    /// `while c { body }` as `if c { loop { body; if !c { break } } }`: the condition is
+    /// lowered twice, and the loop is in the rotated form LLVM's loop passes want, so they
+    /// need not rewrite it (a rewrite updates the dominator tree of everything after the
+    /// loop: quadratic in a body of many loops).
     fn while_loop(&mut self, id: LoopId, cond: &Expr, body: &Block) -> LResult<Value<'ctx>> {
-        let head = self.cx.append_basic_block(self.llfn, "while_cond");
         let body_bb = self.cx.append_basic_block(self.llfn, "while_body");
+        let latch = self.cx.append_basic_block(self.llfn, "while_cond");
         let exit = self.cx.append_basic_block(self.llfn, "while_end");
-        self.builder.build_unconditional_branch(head)?;
-        self.builder.position_at_end(head);
-        if let Some(c) = self.expr(cond)? {
-            self.builder.build_conditional_branch(c.into_int_value(), body_bb, exit)?;
-        } else {
-            self.builder.build_unconditional_branch(exit)?;
-        }
-        self.loops.insert(id, LoopTargets { break_bb: exit, continue_bb: head, result: None });
+        self.branch_on(cond, body_bb, exit)?;
+        self.loops.insert(id, LoopTargets { break_bb: exit, continue_bb: latch, result: None });
         self.builder.position_at_end(body_bb);
         self.block(body)?;
-        self.builder.build_unconditional_branch(head)?;
+        self.builder.build_unconditional_branch(latch)?;
+        self.builder.position_at_end(latch);
+        self.branch_on(cond, body_bb, exit)?;
         self.builder.position_at_end(exit);
         Ok(None)
+    }
+
+    /// Evaluates `cond` and branches to `then` or `otherwise` (to `otherwise` when `cond`
+    /// diverges).
+    fn branch_on(&mut self, cond: &Expr, then: BasicBlock<'ctx>, otherwise: BasicBlock<'ctx>) -> LResult<()> {
+        match self.expr(cond)? {
+            Some(c) => self.builder.build_conditional_branch(c.into_int_value(), then, otherwise)?,
+            None => self.builder.build_unconditional_branch(otherwise)?,
+        };
+        Ok(())
     }
 
     fn loop_expr(&mut self, e: &Expr, id: LoopId, body: &Block) -> LResult<Value<'ctx>> {
@@ -1053,12 +1055,12 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
         self.block(body)?;
         self.builder.build_unconditional_branch(latch)?;
 
+        // The latch advances and tests in one block: the loop is already in the rotated form
+        // LLVM's loop passes want, so they need not rewrite it (a rewrite updates the
+        // dominator tree of everything after the loop: quadratic in a body of many loops).
+        // After the last iteration the cursor wraps past the range unused.
         self.builder.position_at_end(latch);
         let k = self.builder.build_load(i64t, k_slot, "k")?.into_int_value();
-        let done = self.builder.build_int_compare(IntPredicate::EQ, k, last, "done")?;
-        let advance = self.cx.append_basic_block(self.llfn, "for_advance");
-        self.builder.build_conditional_branch(done, exit, advance)?;
-        self.builder.position_at_end(advance);
         let k1 = self.builder.build_int_add(k, i64t.const_int(1, false), "k1")?;
         self.builder.build_store(k_slot, k1)?;
         let cur = self.builder.build_load(ty, cur_slot, "cur")?.into_int_value();
@@ -1068,7 +1070,8 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
             self.builder.build_int_add(cur, stride, "next")?
         };
         self.builder.build_store(cur_slot, next)?;
-        self.builder.build_unconditional_branch(body_bb)?;
+        let done = self.builder.build_int_compare(IntPredicate::EQ, k, last, "done")?;
+        self.builder.build_conditional_branch(done, exit, body_bb)?;
         self.builder.position_at_end(exit);
         Ok(None)
     }
