@@ -161,7 +161,8 @@ fn finish_vectorize(
         .map(|(ty, f)| {
             let (compiled, ok) = if !precheck_failed && helpers_ok && errors.is_empty() {
                 let result = if options.target == Target::Cuda {
-                    ptx_codegen::compile_variants(f, &callees, &helpers, &options).map(Some)
+                    ptx_codegen::compile_variants(f, &callees, &helpers, &options, ptx_codegen::PtxCache::for_build())
+                        .map(Some)
                 } else {
                     // The CPU targets run the host original; the function is still checked
                     // against the kernel language, so it can move to the GPU unchanged.

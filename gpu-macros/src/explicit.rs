@@ -111,7 +111,13 @@ fn finish_kernel(
     let helpers_ok = entries.iter().all(|e| e.ok);
     let compiled: Option<KernelVariants> = if errors.is_empty() && helpers_ok && params.is_ok() {
         let helpers: Vec<frontend::HelperDef> = entries.iter().map(chain::Entry::helper).collect();
-        match ptx_codegen::compile_kernel_variants(func, &callees, &helpers, &options) {
+        match ptx_codegen::compile_kernel_variants(
+            func,
+            &callees,
+            &helpers,
+            &options,
+            ptx_codegen::PtxCache::for_build(),
+        ) {
             Ok(k) => Some(k),
             Err(e) => {
                 errors.push(e);

@@ -3,11 +3,13 @@
 //! The pipeline reads like its modules: [`frontend`] (syn → typed kernel IR, with every
 //! diagnostic at its span), [`lower`] (kernel IR → LLVM IR: the scalar function and a
 //! grid-stride kernel entry), [`emit`] (LLVM's NVPTX backend → PTX). [`abi`] is the contract
-//! with the runtime that launches the kernel.
+//! with the runtime that launches the kernel. [`cache`] keeps what LLVM emitted on disk, for
+//! the next build.
 //!
 //! This crate has no `proc_macro` dependency: every stage runs from plain tests.
 
 pub mod abi;
+pub mod cache;
 pub mod emit;
 pub mod frontend;
 /// The lowering compiled for the host, for the differential tests (feature `host-jit`).
@@ -27,6 +29,7 @@ use syn::ext::IdentExt;
 use lower::{EntryKind, Lowering, Weight};
 
 pub use abi::{ExplicitAbi, ExplicitParam, ExplicitParamKind, Fault, KernelAbi, entry_symbol};
+pub use cache::PtxCache;
 pub use ir::IntOverflow;
 pub use options::{LaunchBounds, Options, Target};
 pub use ty::ScalarType;
@@ -69,19 +72,30 @@ pub struct Variants {
     pub checked: Option<CompiledKernel>,
 }
 
-/// [`compile_with_helpers`], both variants.
+/// [`compile_with_helpers`], both variants. With a `cache`, what LLVM would emit is read
+/// from it when it holds the same function compiled the same way, and stored there
+/// otherwise; the frontend's checks run either way.
 pub fn compile_variants(
     item: &syn::ItemFn,
     callees: &[(String, String)],
     helpers: &[frontend::HelperDef],
     options: &Options,
+    cache: Option<&PtxCache>,
 ) -> Result<Variants, syn::Error> {
     let program = frontend::check_program(item, callees, helpers)?;
     let name = item.sig.ident.unraw().to_string();
     let at_name = |msg: String| syn::Error::new(item.sig.ident.span(), msg);
-    let wrapping = compile_ir(&program, &name, options, IntOverflow::Wrap).map_err(at_name)?;
+    let inputs = cache.map(|c| {
+        let toolchain = cache::Toolchain::current();
+        (c, cache::Inputs::new(toolchain, cache::Kind::Vectorized, item, callees, helpers, options))
+    });
+    let compile = |overflow| {
+        let cached = inputs.as_ref().map(|(c, i)| (*c, i.key(overflow)));
+        compile_ir_cached(&program, &name, options, overflow, cached).map_err(at_name)
+    };
+    let wrapping = compile(IntOverflow::Wrap)?;
     let checked = match program.checks_overflow() {
-        true => Some(compile_ir(&program, &name, options, IntOverflow::Panic).map_err(at_name)?),
+        true => Some(compile(IntOverflow::Panic)?),
         false => None,
     };
     Ok(Variants { wrapping, checked })
@@ -94,28 +108,45 @@ pub fn compile_ir(
     options: &Options,
     overflow: IntOverflow,
 ) -> Result<CompiledKernel, String> {
+    compile_ir_cached(program, name, options, overflow, None)
+}
+
+/// [`compile_ir`], through a cache entry when given one.
+fn compile_ir_cached(
+    program: &ir::Program,
+    name: &str,
+    options: &Options,
+    overflow: IntOverflow,
+    cached: Option<(&PtxCache, cache::Key)>,
+) -> Result<CompiledKernel, String> {
     let f = program.entry();
     let inputs: Vec<ScalarType> = f.params.iter().map(|p| p.ty).collect();
     let abi = KernelAbi::new(name, inputs, &f.ret, program.may_fail_with(overflow));
-    let cx = Context::create();
-    let module = cx.create_module(name);
-    let how = Lowering { fault_code: abi.error_flag, fastmath: options.fastmath, overflow };
-    let lowered = lower::lower_program(&cx, &module, program, &format!("{name}_scalar"), how).and_then(|fns| {
-        let weight = if libdevice::needed(&module) { Weight::Heavy } else { Weight::Light };
-        lower::lower_kernel_entry(&cx, &module, fns[0], &abi, EntryKind::Contiguous, weight)?;
-        lower::lower_kernel_entry(&cx, &module, fns[0], &abi, EntryKind::Strided, weight)?;
-        if let Some(r) = &abi.reduce_entry {
-            lower::lower_reduce_entry(&cx, &module, fns[0], abi.outputs[0], r, abi.error_flag, weight)?;
+    let emit = || {
+        let cx = Context::create();
+        let module = cx.create_module(name);
+        let how = Lowering { fault_code: abi.error_flag, fastmath: options.fastmath, overflow };
+        let lowered = lower::lower_program(&cx, &module, program, &format!("{name}_scalar"), how).and_then(|fns| {
+            let weight = if libdevice::needed(&module) { Weight::Heavy } else { Weight::Light };
+            lower::lower_kernel_entry(&cx, &module, fns[0], &abi, EntryKind::Contiguous, weight)?;
+            lower::lower_kernel_entry(&cx, &module, fns[0], &abi, EntryKind::Strided, weight)?;
+            if let Some(r) = &abi.reduce_entry {
+                lower::lower_reduce_entry(&cx, &module, fns[0], abi.outputs[0], r, abi.error_flag, weight)?;
+            }
+            Ok(())
+        });
+        if let Err(e) = lowered {
+            return Err(format!("internal compiler error while lowering `{name}`: {}", e.message));
         }
-        Ok(())
-    });
-    if let Err(e) = lowered {
-        return Err(format!("internal compiler error while lowering `{name}`: {}", e.message));
-    }
-    let strided = abi.strided_entry();
-    let kernels: Vec<&str> =
-        [abi.entry.as_str(), strided.as_str()].into_iter().chain(abi.reduce_entry.as_deref()).collect();
-    let out = emit::emit_ptx(&cx, &module, &options.arch, &kernels)?;
+        let strided = abi.strided_entry();
+        let kernels: Vec<&str> =
+            [abi.entry.as_str(), strided.as_str()].into_iter().chain(abi.reduce_entry.as_deref()).collect();
+        emit::emit_ptx(&cx, &module, &options.arch, &kernels)
+    };
+    let out = match cached {
+        Some((cache, key)) => cache.emitted(&key, emit)?,
+        None => emit()?,
+    };
     dump(name, &out)?;
     Ok(CompiledKernel { abi, ptx: out.ptx, llvm_ir: out.llvm_ir, llvm_ir_unoptimized: out.llvm_ir_unoptimized })
 }
@@ -124,7 +155,8 @@ pub fn compile_ir(
 pub const DUMP_ENV: &str = "GPU_VECTORIZE_DUMP";
 
 /// With `GPU_VECTORIZE_DUMP=<folder>` set while building, writes `<name>.ll` (LLVM IR before
-/// optimisation), `<name>.opt.ll` (after) and `<name>.ptx` for every kernel compiled.
+/// optimisation), `<name>.opt.ll` (after) and `<name>.ptx` for every kernel compiled (or
+/// read from the cache).
 fn dump(name: &str, out: &emit::Emitted) -> Result<(), String> {
     let Some(dir) = std::env::var_os(DUMP_ENV) else { return Ok(()) };
     let dir = std::path::PathBuf::from(dir);
@@ -155,19 +187,29 @@ pub struct KernelVariants {
     pub checked: Option<CompiledExplicit>,
 }
 
-/// Compiles an explicit kernel (`#[kernel]`) with the helpers it calls, both overflow variants.
+/// Compiles an explicit kernel (`#[kernel]`) with the helpers it calls, both overflow
+/// variants, through `cache` as [`compile_variants`] does.
 pub fn compile_kernel_variants(
     item: &syn::ItemFn,
     callees: &[(String, String)],
     helpers: &[frontend::HelperDef],
     options: &Options,
+    cache: Option<&PtxCache>,
 ) -> Result<KernelVariants, syn::Error> {
     let program = frontend::check_kernel_program(item, callees, helpers)?;
     let name = item.sig.ident.unraw().to_string();
     let at_name = |msg: String| syn::Error::new(item.sig.ident.span(), msg);
-    let wrapping = compile_kernel_ir(&program, &name, options, IntOverflow::Wrap).map_err(at_name)?;
+    let inputs = cache.map(|c| {
+        let toolchain = cache::Toolchain::current();
+        (c, cache::Inputs::new(toolchain, cache::Kind::Explicit, item, callees, helpers, options))
+    });
+    let compile = |overflow| {
+        let cached = inputs.as_ref().map(|(c, i)| (*c, i.key(overflow)));
+        compile_kernel_ir_cached(&program, &name, options, overflow, cached).map_err(at_name)
+    };
+    let wrapping = compile(IntOverflow::Wrap)?;
     let checked = match program.checks_overflow() {
-        true => Some(compile_kernel_ir(&program, &name, options, IntOverflow::Panic).map_err(at_name)?),
+        true => Some(compile(IntOverflow::Panic)?),
         false => None,
     };
     Ok(KernelVariants { wrapping, checked })
@@ -189,25 +231,43 @@ pub fn compile_kernel_ir(
     options: &Options,
     overflow: IntOverflow,
 ) -> Result<CompiledExplicit, String> {
+    compile_kernel_ir_cached(program, name, options, overflow, None)
+}
+
+/// [`compile_kernel_ir`], through a cache entry when given one.
+fn compile_kernel_ir_cached(
+    program: &ir::Program,
+    name: &str,
+    options: &Options,
+    overflow: IntOverflow,
+    cached: Option<(&PtxCache, cache::Key)>,
+) -> Result<CompiledExplicit, String> {
     let abi = ExplicitAbi {
         symbol: kernel_abi::kernel_symbol(name),
         params: program.entry().params.iter().map(ExplicitParam::of).collect(),
         static_shared_bytes: program.static_shared_bytes(),
         dynamic_shared: program.uses_dynamic_shared(),
     };
-    let cx = Context::create();
-    let module = cx.create_module(name);
-    // A kernel always takes the fault record: an index can miss in any kernel.
-    let how = Lowering { fault_code: true, fastmath: options.fastmath, overflow };
-    let lowered = lower::lower_program(&cx, &module, program, &format!("{name}_body"), how)
-        .and_then(|fns| lower::lower_explicit_entry(&cx, &module, fns[0], program, &abi.symbol, options.launch_bounds));
-    if let Err(e) = lowered {
-        return Err(format!("internal compiler error while lowering `{name}`: {}", e.message));
-    }
-    // `activemask` needs PTX 6.3, more than LLVM's default (6.0) for sm_70 and sm_72;
-    // newer targets' defaults are above it.
-    let features = if matches!(options.arch.as_str(), "sm_70" | "sm_72") { "+ptx63" } else { "" };
-    let out = emit::emit_ptx_with(&cx, &module, &options.arch, features, &[abi.symbol.as_str()])?;
+    let emit = || {
+        let cx = Context::create();
+        let module = cx.create_module(name);
+        // A kernel always takes the fault record: an index can miss in any kernel.
+        let how = Lowering { fault_code: true, fastmath: options.fastmath, overflow };
+        let lowered = lower::lower_program(&cx, &module, program, &format!("{name}_body"), how).and_then(|fns| {
+            lower::lower_explicit_entry(&cx, &module, fns[0], program, &abi.symbol, options.launch_bounds)
+        });
+        if let Err(e) = lowered {
+            return Err(format!("internal compiler error while lowering `{name}`: {}", e.message));
+        }
+        // `activemask` needs PTX 6.3, more than LLVM's default (6.0) for sm_70 and sm_72;
+        // newer targets' defaults are above it.
+        let features = if matches!(options.arch.as_str(), "sm_70" | "sm_72") { "+ptx63" } else { "" };
+        emit::emit_ptx_with(&cx, &module, &options.arch, features, &[abi.symbol.as_str()])
+    };
+    let out = match cached {
+        Some((cache, key)) => cache.emitted(&key, emit)?,
+        None => emit()?,
+    };
     dump(&abi.symbol, &out)?;
     Ok(CompiledExplicit { abi, ptx: out.ptx, llvm_ir: out.llvm_ir, llvm_ir_unoptimized: out.llvm_ir_unoptimized })
 }
