@@ -3,10 +3,10 @@
 //! macro compiles every function of a crate in one compiler process); the first
 //! compile of a kernel that needs libdevice also reads and parses it, once per process.
 //!
-//! The last column is what the macro spends on a function whose kernels are in the PTX
-//! cache (a rebuild after an edit elsewhere in the crate): the frontend's checks, the key,
-//! and reading the entries back, both overflow variants where there are two. Cargo builds
-//! the macro unoptimised, so run this without `--release` for the figure a build sees.
+//! The last column is what the macro's compiler spends on a function whose kernels are in
+//! the PTX cache (a rebuild after an edit elsewhere in the crate): the key, and reading the
+//! entry back (both overflow variants where there are two). Cargo builds the macro
+//! unoptimised, so run this without `--release` for the figure a build sees.
 
 use std::time::Instant;
 

@@ -1,13 +1,13 @@
 //! The on-disk cache of compiled kernels.
 //!
 //! rustc expands every macro of a crate again each time it rebuilds the crate, after an
-//! edit anywhere in it, and LLVM takes 40-200 ms per kernel. So the texts a kernel compiles
-//! to (its PTX and LLVM IR) are kept on disk under a key that hashes everything they depend
-//! on: the function's tokens and those of the helpers it calls, the options, the overflow
-//! variant, and the toolchain (this compiler's build, LLVM's version, libdevice's bytes).
-//! An unchanged kernel is read back instead of compiled; a changed one has another key.
-//! The checks of the frontend still run on every expansion: they give the kernel's ABI and
-//! the user's diagnostics, and cost far less than LLVM.
+//! edit anywhere in it, and LLVM takes 40-200 ms per kernel. So what a function compiles to
+//! (each overflow variant's ABI, PTX and LLVM IR) is kept on disk under a key that hashes
+//! everything it depends on: the function's tokens and those of the helpers it calls, the
+//! options, which compiler entry point, and the toolchain (this compiler's build, LLVM's
+//! version, libdevice's bytes). An unchanged function is read back instead of checked and
+//! compiled: the frontend is a function of the same inputs, and only a function that
+//! compiled is stored, so there is nothing it could report. A changed one has another key.
 //!
 //! Where: `GPU_VECTORIZE_CACHE=<dir>`, or `ptx-cache/` in the target directory of the cargo
 //! build; `GPU_VECTORIZE_CACHE=off` turns it off. Entries are never evicted: `cargo clean`
@@ -15,7 +15,7 @@
 //!
 //! An entry is written to a temporary file beside it and renamed into place, so a reader
 //! sees a whole entry or none, and builds that write the same entry at once each rename a
-//! complete copy over the other. An entry repeats its key, gives each text's length, and
+//! complete copy over the other. An entry repeats its key, gives each field's length, and
 //! ends with a checksum of all that precedes it ([`word_sum`]): one that does not check out
 //! (truncated, corrupt, another key's) is a miss, and the compile that follows replaces it.
 //! The cache never fails a build: a directory that cannot be written costs a compile,
@@ -24,8 +24,8 @@
 //! Cargo builds proc macros unoptimised in every profile (`build-override`'s default
 //! `opt-level = 0`), where SHA-256 reads about 20 MB/s: fine for a key (a few kilobytes of
 //! tokens), too slow for an entry (up to 400 kB for a function whose `sin` carries
-//! libdevice's slow path). Entries are checked with a sum over 8-byte words instead, about
-//! 1 GB/s there.
+//! libdevice's slow path). Entries are checked with a sum over 8-byte words instead, several
+//! hundred MB/s there.
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -37,10 +37,11 @@ use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
 use quote::ToTokens;
 use sha2::{Digest, Sha256};
 
-use crate::emit::Emitted;
+use crate::abi::{ExplicitAbi, ExplicitParam, ExplicitParamKind, KernelAbi};
 use crate::frontend::HelperDef;
-use crate::ir::IntOverflow;
 use crate::options::Options;
+use crate::ty::ScalarType;
+use crate::{CompiledExplicit, CompiledKernel, KernelVariants, Variants};
 
 /// The environment variable that chooses the cache's directory, or turns it off (`off`).
 pub const CACHE_ENV: &str = "GPU_VECTORIZE_CACHE";
@@ -49,7 +50,7 @@ pub const CACHE_ENV: &str = "GPU_VECTORIZE_CACHE";
 pub const DEFAULT_DIR_NAME: &str = "ptx-cache";
 
 /// The first bytes of an entry; a new layout of entries gets a new one.
-const MAGIC: &[u8] = b"gpu-vectorize PTX cache entry 1\n";
+const MAGIC: &[u8] = b"gpu-vectorize PTX cache entry 2\n";
 
 /// What decides a compiled kernel beyond its source and options.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -78,118 +79,116 @@ impl Toolchain {
     }
 }
 
-/// Which of the compiler's programs a kernel is: a vectorized function's elementwise
-/// entries, or an explicit kernel (`#[kernel]`).
+/// Which of the compiler's entry points a result is of: a vectorized function's
+/// ([`crate::compile_variants`]) or an explicit kernel's ([`crate::compile_kernel_variants`]).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Kind {
     Vectorized,
     Explicit,
 }
 
-/// Everything one function's kernels depend on except the overflow variant, hashed;
-/// [`Inputs::key`] adds the variant.
-#[derive(Clone)]
-pub struct Inputs(Sha256);
+/// The key of compiling `item` (with the helpers it calls, as the compiler's entry points
+/// take them) with `options` by `toolchain`: the SHA-256 of all of it, each part tagged
+/// and delimited so that no two different inputs give the same bytes. Functions are hashed
+/// as syn prints them, the syntax tree the compiler reads: not their layout or comments.
+pub fn key(
+    toolchain: &Toolchain,
+    kind: Kind,
+    item: &syn::ItemFn,
+    callees: &[(String, String)],
+    helpers: &[HelperDef],
+    options: &Options,
+) -> Key {
+    let mut b = KeyBytes(Vec::with_capacity(4096));
+    b.text(b'M', std::str::from_utf8(MAGIC).expect("ASCII"));
+    let Toolchain { compiler, llvm, libdevice } = toolchain;
+    b.text(b'C', compiler);
+    b.text(b'L', llvm);
+    b.text(b'D', libdevice);
+    b.text(b'K', &format!("{kind:?}"));
+    // Every option, named one by one: a new option cannot be left out of the key.
+    let Options { target, arch, fastmath, identity, types, launch_bounds } = options;
+    b.text(b'T', &format!("{target:?}"));
+    b.text(b'A', arch);
+    b.text(b'F', &fastmath.to_string());
+    match identity {
+        Some(e) => b.tokens(e.to_token_stream()),
+        None => b.text(b'N', ""),
+    }
+    b.text(b'Y', &format!("{types:?}"));
+    b.text(b'B', &format!("{launch_bounds:?}"));
+    b.tokens(item.to_token_stream());
+    b.callees(callees);
+    b.number(helpers.len());
+    for HelperDef { id, item, callees } in helpers {
+        b.text(b'H', id);
+        b.tokens(item.to_token_stream());
+        b.callees(callees);
+    }
+    Key(Sha256::digest(&b.0).into())
+}
 
-impl Inputs {
-    /// The inputs of compiling `item` (with the helpers it calls, as the compiler's entry
-    /// points take them) with `options` by `toolchain`.
-    pub fn new(
-        toolchain: &Toolchain,
-        kind: Kind,
-        item: &syn::ItemFn,
-        callees: &[(String, String)],
-        helpers: &[HelperDef],
-        options: &Options,
-    ) -> Inputs {
-        let mut h = Sha256::new();
-        text(&mut h, b'M', std::str::from_utf8(MAGIC).expect("ASCII"));
-        let Toolchain { compiler, llvm, libdevice } = toolchain;
-        text(&mut h, b'C', compiler);
-        text(&mut h, b'L', llvm);
-        text(&mut h, b'D', libdevice);
-        text(&mut h, b'K', &format!("{kind:?}"));
-        // Every option, named one by one: a new option cannot be left out of the key.
-        let Options { target, arch, fastmath, identity, types, launch_bounds } = options;
-        text(&mut h, b'T', &format!("{target:?}"));
-        text(&mut h, b'A', arch);
-        text(&mut h, b'F', &fastmath.to_string());
-        match identity {
-            Some(e) => tokens(&mut h, e.to_token_stream()),
-            None => text(&mut h, b'N', ""),
+/// The bytes a key hashes, gathered first and hashed at once (many small updates cost
+/// more than the hashing itself, unoptimised).
+struct KeyBytes(Vec<u8>);
+
+impl KeyBytes {
+    /// A tagged text after its length: no two different sequences of fields give the same
+    /// bytes.
+    fn text(&mut self, tag: u8, s: &str) {
+        self.0.push(tag);
+        self.number(s.len());
+        self.0.extend_from_slice(s.as_bytes());
+    }
+
+    /// A number, seven bits a byte (LEB128): one byte for most.
+    fn number(&mut self, n: usize) {
+        let mut n = n as u64;
+        while n >= 0x80 {
+            self.0.push((n & 0x7f) as u8 | 0x80);
+            n >>= 7;
         }
-        text(&mut h, b'Y', &format!("{types:?}"));
-        text(&mut h, b'B', &format!("{launch_bounds:?}"));
-        tokens(&mut h, item.to_token_stream());
-        callee_list(&mut h, callees);
-        count(&mut h, helpers.len());
-        for HelperDef { id, item, callees } in helpers {
-            text(&mut h, b'H', id);
-            tokens(&mut h, item.to_token_stream());
-            callee_list(&mut h, callees);
+        self.0.push(n as u8);
+    }
+
+    fn callees(&mut self, callees: &[(String, String)]) {
+        self.number(callees.len());
+        for (path, id) in callees {
+            self.text(b'p', path);
+            self.text(b'i', id);
         }
-        Inputs(h)
     }
 
-    /// The key of the kernel compiled with integer overflow `overflow`.
-    pub fn key(&self, overflow: IntOverflow) -> Key {
-        let mut h = self.0.clone();
-        text(&mut h, b'O', &format!("{overflow:?}"));
-        Key(h.finalize().into())
-    }
-}
-
-/// A length-prefixed, tagged text: no two different sequences of fields hash the same bytes.
-fn text(h: &mut Sha256, tag: u8, s: &str) {
-    h.update([tag]);
-    h.update((s.len() as u64).to_le_bytes());
-    h.update(s.as_bytes());
-}
-
-fn count(h: &mut Sha256, n: usize) {
-    h.update([b'#']);
-    h.update((n as u64).to_le_bytes());
-}
-
-fn callee_list(h: &mut Sha256, callees: &[(String, String)]) {
-    count(h, callees.len());
-    for (path, id) in callees {
-        text(h, b'p', path);
-        text(h, b'i', id);
-    }
-}
-
-/// The tokens in a canonical form that keeps what printing them loses: every group's
-/// delimiter, an invisible one included (`$e * 2` with `$e` = `a + b` is `(a + b) * 2`, and
-/// prints as `a + b * 2`), and each punctuation's spacing.
-fn tokens(h: &mut Sha256, stream: TokenStream) {
-    h.update([b'(']);
-    for tree in stream {
-        match tree {
-            TokenTree::Group(g) => {
-                let delimiter = match g.delimiter() {
-                    Delimiter::Parenthesis => b'p',
-                    Delimiter::Brace => b'b',
-                    Delimiter::Bracket => b'k',
-                    Delimiter::None => b'n',
-                };
-                h.update([b'G', delimiter]);
-                tokens(h, g.stream());
+    /// The tokens in a canonical form that keeps what printing them loses: every group's
+    /// delimiter, an invisible one included (`$e * 2` with `$e` = `a + b` is `(a + b) * 2`,
+    /// and prints as `a + b * 2`), and each punctuation's spacing.
+    fn tokens(&mut self, stream: TokenStream) {
+        self.0.push(b'(');
+        for tree in stream {
+            match tree {
+                TokenTree::Group(g) => {
+                    let delimiter = match g.delimiter() {
+                        Delimiter::Parenthesis => b'p',
+                        Delimiter::Brace => b'b',
+                        Delimiter::Bracket => b'k',
+                        Delimiter::None => b'n',
+                    };
+                    self.0.extend_from_slice(&[b'G', delimiter]);
+                    self.tokens(g.stream());
+                }
+                TokenTree::Ident(i) => self.text(b'I', &i.to_string()),
+                TokenTree::Punct(p) => {
+                    self.0.push(if p.spacing() == Spacing::Joint { b'J' } else { b'P' });
+                    self.number(p.as_char() as usize);
+                }
+                TokenTree::Literal(l) => self.text(b'l', &l.to_string()),
             }
-            TokenTree::Ident(i) => text(h, b'I', &i.to_string()),
-            TokenTree::Punct(p) => {
-                let spacing = if p.spacing() == Spacing::Joint { b'j' } else { b'a' };
-                h.update([b'P']);
-                h.update(u32::from(p.as_char()).to_le_bytes());
-                h.update([spacing]);
-            }
-            TokenTree::Literal(l) => text(h, b'l', &l.to_string()),
         }
+        self.0.push(b')');
     }
-    h.update([b')']);
 }
 
-/// A cache entry's key: the SHA-256 of its [`Inputs`] and overflow variant.
+/// A cache entry's key ([`key`]).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Key([u8; 32]);
 
@@ -243,22 +242,28 @@ impl PtxCache {
         self.dir.join(format!("{}.kernel", key.hex()))
     }
 
-    /// The texts stored under `key`, if a whole, valid entry is there.
-    pub fn load(&self, key: &Key) -> Option<Emitted> {
-        decode(key, &std::fs::read(self.entry_path(key)).ok()?)
+    /// The result stored under `key`, if a whole, valid entry of its kind is there.
+    pub fn load<T: Cached>(&self, key: &Key) -> Option<T> {
+        let fields = decode(key, &std::fs::read(self.entry_path(key)).ok()?)?;
+        let mut fields = fields.into_iter();
+        (fields.next()? == format!("{:?}", T::KIND)).then_some(())?;
+        let result = T::read(&mut fields)?;
+        fields.next().is_none().then_some(result)
     }
 
-    /// Stores `texts` under `key`, atomically: a temporary file of this process's own,
+    /// Stores `result` under `key`, atomically: a temporary file of this process's own,
     /// renamed over the entry.
-    pub fn store(&self, key: &Key, texts: &Emitted) -> std::io::Result<()> {
+    pub fn store<T: Cached>(&self, key: &Key, result: &T) -> std::io::Result<()> {
         static SERIAL: AtomicU64 = AtomicU64::new(0);
+        let mut fields = vec![format!("{:?}", T::KIND)];
+        result.write(&mut fields);
         std::fs::create_dir_all(&self.dir)?;
         let serial = SERIAL.fetch_add(1, Ordering::Relaxed);
         let temp = self.dir.join(format!(".{}.{}.{serial}.tmp", key.hex(), std::process::id()));
         let written = (|| {
             {
                 let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&temp)?;
-                file.write_all(&encode(key, texts))?;
+                file.write_all(&encode(key, &fields))?;
             }
             // No fsync: an entry cut short by a crash fails its checksum and is rewritten.
             std::fs::rename(&temp, self.entry_path(key))
@@ -268,17 +273,131 @@ impl PtxCache {
         }
         written
     }
+}
 
-    /// The texts under `key`, or those `emit` gives, stored under `key` for next time. A
-    /// cache that cannot be written is no error: the next build compiles again.
-    pub fn emitted(&self, key: &Key, emit: impl FnOnce() -> Result<Emitted, String>) -> Result<Emitted, String> {
-        if let Some(texts) = self.load(key) {
-            return Ok(texts);
+/// A compiler entry point's result, as an entry's fields (texts). Each impl names every
+/// field of what it stores, so that a field added to a result cannot be left out.
+pub trait Cached: Sized {
+    const KIND: Kind;
+    fn write(&self, out: &mut Vec<String>);
+    fn read(fields: &mut impl Iterator<Item = String>) -> Option<Self>;
+}
+
+impl Cached for Variants {
+    const KIND: Kind = Kind::Vectorized;
+
+    fn write(&self, out: &mut Vec<String>) {
+        let Variants { wrapping, checked } = self;
+        write_kernel(wrapping, out);
+        out.push(flag(checked.is_some()));
+        if let Some(c) = checked {
+            write_kernel(c, out);
         }
-        let texts = emit()?;
-        let _ = self.store(key, &texts);
-        Ok(texts)
     }
+
+    fn read(fields: &mut impl Iterator<Item = String>) -> Option<Variants> {
+        let wrapping = read_kernel(fields)?;
+        let checked = if read_flag(fields)? { Some(read_kernel(fields)?) } else { None };
+        Some(Variants { wrapping, checked })
+    }
+}
+
+impl Cached for KernelVariants {
+    const KIND: Kind = Kind::Explicit;
+
+    fn write(&self, out: &mut Vec<String>) {
+        let KernelVariants { wrapping, checked } = self;
+        write_explicit(wrapping, out);
+        out.push(flag(checked.is_some()));
+        if let Some(c) = checked {
+            write_explicit(c, out);
+        }
+    }
+
+    fn read(fields: &mut impl Iterator<Item = String>) -> Option<KernelVariants> {
+        let wrapping = read_explicit(fields)?;
+        let checked = if read_flag(fields)? { Some(read_explicit(fields)?) } else { None };
+        Some(KernelVariants { wrapping, checked })
+    }
+}
+
+fn write_kernel(k: &CompiledKernel, out: &mut Vec<String>) {
+    let CompiledKernel { abi, ptx, llvm_ir, llvm_ir_unoptimized } = k;
+    let KernelAbi { entry, inputs, outputs, error_flag, reduce_entry } = abi;
+    // An entry symbol is never empty: "" is no reduction entry.
+    let reduce_entry = reduce_entry.clone().unwrap_or_default();
+    out.extend([entry.clone(), type_list(inputs), type_list(outputs), flag(*error_flag), reduce_entry]);
+    out.extend([ptx, llvm_ir, llvm_ir_unoptimized].map(Clone::clone));
+}
+
+fn read_kernel(fields: &mut impl Iterator<Item = String>) -> Option<CompiledKernel> {
+    let entry = fields.next()?;
+    let (inputs, outputs) = (read_type_list(&fields.next()?)?, read_type_list(&fields.next()?)?);
+    let error_flag = read_flag(fields)?;
+    let reduce_entry = Some(fields.next()?).filter(|e| !e.is_empty());
+    let abi = KernelAbi { entry, inputs, outputs, error_flag, reduce_entry };
+    Some(CompiledKernel { abi, ptx: fields.next()?, llvm_ir: fields.next()?, llvm_ir_unoptimized: fields.next()? })
+}
+
+fn write_explicit(k: &CompiledExplicit, out: &mut Vec<String>) {
+    let CompiledExplicit { abi, ptx, llvm_ir, llvm_ir_unoptimized } = k;
+    let ExplicitAbi { symbol, params, static_shared_bytes, dynamic_shared } = abi;
+    out.extend([symbol.clone(), static_shared_bytes.to_string(), flag(*dynamic_shared), params.len().to_string()]);
+    for ExplicitParam { name, kind } in params {
+        let kind = match kind {
+            ExplicitParamKind::Scalar(t) => t.rust_name().to_string(),
+            ExplicitParamKind::Slice { elem, mutable: false } => format!("&[{}]", elem.rust_name()),
+            ExplicitParamKind::Slice { elem, mutable: true } => format!("&mut [{}]", elem.rust_name()),
+        };
+        out.extend([name.clone(), kind]);
+    }
+    out.extend([ptx, llvm_ir, llvm_ir_unoptimized].map(Clone::clone));
+}
+
+fn read_explicit(fields: &mut impl Iterator<Item = String>) -> Option<CompiledExplicit> {
+    let symbol = fields.next()?;
+    let static_shared_bytes = fields.next()?.parse().ok()?;
+    let dynamic_shared = read_flag(fields)?;
+    let count: usize = fields.next()?.parse().ok()?;
+    let mut params = Vec::new();
+    for _ in 0..count {
+        let name = fields.next()?;
+        let kind = fields.next()?;
+        let slice = |s: &str, mutable| Some(ExplicitParamKind::Slice { elem: ScalarType::from_name(s)?, mutable });
+        let kind = match kind.strip_suffix(']') {
+            Some(k) => match k.strip_prefix("&mut [") {
+                Some(elem) => slice(elem, true)?,
+                None => slice(k.strip_prefix("&[")?, false)?,
+            },
+            None => ExplicitParamKind::Scalar(ScalarType::from_name(&kind)?),
+        };
+        params.push(ExplicitParam { name, kind });
+    }
+    let abi = ExplicitAbi { symbol, params, static_shared_bytes, dynamic_shared };
+    Some(CompiledExplicit { abi, ptx: fields.next()?, llvm_ir: fields.next()?, llvm_ir_unoptimized: fields.next()? })
+}
+
+fn flag(b: bool) -> String {
+    (if b { "1" } else { "0" }).to_string()
+}
+
+fn read_flag(fields: &mut impl Iterator<Item = String>) -> Option<bool> {
+    match fields.next()?.as_str() {
+        "1" => Some(true),
+        "0" => Some(false),
+        _ => None,
+    }
+}
+
+fn type_list(types: &[ScalarType]) -> String {
+    types.iter().map(|t| t.rust_name()).collect::<Vec<_>>().join(",")
+}
+
+fn read_type_list(list: &str) -> Option<Vec<ScalarType>> {
+    if list.is_empty() {
+        return Some(Vec::new());
+    }
+    list.split(',').map(ScalarType::from_name).collect()
 }
 
 /// The target directory of the cargo build whose compiler runs this: cargo runs rustc with
@@ -299,43 +418,48 @@ fn target_dir(args: impl IntoIterator<Item = OsString>) -> Option<PathBuf> {
     out_dir.ancestors().find(|d| d.join("CACHEDIR.TAG").is_file()).map(Path::to_path_buf)
 }
 
-/// An entry: [`MAGIC`], the key, the three texts each after its length (u64, little
-/// endian), and the [`word_sum`] of all that (two u64, little endian).
-fn encode(key: &Key, texts: &Emitted) -> Vec<u8> {
-    let Emitted { llvm_ir_unoptimized, llvm_ir, ptx } = texts;
-    let fields = [llvm_ir_unoptimized, llvm_ir, ptx];
-    let mut out = Vec::with_capacity(MAGIC.len() + 32 + fields.iter().map(|f| 8 + f.len()).sum::<usize>() + 16);
+/// An entry: [`MAGIC`], the key, the number of fields, each field after its length (all
+/// u64, little endian), and the [`word_sum`] of all that (two u64, little endian).
+fn encode(key: &Key, fields: &[String]) -> Vec<u8> {
+    let size = MAGIC.len() + 32 + 8 + fields.iter().map(|f| 8 + f.len()).sum::<usize>() + 16;
+    let mut out = Vec::with_capacity(size);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&key.0);
+    out.extend_from_slice(&(fields.len() as u64).to_le_bytes());
     for f in fields {
         out.extend_from_slice(&(f.len() as u64).to_le_bytes());
         out.extend_from_slice(f.as_bytes());
     }
-    let sum = word_sum(&out);
-    out.extend_from_slice(&sum[0].to_le_bytes());
-    out.extend_from_slice(&sum[1].to_le_bytes());
+    let [a, b] = word_sum(&out);
+    out.extend_from_slice(&a.to_le_bytes());
+    out.extend_from_slice(&b.to_le_bytes());
     out
 }
 
-/// The texts of an entry, if it is whole, intact and `key`'s.
-fn decode(key: &Key, bytes: &[u8]) -> Option<Emitted> {
+/// The fields of an entry, if it is whole, intact and `key`'s.
+fn decode(key: &Key, bytes: &[u8]) -> Option<Vec<String>> {
     let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(16)?)?;
     let [a, b] = word_sum(body);
     if sum[..8] != a.to_le_bytes() || sum[8..] != b.to_le_bytes() {
         return None;
     }
-    let rest = body.strip_prefix(MAGIC)?.strip_prefix(key.0.as_slice())?;
-    let mut fields = Vec::with_capacity(3);
-    let mut rest = rest;
-    for _ in 0..3 {
-        let (len, after) = rest.split_at_checked(8)?;
-        let len = usize::try_from(u64::from_le_bytes(len.try_into().ok()?)).ok()?;
-        let (field, after) = after.split_at_checked(len)?;
+    let mut rest = body.strip_prefix(MAGIC)?.strip_prefix(key.0.as_slice())?;
+    let count = take_number(&mut rest)?;
+    let mut fields = Vec::new();
+    for _ in 0..count {
+        let len = take_number(&mut rest)?;
+        let (field, after) = rest.split_at_checked(len)?;
         fields.push(String::from_utf8(field.to_vec()).ok()?);
         rest = after;
     }
-    let [llvm_ir_unoptimized, llvm_ir, ptx]: [String; 3] = fields.try_into().ok()?;
-    rest.is_empty().then_some(Emitted { llvm_ir_unoptimized, llvm_ir, ptx })
+    rest.is_empty().then_some(fields)
+}
+
+/// The u64 at the start of `rest`, which moves past it.
+fn take_number(rest: &mut &[u8]) -> Option<usize> {
+    let (n, after) = rest.split_at_checked(8)?;
+    *rest = after;
+    usize::try_from(u64::from_le_bytes(n.try_into().ok()?)).ok()
 }
 
 /// A checksum of `bytes` read as little-endian u64 words, the last one padded with zeros:
@@ -374,15 +498,15 @@ pub(crate) fn word_sum(bytes: &[u8]) -> [u64; 2] {
 mod tests {
     use super::*;
 
-    fn texts() -> Emitted {
-        Emitted { llvm_ir_unoptimized: "; before".into(), llvm_ir: "; after".into(), ptx: "// ptx\n".into() }
+    fn fields() -> Vec<String> {
+        ["Vectorized", "", "; after", "// ptx\n"].map(String::from).to_vec()
     }
 
     #[test]
     fn an_entry_reads_back_only_whole_intact_and_under_its_key() {
         let (key, other) = (Key([7; 32]), Key([8; 32]));
-        let bytes = encode(&key, &texts());
-        assert_eq!(decode(&key, &bytes), Some(texts()));
+        let bytes = encode(&key, &fields());
+        assert_eq!(decode(&key, &bytes), Some(fields()));
         assert_eq!(decode(&other, &bytes), None, "another key's entry");
         for cut in [0, 1, MAGIC.len(), bytes.len() - 17, bytes.len() - 1] {
             assert_eq!(decode(&key, &bytes[..cut]), None, "cut at {cut}");

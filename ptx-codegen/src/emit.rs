@@ -40,7 +40,6 @@ pub fn nvptx_target_machine_with(arch: &str, features: &str) -> Result<TargetMac
 }
 
 /// Text of a module before and after optimisation, and its PTX.
-#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Emitted {
     pub llvm_ir_unoptimized: String,
     pub llvm_ir: String,

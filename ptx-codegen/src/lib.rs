@@ -3,8 +3,8 @@
 //! The pipeline reads like its modules: [`frontend`] (syn → typed kernel IR, with every
 //! diagnostic at its span), [`lower`] (kernel IR → LLVM IR: the scalar function and a
 //! grid-stride kernel entry), [`emit`] (LLVM's NVPTX backend → PTX). [`abi`] is the contract
-//! with the runtime that launches the kernel. [`cache`] keeps what LLVM emitted on disk, for
-//! the next build.
+//! with the runtime that launches the kernel. [`cache`] keeps each function's compiled
+//! kernels on disk, for the next build.
 //!
 //! This crate has no `proc_macro` dependency: every stage runs from plain tests.
 
@@ -72,9 +72,9 @@ pub struct Variants {
     pub checked: Option<CompiledKernel>,
 }
 
-/// [`compile_with_helpers`], both variants. With a `cache`, what LLVM would emit is read
-/// from it when it holds the same function compiled the same way, and stored there
-/// otherwise; the frontend's checks run either way.
+/// [`compile_with_helpers`], both variants. With a `cache`, a function compiled before
+/// with the same inputs (see [`cache`]) is read from it, and one compiled here is stored
+/// there.
 pub fn compile_variants(
     item: &syn::ItemFn,
     callees: &[(String, String)],
@@ -82,23 +82,29 @@ pub fn compile_variants(
     options: &Options,
     cache: Option<&PtxCache>,
 ) -> Result<Variants, syn::Error> {
-    let program = frontend::check_program(item, callees, helpers)?;
     let name = item.sig.ident.unraw().to_string();
     let at_name = |msg: String| syn::Error::new(item.sig.ident.span(), msg);
-    let inputs = cache.map(|c| {
-        let toolchain = cache::Toolchain::current();
-        (c, cache::Inputs::new(toolchain, cache::Kind::Vectorized, item, callees, helpers, options))
+    let key = cache.map(|c| {
+        (c, cache::key(cache::Toolchain::current(), cache::Kind::Vectorized, item, callees, helpers, options))
     });
-    let compile = |overflow| {
-        let cached = inputs.as_ref().map(|(c, i)| (*c, i.key(overflow)));
-        compile_ir_cached(&program, &name, options, overflow, cached).map_err(at_name)
-    };
-    let wrapping = compile(IntOverflow::Wrap)?;
+    if let Some(hit) = key.as_ref().and_then(|(c, k)| c.load::<Variants>(k)) {
+        for k in std::iter::once(&hit.wrapping).chain(&hit.checked) {
+            dump(&name, &k.llvm_ir_unoptimized, &k.llvm_ir, &k.ptx).map_err(at_name)?;
+        }
+        return Ok(hit);
+    }
+    let program = frontend::check_program(item, callees, helpers)?;
+    let wrapping = compile_ir(&program, &name, options, IntOverflow::Wrap).map_err(at_name)?;
     let checked = match program.checks_overflow() {
-        true => Some(compile(IntOverflow::Panic)?),
+        true => Some(compile_ir(&program, &name, options, IntOverflow::Panic).map_err(at_name)?),
         false => None,
     };
-    Ok(Variants { wrapping, checked })
+    let variants = Variants { wrapping, checked };
+    if let Some((c, k)) = key {
+        // A cache that cannot be written costs the next build a compile, not this one.
+        let _ = c.store(&k, &variants);
+    }
+    Ok(variants)
 }
 
 /// Lowers and emits an already checked program, with integer overflow `overflow`.
@@ -108,46 +114,29 @@ pub fn compile_ir(
     options: &Options,
     overflow: IntOverflow,
 ) -> Result<CompiledKernel, String> {
-    compile_ir_cached(program, name, options, overflow, None)
-}
-
-/// [`compile_ir`], through a cache entry when given one.
-fn compile_ir_cached(
-    program: &ir::Program,
-    name: &str,
-    options: &Options,
-    overflow: IntOverflow,
-    cached: Option<(&PtxCache, cache::Key)>,
-) -> Result<CompiledKernel, String> {
     let f = program.entry();
     let inputs: Vec<ScalarType> = f.params.iter().map(|p| p.ty).collect();
     let abi = KernelAbi::new(name, inputs, &f.ret, program.may_fail_with(overflow));
-    let emit = || {
-        let cx = Context::create();
-        let module = cx.create_module(name);
-        let how = Lowering { fault_code: abi.error_flag, fastmath: options.fastmath, overflow };
-        let lowered = lower::lower_program(&cx, &module, program, &format!("{name}_scalar"), how).and_then(|fns| {
-            let weight = if libdevice::needed(&module) { Weight::Heavy } else { Weight::Light };
-            lower::lower_kernel_entry(&cx, &module, fns[0], &abi, EntryKind::Contiguous, weight)?;
-            lower::lower_kernel_entry(&cx, &module, fns[0], &abi, EntryKind::Strided, weight)?;
-            if let Some(r) = &abi.reduce_entry {
-                lower::lower_reduce_entry(&cx, &module, fns[0], abi.outputs[0], r, abi.error_flag, weight)?;
-            }
-            Ok(())
-        });
-        if let Err(e) = lowered {
-            return Err(format!("internal compiler error while lowering `{name}`: {}", e.message));
+    let cx = Context::create();
+    let module = cx.create_module(name);
+    let how = Lowering { fault_code: abi.error_flag, fastmath: options.fastmath, overflow };
+    let lowered = lower::lower_program(&cx, &module, program, &format!("{name}_scalar"), how).and_then(|fns| {
+        let weight = if libdevice::needed(&module) { Weight::Heavy } else { Weight::Light };
+        lower::lower_kernel_entry(&cx, &module, fns[0], &abi, EntryKind::Contiguous, weight)?;
+        lower::lower_kernel_entry(&cx, &module, fns[0], &abi, EntryKind::Strided, weight)?;
+        if let Some(r) = &abi.reduce_entry {
+            lower::lower_reduce_entry(&cx, &module, fns[0], abi.outputs[0], r, abi.error_flag, weight)?;
         }
-        let strided = abi.strided_entry();
-        let kernels: Vec<&str> =
-            [abi.entry.as_str(), strided.as_str()].into_iter().chain(abi.reduce_entry.as_deref()).collect();
-        emit::emit_ptx(&cx, &module, &options.arch, &kernels)
-    };
-    let out = match cached {
-        Some((cache, key)) => cache.emitted(&key, emit)?,
-        None => emit()?,
-    };
-    dump(name, &out)?;
+        Ok(())
+    });
+    if let Err(e) = lowered {
+        return Err(format!("internal compiler error while lowering `{name}`: {}", e.message));
+    }
+    let strided = abi.strided_entry();
+    let kernels: Vec<&str> =
+        [abi.entry.as_str(), strided.as_str()].into_iter().chain(abi.reduce_entry.as_deref()).collect();
+    let out = emit::emit_ptx(&cx, &module, &options.arch, &kernels)?;
+    dump(name, &out.llvm_ir_unoptimized, &out.llvm_ir, &out.ptx)?;
     Ok(CompiledKernel { abi, ptx: out.ptx, llvm_ir: out.llvm_ir, llvm_ir_unoptimized: out.llvm_ir_unoptimized })
 }
 
@@ -157,7 +146,7 @@ pub const DUMP_ENV: &str = "GPU_VECTORIZE_DUMP";
 /// With `GPU_VECTORIZE_DUMP=<folder>` set while building, writes `<name>.ll` (LLVM IR before
 /// optimisation), `<name>.opt.ll` (after) and `<name>.ptx` for every kernel compiled (or
 /// read from the cache).
-fn dump(name: &str, out: &emit::Emitted) -> Result<(), String> {
+fn dump(name: &str, llvm_ir_unoptimized: &str, llvm_ir: &str, ptx: &str) -> Result<(), String> {
     let Some(dir) = std::env::var_os(DUMP_ENV) else { return Ok(()) };
     let dir = std::path::PathBuf::from(dir);
     let write = |ext: &str, text: &str| {
@@ -165,9 +154,9 @@ fn dump(name: &str, out: &emit::Emitted) -> Result<(), String> {
         std::fs::write(&path, text).map_err(|e| format!("{DUMP_ENV}: cannot write {}: {e}", path.display()))
     };
     std::fs::create_dir_all(&dir).map_err(|e| format!("{DUMP_ENV}: cannot create {}: {e}", dir.display()))?;
-    write("ll", &out.llvm_ir_unoptimized)?;
-    write("opt.ll", &out.llvm_ir)?;
-    write("ptx", &out.ptx)
+    write("ll", llvm_ir_unoptimized)?;
+    write("opt.ll", llvm_ir)?;
+    write("ptx", ptx)
 }
 
 /// A compiled explicit kernel (`#[kernel]`): its ABI, its PTX and its LLVM IR.
@@ -196,23 +185,27 @@ pub fn compile_kernel_variants(
     options: &Options,
     cache: Option<&PtxCache>,
 ) -> Result<KernelVariants, syn::Error> {
+    let at_name = |msg: String| syn::Error::new(item.sig.ident.span(), msg);
+    let key = cache
+        .map(|c| (c, cache::key(cache::Toolchain::current(), cache::Kind::Explicit, item, callees, helpers, options)));
+    if let Some(hit) = key.as_ref().and_then(|(c, k)| c.load::<KernelVariants>(k)) {
+        for k in std::iter::once(&hit.wrapping).chain(&hit.checked) {
+            dump(&k.abi.symbol, &k.llvm_ir_unoptimized, &k.llvm_ir, &k.ptx).map_err(at_name)?;
+        }
+        return Ok(hit);
+    }
     let program = frontend::check_kernel_program(item, callees, helpers)?;
     let name = item.sig.ident.unraw().to_string();
-    let at_name = |msg: String| syn::Error::new(item.sig.ident.span(), msg);
-    let inputs = cache.map(|c| {
-        let toolchain = cache::Toolchain::current();
-        (c, cache::Inputs::new(toolchain, cache::Kind::Explicit, item, callees, helpers, options))
-    });
-    let compile = |overflow| {
-        let cached = inputs.as_ref().map(|(c, i)| (*c, i.key(overflow)));
-        compile_kernel_ir_cached(&program, &name, options, overflow, cached).map_err(at_name)
-    };
-    let wrapping = compile(IntOverflow::Wrap)?;
+    let wrapping = compile_kernel_ir(&program, &name, options, IntOverflow::Wrap).map_err(at_name)?;
     let checked = match program.checks_overflow() {
-        true => Some(compile(IntOverflow::Panic)?),
+        true => Some(compile_kernel_ir(&program, &name, options, IntOverflow::Panic).map_err(at_name)?),
         false => None,
     };
-    Ok(KernelVariants { wrapping, checked })
+    let variants = KernelVariants { wrapping, checked };
+    if let Some((c, k)) = key {
+        let _ = c.store(&k, &variants);
+    }
+    Ok(variants)
 }
 
 /// Parses `src` as a kernel and compiles it with wrapping overflow (for tests and tools).
@@ -231,44 +224,26 @@ pub fn compile_kernel_ir(
     options: &Options,
     overflow: IntOverflow,
 ) -> Result<CompiledExplicit, String> {
-    compile_kernel_ir_cached(program, name, options, overflow, None)
-}
-
-/// [`compile_kernel_ir`], through a cache entry when given one.
-fn compile_kernel_ir_cached(
-    program: &ir::Program,
-    name: &str,
-    options: &Options,
-    overflow: IntOverflow,
-    cached: Option<(&PtxCache, cache::Key)>,
-) -> Result<CompiledExplicit, String> {
     let abi = ExplicitAbi {
         symbol: kernel_abi::kernel_symbol(name),
         params: program.entry().params.iter().map(ExplicitParam::of).collect(),
         static_shared_bytes: program.static_shared_bytes(),
         dynamic_shared: program.uses_dynamic_shared(),
     };
-    let emit = || {
-        let cx = Context::create();
-        let module = cx.create_module(name);
-        // A kernel always takes the fault record: an index can miss in any kernel.
-        let how = Lowering { fault_code: true, fastmath: options.fastmath, overflow };
-        let lowered = lower::lower_program(&cx, &module, program, &format!("{name}_body"), how).and_then(|fns| {
-            lower::lower_explicit_entry(&cx, &module, fns[0], program, &abi.symbol, options.launch_bounds)
-        });
-        if let Err(e) = lowered {
-            return Err(format!("internal compiler error while lowering `{name}`: {}", e.message));
-        }
-        // `activemask` needs PTX 6.3, more than LLVM's default (6.0) for sm_70 and sm_72;
-        // newer targets' defaults are above it.
-        let features = if matches!(options.arch.as_str(), "sm_70" | "sm_72") { "+ptx63" } else { "" };
-        emit::emit_ptx_with(&cx, &module, &options.arch, features, &[abi.symbol.as_str()])
-    };
-    let out = match cached {
-        Some((cache, key)) => cache.emitted(&key, emit)?,
-        None => emit()?,
-    };
-    dump(&abi.symbol, &out)?;
+    let cx = Context::create();
+    let module = cx.create_module(name);
+    // A kernel always takes the fault record: an index can miss in any kernel.
+    let how = Lowering { fault_code: true, fastmath: options.fastmath, overflow };
+    let lowered = lower::lower_program(&cx, &module, program, &format!("{name}_body"), how)
+        .and_then(|fns| lower::lower_explicit_entry(&cx, &module, fns[0], program, &abi.symbol, options.launch_bounds));
+    if let Err(e) = lowered {
+        return Err(format!("internal compiler error while lowering `{name}`: {}", e.message));
+    }
+    // `activemask` needs PTX 6.3, more than LLVM's default (6.0) for sm_70 and sm_72;
+    // newer targets' defaults are above it.
+    let features = if matches!(options.arch.as_str(), "sm_70" | "sm_72") { "+ptx63" } else { "" };
+    let out = emit::emit_ptx_with(&cx, &module, &options.arch, features, &[abi.symbol.as_str()])?;
+    dump(&abi.symbol, &out.llvm_ir_unoptimized, &out.llvm_ir, &out.ptx)?;
     Ok(CompiledExplicit { abi, ptx: out.ptx, llvm_ir: out.llvm_ir, llvm_ir_unoptimized: out.llvm_ir_unoptimized })
 }
 

@@ -1,15 +1,16 @@
-//! The on-disk PTX cache (`ptx_codegen::cache`): a kernel compiled before is read back, any
-//! change to what decides its code is a miss, a corrupt entry is ignored and rewritten,
-//! builds that write one entry at once do not harm it, and a cache that cannot be written
-//! costs a compile, never the build.
+//! The on-disk PTX cache (`ptx_codegen::cache`): a function compiled before is read back,
+//! any change to what decides its kernels is a miss, a corrupt entry is ignored and
+//! rewritten, builds that write one entry at once do not harm it, and a cache that cannot
+//! be written costs a compile, never the build.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
 
-use ptx_codegen::cache::{Inputs, Key, Kind, Toolchain};
-use ptx_codegen::emit::Emitted;
+use ptx_codegen::cache::{Key, Kind, Toolchain, key};
 use ptx_codegen::frontend::HelperDef;
-use ptx_codegen::{IntOverflow, Options, PtxCache, ScalarType, Target, compile_kernel_variants, compile_variants};
+use ptx_codegen::{
+    KernelVariants, Options, PtxCache, ScalarType, Target, Variants, compile_kernel_variants, compile_variants,
+};
 
 /// A fresh, empty cache directory of this test's own.
 fn fresh_cache(name: &str) -> PtxCache {
@@ -22,108 +23,102 @@ fn item(src: &str) -> syn::ItemFn {
     syn::parse_str(src).unwrap()
 }
 
-/// The entries in the cache's directory.
-fn entries(cache: &PtxCache) -> Vec<PathBuf> {
+/// The files in the cache's directory.
+fn files(cache: &PtxCache) -> Vec<PathBuf> {
     let Ok(list) = std::fs::read_dir(cache.dir()) else { return Vec::new() };
     let mut files: Vec<PathBuf> = list.map(|e| e.unwrap().path()).collect();
     files.sort();
     files
 }
 
-fn key(f: &syn::ItemFn, callees: &[(String, String)], helpers: &[HelperDef], overflow: IntOverflow) -> Key {
-    Inputs::new(Toolchain::current(), Kind::Vectorized, f, callees, helpers, &Options::default()).key(overflow)
+/// The key of a vectorized function without helpers, compiled with the default options.
+fn plain_key(f: &syn::ItemFn) -> Key {
+    key(Toolchain::current(), Kind::Vectorized, f, &[], &[], &Options::default())
 }
 
-fn marked(ptx: &str) -> Emitted {
-    Emitted { llvm_ir_unoptimized: "; marked".into(), llvm_ir: "; marked".into(), ptx: ptx.into() }
+fn compile(f: &syn::ItemFn, cache: &PtxCache) -> Variants {
+    compile_variants(f, &[], &[], &Options::default(), Some(cache)).unwrap()
 }
 
 #[test]
-fn a_kernel_compiled_before_is_read_back() {
+fn a_function_compiled_before_is_read_back() {
     let cache = fresh_cache("hit");
     let f = item("fn add(a: f32, b: f32) -> f32 { a + b }");
-    let first = compile_variants(&f, &[], &[], &Options::default(), Some(&cache)).unwrap();
+    let first = compile(&f, &cache);
     assert!(first.checked.is_none(), "nothing in `add` can overflow");
-    assert_eq!(entries(&cache), vec![cache.entry_path(&key(&f, &[], &[], IntOverflow::Wrap))]);
-    let again = compile_variants(&f, &[], &[], &Options::default(), Some(&cache)).unwrap();
-    assert_eq!((&again.wrapping.ptx, &again.wrapping.llvm_ir), (&first.wrapping.ptx, &first.wrapping.llvm_ir));
+    assert_eq!(files(&cache), vec![cache.entry_path(&plain_key(&f))]);
+    let again = compile(&f, &cache);
     assert_eq!(again.wrapping.abi, first.wrapping.abi);
+    assert!(again.wrapping.ptx == first.wrapping.ptx && again.wrapping.llvm_ir == first.wrapping.llvm_ir);
+    assert!(again.wrapping.llvm_ir_unoptimized == first.wrapping.llvm_ir_unoptimized && again.checked.is_none());
     // What the entry holds is what is served: mark it, and the mark comes back.
-    cache.store(&key(&f, &[], &[], IntOverflow::Wrap), &marked("// from the cache")).unwrap();
-    let served = compile_variants(&f, &[], &[], &Options::default(), Some(&cache)).unwrap();
-    assert_eq!(served.wrapping.ptx, "// from the cache");
-    assert_eq!(served.wrapping.abi, first.wrapping.abi, "the ABI comes from the frontend, hit or miss");
-    // The same function parsed again, laid out differently: its tokens are the same.
+    let mut marked = first.clone();
+    marked.wrapping.ptx = "// from the cache".into();
+    cache.store(&plain_key(&f), &marked).unwrap();
+    assert_eq!(compile(&f, &cache).wrapping.ptx, "// from the cache");
+    // The same function parsed again, laid out differently: the same tokens.
     let reformatted = item("fn add(\n    a: f32,\n    b: f32\n) -> f32 {\n    a + b\n}");
-    let served = compile_variants(&reformatted, &[], &[], &Options::default(), Some(&cache)).unwrap();
-    assert_eq!(served.wrapping.ptx, "// from the cache");
+    assert_eq!(compile(&reformatted, &cache).wrapping.ptx, "// from the cache");
 }
 
 #[test]
-fn both_overflow_variants_and_explicit_kernels_are_cached() {
-    let cache = fresh_cache("variants");
-    let f = item("fn inc(a: i32) -> i32 { a + 1 }");
-    let first = compile_variants(&f, &[], &[], &Options::default(), Some(&cache)).unwrap();
-    let checked = first.checked.as_ref().expect("`+` on i32 is checked");
-    assert_eq!(entries(&cache).len(), 2);
-    let again = compile_variants(&f, &[], &[], &Options::default(), Some(&cache)).unwrap();
-    assert_eq!(again.checked.as_ref().map(|c| &c.ptx), Some(&checked.ptx));
-    assert_ne!(again.checked.unwrap().ptx, again.wrapping.ptx);
+fn every_part_of_a_result_reads_back() {
+    let cache = fresh_cache("parts");
+    // Both overflow variants (their ABIs differ: only the checked one can fault), a
+    // reduction entry, and tuple results.
+    for src in [
+        "fn inc(a: i32) -> i32 { a + 1 }",
+        "fn both(a: u8, b: f64) -> (f64, bool) { (b * 2.0, a > 3) }",
+        "fn none() -> f32 { 1.0 }",
+    ] {
+        let f = item(src);
+        let first = compile(&f, &cache);
+        let again = cache.load::<Variants>(&plain_key(&f)).expect("stored");
+        assert_eq!(format!("{again:?}"), format!("{first:?}"), "{src}");
+    }
+    assert_eq!(files(&cache).len(), 3);
+    assert!(cache.load::<Variants>(&plain_key(&item("fn inc(a: i32) -> i32 { a + 1 }"))).unwrap().checked.is_some());
 
-    let k = item("fn k(a: &mut [i32]) { a[0] += 1; }");
+    // Explicit kernels: every kind of parameter, shared memory, both variants.
+    let k = item(
+        "fn k(a: &mut [i32], b: &[f64], n: u32) { \
+            let s = gpu::shared::<f32, 64>(); let d = gpu::dynamic_shared::<u8>(); \
+            let i = gpu::grid1(); s[0] = 1.0; a[i] += n as i32 + d.len() as i32 + b[i] as i32; }",
+    );
     let first = compile_kernel_variants(&k, &[], &[], &Options::default(), Some(&cache)).unwrap();
-    assert_eq!(entries(&cache).len(), 4);
-    let explicit = Inputs::new(Toolchain::current(), Kind::Explicit, &k, &[], &[], &Options::default());
-    cache.store(&explicit.key(IntOverflow::Panic), &marked("// checked, from the cache")).unwrap();
-    let again = compile_kernel_variants(&k, &[], &[], &Options::default(), Some(&cache)).unwrap();
-    assert_eq!(again.wrapping.ptx, first.wrapping.ptx);
-    assert_eq!(again.checked.unwrap().ptx, "// checked, from the cache");
-    assert_eq!(again.wrapping.abi, first.wrapping.abi);
+    let kernel_key = key(Toolchain::current(), Kind::Explicit, &k, &[], &[], &Options::default());
+    let again = cache.load::<KernelVariants>(&kernel_key).expect("stored");
+    assert_eq!(format!("{again:?}"), format!("{first:?}"));
+    assert!(again.checked.is_some() && again.wrapping.abi.static_shared_bytes > 0 && again.wrapping.abi.dynamic_shared);
+    let served = compile_kernel_variants(&k, &[], &[], &Options::default(), Some(&cache)).unwrap();
+    assert_eq!(format!("{served:?}"), format!("{first:?}"));
+    // An entry is read only as the kind of result it holds.
+    assert!(cache.load::<Variants>(&kernel_key).is_none());
 }
 
-/// Every input of a kernel's code, changed alone, changes the key.
+/// Every input of a function's kernels, changed alone, changes the key.
 #[test]
 fn every_input_is_in_the_key() {
     let toolchain = Toolchain::current().clone();
     let f = item("fn f(x: f32) -> f32 { smooth(x) * 2.0 }");
     let callees = vec![("smooth".to_string(), "smooth_1".to_string())];
     let helper = HelperDef { id: "smooth_1".into(), item: item("fn smooth(x: f32) -> f32 { x * x }"), callees: vec![] };
+    let helpers = [helper.clone()];
     let options = Options::default();
-    let key_of =
-        |toolchain: &Toolchain,
-         kind: Kind,
-         f: &syn::ItemFn,
-         callees: &[(String, String)],
-         helpers: &[HelperDef],
-         options: &Options,
-         overflow: IntOverflow| { Inputs::new(toolchain, kind, f, callees, helpers, options).key(overflow) };
-    let base = key_of(&toolchain, Kind::Vectorized, &f, &callees, &[helper.clone()], &options, IntOverflow::Wrap);
-    let again = key_of(&toolchain, Kind::Vectorized, &f, &callees, &[helper.clone()], &options, IntOverflow::Wrap);
-    assert_eq!(base, again, "the key is a function of its inputs");
+    let vectorized = Kind::Vectorized;
+    let base = key(&toolchain, vectorized, &f, &callees, &helpers, &options);
+    assert_eq!(base, key(&toolchain, vectorized, &f, &callees, &helpers, &options), "a function of its inputs");
 
     let mut changed: Vec<(&str, Key)> = Vec::new();
-    let mut with = |what: &'static str,
-                    toolchain: &Toolchain,
-                    kind: Kind,
-                    f: &syn::ItemFn,
-                    callees: &[(String, String)],
-                    helpers: &[HelperDef],
-                    options: &Options,
-                    overflow: IntOverflow| {
-        changed.push((what, key_of(toolchain, kind, f, callees, helpers, options, overflow)));
-    };
-    let helpers = [helper.clone()];
-    let (vectorized, wrap) = (Kind::Vectorized, IntOverflow::Wrap);
     // The toolchain.
     let compiler = Toolchain { compiler: format!("{} (edited)", toolchain.compiler), ..toolchain.clone() };
-    with("compiler", &compiler, vectorized, &f, &callees, &helpers, &options, wrap);
+    changed.push(("compiler", key(&compiler, vectorized, &f, &callees, &helpers, &options)));
     let llvm = Toolchain { llvm: "19.1.8".into(), ..toolchain.clone() };
-    with("LLVM", &llvm, vectorized, &f, &callees, &helpers, &options, wrap);
-    let libdevice = Toolchain { libdevice: "0".repeat(64), ..toolchain.clone() };
-    with("libdevice", &libdevice, vectorized, &f, &callees, &helpers, &options, wrap);
-    // Which program, which variant.
-    with("kind", &toolchain, Kind::Explicit, &f, &callees, &helpers, &options, wrap);
-    with("overflow", &toolchain, vectorized, &f, &callees, &helpers, &options, IntOverflow::Panic);
+    changed.push(("LLVM", key(&llvm, vectorized, &f, &callees, &helpers, &options)));
+    let libdevice = Toolchain { libdevice: "another".into(), ..toolchain.clone() };
+    changed.push(("libdevice", key(&libdevice, vectorized, &f, &callees, &helpers, &options)));
+    // Which entry point.
+    changed.push(("kind", key(&toolchain, Kind::Explicit, &f, &callees, &helpers, &options)));
     // The function.
     for (what, src) in [
         ("an operator", "fn f(x: f32) -> f32 { smooth(x) / 2.0 }"),
@@ -135,51 +130,38 @@ fn every_input_is_in_the_key() {
         ("an attribute", "#[inline] fn f(x: f32) -> f32 { smooth(x) * 2.0 }"),
         ("a raw identifier", "fn r#f(x: f32) -> f32 { smooth(x) * 2.0 }"),
     ] {
-        with(what, &toolchain, vectorized, &item(src), &callees, &helpers, &options, wrap);
+        changed.push((what, key(&toolchain, vectorized, &item(src), &callees, &helpers, &options)));
     }
-    // Groups that print alike: `$e * 2.0` with `$e` = `x + 1.0` is `(x + 1.0) * 2.0`.
-    let grouped = |delimiter| {
-        use proc_macro2::{Group, TokenStream};
-        let inner: TokenStream = "x + 1.0".parse().unwrap();
-        let group = Group::new(delimiter, inner);
-        let body = quote::quote!({ #group * 2.0 });
-        let body = quote::quote!(fn f(x: f32) -> f32 #body);
-        syn::parse2::<syn::ItemFn>(body).unwrap()
+    // Tokens that print alike: `$e * 2.0` with `$e` = `x + 1.0` is `(x + 1.0) * 2.0`.
+    let invisible = {
+        let group = proc_macro2::Group::new(proc_macro2::Delimiter::None, "x + 1.0".parse().unwrap());
+        syn::parse2::<syn::ItemFn>(quote::quote!(fn f(x: f32) -> f32 { #group * 2.0 })).unwrap()
     };
     let plain = item("fn f(x: f32) -> f32 { x + 1.0 * 2.0 }");
-    let invisible = grouped(proc_macro2::Delimiter::None);
-    assert_eq!(
-        quote::ToTokens::to_token_stream(&plain).to_string(),
-        quote::ToTokens::to_token_stream(&invisible).to_string(),
-        "the two print alike"
-    );
-    with("an invisible group", &toolchain, vectorized, &invisible, &[], &[], &options, wrap);
-    with("no invisible group", &toolchain, vectorized, &plain, &[], &[], &options, wrap);
+    let printed = |f: &syn::ItemFn| quote::ToTokens::to_token_stream(f).to_string();
+    assert_eq!(printed(&plain), printed(&invisible), "the two print alike");
+    changed.push(("an invisible group", key(&toolchain, vectorized, &invisible, &[], &[], &options)));
+    changed.push(("no invisible group", key(&toolchain, vectorized, &plain, &[], &[], &options)));
     // The helpers: their definitions, ids and callees, and which path reaches which.
-    let edited = |h: HelperDef| [h];
     let body = HelperDef { item: item("fn smooth(x: f32) -> f32 { x * x * x }"), ..helper.clone() };
-    with("a helper's body", &toolchain, vectorized, &f, &callees, &edited(body), &options, wrap);
+    changed.push(("a helper's body", key(&toolchain, vectorized, &f, &callees, &[body], &options)));
     let id = HelperDef { id: "smooth_2".into(), ..helper.clone() };
     let renamed = vec![("smooth".to_string(), "smooth_2".to_string())];
-    with("a helper's id", &toolchain, vectorized, &f, &renamed, &edited(id), &options, wrap);
+    changed.push(("a helper's id", key(&toolchain, vectorized, &f, &renamed, &[id], &options)));
     let calls = HelperDef { callees: vec![("other".into(), "other_1".into())], ..helper.clone() };
-    with("a helper's callees", &toolchain, vectorized, &f, &callees, &edited(calls), &options, wrap);
+    changed.push(("a helper's callees", key(&toolchain, vectorized, &f, &callees, &[calls], &options)));
     let path = vec![("utils::smooth".to_string(), "smooth_1".to_string())];
-    with("a callee's path", &toolchain, vectorized, &f, &path, &helpers, &options, wrap);
-    with("no helpers", &toolchain, vectorized, &f, &callees, &[], &options, wrap);
+    changed.push(("a callee's path", key(&toolchain, vectorized, &f, &path, &helpers, &options)));
+    changed.push(("no helpers", key(&toolchain, vectorized, &f, &callees, &[], &options)));
     let two = [helper.clone(), HelperDef { id: "extra_1".into(), item: item("fn extra() {}"), callees: vec![] }];
-    with("another helper", &toolchain, vectorized, &f, &callees, &two, &options, wrap);
+    changed.push(("another helper", key(&toolchain, vectorized, &f, &callees, &two, &options)));
     // Every option.
-    let arch = Options { arch: "sm_90".into(), ..options.clone() };
-    with("arch", &toolchain, vectorized, &f, &callees, &helpers, &arch, wrap);
-    let fastmath = Options { fastmath: true, ..options.clone() };
-    with("fastmath", &toolchain, vectorized, &f, &callees, &helpers, &fastmath, wrap);
-    let target = Options { target: Target::Cpu, ..options.clone() };
-    with("target", &toolchain, vectorized, &f, &callees, &helpers, &target, wrap);
-    let identity = Options { identity: Some(syn::parse_str("0.0").unwrap()), ..options.clone() };
-    with("identity", &toolchain, vectorized, &f, &callees, &helpers, &identity, wrap);
-    let types = Options { types: vec![ScalarType::F32], ..options.clone() };
-    with("types", &toolchain, vectorized, &f, &callees, &helpers, &types, wrap);
+    let with = |o: Options| key(&toolchain, vectorized, &f, &callees, &helpers, &o);
+    changed.push(("arch", with(Options { arch: "sm_90".into(), ..options.clone() })));
+    changed.push(("fastmath", with(Options { fastmath: true, ..options.clone() })));
+    changed.push(("target", with(Options { target: Target::Cpu, ..options.clone() })));
+    changed.push(("identity", with(Options { identity: Some(syn::parse_str("0.0").unwrap()), ..options.clone() })));
+    changed.push(("types", with(Options { types: vec![ScalarType::F32], ..options.clone() })));
 
     let mut seen: HashSet<Key> = HashSet::from([base]);
     for (what, key) in &changed {
@@ -187,47 +169,43 @@ fn every_input_is_in_the_key() {
     }
 }
 
-/// The end-to-end form of the above: a changed function or helper is compiled anew.
+/// The end-to-end form of the above: a changed function, helper or option compiles anew.
 #[test]
 fn a_changed_kernel_is_never_served_stale() {
     let cache = fresh_cache("stale");
-    let options = Options::default();
-    let add = compile_variants(&item("fn f(a: f32, b: f32) -> f32 { a + b }"), &[], &[], &options, Some(&cache));
-    let sub = compile_variants(&item("fn f(a: f32, b: f32) -> f32 { a - b }"), &[], &[], &options, Some(&cache));
-    let (add, sub) = (add.unwrap().wrapping.ptx, sub.unwrap().wrapping.ptx);
+    let ptx = |src: &str| compile(&item(src), &cache).wrapping.ptx;
+    let (add, sub) = (ptx("fn f(a: f32, b: f32) -> f32 { a + b }"), ptx("fn f(a: f32, b: f32) -> f32 { a - b }"));
     assert!(add.contains("add.rn.f32") && sub.contains("sub.rn.f32"), "{add}\n{sub}");
+    assert!(ptx("fn f(a: f32, b: f32) -> f32 { a + b }").contains("add.rn.f32"), "and back");
 
     let f = item("fn f(x: f32) -> f32 { h(x) }");
     let callees = [("h".to_string(), "h_1".to_string())];
-    let helper = |body: &str| [HelperDef { id: "h_1".into(), item: item(body), callees: vec![] }];
-    let mul = compile_variants(&f, &callees, &helper("fn h(x: f32) -> f32 { x * 3.0 }"), &options, Some(&cache));
-    let div = compile_variants(&f, &callees, &helper("fn h(x: f32) -> f32 { x / 3.0 }"), &options, Some(&cache));
-    let (mul, div) = (mul.unwrap().wrapping.ptx, div.unwrap().wrapping.ptx);
+    let with_helper = |body: &str| {
+        let helpers = [HelperDef { id: "h_1".into(), item: item(body), callees: vec![] }];
+        compile_variants(&f, &callees, &helpers, &Options::default(), Some(&cache)).unwrap().wrapping.ptx
+    };
+    let (mul, div) = (with_helper("fn h(x: f32) -> f32 { x * 3.0 }"), with_helper("fn h(x: f32) -> f32 { x / 3.0 }"));
     assert!(mul.contains("mul.rn.f32") && div.contains("div.rn.f32"), "{mul}\n{div}");
 
-    let sm70 = compile_variants(&item("fn f(a: f32) -> f32 { a }"), &[], &[], &options, Some(&cache)).unwrap();
-    let sm90 = Options { arch: "sm_90".into(), ..options.clone() };
-    let sm90 = compile_variants(&item("fn f(a: f32) -> f32 { a }"), &[], &[], &sm90, Some(&cache)).unwrap();
-    assert!(sm70.wrapping.ptx.contains(".target sm_70") && sm90.wrapping.ptx.contains(".target sm_90"));
+    let f = item("fn f(a: f32) -> f32 { a }");
+    let sm90 = Options { arch: "sm_90".into(), ..Options::default() };
+    let sm90 = compile_variants(&f, &[], &[], &sm90, Some(&cache)).unwrap().wrapping.ptx;
+    assert!(compile(&f, &cache).wrapping.ptx.contains(".target sm_70") && sm90.contains(".target sm_90"));
 }
 
 #[test]
 fn a_corrupt_entry_is_ignored_and_rewritten() {
     let cache = fresh_cache("corrupt");
     let f = item("fn mul(a: f64, b: f64) -> f64 { a * b }");
-    let compile = || compile_variants(&f, &[], &[], &Options::default(), Some(&cache)).unwrap().wrapping;
-    let good = compile();
-    let wrapping = key(&f, &[], &[], IntOverflow::Wrap);
-    let path = cache.entry_path(&wrapping);
+    let good = compile(&f, &cache);
+    let path = cache.entry_path(&plain_key(&f));
     let whole = std::fs::read(&path).unwrap();
     let mut flipped = whole.clone();
     flipped[whole.len() / 2] ^= 0x20;
-    let another = {
-        // A valid entry, but another key's, in this key's place.
-        let g = item("fn mul(a: f32, b: f32) -> f32 { a * b }");
-        compile_variants(&g, &[], &[], &Options::default(), Some(&cache)).unwrap();
-        std::fs::read(cache.entry_path(&key(&g, &[], &[], IntOverflow::Wrap))).unwrap()
-    };
+    // A valid entry, but another key's, in this key's place.
+    let g = item("fn mul(a: f32, b: f32) -> f32 { a * b }");
+    compile(&g, &cache);
+    let another = std::fs::read(cache.entry_path(&plain_key(&g))).unwrap();
     for (what, bytes) in [
         ("empty", Vec::new()),
         ("truncated", whole[..whole.len() - 100].to_vec()),
@@ -236,49 +214,44 @@ fn a_corrupt_entry_is_ignored_and_rewritten() {
         ("garbage", b"not an entry at all".to_vec()),
     ] {
         std::fs::write(&path, &bytes).unwrap();
-        assert_eq!(cache.load(&wrapping), None, "{what}");
-        let compiled = compile();
-        assert_eq!((&compiled.ptx, &compiled.llvm_ir), (&good.ptx, &good.llvm_ir), "{what}");
-        assert_eq!(std::fs::read(&path).unwrap(), whole, "{what}: the entry is rewritten");
+        assert!(cache.load::<Variants>(&plain_key(&f)).is_none(), "{what}");
+        let compiled = compile(&f, &cache);
+        assert!(compiled.wrapping.ptx == good.wrapping.ptx, "{what}");
+        assert!(std::fs::read(&path).unwrap() == whole, "{what}: the entry is rewritten");
     }
 }
 
 #[test]
 fn builds_that_write_one_entry_at_once_leave_it_whole() {
     let cache = fresh_cache("concurrent");
-    let key = key(&item("fn f() {}"), &[], &[], IntOverflow::Wrap);
-    let texts = Emitted {
-        llvm_ir_unoptimized: "; before\n".repeat(20_000),
-        llvm_ir: "; after\n".repeat(20_000),
-        ptx: "// ptx\n".repeat(20_000),
-    };
+    let f = item("fn heavy(x: f64, y: i64) -> f64 { x.sin() * (y / 3) as f64 }");
+    let compiled = compile_variants(&f, &[], &[], &Options::default(), None).unwrap();
+    let key = plain_key(&f);
+    let expected = format!("{compiled:?}");
     std::thread::scope(|s| {
         for _ in 0..8 {
             s.spawn(|| {
-                for _ in 0..25 {
-                    cache.store(&key, &texts).unwrap();
-                    // A reader sees the whole entry, whichever writer's copy it is.
-                    assert_eq!(cache.load(&key).as_ref(), Some(&texts));
+                for _ in 0..20 {
+                    cache.store(&key, &compiled).unwrap();
+                    // A reader sees a whole entry, whichever writer's copy it is.
+                    let read = cache.load::<Variants>(&key).expect("an entry is always there once stored");
+                    assert!(format!("{read:?}") == expected);
                 }
             });
         }
     });
-    assert_eq!(entries(&cache), vec![cache.entry_path(&key)], "one entry, and no temporary file left");
+    assert_eq!(files(&cache), vec![cache.entry_path(&key)], "one entry, and no temporary file left");
 
-    // The same through the compiler: every thread misses or hits, and all agree.
+    // The same through the compiler: each thread misses or hits, and all agree.
     let cache = fresh_cache("concurrent-compiles");
-    let compile = || {
-        let f = item("fn heavy(x: f64, y: i64) -> f64 { x.sin() * (y / 3) as f64 }");
-        compile_variants(&f, &[], &[], &Options::default(), Some(&cache)).unwrap()
-    };
-    let results: Vec<_> = std::thread::scope(|s| {
+    let results: Vec<String> = std::thread::scope(|s| {
+        let compile =
+            || format!("{:?}", compile(&item("fn heavy(x: f64, y: i64) -> f64 { x.sin() * (y / 3) as f64 }"), &cache));
         let threads: Vec<_> = (0..4).map(|_| s.spawn(compile)).collect();
         threads.into_iter().map(|t| t.join().unwrap()).collect()
     });
-    for r in &results[1..] {
-        assert_eq!(r.wrapping.ptx, results[0].wrapping.ptx);
-    }
-    assert_eq!(entries(&cache).len(), 1);
+    assert!(results.iter().all(|r| *r == expected));
+    assert_eq!(files(&cache).len(), 1);
 }
 
 #[test]
@@ -288,8 +261,19 @@ fn a_cache_that_cannot_be_written_costs_only_a_compile() {
     std::fs::write(&blocker, "a file where the cache's directory would be").unwrap();
     let cache = PtxCache::new(blocker.join("cache"));
     let f = item("fn add(a: f32, b: f32) -> f32 { a + b }");
-    let cached = compile_variants(&f, &[], &[], &Options::default(), Some(&cache)).unwrap();
+    let cached = compile(&f, &cache);
     let plain = compile_variants(&f, &[], &[], &Options::default(), None).unwrap();
-    assert_eq!(cached.wrapping.ptx, plain.wrapping.ptx);
-    assert!(cache.store(&key(&f, &[], &[], IntOverflow::Wrap), &marked("")).is_err());
+    assert!(cached.wrapping.ptx == plain.wrapping.ptx);
+    assert!(cache.store(&plain_key(&f), &plain).is_err());
+}
+
+#[test]
+fn errors_are_not_cached() {
+    let cache = fresh_cache("errors");
+    let f = item("fn bad(x: f32) -> f32 { x.frobnicate() }");
+    for _ in 0..2 {
+        let e = compile_variants(&f, &[], &[], &Options::default(), Some(&cache)).unwrap_err();
+        assert!(e.to_string().contains("frobnicate"), "{e}");
+    }
+    assert!(files(&cache).is_empty());
 }
