@@ -6,14 +6,12 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use sha2::{Digest, Sha256};
-
 /// What the name covers, relative to this package.
 const INPUTS: &[&str] = &["build.rs", "Cargo.toml", "src", "../kernel-abi/Cargo.toml", "../kernel-abi/src"];
 
 fn main() {
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
-    let mut hash = Sha256::new();
+    let mut hash = blake3::Hasher::new();
     for input in INPUTS {
         let path = manifest.join(input);
         // A path that is not there (a copy of this package without `kernel-abi` beside it)
@@ -35,12 +33,12 @@ fn main() {
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
     let version = Command::new(rustc).arg("-vV").output().map(|o| o.stdout).unwrap_or_default();
     field(&mut hash, &version);
-    println!("cargo::rustc-env=PTX_CODEGEN_BUILD_ID={:x}", hash.finalize());
+    println!("cargo::rustc-env=PTX_CODEGEN_BUILD_ID={}", hash.finalize().to_hex());
 }
 
 /// A length-prefixed field: no two sequences of fields hash the same bytes.
-fn field(hash: &mut Sha256, bytes: &[u8]) {
-    hash.update((bytes.len() as u64).to_le_bytes());
+fn field(hash: &mut blake3::Hasher, bytes: &[u8]) {
+    hash.update(&(bytes.len() as u64).to_le_bytes());
     hash.update(bytes);
 }
 

@@ -16,16 +16,15 @@
 //! An entry is written to a temporary file beside it and renamed into place, so a reader
 //! sees a whole entry or none, and builds that write the same entry at once each rename a
 //! complete copy over the other. An entry repeats its key, gives each field's length, and
-//! ends with a checksum of all that precedes it ([`word_sum`]): one that does not check out
+//! ends with the BLAKE3 hash of all that precedes it: one that does not check out
 //! (truncated, corrupt, another key's) is a miss, and the compile that follows replaces it.
 //! The cache never fails a build: a directory that cannot be written costs a compile,
 //! nothing more.
 //!
-//! Cargo builds proc macros unoptimised in every profile (`build-override`'s default
-//! `opt-level = 0`), where SHA-256 reads about 20 MB/s: fine for a key (a few kilobytes of
-//! tokens), too slow for an entry (up to 400 kB for a function whose `sin` carries
-//! libdevice's slow path). Entries are checked with a sum over 8-byte words instead, several
-//! hundred MB/s there.
+//! The hash is BLAKE3 because cargo builds proc macros unoptimised in every profile
+//! (`build-override`'s default `opt-level = 0`): SHA-256 in Rust then reads 20-30 MB/s,
+//! a millisecond for a large kernel's key and ten for its entry, while BLAKE3's SIMD code
+//! is assembly and hashes several GB/s there.
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -35,7 +34,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
 use quote::ToTokens;
-use sha2::{Digest, Sha256};
 
 use crate::abi::{ExplicitAbi, ExplicitParam, ExplicitParamKind, KernelAbi};
 use crate::frontend::HelperDef;
@@ -88,7 +86,7 @@ pub enum Kind {
 }
 
 /// The key of compiling `item` (with the helpers it calls, as the compiler's entry points
-/// take them) with `options` by `toolchain`: the SHA-256 of all of it, each part tagged
+/// take them) with `options` by `toolchain`: the BLAKE3 hash of all of it, each part tagged
 /// and delimited so that no two different inputs give the same bytes. Functions are hashed
 /// as syn prints them, the syntax tree the compiler reads: not their layout or comments.
 pub fn key(
@@ -125,11 +123,10 @@ pub fn key(
         b.tokens(item.to_token_stream());
         b.callees(callees);
     }
-    Key(Sha256::digest(&b.0).into())
+    Key(blake3::hash(&b.0).into())
 }
 
-/// The bytes a key hashes, gathered first and hashed at once (many small updates cost
-/// more than the hashing itself, unoptimised).
+/// The bytes a key hashes, gathered first and hashed at once.
 struct KeyBytes(Vec<u8>);
 
 impl KeyBytes {
@@ -419,9 +416,9 @@ fn target_dir(args: impl IntoIterator<Item = OsString>) -> Option<PathBuf> {
 }
 
 /// An entry: [`MAGIC`], the key, the number of fields, each field after its length (all
-/// u64, little endian), and the [`word_sum`] of all that (two u64, little endian).
+/// u64, little endian), and the BLAKE3 hash of all that.
 fn encode(key: &Key, fields: &[String]) -> Vec<u8> {
-    let size = MAGIC.len() + 32 + 8 + fields.iter().map(|f| 8 + f.len()).sum::<usize>() + 16;
+    let size = MAGIC.len() + 32 + 8 + fields.iter().map(|f| 8 + f.len()).sum::<usize>() + 32;
     let mut out = Vec::with_capacity(size);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&key.0);
@@ -430,17 +427,15 @@ fn encode(key: &Key, fields: &[String]) -> Vec<u8> {
         out.extend_from_slice(&(f.len() as u64).to_le_bytes());
         out.extend_from_slice(f.as_bytes());
     }
-    let [a, b] = word_sum(&out);
-    out.extend_from_slice(&a.to_le_bytes());
-    out.extend_from_slice(&b.to_le_bytes());
+    let sum = blake3::hash(&out);
+    out.extend_from_slice(sum.as_bytes());
     out
 }
 
 /// The fields of an entry, if it is whole, intact and `key`'s.
 fn decode(key: &Key, bytes: &[u8]) -> Option<Vec<String>> {
-    let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(16)?)?;
-    let [a, b] = word_sum(body);
-    if sum[..8] != a.to_le_bytes() || sum[8..] != b.to_le_bytes() {
+    let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(32)?)?;
+    if blake3::hash(body) != <[u8; 32]>::try_from(sum).ok()? {
         return None;
     }
     let mut rest = body.strip_prefix(MAGIC)?.strip_prefix(key.0.as_slice())?;
@@ -462,38 +457,6 @@ fn take_number(rest: &mut &[u8]) -> Option<usize> {
     usize::try_from(u64::from_le_bytes(n.try_into().ok()?)).ok()
 }
 
-/// A checksum of `bytes` read as little-endian u64 words, the last one padded with zeros:
-/// Fletcher's two running sums (modulo 2^64), of the words and of the first sum, and the
-/// length. A changed word changes the first sum; reordered or moved words, the second. Not
-/// a cryptographic hash: it catches accidents (a truncated, zero-filled or damaged file),
-/// and runs fast without optimisation (see the module's note: four words a step, for the
-/// loop's own cost there).
-pub(crate) fn word_sum(bytes: &[u8]) -> [u64; 2] {
-    let (mut a, mut b) = (0u64, 0u64);
-    let mut add = |w: u64| {
-        a = a.wrapping_add(u64::from_le(w));
-        b = b.wrapping_add(a);
-    };
-    // SAFETY: every bit pattern is a valid `[u64; 4]`, and `align_to` keeps them in bounds.
-    let (head, quads, _) = unsafe { bytes.align_to::<[u64; 4]>() };
-    // Memory not 8-byte aligned (the global allocator's buffers are) is summed by the
-    // slower loop alone: the same sum.
-    let quads = if head.is_empty() { quads } else { &[] };
-    for &[w0, w1, w2, w3] in quads {
-        add(w0);
-        add(w1);
-        add(w2);
-        add(w3);
-    }
-    let mut words = bytes[quads.len() * 32..].chunks(8);
-    for w in &mut words {
-        let mut word = [0u8; 8];
-        word[..w.len()].copy_from_slice(w);
-        add(u64::from_ne_bytes(word));
-    }
-    [a.wrapping_add(bytes.len() as u64), b]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -508,10 +471,10 @@ mod tests {
         let bytes = encode(&key, &fields());
         assert_eq!(decode(&key, &bytes), Some(fields()));
         assert_eq!(decode(&other, &bytes), None, "another key's entry");
-        for cut in [0, 1, MAGIC.len(), bytes.len() - 17, bytes.len() - 1] {
+        for cut in [0, 1, MAGIC.len(), bytes.len() - 33, bytes.len() - 1] {
             assert_eq!(decode(&key, &bytes[..cut]), None, "cut at {cut}");
         }
-        for at in [0, MAGIC.len() + 3, MAGIC.len() + 32 + 2, bytes.len() - 20, bytes.len() - 1] {
+        for at in [0, MAGIC.len() + 3, MAGIC.len() + 32 + 2, bytes.len() - 40, bytes.len() - 1] {
             let mut flipped = bytes.clone();
             flipped[at] ^= 1;
             assert_eq!(decode(&key, &flipped), None, "a bit flipped at {at}");
@@ -519,22 +482,6 @@ mod tests {
         let mut longer = bytes.clone();
         longer.push(0);
         assert_eq!(decode(&key, &longer), None);
-    }
-
-    #[test]
-    fn the_word_sum_is_of_the_bytes_wherever_they_lie() {
-        let bytes: Vec<u8> = (0..1000u32).map(|i| (i * 7 % 251) as u8).collect();
-        let sum = word_sum(&bytes[..999]);
-        let mut shifted = vec![0u8];
-        shifted.extend_from_slice(&bytes[..999]);
-        assert_eq!(word_sum(&shifted[1..]), sum, "the same bytes at another alignment");
-        assert_ne!(word_sum(&bytes[..998]), sum, "one byte fewer");
-        let mut zeroed = bytes[..999].to_vec();
-        zeroed.push(0);
-        assert_ne!(word_sum(&zeroed), sum, "a zero byte more");
-        let mut swapped = bytes[..999].to_vec();
-        swapped.swap(0, 8);
-        assert_ne!(word_sum(&swapped), sum, "two words' bytes exchanged");
     }
 
     #[test]

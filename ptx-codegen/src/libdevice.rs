@@ -58,14 +58,10 @@ fn bitcode() -> Result<&'static (PathBuf, Vec<u8>), String> {
         .map_err(Clone::clone)
 }
 
-/// Which libdevice this process links: its length and a checksum of its bytes, or why
-/// there is none.
+/// Which libdevice this process links: the BLAKE3 hash of its bytes, or why there is none.
 pub fn identity() -> String {
     match bitcode() {
-        Ok((_, bytes)) => {
-            let [a, b] = crate::cache::word_sum(bytes);
-            format!("{} bytes, sum {a:016x}{b:016x}", bytes.len())
-        }
+        Ok((_, bytes)) => blake3::hash(bytes).to_hex().to_string(),
         Err(why) => format!("none: {why}"),
     }
 }
