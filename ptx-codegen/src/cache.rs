@@ -27,7 +27,7 @@
 //! is assembly and hashes several GB/s there.
 
 use std::ffi::OsString;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -241,7 +241,14 @@ impl PtxCache {
 
     /// The result stored under `key`, if a whole, valid entry of its kind is there.
     pub fn load<T: Cached>(&self, key: &Key) -> Option<T> {
-        let fields = decode(key, &std::fs::read(self.entry_path(key)).ok()?)?;
+        // One buffer per thread, reused: fresh memory for each entry read would cost a page
+        // fault per 4 kB, more than the read.
+        thread_local!(static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) });
+        let fields = BUFFER.with_borrow_mut(|buffer| {
+            buffer.clear();
+            std::fs::File::open(self.entry_path(key)).ok()?.read_to_end(buffer).ok()?;
+            decode(key, buffer)
+        })?;
         let mut fields = fields.into_iter();
         (fields.next()? == format!("{:?}", T::KIND)).then_some(())?;
         let result = T::read(&mut fields)?;
