@@ -1,13 +1,14 @@
 //! The on-disk cache of compiled kernels.
 //!
 //! rustc expands every macro of a crate again each time it rebuilds the crate, after an
-//! edit anywhere in it, and LLVM takes 40-200 ms per kernel. So what a function compiles to
-//! (each overflow variant's ABI, PTX and LLVM IR) is kept on disk under a key that hashes
-//! everything it depends on: the function's tokens and those of the helpers it calls, the
-//! options, which compiler entry point, and the toolchain (this compiler's build, LLVM's
-//! version, libdevice's bytes). An unchanged function is read back instead of checked and
-//! compiled: the frontend is a function of the same inputs, and only a function that
-//! compiled is stored, so there is nothing it could report. A changed one has another key.
+//! edit anywhere in it, and LLVM takes tens to hundreds of milliseconds per kernel. So what
+//! a function compiles to (each overflow variant's ABI, PTX and LLVM IR) is kept on disk
+//! under a key that hashes everything it depends on: the function's tokens and those of the
+//! helpers it calls, the options, which compiler entry point, and the toolchain (this
+//! compiler's build, LLVM's version, libdevice's bytes). An unchanged function is read back
+//! instead of checked and compiled: the frontend is a function of the same inputs, and only
+//! a function that compiled is stored, so there is nothing it could report. A changed one
+//! has another key.
 //!
 //! Where: `GPU_VECTORIZE_CACHE=<dir>`, or `ptx-cache/` in the target directory of the cargo
 //! build; `GPU_VECTORIZE_CACHE=off` turns it off. Entries are never evicted: `cargo clean`
@@ -409,7 +410,14 @@ fn read_type_list(list: &str) -> Option<Vec<ScalarType>> {
 /// target directory with a `CACHEDIR.TAG`. Proc macros get no `OUT_DIR`, and
 /// `CARGO_TARGET_DIR` is set only where the user sets it.
 fn target_dir(args: impl IntoIterator<Item = OsString>) -> Option<PathBuf> {
-    let mut args = args.into_iter();
+    // A command line too long for the system reaches rustc as `@file`, one argument a line.
+    let mut args = args.into_iter().flat_map(|arg| {
+        let file = arg.to_str().and_then(|a| a.strip_prefix('@')).map(|f| std::fs::read_to_string(f).ok());
+        match file {
+            Some(text) => text.unwrap_or_default().lines().map(OsString::from).collect(),
+            None => vec![arg],
+        }
+    });
     let out_dir = loop {
         let arg = args.next()?;
         if arg == "--out-dir" {
@@ -509,6 +517,9 @@ mod tests {
         assert_eq!(target_dir(args(&["rustc", &format!("--out-dir={out_dir}")])), target);
         assert_eq!(target_dir(args(&["rustc", "--crate-name", "x"])), None);
         assert_eq!(target_dir(args(&["rustc", "--out-dir"])), None);
+        let argfile = root.join("args");
+        std::fs::write(&argfile, format!("--crate-name\nx\n--out-dir\n{out_dir}\n")).unwrap();
+        assert_eq!(target_dir(args(&["rustc", &format!("@{}", argfile.display())])), target);
         // The environment's choice comes first, and `off` turns the cache off.
         let dir = |setting: Option<&str>| {
             PtxCache::chosen(setting.map(OsString::from), args(&["rustc", "--out-dir", out_dir])).map(|c| c.dir)
