@@ -9,7 +9,8 @@ use std::path::PathBuf;
 use ptx_codegen::cache::{Key, Kind, Toolchain, key};
 use ptx_codegen::frontend::HelperDef;
 use ptx_codegen::{
-    KernelVariants, Options, PtxCache, ScalarType, Target, Variants, compile_kernel_variants, compile_variants,
+    KernelVariants, LaunchBounds, Options, PtxCache, ScalarType, Target, Variants, compile_kernel_variants,
+    compile_variants,
 };
 
 /// A fresh, empty cache directory of this test's own.
@@ -162,6 +163,9 @@ fn every_input_is_in_the_key() {
     changed.push(("target", with(Options { target: Target::Cpu, ..options.clone() })));
     changed.push(("identity", with(Options { identity: Some(syn::parse_str("0.0").unwrap()), ..options.clone() })));
     changed.push(("types", with(Options { types: vec![ScalarType::F32], ..options.clone() })));
+    let bounds = |max_threads, min_blocks| Some(LaunchBounds { max_threads, min_blocks });
+    changed.push(("launch bounds", with(Options { launch_bounds: bounds(256, None), ..options.clone() })));
+    changed.push(("their blocks", with(Options { launch_bounds: bounds(256, Some(2)), ..options.clone() })));
 
     let mut seen: HashSet<Key> = HashSet::from([base]);
     for (what, key) in &changed {
