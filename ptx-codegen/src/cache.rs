@@ -2,13 +2,16 @@
 //!
 //! rustc expands every macro of a crate again each time it rebuilds the crate, after an
 //! edit anywhere in it, and LLVM takes tens to hundreds of milliseconds per kernel. So what
-//! a function compiles to (each overflow variant's ABI, PTX and LLVM IR) is kept on disk
-//! under a key that hashes everything it depends on: the function's tokens and those of the
+//! the macro uses of a function's compiled kernels (each overflow variant's ABI and PTX,
+//! and a vectorized function's optimised LLVM IR) is kept on disk under a key that hashes
+//! everything it depends on: the function's tokens and those of the
 //! helpers it calls, the options, which compiler entry point, and the toolchain (this
 //! compiler's build, LLVM's version, libdevice's bytes). An unchanged function is read back
 //! instead of checked and compiled: the frontend is a function of the same inputs, and only
 //! a function that compiled is stored, so there is nothing it could report. A changed one
-//! has another key.
+//! has another key. The LLVM IR before optimisation is not kept: only `GPU_VECTORIZE_DUMP`
+//! writes it, and it is most of the bytes (8 of the 9 MB of a register-tiled matmul whose
+//! loops are unrolled); with that variable set the compiler leaves the cache alone.
 //!
 //! Where: `GPU_VECTORIZE_CACHE=<dir>`, or `ptx-cache/` in the target directory of the cargo
 //! build; `GPU_VECTORIZE_CACHE=off` turns it off. Entries are never evicted: `cargo clean`
@@ -49,7 +52,7 @@ pub const CACHE_ENV: &str = "GPU_VECTORIZE_CACHE";
 pub const DEFAULT_DIR_NAME: &str = "ptx-cache";
 
 /// The first bytes of an entry; a new layout of entries gets a new one.
-const MAGIC: &[u8] = b"gpu-vectorize PTX cache entry 2\n";
+const MAGIC: &[u8] = b"gpu-vectorize PTX cache entry 3\n";
 
 /// What decides a compiled kernel beyond its source and options.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -280,8 +283,9 @@ impl PtxCache {
     }
 }
 
-/// A compiler entry point's result, as an entry's fields (texts). Each impl names every
-/// field of what it stores, so that a field added to a result cannot be left out.
+/// A compiler entry point's result, as an entry's fields (texts): what the macro uses of
+/// it. Each impl names every field of the result, so that a field added to one cannot be
+/// left out unnoticed.
 pub trait Cached: Sized {
     const KIND: Kind;
     fn write(&self, out: &mut Vec<String>);
@@ -327,12 +331,13 @@ impl Cached for KernelVariants {
 }
 
 fn write_kernel(k: &CompiledKernel, out: &mut Vec<String>) {
-    let CompiledKernel { abi, ptx, llvm_ir, llvm_ir_unoptimized } = k;
+    // The IR before optimisation is for dumps only (see the module's note).
+    let CompiledKernel { abi, ptx, llvm_ir, llvm_ir_unoptimized: _ } = k;
     let KernelAbi { entry, inputs, outputs, error_flag, reduce_entry } = abi;
     // An entry symbol is never empty: "" is no reduction entry.
     let reduce_entry = reduce_entry.clone().unwrap_or_default();
     out.extend([entry.clone(), type_list(inputs), type_list(outputs), flag(*error_flag), reduce_entry]);
-    out.extend([ptx, llvm_ir, llvm_ir_unoptimized].map(Clone::clone));
+    out.extend([ptx.clone(), llvm_ir.clone()]);
 }
 
 fn read_kernel(fields: &mut impl Iterator<Item = String>) -> Option<CompiledKernel> {
@@ -341,11 +346,12 @@ fn read_kernel(fields: &mut impl Iterator<Item = String>) -> Option<CompiledKern
     let error_flag = read_flag(fields)?;
     let reduce_entry = Some(fields.next()?).filter(|e| !e.is_empty());
     let abi = KernelAbi { entry, inputs, outputs, error_flag, reduce_entry };
-    Some(CompiledKernel { abi, ptx: fields.next()?, llvm_ir: fields.next()?, llvm_ir_unoptimized: fields.next()? })
+    Some(CompiledKernel { abi, ptx: fields.next()?, llvm_ir: fields.next()?, llvm_ir_unoptimized: String::new() })
 }
 
 fn write_explicit(k: &CompiledExplicit, out: &mut Vec<String>) {
-    let CompiledExplicit { abi, ptx, llvm_ir, llvm_ir_unoptimized } = k;
+    // `#[kernel]` shows no LLVM IR: the texts are for dumps only.
+    let CompiledExplicit { abi, ptx, llvm_ir: _, llvm_ir_unoptimized: _ } = k;
     let ExplicitAbi { symbol, params, static_shared_bytes, dynamic_shared } = abi;
     out.extend([symbol.clone(), static_shared_bytes.to_string(), flag(*dynamic_shared), params.len().to_string()]);
     for ExplicitParam { name, kind } in params {
@@ -356,7 +362,7 @@ fn write_explicit(k: &CompiledExplicit, out: &mut Vec<String>) {
         };
         out.extend([name.clone(), kind]);
     }
-    out.extend([ptx, llvm_ir, llvm_ir_unoptimized].map(Clone::clone));
+    out.push(ptx.clone());
 }
 
 fn read_explicit(fields: &mut impl Iterator<Item = String>) -> Option<CompiledExplicit> {
@@ -379,7 +385,7 @@ fn read_explicit(fields: &mut impl Iterator<Item = String>) -> Option<CompiledEx
         params.push(ExplicitParam { name, kind });
     }
     let abi = ExplicitAbi { symbol, params, static_shared_bytes, dynamic_shared };
-    Some(CompiledExplicit { abi, ptx: fields.next()?, llvm_ir: fields.next()?, llvm_ir_unoptimized: fields.next()? })
+    Some(CompiledExplicit { abi, ptx: fields.next()?, llvm_ir: String::new(), llvm_ir_unoptimized: String::new() })
 }
 
 fn flag(b: bool) -> String {

@@ -40,6 +40,7 @@ pub struct CompiledKernel {
     pub abi: KernelAbi,
     pub ptx: String,
     pub llvm_ir: String,
+    /// Empty in a result read from the PTX cache (see [`compile_variants`]).
     pub llvm_ir_unoptimized: String,
 }
 
@@ -74,7 +75,9 @@ pub struct Variants {
 
 /// [`compile_with_helpers`], both variants. With a `cache`, a function compiled before
 /// with the same inputs (see [`cache`]) is read from it, and one compiled here is stored
-/// there.
+/// there. A result read from the cache has what the macro uses (the ABIs, the PTX, the
+/// optimised LLVM IR of `f::LLVM_IR`), not the LLVM IR before optimisation, which only
+/// `GPU_VECTORIZE_DUMP` writes: with that variable set the cache is left alone.
 pub fn compile_variants(
     item: &syn::ItemFn,
     callees: &[(String, String)],
@@ -84,13 +87,10 @@ pub fn compile_variants(
 ) -> Result<Variants, syn::Error> {
     let name = item.sig.ident.unraw().to_string();
     let at_name = |msg: String| syn::Error::new(item.sig.ident.span(), msg);
-    let key = cache.map(|c| {
+    let key = cache.filter(|_| std::env::var_os(DUMP_ENV).is_none()).map(|c| {
         (c, cache::key(cache::Toolchain::current(), cache::Kind::Vectorized, item, callees, helpers, options))
     });
     if let Some(hit) = key.as_ref().and_then(|(c, k)| c.load::<Variants>(k)) {
-        for k in std::iter::once(&hit.wrapping).chain(&hit.checked) {
-            dump(&name, &k.llvm_ir_unoptimized, &k.llvm_ir, &k.ptx).map_err(at_name)?;
-        }
         return Ok(hit);
     }
     let program = frontend::check_program(item, callees, helpers)?;
@@ -136,7 +136,7 @@ pub fn compile_ir(
     let kernels: Vec<&str> =
         [abi.entry.as_str(), strided.as_str()].into_iter().chain(abi.reduce_entry.as_deref()).collect();
     let out = emit::emit_ptx(&cx, &module, &options.arch, &kernels)?;
-    dump(name, &out.llvm_ir_unoptimized, &out.llvm_ir, &out.ptx)?;
+    dump(name, &out)?;
     Ok(CompiledKernel { abi, ptx: out.ptx, llvm_ir: out.llvm_ir, llvm_ir_unoptimized: out.llvm_ir_unoptimized })
 }
 
@@ -144,9 +144,8 @@ pub fn compile_ir(
 pub const DUMP_ENV: &str = "GPU_VECTORIZE_DUMP";
 
 /// With `GPU_VECTORIZE_DUMP=<folder>` set while building, writes `<name>.ll` (LLVM IR before
-/// optimisation), `<name>.opt.ll` (after) and `<name>.ptx` for every kernel compiled (or
-/// read from the cache).
-fn dump(name: &str, llvm_ir_unoptimized: &str, llvm_ir: &str, ptx: &str) -> Result<(), String> {
+/// optimisation), `<name>.opt.ll` (after) and `<name>.ptx` for every kernel compiled.
+fn dump(name: &str, out: &emit::Emitted) -> Result<(), String> {
     let Some(dir) = std::env::var_os(DUMP_ENV) else { return Ok(()) };
     let dir = std::path::PathBuf::from(dir);
     let write = |ext: &str, text: &str| {
@@ -154,9 +153,9 @@ fn dump(name: &str, llvm_ir_unoptimized: &str, llvm_ir: &str, ptx: &str) -> Resu
         std::fs::write(&path, text).map_err(|e| format!("{DUMP_ENV}: cannot write {}: {e}", path.display()))
     };
     std::fs::create_dir_all(&dir).map_err(|e| format!("{DUMP_ENV}: cannot create {}: {e}", dir.display()))?;
-    write("ll", llvm_ir_unoptimized)?;
-    write("opt.ll", llvm_ir)?;
-    write("ptx", ptx)
+    write("ll", &out.llvm_ir_unoptimized)?;
+    write("opt.ll", &out.llvm_ir)?;
+    write("ptx", &out.ptx)
 }
 
 /// A compiled explicit kernel (`#[kernel]`): its ABI, its PTX and its LLVM IR.
@@ -164,6 +163,8 @@ fn dump(name: &str, llvm_ir_unoptimized: &str, llvm_ir: &str, ptx: &str) -> Resu
 pub struct CompiledExplicit {
     pub abi: ExplicitAbi,
     pub ptx: String,
+    /// The LLVM IR after and before optimisation: empty in a result read from the PTX
+    /// cache (see [`compile_kernel_variants`]).
     pub llvm_ir: String,
     pub llvm_ir_unoptimized: String,
 }
@@ -177,7 +178,8 @@ pub struct KernelVariants {
 }
 
 /// Compiles an explicit kernel (`#[kernel]`) with the helpers it calls, both overflow
-/// variants, through `cache` as [`compile_variants`] does.
+/// variants, through `cache` as [`compile_variants`] does. A result read from the cache
+/// has the ABIs and the PTX, what the macro uses, and no LLVM IR.
 pub fn compile_kernel_variants(
     item: &syn::ItemFn,
     callees: &[(String, String)],
@@ -187,11 +189,9 @@ pub fn compile_kernel_variants(
 ) -> Result<KernelVariants, syn::Error> {
     let at_name = |msg: String| syn::Error::new(item.sig.ident.span(), msg);
     let key = cache
+        .filter(|_| std::env::var_os(DUMP_ENV).is_none())
         .map(|c| (c, cache::key(cache::Toolchain::current(), cache::Kind::Explicit, item, callees, helpers, options)));
     if let Some(hit) = key.as_ref().and_then(|(c, k)| c.load::<KernelVariants>(k)) {
-        for k in std::iter::once(&hit.wrapping).chain(&hit.checked) {
-            dump(&k.abi.symbol, &k.llvm_ir_unoptimized, &k.llvm_ir, &k.ptx).map_err(at_name)?;
-        }
         return Ok(hit);
     }
     let program = frontend::check_kernel_program(item, callees, helpers)?;
@@ -243,7 +243,7 @@ pub fn compile_kernel_ir(
     // newer targets' defaults are above it.
     let features = if matches!(options.arch.as_str(), "sm_70" | "sm_72") { "+ptx63" } else { "" };
     let out = emit::emit_ptx_with(&cx, &module, &options.arch, features, &[abi.symbol.as_str()])?;
-    dump(&abi.symbol, &out.llvm_ir_unoptimized, &out.llvm_ir, &out.ptx)?;
+    dump(&abi.symbol, &out)?;
     Ok(CompiledExplicit { abi, ptx: out.ptx, llvm_ir: out.llvm_ir, llvm_ir_unoptimized: out.llvm_ir_unoptimized })
 }
 
