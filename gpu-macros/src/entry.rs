@@ -5,7 +5,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use ptx_codegen::{Options, Target, frontend};
+use ptx_codegen::{Options, PtxCache, Target, frontend};
 
 use crate::api;
 use crate::chain;
@@ -161,7 +161,9 @@ fn finish_vectorize(
         .map(|(ty, f)| {
             let (compiled, ok) = if !precheck_failed && helpers_ok && errors.is_empty() {
                 let result = if options.target == Target::Cuda {
-                    ptx_codegen::compile_variants(f, &callees, &helpers, &options).map(Some)
+                    // Through the PTX cache: a function unchanged since the last build is
+                    // not compiled again.
+                    ptx_codegen::compile_variants(f, &callees, &helpers, &options, PtxCache::for_build()).map(Some)
                 } else {
                     // The CPU targets run the host original; the function is still checked
                     // against the kernel language, so it can move to the GPU unchanged.

@@ -12,7 +12,7 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use ptx_codegen::{ExplicitParam, ExplicitParamKind, KernelVariants, Options, Target, frontend};
+use ptx_codegen::{ExplicitParam, ExplicitParamKind, KernelVariants, Options, PtxCache, Target, frontend};
 
 use crate::chain;
 use crate::entry;
@@ -111,7 +111,8 @@ fn finish_kernel(
     let helpers_ok = entries.iter().all(|e| e.ok);
     let compiled: Option<KernelVariants> = if errors.is_empty() && helpers_ok && params.is_ok() {
         let helpers: Vec<frontend::HelperDef> = entries.iter().map(chain::Entry::helper).collect();
-        match ptx_codegen::compile_kernel_variants(func, &callees, &helpers, &options) {
+        // Through the PTX cache: a kernel unchanged since the last build is not compiled again.
+        match ptx_codegen::compile_kernel_variants(func, &callees, &helpers, &options, PtxCache::for_build()) {
             Ok(k) => Some(k),
             Err(e) => {
                 errors.push(e);

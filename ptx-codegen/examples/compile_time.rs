@@ -4,10 +4,15 @@
 //! compile of a kernel that needs libdevice also reads and parses it, once per process.
 //! Then the time for bodies of many statements (compile time should grow linearly with the
 //! body; `tests/scaling.rs` guards what it depends on).
+//!
+//! The last column is what the macro's compiler spends on a function whose kernels are in
+//! the PTX cache (a rebuild after an edit elsewhere in the crate): the key, and reading the
+//! entry back (both overflow variants where there are two). Cargo builds the macro
+//! unoptimised, so run this without `--release` for the figure a build sees.
 
 use std::time::Instant;
 
-use ptx_codegen::{Options, compile_str};
+use ptx_codegen::{Options, PtxCache, compile_str, compile_variants};
 
 fn main() {
     let kernels = [
@@ -22,7 +27,8 @@ fn main() {
         ),
     ];
     let options = Options::default();
-    println!("{:<28} {:>12} {:>14}", "kernel", "first (ms)", "again (ms)");
+    let cache = PtxCache::new(std::env::temp_dir().join(format!("ptx-cache-compile-time-{}", std::process::id())));
+    println!("{:<28} {:>12} {:>14} {:>14}", "kernel", "first (ms)", "again (ms)", "cached (ms)");
     for (name, src) in kernels {
         let t = Instant::now();
         compile_str(src, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -33,7 +39,16 @@ fn main() {
             compile_str(src, &options).unwrap();
         }
         let again = t.elapsed() / reps;
-        println!("{name:<28} {:>12.1} {:>14.1}", first.as_secs_f64() * 1e3, again.as_secs_f64() * 1e3);
+        let item: syn::ItemFn = syn::parse_str(src).unwrap();
+        compile_variants(&item, &[], &[], &options, Some(&cache)).unwrap();
+        let reps = 50;
+        let t = Instant::now();
+        for _ in 0..reps {
+            compile_variants(&item, &[], &[], &options, Some(&cache)).unwrap();
+        }
+        let cached = t.elapsed() / reps;
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+        println!("{name:<28} {:>12.1} {:>14.1} {:>14.3}", ms(first), ms(again), ms(cached));
     }
     println!();
     println!("{:<28} {:>12} {:>14}", "body of n statements", "n", "time (ms)");
@@ -51,4 +66,5 @@ fn main() {
             println!("{name:<28} {n:>12} {:>14.1}", t.elapsed().as_secs_f64() * 1e3);
         }
     }
+    let _ = std::fs::remove_dir_all(cache.dir());
 }

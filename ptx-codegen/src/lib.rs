@@ -3,11 +3,13 @@
 //! The pipeline reads like its modules: [`frontend`] (syn → typed kernel IR, with every
 //! diagnostic at its span), [`lower`] (kernel IR → LLVM IR: the scalar function and a
 //! grid-stride kernel entry), [`emit`] (LLVM's NVPTX backend → PTX). [`abi`] is the contract
-//! with the runtime that launches the kernel.
+//! with the runtime that launches the kernel. [`cache`] keeps each function's compiled
+//! kernels on disk, for the next build.
 //!
 //! This crate has no `proc_macro` dependency: every stage runs from plain tests.
 
 pub mod abi;
+pub mod cache;
 pub mod emit;
 pub mod frontend;
 /// The lowering compiled for the host, for the differential tests (feature `host-jit`).
@@ -27,6 +29,7 @@ use syn::ext::IdentExt;
 use lower::{EntryKind, Lowering, Weight};
 
 pub use abi::{ExplicitAbi, ExplicitParam, ExplicitParamKind, Fault, KernelAbi, entry_symbol};
+pub use cache::PtxCache;
 pub use ir::IntOverflow;
 pub use options::{LaunchBounds, Options, Target};
 pub use ty::ScalarType;
@@ -37,6 +40,7 @@ pub struct CompiledKernel {
     pub abi: KernelAbi,
     pub ptx: String,
     pub llvm_ir: String,
+    /// Empty in a result read from the PTX cache (see [`compile_variants`]).
     pub llvm_ir_unoptimized: String,
 }
 
@@ -69,22 +73,38 @@ pub struct Variants {
     pub checked: Option<CompiledKernel>,
 }
 
-/// [`compile_with_helpers`], both variants.
+/// [`compile_with_helpers`], both variants. With a `cache`, a function compiled before
+/// with the same inputs (see [`cache`]) is read from it, and one compiled here is stored
+/// there. A result read from the cache has what the macro uses (the ABIs, the PTX, the
+/// optimised LLVM IR of `f::LLVM_IR`), not the LLVM IR before optimisation, which only
+/// `GPU_VECTORIZE_DUMP` writes: with that variable set the cache is left alone.
 pub fn compile_variants(
     item: &syn::ItemFn,
     callees: &[(String, String)],
     helpers: &[frontend::HelperDef],
     options: &Options,
+    cache: Option<&PtxCache>,
 ) -> Result<Variants, syn::Error> {
-    let program = frontend::check_program(item, callees, helpers)?;
     let name = item.sig.ident.unraw().to_string();
     let at_name = |msg: String| syn::Error::new(item.sig.ident.span(), msg);
+    let key = cache.filter(|_| std::env::var_os(DUMP_ENV).is_none()).map(|c| {
+        (c, cache::key(cache::Toolchain::current(), cache::Kind::Vectorized, item, callees, helpers, options))
+    });
+    if let Some(hit) = key.as_ref().and_then(|(c, k)| c.load::<Variants>(k)) {
+        return Ok(hit);
+    }
+    let program = frontend::check_program(item, callees, helpers)?;
     let wrapping = compile_ir(&program, &name, options, IntOverflow::Wrap).map_err(at_name)?;
     let checked = match program.checks_overflow() {
         true => Some(compile_ir(&program, &name, options, IntOverflow::Panic).map_err(at_name)?),
         false => None,
     };
-    Ok(Variants { wrapping, checked })
+    let variants = Variants { wrapping, checked };
+    if let Some((c, k)) = key {
+        // A cache that cannot be written costs the next build a compile, not this one.
+        let _ = c.store(&k, &variants);
+    }
+    Ok(variants)
 }
 
 /// Lowers and emits an already checked program, with integer overflow `overflow`.
@@ -148,6 +168,8 @@ fn dump(name: &str, out: &emit::Emitted) -> Result<(), String> {
 pub struct CompiledExplicit {
     pub abi: ExplicitAbi,
     pub ptx: String,
+    /// The LLVM IR after and before optimisation: empty in a result read from the PTX
+    /// cache (see [`compile_kernel_variants`]).
     pub llvm_ir: String,
     pub llvm_ir_unoptimized: String,
 }
@@ -160,22 +182,35 @@ pub struct KernelVariants {
     pub checked: Option<CompiledExplicit>,
 }
 
-/// Compiles an explicit kernel (`#[kernel]`) with the helpers it calls, both overflow variants.
+/// Compiles an explicit kernel (`#[kernel]`) with the helpers it calls, both overflow
+/// variants, through `cache` as [`compile_variants`] does. A result read from the cache
+/// has the ABIs and the PTX, what the macro uses, and no LLVM IR.
 pub fn compile_kernel_variants(
     item: &syn::ItemFn,
     callees: &[(String, String)],
     helpers: &[frontend::HelperDef],
     options: &Options,
+    cache: Option<&PtxCache>,
 ) -> Result<KernelVariants, syn::Error> {
+    let at_name = |msg: String| syn::Error::new(item.sig.ident.span(), msg);
+    let key = cache
+        .filter(|_| std::env::var_os(DUMP_ENV).is_none())
+        .map(|c| (c, cache::key(cache::Toolchain::current(), cache::Kind::Explicit, item, callees, helpers, options)));
+    if let Some(hit) = key.as_ref().and_then(|(c, k)| c.load::<KernelVariants>(k)) {
+        return Ok(hit);
+    }
     let program = frontend::check_kernel_program(item, callees, helpers)?;
     let name = item.sig.ident.unraw().to_string();
-    let at_name = |msg: String| syn::Error::new(item.sig.ident.span(), msg);
     let wrapping = compile_kernel_ir(&program, &name, options, IntOverflow::Wrap).map_err(at_name)?;
     let checked = match program.checks_overflow() {
         true => Some(compile_kernel_ir(&program, &name, options, IntOverflow::Panic).map_err(at_name)?),
         false => None,
     };
-    Ok(KernelVariants { wrapping, checked })
+    let variants = KernelVariants { wrapping, checked };
+    if let Some((c, k)) = key {
+        let _ = c.store(&k, &variants);
+    }
+    Ok(variants)
 }
 
 /// Parses `src` as a kernel and compiles it with wrapping overflow (for tests and tools).

@@ -13,6 +13,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::{CStr, CString};
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use inkwell::attributes::{Attribute, AttributeLoc};
@@ -33,14 +34,16 @@ pub fn needed(module: &Module<'_>) -> bool {
 /// libdevice as this process knows it: the bitcode and, for each function it defines,
 /// the functions that function calls.
 struct Library {
-    bitcode: Vec<u8>,
+    bitcode: &'static [u8],
     calls: HashMap<String, Vec<String>>,
 }
 
-/// Reads and parses libdevice, once per process.
-fn library() -> Result<&'static Library, String> {
-    static LIBRARY: OnceLock<Result<Library, String>> = OnceLock::new();
-    LIBRARY
+/// libdevice's file as this process read it, once: its path and bytes, or why there are
+/// none. The PTX cache's key names these very bytes ([`identity`]), so what a cached
+/// kernel was linked with is what the key says.
+fn bitcode() -> Result<&'static (PathBuf, Vec<u8>), String> {
+    static BITCODE: OnceLock<Result<(PathBuf, Vec<u8>), String>> = OnceLock::new();
+    BITCODE
         .get_or_init(|| {
             let path = toolkit::find_libdevice().ok_or_else(|| {
                 "this function needs NVIDIA's libdevice (libdevice.10.bc) for its math, and none was found: \
@@ -48,11 +51,31 @@ fn library() -> Result<&'static Library, String> {
                  or point GPU_LIBDEVICE at libdevice.10.bc"
                     .to_string()
             })?;
-            let bitcode =
+            let bytes =
                 std::fs::read(&path).map_err(|e| format!("cannot read libdevice at {}: {e}", path.display()))?;
+            Ok((path, bytes))
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// Which libdevice this process links: the BLAKE3 hash of its bytes, or why there is none.
+pub fn identity() -> String {
+    match bitcode() {
+        Ok((_, bytes)) => blake3::hash(bytes).to_hex().to_string(),
+        Err(why) => format!("none: {why}"),
+    }
+}
+
+/// Reads and parses libdevice, once per process.
+fn library() -> Result<&'static Library, String> {
+    static LIBRARY: OnceLock<Result<Library, String>> = OnceLock::new();
+    LIBRARY
+        .get_or_init(|| {
+            let (path, bitcode) = bitcode()?;
             let calls = {
                 let cx = Context::create();
-                let buf = MemoryBuffer::create_from_memory_range(&bitcode, "libdevice");
+                let buf = MemoryBuffer::create_from_memory_range(bitcode, "libdevice");
                 let lib = Module::parse_bitcode_from_buffer(&buf, &cx)
                     .map_err(|e| format!("cannot parse libdevice at {}: {e}", path.display()))?;
                 lib.get_functions()
@@ -151,7 +174,7 @@ fn calls(module: &Module<'_>) -> (Vec<String>, usize) {
 /// kept out of line.
 pub fn link<'ctx>(cx: &'ctx Context, module: &Module<'ctx>, tm: &TargetMachine, keep: &[&str]) -> Result<(), String> {
     let library = library()?;
-    let lib = open_lazily(cx, &library.bitcode)?;
+    let lib = open_lazily(cx, library.bitcode)?;
     prune(module, &lib, &library.calls);
     let (called, n) = calls(module);
     // libdevice says `nvptx64-nvidia-gpulibs`; take the module's triple and layout to link quietly.

@@ -22,7 +22,13 @@ pub fn tools_dir() -> Option<PathBuf> {
 /// Directories that may hold an `nvidia/` wheel tree: each wheel's directory under
 /// [`tools_dir`], then Python's site-packages.
 fn wheel_roots() -> Vec<PathBuf> {
-    static PYTHON: OnceLock<Vec<PathBuf>> = OnceLock::new();
+    let mut roots = tools_dir_roots();
+    roots.extend(python_site_packages().iter().cloned());
+    roots
+}
+
+/// Each wheel's directory under [`tools_dir`], then [`tools_dir`] itself.
+fn tools_dir_roots() -> Vec<PathBuf> {
     let mut roots: Vec<PathBuf> = Vec::new();
     if let Some(dir) = tools_dir() {
         if let Ok(entries) = std::fs::read_dir(&dir) {
@@ -32,12 +38,17 @@ fn wheel_roots() -> Vec<PathBuf> {
         }
         roots.push(dir);
     }
-    roots.extend(PYTHON.get_or_init(python_site_packages).iter().cloned());
     roots
 }
 
-/// Python's site-packages directories that contain an `nvidia` package.
-fn python_site_packages() -> Vec<PathBuf> {
+/// Python's site-packages directories that contain an `nvidia` package (asked once per
+/// process: starting Python takes tens of milliseconds).
+fn python_site_packages() -> &'static [PathBuf] {
+    static PYTHON: OnceLock<Vec<PathBuf>> = OnceLock::new();
+    PYTHON.get_or_init(ask_python)
+}
+
+fn ask_python() -> Vec<PathBuf> {
     let script = "import nvidia, os\nfor p in nvidia.__path__: print(os.path.dirname(p))";
     let Ok(out) = Command::new("python3").args(["-c", script]).output() else {
         return Vec::new();
@@ -120,13 +131,18 @@ pub fn find_libdevice() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("GPU_LIBDEVICE") {
         return Some(PathBuf::from(p));
     }
-    let mut candidates: Vec<PathBuf> =
-        toolkit_roots().into_iter().map(|r| r.join("nvvm/libdevice/libdevice.10.bc")).collect();
-    for root in wheel_roots() {
-        candidates.push(root.join("nvidia/cu13/nvvm/libdevice/libdevice.10.bc"));
-        candidates.push(root.join("nvidia/nvvm/libdevice/libdevice.10.bc"));
-    }
-    candidates.into_iter().find(|p| p.is_file())
+    let in_wheel = |root: &PathBuf| {
+        ["nvidia/cu13/nvvm/libdevice/libdevice.10.bc", "nvidia/nvvm/libdevice/libdevice.10.bc"].map(|p| root.join(p))
+    };
+    let mut before_python = toolkit_roots()
+        .into_iter()
+        .map(|r| r.join("nvvm/libdevice/libdevice.10.bc"))
+        .chain(tools_dir_roots().iter().flat_map(in_wheel).collect::<Vec<_>>());
+    // Python is asked only when nothing before it has libdevice: every build looks for it
+    // (the PTX cache's key names it).
+    before_python
+        .find(|p| p.is_file())
+        .or_else(|| python_site_packages().iter().flat_map(in_wheel).find(|p| p.is_file()))
 }
 
 #[cfg(test)]

@@ -239,7 +239,7 @@ fn kernels_inline_their_body_and_helpers() {
     for src in kernels {
         let item: syn::ItemFn = syn::parse_str(src).unwrap();
         for options in [Options::default(), fast()] {
-            let v = ptx_codegen::compile_kernel_variants(&item, &callees, &helpers, &options)
+            let v = ptx_codegen::compile_kernel_variants(&item, &callees, &helpers, &options, None)
                 .unwrap_or_else(|e| panic!("{src}: {e}"));
             for k in std::iter::once(&v.wrapping).chain(&v.checked) {
                 for (function, called) in calls(&k.ptx) {

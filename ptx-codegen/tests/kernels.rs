@@ -29,7 +29,7 @@ fn assemble_all(arch: &str) {
     let mut checked = 0;
     for (name, src) in kernel_corpus::corpus() {
         let item: syn::ItemFn = syn::parse_str(&src).unwrap();
-        let v = compile_kernel_variants(&item, &[], &[], &options).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let v = compile_kernel_variants(&item, &[], &[], &options, None).unwrap_or_else(|e| panic!("{name}: {e}"));
         let mut all = vec![(name.clone(), v.wrapping)];
         if let Some(c) = v.checked {
             checked += 1;
@@ -191,12 +191,12 @@ fn local_arrays_live_in_the_thread() {
 #[test]
 fn overflow_checks_make_a_checked_variant() {
     let item: syn::ItemFn = syn::parse_str("fn k(a: &mut [i32]) { a[0] += 1; }").unwrap();
-    let v = compile_kernel_variants(&item, &[], &[], &Options::default()).unwrap();
+    let v = compile_kernel_variants(&item, &[], &[], &Options::default(), None).unwrap();
     let c = v.checked.expect("`+=` on an integer is checked");
     assert!(c.llvm_ir_unoptimized.contains("sadd.with.overflow"), "{}", c.llvm_ir_unoptimized);
     assert!(!v.wrapping.llvm_ir_unoptimized.contains("sadd.with.overflow"));
     let item: syn::ItemFn = syn::parse_str("fn k(a: &mut [f32]) { a[0] += 1.0; }").unwrap();
-    assert!(compile_kernel_variants(&item, &[], &[], &Options::default()).unwrap().checked.is_none());
+    assert!(compile_kernel_variants(&item, &[], &[], &Options::default(), None).unwrap().checked.is_none());
 }
 
 #[test]
@@ -206,7 +206,8 @@ fn device_helpers_are_called_from_kernels() {
     let item: syn::ItemFn =
         syn::parse_str("fn k(a: &[i32], out: &mut [i32]) { let i = gpu::grid1(); out[i] = safe_div(a[i], 3 - a[0]); }")
             .unwrap();
-    let v = compile_kernel_variants(&item, &[("safe_div".into(), "h".into())], &helpers, &Options::default()).unwrap();
+    let v = compile_kernel_variants(&item, &[("safe_div".into(), "h".into())], &helpers, &Options::default(), None)
+        .unwrap();
     // The helper checks its divisor, and its fault propagates to the kernel's record.
     let ir = &v.wrapping.llvm_ir_unoptimized;
     assert!(ir.contains("by_zero") && ir.contains("propagate"), "{ir}");
@@ -255,7 +256,7 @@ fn launch_bounds_reach_the_ptx() {
     let item: syn::ItemFn = syn::parse_str(src).unwrap();
     let bounded = |args: &str| {
         let options = Options::parse(args.parse().unwrap()).unwrap();
-        compile_kernel_variants(&item, &[], &[], &options).unwrap().wrapping.ptx
+        compile_kernel_variants(&item, &[], &[], &options, None).unwrap().wrapping.ptx
     };
     let ptx = bounded("launch_bounds(256, 2)");
     assert!(ptx.contains(".maxntid 256, 1, 1") && ptx.contains(".minnctapersm 2"), "{ptx}");
