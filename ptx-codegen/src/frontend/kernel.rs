@@ -192,7 +192,7 @@ impl FnChecker<'_> {
     /// 2-D shared array.
     fn array_index(&mut self, a: u32, index: &syn::Expr, what: &str) -> Option<Vec<Expr>> {
         let rank = self.prog.array_rank(a);
-        let elems: Vec<&syn::Expr> = match (rank, strip(index)) {
+        let elems: Vec<&syn::Expr> = match (rank, syntax::bare(index)) {
             (2, syn::Expr::Tuple(t)) if t.elems.len() == 2 => t.elems.iter().collect(),
             (2, _) => {
                 self.error(
@@ -352,7 +352,7 @@ impl FnChecker<'_> {
             return None;
         }
         let span = init.span();
-        let (elem, kind, init_kind) = match strip(init) {
+        let (elem, kind, init_kind) = match syntax::bare(init) {
             syn::Expr::Repeat(r) => {
                 let v = self.expr(&r.expr);
                 let Some(len) = self.const_len(&r.len) else { return Some(None) };
@@ -428,7 +428,7 @@ impl FnChecker<'_> {
                 return;
             }
         };
-        let syn::Type::Array(ta) = strip_type(t) else {
+        let syn::Type::Array(ta) = syntax::bare_type(t) else {
             self.error(
                 t,
                 format!("a local array's type is `[T; N]`: here `[{}; {len}]`", self.prog.infer.describe(elem)),
@@ -450,7 +450,7 @@ impl FnChecker<'_> {
 
     /// An array length: a literal or a `const`.
     fn const_len(&mut self, e: &syn::Expr) -> Option<u64> {
-        let v = match strip(e) {
+        let v = match syntax::bare(e) {
             syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse::<u64>().ok(),
             syn::Expr::Path(p) => p.path.get_ident().and_then(|i| self.const_value(&syntax::name(i))),
             _ => None,
@@ -698,14 +698,6 @@ impl FnChecker<'_> {
     }
 }
 
-fn strip(e: &syn::Expr) -> &syn::Expr {
-    match e {
-        syn::Expr::Paren(p) => strip(&p.expr),
-        syn::Expr::Group(g) => strip(&g.expr),
-        e => e,
-    }
-}
-
 /// The array table of the program's check: element type (an inference type until the end)
 /// and kind, with where it is declared.
 #[derive(Clone)]
@@ -758,14 +750,5 @@ impl super::context::ProgramCx {
             out.push(crate::ir::ArrayInfo { elem, kind });
         }
         out
-    }
-}
-
-/// `t` without parentheses or invisible groups.
-fn strip_type(t: &syn::Type) -> &syn::Type {
-    match t {
-        syn::Type::Paren(p) => strip_type(&p.elem),
-        syn::Type::Group(g) => strip_type(&g.elem),
-        t => t,
     }
 }

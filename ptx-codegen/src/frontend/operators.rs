@@ -246,20 +246,12 @@ pub(super) fn element_place(e: &syn::Expr) -> Option<(&syn::Expr, &syn::Expr, bo
         syn::Expr::Paren(p) => element_place(&p.expr),
         syn::Expr::Group(g) => element_place(&g.expr),
         syn::Expr::Index(ix) => Some((&ix.expr, &ix.index, true)),
-        syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Deref(_), expr, .. }) => match strip_parens(expr) {
+        syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Deref(_), expr, .. }) => match syntax::bare(expr) {
             syn::Expr::MethodCall(m) if m.method == "get_unchecked_mut" && m.args.len() == 1 => {
                 Some((&m.receiver, &m.args[0], false))
             }
             _ => None,
         },
         _ => None,
-    }
-}
-
-fn strip_parens(e: &syn::Expr) -> &syn::Expr {
-    match e {
-        syn::Expr::Paren(p) => strip_parens(&p.expr),
-        syn::Expr::Group(g) => strip_parens(&g.expr),
-        e => e,
     }
 }

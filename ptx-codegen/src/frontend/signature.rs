@@ -18,14 +18,6 @@ pub(super) fn fn_sig(item: &syn::ItemFn) -> Option<FnSig> {
     signature_types(&item.sig).ok().map(|(params, ret)| FnSig { name: syntax::name(&item.sig.ident), params, ret })
 }
 
-fn strip_parens(ty: &syn::Type) -> &syn::Type {
-    match ty {
-        syn::Type::Paren(p) => strip_parens(&p.elem),
-        syn::Type::Group(g) => strip_parens(&g.elem),
-        t => t,
-    }
-}
-
 impl ProgramCx {
     /// The checker type of a function result.
     pub(super) fn ret_type(&mut self, r: &RetType) -> Type {
@@ -95,7 +87,7 @@ impl FnChecker<'_> {
                 );
                 None
             }
-            syn::ReturnType::Type(_, ty) => match strip_parens(ty) {
+            syn::ReturnType::Type(_, ty) => match syntax::bare_type(ty) {
                 // Several results: a tuple of scalars (each an output array).
                 syn::Type::Tuple(t) if t.elems.len() > MAX_OUTPUTS => {
                     self.error(

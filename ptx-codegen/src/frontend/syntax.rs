@@ -46,6 +46,24 @@ pub fn scalar_type(ty: &syn::Type) -> Result<ScalarType, TypeProblem> {
 }
 
 /// The name an identifier stands for: `r#x` and `x` are one name (`r#type` is `type`).
+/// `e` without parentheses or invisible groups.
+pub fn bare(e: &syn::Expr) -> &syn::Expr {
+    match e {
+        syn::Expr::Paren(p) => bare(&p.expr),
+        syn::Expr::Group(g) => bare(&g.expr),
+        e => e,
+    }
+}
+
+/// `t` without parentheses or invisible groups.
+pub fn bare_type(t: &syn::Type) -> &syn::Type {
+    match t {
+        syn::Type::Paren(p) => bare_type(&p.elem),
+        syn::Type::Group(g) => bare_type(&g.elem),
+        t => t,
+    }
+}
+
 pub fn name(ident: &syn::Ident) -> String {
     ident.unraw().to_string()
 }
