@@ -747,14 +747,29 @@ fn typed_later(name: &str, stmts: &[Stmt]) -> bool {
 /// Whether a variable called `name` is in the receiver of a method call (`x.abs()`,
 /// `(x - 1).pow(2)`) in these statements or this tail (another variable of the same name
 /// counts too): rustc must know the receiver's type when it gets there.
+///
+/// The type flows on through `let` without a type: in `let a = 2.5; let b = a; b.max(x)`,
+/// `a` must have a type for `b` to, so a later `let` whose value uses the variable and is
+/// itself a receiver later counts too.
 fn receiver_later(name: &str, stmts: &[Stmt], tail: Option<&Tail>) -> bool {
+    let mentions = |e: &Expr| {
+        let mut found = false;
+        visit_expr(e, &mut |r| found |= matches!(&r.kind, ExprKind::Var(n) if n == name));
+        found
+    };
     let mut found = false;
     visit_exprs(stmts, tail, &mut |e| {
         if let ExprKind::Method { recv, path: false, .. } = &e.kind {
-            visit_expr(recv, &mut |r| found |= matches!(&r.kind, ExprKind::Var(n) if n == name));
+            found |= mentions(recv);
         }
     });
     found
+        || stmts.iter().enumerate().any(|(i, s)| match s {
+            Stmt::Let { name: alias, annotated: false, init: Some(init), .. } if alias != name && mentions(init) => {
+                receiver_later(alias, &stmts[i + 1..], tail)
+            }
+            _ => false,
+        })
 }
 
 /// The least value of a signed integer type.

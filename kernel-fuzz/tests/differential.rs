@@ -578,3 +578,20 @@ fn random_programs() {
         .collect();
     check_all("random", cases);
 }
+
+/// Seeds that once found a bug (in the compiler or in the generator), checked at every run.
+/// 300009: a float `let` without a type flowed into another whose value was a method's
+/// receiver (`let a = 2.5e155; let b = a; (b * b).max(..)`); its literal had no suffix, so
+/// rustc (and the frontend) refused the call on an ambiguous `{float}`.
+#[test]
+fn seeds_that_found_bugs() {
+    let cases = [300_009]
+        .into_iter()
+        .map(|seed| {
+            let p = program(seed, &Config::HOST);
+            let source = render(&p);
+            (p, source, None)
+        })
+        .collect();
+    check_all("regressions", cases);
+}
