@@ -72,6 +72,7 @@ impl FnChecker<'_> {
         }
         let declared = match annotation {
             Some(syn::Type::Infer(_)) | None => None,
+            Some(t) if self.prog.kernel && is_dim3(t) => Some(Type::Dim3),
             Some(t) => Some(Type::Scalar(self.scalar_type(t, TypeUse::Let)?)),
         };
         let ty = declared.unwrap_or_else(|| self.prog.infer.fresh(VarKind::Any));
@@ -163,5 +164,19 @@ impl FnChecker<'_> {
             mac,
             format!("macros such as `{name}!` cannot run on the GPU: a vectorized function computes one value from scalars, with no I/O, allocation or formatting"),
         );
+    }
+}
+
+/// `gpu::Dim3` (or `Dim3`, `gpu_runtime::gpu::Dim3`): what `gpu::thread_idx()` and its
+/// siblings return.
+fn is_dim3(t: &syn::Type) -> bool {
+    match syntax::bare_type(t) {
+        syn::Type::Path(p) if p.qself.is_none() => {
+            let names: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            matches!(names.as_slice(), ["Dim3"] | ["gpu", "Dim3"] | ["gpu_runtime", "gpu", "Dim3"])
+                && p.path.segments.iter().all(|s| s.arguments.is_none())
+        }
+        _ => false,
     }
 }

@@ -186,3 +186,14 @@ fn vectorized_functions_have_no_gpu_builtins() {
     let item: syn::ItemFn = syn::parse_str("fn f(x: &[f32]) -> f32 { x[0] }").unwrap();
     assert!(check_program(&item, &[], &[]).is_err());
 }
+
+#[test]
+fn dims_and_local_arrays_take_type_annotations() {
+    ok(
+        "fn k(o: &mut [f32]) { let t: gpu::Dim3 = gpu::thread_idx(); let mut b: Dim3 = gpu::block_idx(); b = gpu::grid_dim(); o[(t.x + b.y) as usize] = 1.0; }",
+    );
+    ok("fn k(o: &mut [f32]) { let a: [f32; 3] = [0.0; 3]; let b: [i64; 2] = [1, 2]; o[0] = a[1] + b[0] as f32; }");
+    error_containing("fn k(o: &mut [f32]) { let t: gpu::Dim3 = 1u32; }", "mismatched types");
+    error_containing("fn k(o: &mut [f32]) { let t: u32 = gpu::thread_idx(); }", "mismatched types");
+    error_containing("fn k(o: &mut [f32]) { let a: [f32; 3] = [0.0; 4]; }", "expected an array of 3 elements");
+}
