@@ -75,8 +75,8 @@ impl FnChecker<'_> {
     }
 }
 
-const SCALAR_TYPES_HINT: &str =
-    "a vectorized function computes with f32, f64, i8, i16, i32, i64, isize, u8, u16, u32, u64, usize and bool";
+const SCALAR_TYPES_HINT: &str = "code on the GPU computes with the scalar types f32, f64, i8, i16, i32, i64, isize, u8, \
+     u16, u32, u64, usize and bool (a kernel also with `gpu::Dim3`, slices and arrays)";
 
 /// Where a type appears, for the wording of its diagnostic.
 #[derive(Copy, Clone)]
