@@ -569,14 +569,18 @@ fn random_programs() {
     };
     let first = var("FUZZ_SEED", 1_000_000);
     let count = var("FUZZ_COUNT", 100);
-    let cases = (first..first + count)
+    check_all("random", generated(first..first + count));
+}
+
+/// The generator's programs for `seeds`, with the interpreter as the reference.
+fn generated(seeds: impl Iterator<Item = u64>) -> Vec<Case> {
+    seeds
         .map(|seed| {
             let p = program(seed, &Config::HOST);
             let source = render(&p);
             (p, source, None)
         })
-        .collect();
-    check_all("random", cases);
+        .collect()
 }
 
 /// Seeds that once found a bug (in the compiler or in the generator), checked at every run.
@@ -585,13 +589,5 @@ fn random_programs() {
 /// rustc (and the frontend) refused the call on an ambiguous `{float}`.
 #[test]
 fn seeds_that_found_bugs() {
-    let cases = [300_009]
-        .into_iter()
-        .map(|seed| {
-            let p = program(seed, &Config::HOST);
-            let source = render(&p);
-            (p, source, None)
-        })
-        .collect();
-    check_all("regressions", cases);
+    check_all("regressions", generated([300_009].into_iter()));
 }
