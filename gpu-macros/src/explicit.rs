@@ -131,7 +131,7 @@ fn finish_kernel(
         }
     };
     let diagnostics: TokenStream = errors.iter().map(syn::Error::to_compile_error).collect();
-    let max_threads = options.launch_bounds.map_or(1024, |b| b.max_threads);
+    let max_threads = options.launch_bounds.map(|b| b.max_threads);
     let module = generate(func, &params, compiled.as_ref(), max_threads);
     quote! { #diagnostics #module }
 }
@@ -139,16 +139,20 @@ fn finish_kernel(
 /// The identifiers the generated functions use for their own parameters.
 const OWN: [&str; 3] = ["grid", "block", "config"];
 
-/// `max_threads`: the most threads a block may have (the kernel's `launch_bounds`), which
-/// the simulator checks as the GPU does.
+/// `max_threads`: the most threads a block may have (the kernel's `launch_bounds`; `None`:
+/// CUDA's limit), which the simulator checks as the GPU does.
 fn generate(
     func: &syn::ItemFn,
     params: &[ExplicitParam],
     compiled: Option<&KernelVariants>,
-    max_threads: u32,
+    max_threads: Option<u32>,
 ) -> TokenStream {
     let name = &func.sig.ident;
     let name_str = name.to_string();
+    let max_threads = match max_threads {
+        Some(m) => quote!(::core::option::Option::Some(#m)),
+        None => quote!(::core::option::Option::None),
+    };
     let vis = &func.vis;
     let is = |a: &syn::Attribute, names: &[&str]| names.iter().any(|n| a.path().is_ident(n));
     let mod_attrs: Vec<&syn::Attribute> = func

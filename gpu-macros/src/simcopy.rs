@@ -15,6 +15,8 @@ use quote::quote_spanned;
 use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 
+use ptx_codegen::frontend::unchecked_call;
+
 /// Rewrites every index expression of `block` (see the module's documentation).
 pub fn rewrite_indexing(block: &mut syn::Block) {
     Indexing.visit_block_mut(block);
@@ -74,23 +76,10 @@ fn element(e: &syn::Expr) -> Option<(syn::Expr, syn::Expr, Span)> {
     match e {
         syn::Expr::Index(ix) => Some(((*ix.expr).clone(), (*ix.index).clone(), ix.bracket_token.span.join())),
         syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Deref(star), expr, .. }) => {
-            let syn::Expr::MethodCall(m) = strip(expr) else { return None };
-            let unchecked = m.method == "get_unchecked" || m.method == "get_unchecked_mut";
-            (unchecked && m.args.len() == 1).then(|| ((*m.receiver).clone(), m.args[0].clone(), star.span))
+            let m = unchecked_call(expr)?;
+            (m.args.len() == 1).then(|| ((*m.receiver).clone(), m.args[0].clone(), star.span))
         }
         _ => None,
-    }
-}
-
-fn strip(e: &syn::Expr) -> &syn::Expr {
-    match e {
-        syn::Expr::Paren(p) => strip(&p.expr),
-        syn::Expr::Group(g) => strip(&g.expr),
-        syn::Expr::Unsafe(u) => match u.block.stmts.as_slice() {
-            [syn::Stmt::Expr(inner, None)] => strip(inner),
-            _ => e,
-        },
-        e => e,
     }
 }
 

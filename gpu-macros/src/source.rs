@@ -489,23 +489,27 @@ struct Names {
     defined: Vec<String>,
 }
 
+impl Names {
+    /// Notes a use of `ident` (its first, for the error's place).
+    fn use_of(&mut self, ident: &syn::Ident) {
+        let name = ident.to_string();
+        if !self.used.iter().any(|(n, _)| *n == name) {
+            self.used.push((name, ident.clone()));
+        }
+    }
+}
+
 impl<'ast> Visit<'ast> for Names {
     fn visit_path(&mut self, p: &'ast syn::Path) {
         if let (None, [seg]) = (p.leading_colon, p.segments.iter().collect::<Vec<_>>().as_slice()) {
-            let name = seg.ident.to_string();
-            if !self.used.iter().any(|(n, _)| *n == name) {
-                self.used.push((name, seg.ident.clone()));
-            }
+            self.use_of(&seg.ident);
         }
         syn::visit::visit_path(self, p);
     }
 
     fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
         // A constant in a pattern (`TPB => …`) reads like a binding.
-        let name = p.ident.to_string();
-        if !self.used.iter().any(|(n, _)| *n == name) {
-            self.used.push((name, p.ident.clone()));
-        }
+        self.use_of(&p.ident);
         syn::visit::visit_pat_ident(self, p);
     }
 

@@ -46,8 +46,7 @@ impl From<(u32, u32, u32)> for Dim3 {
     }
 }
 
-/// The most threads in one block on every GPU from Volta on.
-pub const MAX_BLOCK_THREADS: u32 = 1024;
+pub use kernel_abi::MAX_BLOCK_THREADS;
 /// The most threads along each axis of a block.
 pub const MAX_BLOCK_DIM: Dim3 = Dim3::new(1024, 1024, 64);
 /// The most blocks along each axis of a grid.

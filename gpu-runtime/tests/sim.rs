@@ -7,13 +7,10 @@ use std::hint::black_box;
 use gpu_runtime::__private::sim::{self, Load, SliceMut, StoreLocal, StoreShared};
 use gpu_runtime::{Error, LaunchConfig, Result, gpu};
 
-/// A kernel without `launch_bounds`: CUDA's limit.
-const MAX: u32 = 1024;
-
 /// `fn axpy(a: f32, x: &[f32], y: &mut [f32])`: a grid-stride loop.
 fn axpy(cfg: &LaunchConfig, a: f32, x: &[f32], y: &mut [f32]) -> Result<()> {
     let y = SliceMut::new(y);
-    sim::run("axpy", cfg, MAX, &|| {
+    sim::run("axpy", cfg, None, &|| {
         let mut i = gpu::grid1();
         while i < y.len() {
             // y[i] += a * x[i]
@@ -42,7 +39,7 @@ const BLOCK: usize = 128;
 /// shared memory with a tree of barriers.
 fn block_sum(cfg: &LaunchConfig, x: &[f32], sums: &mut [f32]) -> Result<()> {
     let sums = SliceMut::new(sums);
-    sim::run("block_sum", cfg, MAX, &|| {
+    sim::run("block_sum", cfg, None, &|| {
         let cache = gpu::shared::<f32, BLOCK>();
         let t = gpu::thread_idx().x as usize;
         let i = gpu::grid1();
@@ -74,7 +71,7 @@ fn a_block_reduction_through_shared_memory_sums_each_block() {
 /// `fn histogram(data: &[u8], bins: &mut [u32])` with `atomic::add`.
 fn histogram(cfg: &LaunchConfig, data: &[u8], bins: &mut [u32]) -> Result<()> {
     let bins = SliceMut::new(bins);
-    sim::run("histogram", cfg, MAX, &|| {
+    sim::run("histogram", cfg, None, &|| {
         let mut i = gpu::grid1();
         while i < data.len() {
             gpu::atomic::add(bins, (data.__gpu_load(i) % 16) as usize, 1u32);
@@ -99,7 +96,7 @@ fn a_histogram_with_atomics_loses_no_count() {
 /// lane 0 adds the warp's sum atomically.
 fn warp_sum(cfg: &LaunchConfig, x: &[i64], total: &mut [i64]) -> Result<()> {
     let total = SliceMut::new(total);
-    sim::run("warp_sum", cfg, MAX, &|| {
+    sim::run("warp_sum", cfg, None, &|| {
         let i = gpu::grid1();
         let mut v = if i < x.len() { x.__gpu_load(i) } else { 0 };
         let mut offset = gpu::WARP_SIZE / 2;
@@ -125,7 +122,7 @@ fn a_warp_reduction_with_shuffles_sums_everything() {
 fn shuffles_ballots_and_votes_exchange_within_the_warp() {
     let mut out = vec![0u32; 64 * 4];
     let o = SliceMut::new(&mut out);
-    sim::run("votes", &LaunchConfig::new(1, 64), MAX, &|| {
+    sim::run("votes", &LaunchConfig::new(1, 64), None, &|| {
         let t = gpu::thread_idx().x as usize;
         let lane = gpu::lane_id();
         o.__gpu_store(4 * t, gpu::shfl_xor_sync(u32::MAX, lane * 10, 1));
@@ -151,7 +148,7 @@ const TILE: usize = 8;
 /// tiles and barriers.
 fn matmul(cfg: &LaunchConfig, a: &[f32], b: &[f32], c: &mut [f32], n: usize) -> Result<()> {
     let c = SliceMut::new(c);
-    sim::run("matmul", cfg, MAX, &|| {
+    sim::run("matmul", cfg, None, &|| {
         let ta = gpu::shared_2d::<f32, TILE, TILE>();
         let tb = gpu::shared_2d::<f32, TILE, TILE>();
         let (tx, ty) = (gpu::thread_idx().x as usize, gpu::thread_idx().y as usize);
@@ -198,7 +195,7 @@ fn a_tiled_matmul_matches_the_plain_loop() {
 fn local_arrays_are_read_and_written_in_place() {
     let mut out = vec![0i32; 4];
     let o = SliceMut::new(&mut out);
-    sim::run("local", &LaunchConfig::new(1, 4), MAX, &|| {
+    sim::run("local", &LaunchConfig::new(1, 4), None, &|| {
         let t = gpu::thread_idx().x as usize;
         let mut acc = [0i32; 4];
         for k in 0..4 {
@@ -220,7 +217,7 @@ fn local_arrays_are_read_and_written_in_place() {
 fn an_index_out_of_bounds_is_the_failing_threads_fault() {
     let mut y = vec![0u32; 6];
     let ys = SliceMut::new(&mut y);
-    let r = sim::run("shift", &LaunchConfig::new(2, 3), MAX, &|| {
+    let r = sim::run("shift", &LaunchConfig::new(2, 3), None, &|| {
         let i = gpu::grid1();
         ys.__gpu_store(i + 1, i as u32);
     });
@@ -249,7 +246,7 @@ fn an_index_out_of_bounds_is_the_failing_threads_fault() {
 #[test]
 fn a_read_out_of_bounds_of_an_input_slice_faults_too() {
     let x = [1.0f32, 2.0, 3.0];
-    let r = sim::run("read", &LaunchConfig::new(1, (2, 2)), MAX, &|| {
+    let r = sim::run("read", &LaunchConfig::new(1, (2, 2)), None, &|| {
         let t = gpu::thread_idx();
         black_box(x.__gpu_load((t.x + 2 * t.y) as usize));
     });
@@ -266,7 +263,7 @@ fn a_division_by_zero_in_one_thread_is_reported_with_rusts_message() {
     let d = [1i32, 2, 0, 4, 5];
     let mut out = vec![0i32; 5];
     let o = SliceMut::new(&mut out);
-    let r = sim::run("ratio", &LaunchConfig::new(1, 5), MAX, &|| {
+    let r = sim::run("ratio", &LaunchConfig::new(1, 5), None, &|| {
         let i = gpu::grid1();
         o.__gpu_store(i, black_box(20) / d.__gpu_load(i));
     });
@@ -283,7 +280,7 @@ fn a_division_by_zero_in_one_thread_is_reported_with_rusts_message() {
 fn threads_that_return_early_do_not_block_the_barrier() {
     let mut out = vec![0u32; 64];
     let o = SliceMut::new(&mut out);
-    sim::run("early", &LaunchConfig::new(2, 32), MAX, &|| {
+    sim::run("early", &LaunchConfig::new(2, 32), None, &|| {
         let t = gpu::thread_idx().x;
         if t >= 5 {
             return;
@@ -303,7 +300,7 @@ fn threads_that_return_early_do_not_block_the_barrier() {
 
 #[test]
 fn a_thread_that_panics_leaves_the_barrier_too() {
-    let r = sim::run("panics", &LaunchConfig::new(1, 8), MAX, &|| {
+    let r = sim::run("panics", &LaunchConfig::new(1, 8), None, &|| {
         let t = gpu::thread_idx().x as usize;
         if t == 3 {
             black_box([0u8; 2]).__gpu_load(t);
@@ -318,7 +315,7 @@ fn a_thread_that_panics_leaves_the_barrier_too() {
 fn barrier_votes_reduce_over_the_live_threads() {
     let mut out = vec![0u32; 3 * 100];
     let o = SliceMut::new(&mut out);
-    sim::run("votes", &LaunchConfig::new(1, 100), MAX, &|| {
+    sim::run("votes", &LaunchConfig::new(1, 100), None, &|| {
         let t = gpu::thread_idx().x;
         let count = gpu::sync_threads_count(t % 3 == 0);
         let all = gpu::sync_threads_and(t < 100);
@@ -340,7 +337,7 @@ fn dynamic_shared_memory_has_the_launchs_size() {
     let mut out = vec![0u32; 96];
     let o = SliceMut::new(&mut out);
     let cfg = LaunchConfig::new(3, 32).shared_bytes(32 * 4);
-    sim::run("reverse", &cfg, MAX, &|| {
+    sim::run("reverse", &cfg, None, &|| {
         let buf = gpu::dynamic_shared::<u32>();
         let t = gpu::thread_idx().x as usize;
         let n = buf.len();
@@ -359,7 +356,7 @@ fn dynamic_shared_memory_has_the_launchs_size() {
 fn shared_arrays_are_per_block_and_per_call_site() {
     let mut out = vec![0u32; 4 * 2];
     let o = SliceMut::new(&mut out);
-    sim::run("sites", &LaunchConfig::new(4, 2), MAX, &|| {
+    sim::run("sites", &LaunchConfig::new(4, 2), None, &|| {
         let a = gpu::shared::<u32, 1>();
         let b = gpu::shared::<u32, 1>();
         gpu::atomic::add(a, 0, 1);
@@ -379,7 +376,7 @@ fn atomics_return_the_old_value() {
     let s = SliceMut::new(&mut v);
     let mut olds = vec![0i32; 9];
     let o = SliceMut::new(&mut olds);
-    sim::run("atomics", &LaunchConfig::new(1, 1), MAX, &|| {
+    sim::run("atomics", &LaunchConfig::new(1, 1), None, &|| {
         o.__gpu_store(0, gpu::atomic::sub(s, 0, 3));
         o.__gpu_store(1, gpu::atomic::min(s, 1, 2));
         o.__gpu_store(2, gpu::atomic::max(s, 1, 9));
@@ -400,7 +397,7 @@ fn float_atomics_add_without_losing_updates() {
     let mut total = [0.0f64];
     let t = SliceMut::new(&mut total);
     let tile = std::sync::Mutex::new(Vec::new());
-    sim::run("fadd", &LaunchConfig::new(2, 256), MAX, &|| {
+    sim::run("fadd", &LaunchConfig::new(2, 256), None, &|| {
         gpu::atomic::add(t, 0, 0.5);
         let s = gpu::shared_2d::<f32, 2, 2>();
         gpu::atomic::add(s, (1, 1), 0.25f32);
@@ -417,7 +414,7 @@ fn float_atomics_add_without_losing_updates() {
 #[test]
 fn a_warp_operation_naming_an_exited_lane_fails_instead_of_hanging() {
     // 16 threads: lanes 16..32 of the full mask do not exist.
-    let r = sim::run("partial", &LaunchConfig::new(1, 16), MAX, &|| {
+    let r = sim::run("partial", &LaunchConfig::new(1, 16), None, &|| {
         gpu::shfl_down_sync(u32::MAX, 1i32, 1);
     });
     match r {
@@ -428,7 +425,7 @@ fn a_warp_operation_naming_an_exited_lane_fails_instead_of_hanging() {
         ),
         other => panic!("expected a thread fault, got {other:?}"),
     }
-    let r = sim::run("outside", &LaunchConfig::new(1, 4), MAX, &|| {
+    let r = sim::run("outside", &LaunchConfig::new(1, 4), None, &|| {
         if gpu::lane_id() == 2 {
             gpu::ballot_sync(0b11, true);
         }
@@ -442,7 +439,7 @@ fn a_warp_operation_naming_an_exited_lane_fails_instead_of_hanging() {
     // A partial mask of the lanes that exist works.
     let mut out = [0u32; 4];
     let o = SliceMut::new(&mut out);
-    sim::run("mask", &LaunchConfig::new(1, 4), MAX, &|| {
+    sim::run("mask", &LaunchConfig::new(1, 4), None, &|| {
         let lane = gpu::lane_id();
         // Before the shuffle every lane is alive: none can leave before all arrive.
         let active = gpu::active_mask();
@@ -457,7 +454,7 @@ fn built_in_indices_cover_three_dimensions() {
     let cfg = LaunchConfig::new((2, 3, 2), (4, 2, 3));
     let mut seen = vec![0u32; 2 * 3 * 2 * 4 * 2 * 3];
     let s = SliceMut::new(&mut seen);
-    sim::run("dims", &cfg, MAX, &|| {
+    sim::run("dims", &cfg, None, &|| {
         let (x, y, z) = gpu::grid3();
         let (sx, sy, _) = gpu::gridsize3();
         assert_eq!(gpu::gridsize2(), (sx, sy));
@@ -474,7 +471,7 @@ fn built_in_indices_cover_three_dimensions() {
 
 #[test]
 fn bad_configurations_are_refused_before_anything_runs() {
-    let message = |cfg: LaunchConfig| match sim::run("k", &cfg, MAX, &|| panic!("must not run")) {
+    let message = |cfg: LaunchConfig| match sim::run("k", &cfg, None, &|| panic!("must not run")) {
         Err(Error::LaunchConfig { kernel: "k", message }) => message,
         other => panic!("expected a configuration error, got {other:?}"),
     };
@@ -509,7 +506,7 @@ fn built_ins_outside_a_kernel_panic_with_a_clear_message() {
 fn launch_bounds_limit_the_block() {
     let ran = std::sync::atomic::AtomicBool::new(false);
     let body = || ran.store(true, std::sync::atomic::Ordering::Relaxed);
-    match sim::run("bounded", &LaunchConfig::new(1, (16, 8)), 64, &body) {
+    match sim::run("bounded", &LaunchConfig::new(1, (16, 8)), Some(64), &body) {
         Err(Error::LaunchConfig { kernel: "bounded", message }) => {
             assert!(message.contains("128 threads") && message.contains("at most 64"), "{message}");
             assert!(message.contains("launch_bounds"), "{message}");
@@ -517,6 +514,6 @@ fn launch_bounds_limit_the_block() {
         other => panic!("expected a launch configuration error, got {other:?}"),
     }
     assert!(!ran.load(std::sync::atomic::Ordering::Relaxed));
-    sim::run("bounded", &LaunchConfig::new(2, 64), 64, &body).unwrap();
+    sim::run("bounded", &LaunchConfig::new(2, 64), Some(64), &body).unwrap();
     assert!(ran.load(std::sync::atomic::Ordering::Relaxed));
 }

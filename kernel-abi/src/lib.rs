@@ -26,6 +26,10 @@
 /// call with more is gathered on the host into contiguous arrays first.
 pub const MAX_DIMS: usize = 8;
 
+/// The most threads in one block on every GPU from Volta on (CUDA's limit; a kernel's
+/// `launch_bounds` may promise fewer).
+pub const MAX_BLOCK_THREADS: u32 = 1024;
+
 /// Threads per block of the reduction entry. The kernel sizes its shared memory for this
 /// many threads and declares it (`.reqntid`), so a launch with another block size fails
 /// instead of overrunning shared memory.

@@ -47,9 +47,6 @@ pub struct LaunchBounds {
     pub min_blocks: Option<u32>,
 }
 
-/// The most threads a block of any supported GPU has.
-const MAX_BLOCK_THREADS: u32 = 1024;
-
 impl Default for Options {
     fn default() -> Self {
         Options {
@@ -207,7 +204,7 @@ fn launch_bounds(
     };
     match values.len() {
         1 | 2 => {
-            let max_threads = number(&values[0], "the most threads per block", MAX_BLOCK_THREADS)?;
+            let max_threads = number(&values[0], "the most threads per block", kernel_abi::MAX_BLOCK_THREADS)?;
             let min_blocks = match values.get(1) {
                 Some(lit) => Some(number(lit, "the fewest blocks per multiprocessor", 32)?),
                 None => None,

@@ -71,8 +71,9 @@ impl LaunchConfig {
     }
 
     /// [`check`](Self::check) for a kernel whose blocks have at most `max_threads` threads
-    /// (its `launch_bounds`), as the GPU checks it.
-    pub(crate) fn check_within(&self, kernel: &'static str, max_threads: u32) -> Result<()> {
-        check_shape(kernel, self.grid, self.block, max_threads.min(MAX_BLOCK_THREADS))
+    /// (its `launch_bounds`; `None`: CUDA's limit), as the GPU checks it.
+    pub(crate) fn check_within(&self, kernel: &'static str, max_threads: Option<u32>) -> Result<()> {
+        let max = max_threads.map_or(MAX_BLOCK_THREADS, |m| m.min(MAX_BLOCK_THREADS));
+        check_shape(kernel, self.grid, self.block, max)
     }
 }

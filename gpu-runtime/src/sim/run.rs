@@ -19,8 +19,8 @@ const STACK: usize = 512 * 1024;
 /// stops, and the others run on; the error is then the [`Error::ThreadFault`] of the
 /// first thread (in launch order) of the first block that failed, with the panic's
 /// message. The grid and block are checked as a GPU launch checks them, blocks against
-/// `max_threads` (the kernel's `launch_bounds`, else CUDA's 1024).
-pub fn run(kernel: &'static str, cfg: &LaunchConfig, max_threads: u32, body: &(dyn Fn() + Sync)) -> Result<()> {
+/// `max_threads` (the kernel's `launch_bounds`; `None`: CUDA's limit).
+pub fn run(kernel: &'static str, cfg: &LaunchConfig, max_threads: Option<u32>, body: &(dyn Fn() + Sync)) -> Result<()> {
     cfg.check_within(kernel, max_threads)?;
     let grid = cfg.grid_dim();
     let mut first = None;

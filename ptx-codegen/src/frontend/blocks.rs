@@ -5,6 +5,7 @@ use proc_macro2::Span;
 use super::context::{FnChecker, LocalKind};
 use super::diagnostics::{TypeUse, conversion_hint};
 use super::infer::VarKind;
+use super::kernel::gpu_path;
 use super::syntax;
 use crate::ir::{Block, Stmt, Type};
 
@@ -171,11 +172,8 @@ impl FnChecker<'_> {
 /// siblings return.
 fn is_dim3(t: &syn::Type) -> bool {
     match syntax::bare_type(t) {
-        syn::Type::Path(p) if p.qself.is_none() => {
-            let names: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
-            let names: Vec<&str> = names.iter().map(String::as_str).collect();
-            matches!(names.as_slice(), ["Dim3"] | ["gpu", "Dim3"] | ["gpu_runtime", "gpu", "Dim3"])
-                && p.path.segments.iter().all(|s| s.arguments.is_none())
+        syn::Type::Path(p) if p.qself.is_none() && p.path.segments.iter().all(|s| s.arguments.is_none()) => {
+            p.path.is_ident("Dim3") || matches!(gpu_path(&p.path).as_deref(), Some([name]) if name == "Dim3")
         }
         _ => false,
     }

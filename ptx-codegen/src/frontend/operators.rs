@@ -149,7 +149,7 @@ impl FnChecker<'_> {
                 self.mk(ExprKind::Unary(UnaryOp::Not, Box::new(inner)), ty, span)
             }
             // `*s.get_unchecked(i)`: the element itself.
-            syn::UnOp::Deref(_) if self.prog.kernel && is_get_unchecked(&u.expr) => {
+            syn::UnOp::Deref(_) if self.prog.kernel && syntax::unchecked_call(&u.expr).is_some() => {
                 self.under_deref = true;
                 let mut inner = self.expr(&u.expr);
                 self.under_deref = false;
@@ -226,25 +226,12 @@ pub(super) fn cast_problem(from: ScalarType, to: ScalarType) -> Option<String> {
     None
 }
 
-fn is_get_unchecked(e: &syn::Expr) -> bool {
-    match e {
-        syn::Expr::Paren(p) => is_get_unchecked(&p.expr),
-        syn::Expr::Group(g) => is_get_unchecked(&g.expr),
-        syn::Expr::MethodCall(m) => m.method == "get_unchecked" || m.method == "get_unchecked_mut",
-        syn::Expr::Unsafe(u) => match u.block.stmts.as_slice() {
-            [syn::Stmt::Expr(e, None)] => is_get_unchecked(e),
-            _ => false,
-        },
-        _ => false,
-    }
-}
-
 /// The element an assignment writes in a kernel: `s[i]` (checked), or
 /// `*s.get_unchecked_mut(i)` (unchecked): the array, the index and whether it is checked.
+/// Unlike a read, the call is not looked for inside an `unsafe` block of its own: the
+/// assignment is checked for being in `unsafe` as a whole.
 pub(super) fn element_place(e: &syn::Expr) -> Option<(&syn::Expr, &syn::Expr, bool)> {
-    match e {
-        syn::Expr::Paren(p) => element_place(&p.expr),
-        syn::Expr::Group(g) => element_place(&g.expr),
+    match syntax::bare(e) {
         syn::Expr::Index(ix) => Some((&ix.expr, &ix.index, true)),
         syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Deref(_), expr, .. }) => match syntax::bare(expr) {
             syn::Expr::MethodCall(m) if m.method == "get_unchecked_mut" && m.args.len() == 1 => {

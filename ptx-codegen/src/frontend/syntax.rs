@@ -64,6 +64,20 @@ pub fn bare_type(t: &syn::Type) -> &syn::Type {
     }
 }
 
+/// `s.get_unchecked(i)` or `s.get_unchecked_mut(i)` (any arguments), also in parentheses
+/// or as the one expression of an `unsafe` block: what a kernel may dereference. The
+/// simulator's copy recognises the same calls.
+pub fn unchecked_call(e: &syn::Expr) -> Option<&syn::ExprMethodCall> {
+    match bare(e) {
+        syn::Expr::MethodCall(m) if m.method == "get_unchecked" || m.method == "get_unchecked_mut" => Some(m),
+        syn::Expr::Unsafe(u) => match u.block.stmts.as_slice() {
+            [syn::Stmt::Expr(inner, None)] => unchecked_call(inner),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 pub fn name(ident: &syn::Ident) -> String {
     ident.unraw().to_string()
 }

@@ -1064,16 +1064,21 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
         let k1 = self.builder.build_int_add(k, i64t.const_int(1, false), "k1")?;
         self.builder.build_store(k_slot, k1)?;
         let cur = self.builder.build_load(ty, cur_slot, "cur")?.into_int_value();
-        let next = if range.reverse {
-            self.builder.build_int_sub(cur, stride, "next")?
-        } else {
-            self.builder.build_int_add(cur, stride, "next")?
-        };
+        let next = self.step(cur, stride, range.reverse)?;
         self.builder.build_store(cur_slot, next)?;
         let done = self.builder.build_int_compare(IntPredicate::EQ, k, last, "done")?;
         self.builder.build_conditional_branch(done, exit, body_bb)?;
         self.builder.position_at_end(exit);
         Ok(None)
+    }
+
+    /// A counted loop's next value: `stride` on from `cur`, down for `.rev()`.
+    fn step(&self, cur: IntValue<'ctx>, stride: IntValue<'ctx>, reverse: bool) -> LResult<IntValue<'ctx>> {
+        Ok(if reverse {
+            self.builder.build_int_sub(cur, stride, "next")?
+        } else {
+            self.builder.build_int_add(cur, stride, "next")?
+        })
     }
 
     /// How many times to copy a `for` loop's body instead of looping, if at all.
@@ -1143,11 +1148,7 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
             self.builder.position_at_end(next);
             if k + 1 < trip {
                 // In range: the loop runs `trip` times, so no step passes its last value.
-                cur = if range.reverse {
-                    self.builder.build_int_sub(cur, stride, "next")?
-                } else {
-                    self.builder.build_int_add(cur, stride, "next")?
-                };
+                cur = self.step(cur, stride, range.reverse)?;
             }
         }
         self.copies = outer;
