@@ -161,30 +161,31 @@ fn main() -> gpu_runtime::Result<()> {
         let d = time(reps, || sum::reduce(&dx).unwrap());
         push("reduce_sum", format!("sum, 2^{log2} f32 on the device"), d, Some(4.0 * n as f64));
     }
-    if std::env::var("BENCH_ONLY").is_ok_and(|v| v == "device") {
-        for r in &rows {
-            println!("{:<48} {:>12.1} {:>10}", r.what, r.us, r.gbps.map_or(String::new(), |g| format!("{g:.0}")));
-        }
-        return Ok(());
+    // `BENCH_ONLY=device` stops here, `BENCH_ONLY=host` after the host slices (for
+    // `bench/sweep.py`).
+    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
+    if only != "device" {
+        // 5. Host slices, end to end.
+        let d = time(5, || add(&x32, &y32).unwrap());
+        push("add_host", format!("add, 2^{log2} f32 host slices end to end"), d, Some(12.0 * n as f64));
     }
-    // 5. Host slices, end to end.
-    let d = time(5, || add(&x32, &y32).unwrap());
-    push("add_host", format!("add, 2^{log2} f32 host slices end to end"), d, Some(12.0 * n as f64));
 
     // 8. The CPU targets against hand-written loops (2^24 elements).
-    let m = 1usize << 24.min(log2);
-    let (xs, ys) = (&x32[..m], &y32[..m]);
-    let d = time(5, || heavy_cpu(xs, ys).unwrap());
-    push("cpu_target", "heavy, 2^24 f32, target = \"cpu\"".into(), d, None);
-    let d = time(5, || xs.iter().zip(ys).map(|(&x, &y)| heavy_by_hand(x, y)).collect::<Vec<f32>>());
-    push("cpu_by_hand", "heavy, 2^24 f32, a hand-written loop".into(), d, None);
-    let d = time(5, || heavy_par(xs, ys).unwrap());
-    push("parallel_target", "heavy, 2^24 f32, target = \"parallel\"".into(), d, None);
-    let d = time(5, || {
-        use rayon::prelude::*;
-        xs.par_iter().zip(ys).map(|(&x, &y)| heavy_by_hand(x, y)).collect::<Vec<f32>>()
-    });
-    push("parallel_by_hand", "heavy, 2^24 f32, hand-written rayon".into(), d, None);
+    if only.is_empty() {
+        let m = 1usize << 24.min(log2);
+        let (xs, ys) = (&x32[..m], &y32[..m]);
+        let d = time(5, || heavy_cpu(xs, ys).unwrap());
+        push("cpu_target", "heavy, 2^24 f32, target = \"cpu\"".into(), d, None);
+        let d = time(5, || xs.iter().zip(ys).map(|(&x, &y)| heavy_by_hand(x, y)).collect::<Vec<f32>>());
+        push("cpu_by_hand", "heavy, 2^24 f32, a hand-written loop".into(), d, None);
+        let d = time(5, || heavy_par(xs, ys).unwrap());
+        push("parallel_target", "heavy, 2^24 f32, target = \"parallel\"".into(), d, None);
+        let d = time(5, || {
+            use rayon::prelude::*;
+            xs.par_iter().zip(ys).map(|(&x, &y)| heavy_by_hand(x, y)).collect::<Vec<f32>>()
+        });
+        push("parallel_by_hand", "heavy, 2^24 f32, hand-written rayon".into(), d, None);
+    }
 
     println!(
         "device: {} (compute capability {:?}, {} SMs)",

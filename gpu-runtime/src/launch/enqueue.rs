@@ -208,12 +208,13 @@ pub(crate) unsafe fn launch(
 }
 
 /// How many times the blocks that fit on the device at once a launch may use (the
-/// grid-stride loop covers the rest). On the H200, 32 waves ran `add` and `heavy` 2-5%
-/// faster than one (bench, 2^28 elements); `GPU_VECTORIZE_WAVES` overrides it, for tuning.
+/// grid-stride loop covers the rest). On the H200 (`bench/sweep.py`, 2^28 elements), 128
+/// waves ran `add` 10% faster than 32 and `heavy` 2%, and 32 ran 2-5% faster than one;
+/// `GPU_VECTORIZE_WAVES` overrides it, for tuning.
 fn waves() -> usize {
     static WAVES: OnceLock<usize> = OnceLock::new();
     *WAVES.get_or_init(|| {
-        std::env::var("GPU_VECTORIZE_WAVES").ok().and_then(|v| v.parse().ok()).filter(|&w| w > 0).unwrap_or(32)
+        std::env::var("GPU_VECTORIZE_WAVES").ok().and_then(|v| v.parse().ok()).filter(|&w| w > 0).unwrap_or(128)
     })
 }
 

@@ -25,8 +25,15 @@ use crate::error::{Error, Result};
 /// Chunks in flight at once.
 const SLOTS: usize = 3;
 
-/// The page-locked buffer of one host array in one slot.
-const CHUNK_BYTES: usize = 16 << 20;
+/// The page-locked buffer of one host array in one slot: 16 MiB, or
+/// `GPU_VECTORIZE_CHUNK_MIB` (1 to 1024), for tuning (`bench/sweep`).
+fn chunk_bytes() -> usize {
+    static BYTES: OnceLock<usize> = OnceLock::new();
+    *BYTES.get_or_init(|| {
+        let mib = std::env::var("GPU_VECTORIZE_CHUNK_MIB").ok().and_then(|v| v.parse().ok());
+        mib.filter(|m: &usize| (1..=1024).contains(m)).unwrap_or(16) << 20
+    })
+}
 
 /// Below this much host data a call copies in one piece.
 const PIPELINE_MIN_BYTES: usize = 32 << 20;
@@ -38,7 +45,7 @@ const COPY_PIECE: usize = 1 << 20;
 /// kept: one chunked call at a time per device uses them.
 struct Staging {
     streams: Vec<Arc<CudaStream>>,
-    /// Free buffers of `CHUNK_BYTES`.
+    /// Free buffers of `chunk_bytes()`.
     buffers: Vec<PinnedBuffer>,
     /// One fault word per slot, read back after each chunk.
     faults: Vec<PinnedBuffer>,
@@ -69,7 +76,7 @@ impl Staging {
 
     /// One page-locked chunk buffer per slot, from the free list or new.
     fn take(&mut self, device: &Device) -> Result<Vec<PinnedBuffer>> {
-        (0..SLOTS).map(|_| self.buffers.pop().map_or_else(|| PinnedBuffer::new(device, CHUNK_BYTES), Ok)).collect()
+        (0..SLOTS).map(|_| self.buffers.pop().map_or_else(|| PinnedBuffer::new(device, chunk_bytes()), Ok)).collect()
     }
 }
 
@@ -114,7 +121,7 @@ struct Run<'a> {
     fault: FaultWord,
 }
 
-/// Runs `launch` on `entry` (the plain entry) in chunks of at most `CHUNK_BYTES` per host
+/// Runs `launch` on `entry` (the plain entry) in chunks of at most `chunk_bytes()` per host
 /// array, pipelined over [`SLOTS`] streams, and waits for all of it; device arrays are used
 /// in place.
 ///
@@ -146,14 +153,15 @@ pub(crate) unsafe fn run(entry: &Entry, launch: &Launch<'_>) -> Result<()> {
         .max()
         .unwrap_or(1)
         .max(1);
-    let chunk = (CHUNK_BYTES / widest).max(1);
+    let chunk_bytes = chunk_bytes();
+    let chunk = (chunk_bytes / widest).max(1);
     let streams = staging.streams.clone();
     let side = |staging: &mut Staging, ptr: *mut u8, size: usize| -> Result<HostSide> {
         let device_buffers = streams
             .iter()
             // SAFETY: bytes are plain data, written by a copy or by the kernel before they
             // are read.
-            .map(|s| unsafe { s.alloc::<u8>(CHUNK_BYTES) }.map_err(|e| alloc_error(device, CHUNK_BYTES, e)))
+            .map(|s| unsafe { s.alloc::<u8>(chunk_bytes) }.map_err(|e| alloc_error(device, chunk_bytes, e)))
             .collect::<Result<_>>()?;
         Ok(HostSide { ptr, size, pinned: staging.take(device)?, device: device_buffers })
     };

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Sweep the elementwise launch's tuning knobs in one GPU session and print one table.
+
+    python3 bench/sweep.py [--bench LABEL=PATH ...] [--waves 8,32,128] [--block 128,256,512]
+                           [--chunk-mib 8,16,64] [--log2-n 28]
+
+Each `--bench` is a build of `bench/bench.rs` (`cargo build --release --bin bench`); give
+several to compare builds that differ in what is fixed when the kernels are compiled
+(elements per thread, vector width), labelled. For each build the device cases run once
+per pair of `GPU_VECTORIZE_WAVES` and `GPU_VECTORIZE_BLOCK`, and the host-slice case once
+per `GPU_VECTORIZE_CHUNK_MIB` (at the default waves and block). Times are the benchmark's
+own medians, in µs; the last rows of each group are the best values of each column.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+DEVICE_CASES = ["add_device", "add_scalar", "heavy_f32", "heavy_f64", "latency_1024", "latency_sync_1024", "reduce_sum"]
+
+
+def run(binary, env, only, log2_n):
+    full = dict(os.environ, BENCH_ONLY=only, BENCH_LOG2_N=str(log2_n))
+    full.update({k: str(v) for k, v in env.items()})
+    out = subprocess.run([binary], env=full, capture_output=True, text=True)
+    if out.returncode != 0:
+        print(f"{binary} {env}: exit {out.returncode}\n{out.stderr[-2000:]}", file=sys.stderr)
+        return None
+    last = [l for l in out.stdout.splitlines() if l.startswith("{")]
+    return json.loads(last[-1])["cases"] if last else None
+
+
+def link_bandwidth(gib=1):
+    """The PCIe link's copy bandwidth from page-locked memory, each way, in GB/s (PyTorch)."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    n = gib << 30
+    host = torch.empty(n, dtype=torch.uint8, pin_memory=True)
+    dev = torch.empty(n, dtype=torch.uint8, device="cuda")
+    out = []
+    for copy in (lambda: dev.copy_(host, non_blocking=True), lambda: host.copy_(dev, non_blocking=True)):
+        copy()
+        torch.cuda.synchronize()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(5):
+            copy()
+        end.record()
+        torch.cuda.synchronize()
+        out.append(5 * n / (start.elapsed_time(end) / 1e3) / 1e9)
+    return out
+
+
+def table(title, header, rows):
+    print(f"\n{title}\n")
+    print("| " + " | ".join(header) + " |")
+    print("|" + " --- |" * len(header))
+    for r in rows:
+        print("| " + " | ".join(r) + " |")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bench", action="append", default=[], help="LABEL=PATH of a bench build (repeatable)")
+    ap.add_argument("--waves", default="8,32,128")
+    ap.add_argument("--block", default="128,256,512")
+    ap.add_argument("--chunk-mib", default="8,16,64", help="host-slice chunk sizes; empty to skip")
+    ap.add_argument("--log2-n", type=int, default=28)
+    args = ap.parse_args()
+    benches = [b.split("=", 1) if "=" in b else (os.path.basename(b), b) for b in args.bench]
+    if not benches:
+        benches = [("bench", "target/release/bench")]
+    ints = lambda s: [int(v) for v in s.split(",") if v]
+
+    rows = []
+    for label, path in benches:
+        results = []
+        for w in ints(args.waves):
+            for b in ints(args.block):
+                cases = run(path, {"GPU_VECTORIZE_WAVES": w, "GPU_VECTORIZE_BLOCK": b}, "device", args.log2_n)
+                if cases:
+                    results.append((f"{label} waves={w} block={b}", cases))
+        for name, cases in results:
+            rows.append([name] + [f"{cases[c]['us']:.1f}" if c in cases else "" for c in DEVICE_CASES])
+        if results:
+            best = [min((cases[c]["us"], name) for name, cases in results if c in cases) for c in DEVICE_CASES]
+            rows.append([f"**{label}: best**"] + [f"{us:.1f} ({name.split(' ', 1)[1]})" for us, name in best])
+    table(f"Device cases, 2^{args.log2_n} elements, µs", ["build / knobs"] + DEVICE_CASES, rows)
+
+    chunks = ints(args.chunk_mib)
+    if chunks:
+        rows = []
+        for label, path in benches:
+            for c in chunks:
+                cases = run(path, {"GPU_VECTORIZE_CHUNK_MIB": c}, "host", args.log2_n)
+                if cases and "add_host" in cases:
+                    h = cases["add_host"]
+                    rows.append([f"{label} chunk={c} MiB", f"{h['us']:.0f}", f"{h['gbps']:.1f}"])
+        table("Host slices, `add` end to end", ["build / knobs", "µs", "GB/s"], rows)
+        link = link_bandwidth()
+        if link:
+            print(f"\nThe link from page-locked memory (PyTorch, 1 GiB copies): {link[0]:.1f} GB/s to the GPU, {link[1]:.1f} GB/s back")
+
+
+if __name__ == "__main__":
+    main()
