@@ -168,6 +168,13 @@ fn main() -> gpu_runtime::Result<()> {
         // 5. Host slices, end to end.
         let d = time(5, || add(&x32, &y32).unwrap());
         push("add_host", format!("add, 2^{log2} f32 host slices end to end"), d, Some(12.0 * n as f64));
+        // The same over every GPU of the host (`on_devices`), where there are several.
+        let count = gpu_runtime::device_count()?;
+        if count > 1 {
+            let all = (0..count).map(gpu_runtime::Device::cuda).collect::<gpu_runtime::Result<Vec<_>>>()?;
+            let d = time(5, || add::on_devices(&all, &x32, &y32).unwrap());
+            push("add_host_all_gpus", format!("the same over all {count} GPUs"), d, Some(12.0 * n as f64));
+        }
     }
 
     // 8. The CPU targets against hand-written loops (2^24 elements).

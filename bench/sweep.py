@@ -8,7 +8,8 @@ Each `--bench` is a build of `bench/bench.rs` (`cargo build --release --bin benc
 several to compare builds that differ in what is fixed when the kernels are compiled
 (elements per thread, vector width), labelled. For each build the device cases run once
 per pair of `GPU_VECTORIZE_WAVES` and `GPU_VECTORIZE_BLOCK`, and the host-slice case once
-per `GPU_VECTORIZE_CHUNK_MIB` (at the default waves and block). Times are the benchmark's
+per `GPU_VECTORIZE_CHUNK_MIB` and the reduction once per `GPU_VECTORIZE_REDUCE_WAVES` (at
+the default waves and block). Times are the benchmark's
 own medians, in µs; the last rows of each group are the best values of each column.
 """
 
@@ -69,6 +70,7 @@ def main():
     ap.add_argument("--waves", default="8,32,128")
     ap.add_argument("--block", default="128,256,512")
     ap.add_argument("--chunk-mib", default="8,16,64", help="host-slice chunk sizes; empty to skip")
+    ap.add_argument("--reduce-waves", default="", help="GPU_VECTORIZE_REDUCE_WAVES values to try")
     ap.add_argument("--log2-n", type=int, default=28)
     args = ap.parse_args()
     benches = [b.split("=", 1) if "=" in b else (os.path.basename(b), b) for b in args.bench]
@@ -90,6 +92,15 @@ def main():
             best = [min((cases[c]["us"], name) for name, cases in results if c in cases) for c in DEVICE_CASES]
             rows.append([f"**{label}: best**"] + [f"{us:.1f} ({name.split(' ', 1)[1]})" for us, name in best])
     table(f"Device cases, 2^{args.log2_n} elements, µs", ["build / knobs"] + DEVICE_CASES, rows)
+
+    if args.reduce_waves:
+        rows = []
+        for label, path in benches:
+            for w in ints(args.reduce_waves):
+                cases = run(path, {"GPU_VECTORIZE_REDUCE_WAVES": w}, "device", args.log2_n)
+                if cases:
+                    rows.append([f"{label} reduce waves={w}", f"{cases['reduce_sum']['us']:.1f}"])
+        table("`reduce` (sum)", ["build / knobs", "µs"], rows)
 
     chunks = ints(args.chunk_mib)
     if chunks:

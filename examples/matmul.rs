@@ -129,6 +129,7 @@ fn matmul_regtile(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
                 // so `ia` and `ib` are below n² (or, should n² overflow u32, below 2³² ≤ n²),
                 // and `a` and `b` hold at least n² elements (`inside`).
                 pa[l] = unsafe { *a.get_unchecked(ia as usize) };
+                // SAFETY: as above.
                 pb[l] = unsafe { *b.get_unchecked(ib as usize) };
             }
         } else {

@@ -20,6 +20,13 @@ fn divide(a: i32, b: i32) -> i32 {
 }
 
 #[test]
+fn a_call_over_no_device_is_an_error() {
+    let e = add_gpu::on_devices(&[], &[1.0f32], 2.0).unwrap_err();
+    assert!(matches!(e, Error::NoDevicesGiven { function: "add_gpu" }), "{e:?}");
+    assert_eq!(e.to_string(), "`add_gpu::on_devices` was given no device to run on");
+}
+
+#[test]
 fn slices_of_different_lengths_are_an_error_naming_them() {
     let e = add_gpu(&[1.0f32, 2.0, 3.0], &[1.0f32, 2.0]).unwrap_err();
     assert!(matches!(e, Error::LengthMismatch { function: "add_gpu", .. }), "{e:?}");

@@ -165,4 +165,12 @@ fn two_devices_keep_their_data_apart() {
     assert_eq!(r.to_vec().unwrap(), vec![6.0, 8.0]);
     assert_eq!(add(&a0, &a0).unwrap(), vec![2.0, 4.0]);
     assert!(matches!(add::on(&d0, &a1, 1.0), Err(Error::DeviceMismatch { .. })));
+    // One call over both: host data is split, a device array is not moved.
+    let x: Vec<f32> = (0..100_000).map(|i| i as f32).collect();
+    let want: Vec<f32> = x.iter().map(|v| v + 1.0).collect();
+    assert_eq!(add::on_devices(&[d0.clone(), d1.clone()], &x, 1.0).unwrap(), want);
+    match add::on_devices(&[d0, d1], &a0, 1.0) {
+        Err(Error::DeviceMismatch { devices, .. }) => assert_eq!(devices, vec![("device", 1), ("a", 0)]),
+        other => panic!("expected DeviceMismatch, got {other:?}"),
+    }
 }

@@ -1,4 +1,4 @@
-//! The GPU API of the generated module: `on`, `device`, `into`, `launch`, `launch_device`,
+//! The GPU API of the generated module: `on`, `on_devices`, `device`, `into`, `launch`, `launch_device`,
 //! `launch_into`, and `reduce` on the GPU.
 
 use proc_macro2::TokenStream;
@@ -9,7 +9,7 @@ use crate::vectorized::Vectorized;
 /// The calls of the kernel: on a chosen device, with results left on the device, into
 /// given outputs, and queued on a stream.
 pub fn api(v: &Vectorized) -> TokenStream {
-    let Vectorized { generics, arg_list, host_ty, ret_ty, kernel, out, device, stream, .. } = v;
+    let Vectorized { generics, arg_list, host_ty, ret_ty, kernel, out, device, devices, stream, .. } = v;
     let Vectorized { bind_args, erased_bound: erased, message_at, .. } = v;
     let device_ty = v.signature.ret.arrays(|s| v.slot_tokens(s), quote!(::gpu_runtime::DeviceVec));
     let out_trait = quote!(Output);
@@ -21,6 +21,18 @@ pub fn api(v: &Vectorized) -> TokenStream {
             #bind_args
             // SAFETY: the arguments follow the kernel's inputs in order and type.
             let __r = unsafe { #kernel.call_host::<#ret_ty>(::core::option::Option::Some(#device), &#erased) };
+            ::gpu_runtime::__private::with_host_message(__r, #message_at)
+        }
+
+        /// Runs the function over several GPUs at once: the elements are cut into one
+        /// contiguous piece per device (host slices and scalars are split; a device
+        /// array only goes with a list of its own device), the pieces run concurrently
+        /// and the results come back in order. A fault reports its index in the whole
+        /// call. An empty list is `Error::NoDevicesGiven`.
+        pub fn on_devices<'__a, #generics>(#devices: &[::gpu_runtime::Device], #arg_list) -> ::gpu_runtime::Result<#host_ty> {
+            #bind_args
+            // SAFETY: the arguments follow the kernel's inputs in order and type.
+            let __r = unsafe { #kernel.call_host_on_devices::<#ret_ty>(#devices, &#erased) };
             ::gpu_runtime::__private::with_host_message(__r, #message_at)
         }
 

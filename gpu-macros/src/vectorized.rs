@@ -80,10 +80,11 @@ pub struct Vectorized<'a> {
     pub message_at: TokenStream,
     /// The same, from beside the module (the call wrapper).
     pub outer_message_at: TokenStream,
-    // The API's own parameters: `out`, `device` and `stream`, or `__out`, … where the
+    // The API's own parameters: `out`, `device`, `devices` and `stream`, or `__out`, … where the
     // function has a parameter of that name.
     pub out: syn::Ident,
     pub device: syn::Ident,
+    pub devices: syn::Ident,
     pub stream: syn::Ident,
 }
 
@@ -138,7 +139,7 @@ impl<'a> Vectorized<'a> {
         let unused = |n: &str| {
             if name_strs.iter().any(|p| p == n) { format_ident!("__{}", n) } else { format_ident!("{}", n) }
         };
-        let (out, device, stream) = (unused("out"), unused("device"), unused("stream"));
+        let (out, device, devices, stream) = (unused("out"), unused("device"), unused("devices"), unused("stream"));
         Vectorized {
             func,
             name,
@@ -169,6 +170,7 @@ impl<'a> Vectorized<'a> {
             outer_message_at,
             out,
             device,
+            devices,
             stream,
         }
     }

@@ -70,6 +70,10 @@ pub enum Error {
         devices: Vec<(&'static str, usize)>,
     },
 
+    /// `name::on_devices` with an empty list of devices.
+    #[error("`{function}::on_devices` was given no device to run on")]
+    NoDevicesGiven { function: &'static str },
+
     /// `name::reduce` of no elements, for a function without an `identity`.
     #[error(
         "`{function}::reduce` of an empty array: give the function an identity (`#[vectorize(identity = …)]`) to reduce empty arrays"

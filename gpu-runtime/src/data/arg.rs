@@ -229,6 +229,33 @@ unsafe impl Send for ErasedArg<'_> {}
 // SAFETY: as for `Send`; shared references only read.
 unsafe impl Sync for ErasedArg<'_> {}
 
+impl<'a> ErasedArg<'a> {
+    /// Elements `range` of an array (a broadcast scalar is itself).
+    ///
+    /// # Panics
+    /// When `range` is not within the array (a caller's bug: the runtime slices only
+    /// within lengths it checked).
+    pub(crate) fn slice(&self, range: std::ops::Range<usize>) -> ErasedArg<'a> {
+        let within = |len: usize| {
+            assert!(range.start <= range.end && range.end <= len, "{range:?} is outside an argument of {len} elements")
+        };
+        ErasedArg(match self.0 {
+            ArgKind::Scalar { bits } => ArgKind::Scalar { bits },
+            ArgKind::Host { ptr, bytes, len, _borrow } => {
+                within(len);
+                let size = bytes / len.max(1);
+                // SAFETY: `range` is within the `len` elements `ptr` points to.
+                let ptr = unsafe { ptr.add(range.start * size) };
+                ArgKind::Host { ptr, bytes: range.len() * size, len: range.len(), _borrow }
+            }
+            ArgKind::Device { ptr, len, size, device, uses } => {
+                within(len);
+                ArgKind::Device { ptr: ptr + (range.start * size) as u64, len: range.len(), size, device, uses }
+            }
+        })
+    }
+}
+
 impl ErasedArg<'_> {
     /// The number of elements, or `None` for a broadcast scalar.
     pub(crate) fn len(&self) -> Option<usize> {

@@ -26,6 +26,6 @@ pub use module::{Kernel, KernelSpec};
 #[cfg(feature = "ndarray")]
 pub(crate) use nd::run_nd;
 pub use pending::Pending;
-pub(crate) use plan::{Plan, plan};
+pub(crate) use plan::{Plan, common_device, plan};
 pub(crate) use reduce::reduce;
 pub(crate) use trace::trace_queued;
