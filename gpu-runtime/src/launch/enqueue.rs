@@ -4,7 +4,7 @@
 //! becomes of the handle ([`Queued`]) that is returned.
 
 use std::ffi::c_void;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, result};
@@ -179,7 +179,7 @@ impl<'a> Launch<'a> {
 /// The grid of an elementwise launch over `n` elements: enough blocks for `n`, at most a
 /// few waves of what fits on the device (the grid-stride loop covers the rest).
 pub(crate) fn elementwise_grid(entry: &Entry, n: usize) -> u32 {
-    n.div_ceil(entry.block as usize).min(entry.max_grid as usize * waves()).max(1) as u32
+    n.div_ceil(entry.block as usize).min(entry.max_grid as usize * super::knobs::waves()).max(1) as u32
 }
 
 /// Launches `entry` with `grid` blocks of its block size on `stream`.
@@ -205,17 +205,6 @@ pub(crate) unsafe fn launch(
         )
     }
     .map_err(|e| Error::driver("launching the kernel", e))
-}
-
-/// How many times the blocks that fit on the device at once a launch may use (the
-/// grid-stride loop covers the rest). On the H200 (`bench/sweep.py`, 2^28 elements), 128
-/// waves ran `add` 10% faster than 32 and `heavy` 2%, and 32 ran 2-5% faster than one;
-/// `GPU_VECTORIZE_WAVES` overrides it, for tuning.
-fn waves() -> usize {
-    static WAVES: OnceLock<usize> = OnceLock::new();
-    *WAVES.get_or_init(|| {
-        std::env::var("GPU_VECTORIZE_WAVES").ok().and_then(|v| v.parse().ok()).filter(|&w| w > 0).unwrap_or(128)
-    })
 }
 
 /// A new fault word on `stream`, cleared to [`FaultWord::NONE`].

@@ -2,12 +2,13 @@
 //! call (its length and device), the parameter words of an entry, the enqueue of one
 //! launch and the wait for it, the choice between waiting and leaving work queued, the
 //! reduction, N-dimensional calls, the chunked pipeline for large host arrays, queued work
-//! handed to the caller ([`Pending`]) and tracing. Built on the data and driver layers.
+//! handed to the caller ([`Pending`]), tracing, and the tuning knobs of the launches. Built on the data and driver layers.
 
 mod config;
 mod enqueue;
 mod execute;
 mod explicit;
+mod knobs;
 mod module;
 #[cfg(feature = "ndarray")]
 mod nd;

@@ -26,21 +26,6 @@ pub struct KernelSpec {
     pub reducible: bool,
 }
 
-/// Threads per block of the elementwise entries. They are memory-bound and loop over
-/// the grid, so any size works; 256 keeps occupancy full on every architecture from
-/// Volta on. `GPU_VECTORIZE_BLOCK` (a multiple of 32 up to 1024) overrides it, for tuning
-/// (`bench/sweep`).
-fn elementwise_block() -> u32 {
-    static BLOCK: OnceLock<u32> = OnceLock::new();
-    *BLOCK.get_or_init(|| {
-        std::env::var("GPU_VECTORIZE_BLOCK")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .filter(|&b: &u32| b > 0 && b % 32 == 0 && b <= kernel_abi::MAX_BLOCK_THREADS)
-            .unwrap_or(256)
-    })
-}
-
 /// Devices whose loaded module is found without a lock.
 const FAST_DEVICES: usize = 8;
 
@@ -138,7 +123,7 @@ impl Kernel {
                 .max(1);
             Ok(Entry { func, max_grid: per_sm.saturating_mul(device.sm_count()), block })
         };
-        let block = elementwise_block();
+        let block = super::knobs::elementwise_block();
         let plain = entry(self.spec.entry, block, "finding the kernel entry")?;
         let strided = entry(&kernel_abi::strided_symbol(self.spec.entry), block, "finding the strided entry")?;
         let reduce = if self.spec.reducible {

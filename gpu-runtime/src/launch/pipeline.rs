@@ -15,6 +15,7 @@ use kernel_abi::{EntryParams, FaultWord};
 use rayon::prelude::*;
 
 use super::enqueue::{clear_fault_word, elementwise_grid, fault_result, launch};
+use super::knobs::chunk_bytes;
 use super::module::Entry;
 use super::params::EntryWords;
 use super::{ErasedOut, Launch};
@@ -24,16 +25,6 @@ use crate::error::{Error, Result};
 
 /// Chunks in flight at once.
 const SLOTS: usize = 3;
-
-/// The page-locked buffer of one host array in one slot: 16 MiB, or
-/// `GPU_VECTORIZE_CHUNK_MIB` (1 to 1024), for tuning (`bench/sweep`).
-fn chunk_bytes() -> usize {
-    static BYTES: OnceLock<usize> = OnceLock::new();
-    *BYTES.get_or_init(|| {
-        let mib = std::env::var("GPU_VECTORIZE_CHUNK_MIB").ok().and_then(|v| v.parse().ok());
-        mib.filter(|m: &usize| (1..=1024).contains(m)).unwrap_or(16) << 20
-    })
-}
 
 /// Below this much host data a call copies in one piece.
 const PIPELINE_MIN_BYTES: usize = 32 << 20;

@@ -78,7 +78,7 @@ pub(crate) unsafe fn reduce<T: Scalar>(
         unsafe { launch(entry, grid, stream, &mut words.params()) }
     };
     // Every block gets at least one element, so no identity is needed on the device.
-    let grid = n.div_ceil(REDUCE_BLOCK as usize).min(entry.max_grid as usize * reduce_waves()).max(1);
+    let grid = n.div_ceil(REDUCE_BLOCK as usize).min(entry.max_grid as usize * super::knobs::reduce_waves()).max(1);
     let partials = alloc(grid * size)?;
     let partials_ptr = partials.device_ptr(stream).0;
     launch_fold(n, partials_ptr, input, grid as u32)?;
@@ -107,14 +107,4 @@ pub(crate) unsafe fn reduce<T: Scalar>(
     trace::call_if_enabled(&Launch { spec, plan: &plan, args, outs: &[] }, Completion::Waited);
     // SAFETY: the completed copy wrote it.
     Ok(unsafe { value.assume_init() })
-}
-
-/// How many times the blocks that fit on the device at once the reduction's first launch
-/// may use: one, or `GPU_VECTORIZE_REDUCE_WAVES`, for tuning (`bench/sweep.py`).
-fn reduce_waves() -> usize {
-    static WAVES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *WAVES.get_or_init(|| {
-        let waves = std::env::var("GPU_VECTORIZE_REDUCE_WAVES").ok().and_then(|v| v.parse().ok());
-        waves.filter(|&w: &usize| w > 0).unwrap_or(1)
-    })
 }

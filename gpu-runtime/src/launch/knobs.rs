@@ -1,0 +1,43 @@
+//! The launch's tuning knobs, in one place: each a default chosen by `bench/sweep.py` on
+//! an H200, overridable by an environment variable read once per process (for tuning on
+//! other GPUs; a value out of range is ignored).
+
+use std::sync::OnceLock;
+
+/// The value of `var` if it parses and `valid` accepts it, else `default`; read once.
+fn knob<T: Copy + std::str::FromStr>(cell: &OnceLock<T>, var: &str, valid: impl Fn(&T) -> bool, default: T) -> T {
+    *cell.get_or_init(|| std::env::var(var).ok().and_then(|v| v.parse().ok()).filter(valid).unwrap_or(default))
+}
+
+/// How many times the blocks that fit on the device at once an elementwise launch may use
+/// (the grid-stride loop covers the rest): `GPU_VECTORIZE_WAVES`, 128 by default. On the
+/// H200 (2^28 elements) 128 waves ran `add` 10% faster than 32 and `heavy` f32 2%, and 32
+/// ran 2-5% faster than one.
+pub(crate) fn waves() -> usize {
+    static CELL: OnceLock<usize> = OnceLock::new();
+    knob(&CELL, "GPU_VECTORIZE_WAVES", |&w| w > 0, 128)
+}
+
+/// Threads per block of the elementwise entries: `GPU_VECTORIZE_BLOCK` (a multiple of 32
+/// up to 1024), 256 by default. They are memory-bound and loop over the grid, so any size
+/// works (128 and 512 were within 2% on the H200); 256 keeps occupancy full on every
+/// architecture from Volta on.
+pub(crate) fn elementwise_block() -> u32 {
+    static CELL: OnceLock<u32> = OnceLock::new();
+    knob(&CELL, "GPU_VECTORIZE_BLOCK", |&b| b > 0 && b % 32 == 0 && b <= kernel_abi::MAX_BLOCK_THREADS, 256)
+}
+
+/// How many times the blocks that fit on the device at once the reduction's first launch
+/// may use: `GPU_VECTORIZE_REDUCE_WAVES`, 1 by default (1 to 8 were within noise).
+pub(crate) fn reduce_waves() -> usize {
+    static CELL: OnceLock<usize> = OnceLock::new();
+    knob(&CELL, "GPU_VECTORIZE_REDUCE_WAVES", |&w| w > 0, 1)
+}
+
+/// The page-locked buffer of one host array in one slot of the chunked pipeline:
+/// `GPU_VECTORIZE_CHUNK_MIB` (1 to 1024), 16 MiB by default (64 MiB ran `add` on host
+/// slices 19% faster but holds four times the page-locked memory).
+pub(crate) fn chunk_bytes() -> usize {
+    static CELL: OnceLock<usize> = OnceLock::new();
+    knob(&CELL, "GPU_VECTORIZE_CHUNK_MIB", |m| (1..=1024).contains(m), 16) << 20
+}
