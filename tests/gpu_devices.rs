@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use gpu_runtime::{Device, DeviceVec, Error, vectorize};
+use gpu_runtime::{Device, DeviceId, DeviceVec, Error, vectorize};
 
 #[vectorize(target = "cuda")]
 fn add(a: f32, b: f32) -> f32 {
@@ -155,7 +155,9 @@ fn two_devices_keep_their_data_apart() {
     let a1 = DeviceVec::from_slice_on(&d1, &[3.0f32, 4.0]).unwrap();
     // Arguments on different devices: an error naming them, not a copy.
     match add(&a0, &a1) {
-        Err(Error::DeviceMismatch { devices, .. }) => assert_eq!(devices, vec![("a", 0), ("b", 1)]),
+        Err(Error::DeviceMismatch { devices, .. }) => {
+            assert_eq!(devices, vec![("a", DeviceId::Cuda(0)), ("b", DeviceId::Cuda(1))])
+        }
         other => panic!("expected DeviceMismatch, got {other:?}"),
     }
     // Each device computes on its own data, chosen per call or by scope.
@@ -170,7 +172,9 @@ fn two_devices_keep_their_data_apart() {
     let want: Vec<f32> = x.iter().map(|v| v + 1.0).collect();
     assert_eq!(add::on_devices(&[d0.clone(), d1.clone()], &x, 1.0).unwrap(), want);
     match add::on_devices(&[d0, d1], &a0, 1.0) {
-        Err(Error::DeviceMismatch { devices, .. }) => assert_eq!(devices, vec![("device", 1), ("a", 0)]),
+        Err(Error::DeviceMismatch { devices, .. }) => {
+            assert_eq!(devices, vec![("device", DeviceId::Cuda(1)), ("a", DeviceId::Cuda(0))])
+        }
         other => panic!("expected DeviceMismatch, got {other:?}"),
     }
 }

@@ -89,34 +89,14 @@ pub fn reduce(v: &Vectorized) -> TokenStream {
         return TokenStream::new();
     }
     let Vectorized { name_str, generics, ret_ty, scalar_call, identity_expr, .. } = v;
-    let fold_all = match HostLoop::of(v.target) {
-        // Each job folds its part quietly (a panic is reported as a fault), then the
-        // parts are folded in order.
-        HostLoop::Parallel => quote! {
-            __s.par_chunks(4096)
-                .map_init(::gpu_runtime::__private::Quiet::new, |_, __c| __c.iter().copied().reduce(|a, b| #scalar_call(a, b)))
-                .collect::<::std::vec::Vec<_>>()
-                .into_iter()
-                .flatten()
-                .reduce(|a, b| #scalar_call(a, b))
-        },
-        HostLoop::Sequential => quote! { __s.iter().copied().reduce(|a, b| #scalar_call(a, b)) },
-    };
+    let order = HostLoop::of(v.target).runtime_tokens();
     quote! {
         /// Folds the elements of `values` with the function (on the CPU: this function's
         /// target). An empty array gives the `identity`, or `Error::EmptyReduce` without
         /// one; where the function panics, the first step that does is the error.
         pub fn reduce<'__a, #generics>(values: impl Param<'__a, #ret_ty>) -> ::gpu_runtime::Result<#ret_ty> {
-            #[allow(unused_imports)]
-            use ::gpu_runtime::__private::rayon::prelude::*;
-            let __values = match Param::into_arg(values).to_host()? {
-                ::gpu_runtime::HostArg::Scalar(v) => return ::core::result::Result::Ok(v),
-                ::gpu_runtime::HostArg::Slice(s) => s,
-            };
-            let __s: &[#ret_ty] = &__values;
-            ::gpu_runtime::__private::host_fold(#name_str, __s, || #fold_all, |a, b| #scalar_call(a, b))?
-                .or(#identity_expr)
-                .ok_or(::gpu_runtime::Error::EmptyReduce { function: #name_str })
+            let __values = Param::into_arg(values).to_host()?;
+            ::gpu_runtime::__private::host_reduce(#name_str, __values, #identity_expr, #order, |a, b| #scalar_call(a, b))
         }
     }
 }

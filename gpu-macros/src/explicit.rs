@@ -202,6 +202,38 @@ fn generate(
             }
         })
         .collect();
+    // `launch_with` binds each argument to its typed form first, to ask where it lives.
+    let typed_bind: Vec<TokenStream> = idents
+        .iter()
+        .zip(params)
+        .map(|(id, p)| match &p.kind {
+            ExplicitParamKind::Scalar(_) => TokenStream::new(),
+            ExplicitParamKind::Slice { mutable: false, .. } => {
+                quote!(let #id = ::gpu_runtime::__private::KernelIn::into_kernel_in(#id);)
+            }
+            ExplicitParamKind::Slice { mutable: true, .. } => {
+                quote!(let #id = ::gpu_runtime::__private::KernelInOut::into_kernel_in_out(#id);)
+            }
+        })
+        .collect();
+    let array_devices: Vec<TokenStream> = idents
+        .iter()
+        .zip(params)
+        .filter(|(_, p)| matches!(p.kind, ExplicitParamKind::Slice { .. }))
+        .map(|(id, p)| {
+            let pname = &p.name;
+            quote!((#pname, #id.device_id()))
+        })
+        .collect();
+    let host_bind: Vec<TokenStream> = idents
+        .iter()
+        .zip(params)
+        .filter(|(_, p)| matches!(p.kind, ExplicitParamKind::Slice { .. }))
+        .map(|(id, p)| {
+            let pname = &p.name;
+            quote!(let #id = #id.host_on(#name_str, #pname, __cpu)?;)
+        })
+        .collect();
     let sim_params = typed(&idents, params, |kind| match kind {
         ExplicitParamKind::Scalar(t) => scalar_tokens(*t),
         ExplicitParamKind::Slice { elem, mutable } => {
@@ -276,7 +308,7 @@ fn generate(
                 block: impl ::core::convert::Into<::gpu_runtime::gpu::Dim3>,
                 #(#launch_params),*
             ) -> ::gpu_runtime::Result<()> {
-                KERNEL.launch(&::gpu_runtime::LaunchConfig::new(grid, block), ::std::vec![#(#kargs),*])
+                launch_with(&::gpu_runtime::LaunchConfig::new(grid, block), #(#idents),*)?.wait()
             }
 
             /// Launches the kernel as `config` says (dynamic shared memory, stream, device)
@@ -286,6 +318,14 @@ fn generate(
                 config: &::gpu_runtime::LaunchConfig,
                 #(#launch_params),*
             ) -> ::gpu_runtime::Result<::gpu_runtime::Pending<'__a, ()>> {
+                #(#typed_bind)*
+                // On the CPU device the kernel runs in the simulator, on the host's data.
+                if let ::core::option::Option::Some(__cpu) =
+                    &::gpu_runtime::__private::explicit_on_cpu(#name_str, config, &[#(#array_devices),*])?
+                {
+                    #(#host_bind)*
+                    return ::gpu_runtime::__private::cpu_pending(simulate_with(config, #(#idents),*));
+                }
                 KERNEL.launch_async(config, ::std::vec![#(#kargs),*])
             }
 

@@ -7,7 +7,8 @@ use quote::quote;
 use crate::vectorized::Vectorized;
 
 /// The calls of the kernel: on a chosen device, with results left on the device, into
-/// given outputs, and queued on a stream.
+/// given outputs, and queued on a stream. Each first asks whether its device is the CPU
+/// ([`gpu_runtime::Device::cpu`]) and then runs the function on the host instead.
 pub fn api(v: &Vectorized) -> TokenStream {
     let Vectorized { generics, arg_list, host_ty, ret_ty, kernel, out, device, devices, stream, .. } = v;
     let Vectorized { bind_args, erased_bound: erased, message_at, .. } = v;
@@ -15,10 +16,53 @@ pub fn api(v: &Vectorized) -> TokenStream {
     let out_trait = quote!(Output);
     let (out_ty, out_conv) = (v.out_ty(quote!('__o), &out_trait), v.out_conv(&out_trait, quote!(into_out)));
     let launch_out_ty = v.out_ty(quote!('__a), &out_trait);
+    let Vectorized { name_str, name_strs, .. } = v;
+    let names = quote!(&[#(#name_strs),*]);
+    let (cpu_bind, lens, at) = v.cpu_parts();
+    let p = quote!(::gpu_runtime::__private);
+    // The same call on the CPU device, where the call goes there (its arrays are there, or
+    // none is on a device and the default device is the CPU).
+    let target = v.cpu_target(quote!(::core::option::Option::None));
+    let on_cpu_device = quote! {
+        if let ::core::option::Option::Some(__cpu) = &#target {
+            #cpu_bind
+            return #p::cpu_call_device::<#ret_ty>(#name_str, __cpu, #names, #lens, #at);
+        }
+    };
+    // `into`'s output counts among the arrays that choose the device.
+    let idents = &v.idents;
+    let on_cpu_into = quote! {
+        let __out = #out_conv;
+        let __out_devices = <#ret_ty as ::gpu_runtime::Results>::out_devices(&__out);
+        let __arrays = [#(#idents.device_id()),*];
+        let __arrays: ::std::vec::Vec<_> = __arrays.into_iter().chain(__out_devices.iter().map(|(_, d)| ::core::option::Option::Some(*d))).collect();
+        if let ::core::option::Option::Some(__cpu) = &#p::cpu_target(::core::option::Option::None, &__arrays) {
+            #cpu_bind
+            return #p::cpu_call_into::<#ret_ty>(#name_str, __cpu, #names, #lens, __out, #at);
+        }
+    };
+    let on_cpu_stream = |body: TokenStream| {
+        quote! {
+            if #stream.device().is_cpu() {
+                let __cpu = #stream.device();
+                #cpu_bind
+                return #p::cpu_pending(#body);
+            }
+        }
+    };
+    let launch_cpu = on_cpu_stream(quote!(#p::cpu_call::<#ret_ty>(#name_str, #names, #lens, #at)));
+    let launch_device_cpu = on_cpu_stream(quote!(#p::cpu_call_device::<#ret_ty>(#name_str, __cpu, #names, #lens, #at)));
+    let launch_into_cpu =
+        on_cpu_stream(quote!(#p::cpu_call_into::<#ret_ty>(#name_str, __cpu, #names, #lens, #out_conv, #at)));
     quote! {
         /// Runs the function on `device`.
         pub fn on<'__a, #generics>(#device: &::gpu_runtime::Device, #arg_list) -> ::gpu_runtime::Result<#host_ty> {
             #bind_args
+            if #device.is_cpu() {
+                let __cpu = #device;
+                #cpu_bind
+                return #p::cpu_call::<#ret_ty>(#name_str, #names, #lens, #at);
+            }
             // SAFETY: the arguments follow the kernel's inputs in order and type.
             let __r = unsafe { #kernel.call_host::<#ret_ty>(::core::option::Option::Some(#device), &#erased) };
             ::gpu_runtime::__private::with_host_message(__r, #message_at)
@@ -30,6 +74,9 @@ pub fn api(v: &Vectorized) -> TokenStream {
         /// and the results come back in order. A fault reports its index in the whole
         /// call. An empty list is `Error::NoDevicesGiven`.
         pub fn on_devices<'__a, #generics>(#devices: &[::gpu_runtime::Device], #arg_list) -> ::gpu_runtime::Result<#host_ty> {
+            if let ::core::option::Option::Some(__cpu) = &#p::cpu_of_devices(#name_str, #devices)? {
+                return on(__cpu, #(#idents),*);
+            }
             #bind_args
             // SAFETY: the arguments follow the kernel's inputs in order and type.
             let __r = unsafe { #kernel.call_host_on_devices::<#ret_ty>(#devices, &#erased) };
@@ -40,6 +87,7 @@ pub fn api(v: &Vectorized) -> TokenStream {
         /// are not copied).
         pub fn device<'__a, #generics>(#arg_list) -> ::gpu_runtime::Result<#device_ty> {
             #bind_args
+            #on_cpu_device
             // SAFETY: the arguments follow the kernel's inputs in order and type.
             let __r = unsafe { #kernel.call_device::<#ret_ty>(::core::option::Option::None, &#erased) };
             ::gpu_runtime::__private::with_host_message(__r, #message_at)
@@ -49,8 +97,9 @@ pub fn api(v: &Vectorized) -> TokenStream {
         /// array), whose length must be the call's; allocates nothing for the results.
         pub fn into<'__a, '__o, #generics>(#out: #out_ty, #arg_list) -> ::gpu_runtime::Result<()> {
             #bind_args
+            #on_cpu_into
             // SAFETY: the arguments follow the kernel's inputs in order and type.
-            let __r = unsafe { #kernel.call_into::<#ret_ty>(::core::option::Option::None, &#erased, #out_conv) };
+            let __r = unsafe { #kernel.call_into::<#ret_ty>(::core::option::Option::None, &#erased, __out) };
             ::gpu_runtime::__private::with_host_message(__r, #message_at)
         }
 
@@ -58,6 +107,7 @@ pub fn api(v: &Vectorized) -> TokenStream {
         /// the results. The arguments stay borrowed until then.
         pub fn launch<'__a, #generics>(#stream: &'__a ::gpu_runtime::Stream, #arg_list) -> ::gpu_runtime::Result<::gpu_runtime::Pending<'__a, #host_ty>> {
             #bind_args
+            #launch_cpu
             // SAFETY: the arguments follow the kernel's inputs in order and type.
             let __pending = unsafe { #kernel.launch_host::<#ret_ty>(#stream, &#erased) }?;
             ::core::result::Result::Ok(__pending.with_host_message(#message_at))
@@ -66,6 +116,7 @@ pub fn api(v: &Vectorized) -> TokenStream {
         /// Queues the call on `stream`; the results stay on the device.
         pub fn launch_device<'__a, #generics>(#stream: &'__a ::gpu_runtime::Stream, #arg_list) -> ::gpu_runtime::Result<::gpu_runtime::Pending<'__a, #device_ty>> {
             #bind_args
+            #launch_device_cpu
             // SAFETY: the arguments follow the kernel's inputs in order and type.
             let __pending = unsafe { #kernel.launch_device::<#ret_ty>(#stream, &#erased) }?;
             ::core::result::Result::Ok(__pending.with_host_message(#message_at))
@@ -75,6 +126,7 @@ pub fn api(v: &Vectorized) -> TokenStream {
         /// the handle is waited for or dropped.
         pub fn launch_into<'__a, #generics>(#stream: &'__a ::gpu_runtime::Stream, #out: #launch_out_ty, #arg_list) -> ::gpu_runtime::Result<::gpu_runtime::Pending<'__a, ()>> {
             #bind_args
+            #launch_into_cpu
             // SAFETY: the arguments follow the kernel's inputs in order and type.
             let __pending = unsafe { #kernel.launch_into::<#ret_ty>(#stream, &#erased, #out_conv) }?;
             ::core::result::Result::Ok(__pending.with_host_message(#message_at))
@@ -87,7 +139,7 @@ pub fn reduce(v: &Vectorized) -> TokenStream {
     if !v.reducible {
         return TokenStream::new();
     }
-    let Vectorized { generics, ret_ty, kernel, identity_expr, .. } = v;
+    let Vectorized { generics, ret_ty, kernel, identity_expr, name_str, scalar_call, .. } = v;
     quote! {
         /// Folds the elements of `values` with the function, on the GPU: in one launch
         /// over the data and one small launch over the blocks' results. The folds do not
@@ -96,8 +148,14 @@ pub fn reduce(v: &Vectorized) -> TokenStream {
         /// rounding of a different order. An empty array gives the `identity`, or
         /// `Error::EmptyReduce` without one.
         pub fn reduce<'__a, #generics>(values: impl Param<'__a, #ret_ty>) -> ::gpu_runtime::Result<#ret_ty> {
+            let __values = Param::into_arg(values);
+            if let ::core::option::Option::Some(__cpu) = &::gpu_runtime::__private::cpu_target(::core::option::Option::None, &[__values.device_id()]) {
+                let __values = __values.host_on(#name_str, "values", __cpu)?;
+                let __parallel = ::gpu_runtime::__private::HostLoop::Parallel;
+                return ::gpu_runtime::__private::host_reduce(#name_str, __values, #identity_expr, __parallel, |a, b| #scalar_call(a, b));
+            }
             // SAFETY: the argument has the kernel's element type.
-            unsafe { #kernel.reduce::<#ret_ty>(::core::option::Option::None, Param::into_arg(values).erase(), #identity_expr) }
+            unsafe { #kernel.reduce::<#ret_ty>(::core::option::Option::None, __values.erase(), #identity_expr) }
         }
     }
 }

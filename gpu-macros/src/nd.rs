@@ -25,14 +25,23 @@ pub fn api(v: &Vectorized) -> TokenStream {
             let message_at = quote! {
                 |__i: u64| ::gpu_runtime::__private::nd_message_at(#name_str, &[#(#name_strs),*], &__erased, __i, #element)
             };
+            let (cpu_nd, cpu_nd_into) = (host_nd(v, HostLoop::Parallel), host_nd_into(v, HostLoop::Parallel));
+            // `ndarray` arrays are host memory: the default device decides.
+            let is_cpu = quote!(::gpu_runtime::__private::default_cpu().is_some());
             (
                 quote! {
+                    if #is_cpu {
+                        return #cpu_nd;
+                    }
                     let __erased = #erased;
                     // SAFETY: the arguments follow the kernel's inputs in order and type.
                     let __r = unsafe { #kernel.call_nd::<#ret_ty>(&__erased) };
                     ::gpu_runtime::__private::with_host_message(__r, #message_at)
                 },
                 quote! {
+                    if #is_cpu {
+                        return #cpu_nd_into;
+                    }
                     let __erased = #erased;
                     // SAFETY: the arguments follow the kernel's inputs in order and type.
                     let __r = unsafe { #kernel.call_nd_into::<#ret_ty>(&__erased, #out_conv) };

@@ -80,6 +80,8 @@ pub struct Vectorized<'a> {
     pub message_at: TokenStream,
     /// The same, from beside the module (the call wrapper).
     pub outer_message_at: TokenStream,
+    /// The original function, from beside the module.
+    pub outer_scalar_call: TokenStream,
     // The API's own parameters: `out`, `device`, `devices` and `stream`, or `__out`, … where the
     // function has a parameter of that name.
     pub out: syn::Ident,
@@ -136,6 +138,7 @@ impl<'a> Vectorized<'a> {
             }
         };
         let (message_at, outer_message_at) = (message_at(&scalar_call), message_at(&outer_scalar_call));
+        let outer_scalar_call_kept = outer_scalar_call.clone();
         let unused = |n: &str| {
             if name_strs.iter().any(|p| p == n) { format_ident!("__{}", n) } else { format_ident!("{}", n) }
         };
@@ -168,11 +171,37 @@ impl<'a> Vectorized<'a> {
             erased_bound,
             message_at,
             outer_message_at,
+            outer_scalar_call: outer_scalar_call_kept,
             out,
             device,
             devices,
             stream,
         }
+    }
+
+    /// For a call on the CPU device `__cpu` (a `&Device`): the bound arguments as host
+    /// data (an array on a GPU is `DeviceMismatch`), their lengths, and the function at
+    /// element `__i` of them.
+    pub fn cpu_parts(&self) -> (TokenStream, TokenStream, TokenStream) {
+        self.cpu_parts_with(&self.scalar_call)
+    }
+
+    /// [`Vectorized::cpu_parts`] calling the function as `scalar_call` (from beside the
+    /// module: `name::scalar`).
+    pub fn cpu_parts_with(&self, scalar_call: &TokenStream) -> (TokenStream, TokenStream, TokenStream) {
+        let Vectorized { idents, name_str, name_strs, .. } = self;
+        (
+            quote! { #(let #idents = #idents.host_on(#name_str, #name_strs, __cpu)?;)* },
+            quote! { &[#(#idents.len()),*] },
+            quote! { |__i| #scalar_call(#(#idents.get(__i)),*) },
+        )
+    }
+
+    /// The device a call goes to when it is the CPU (see `cpu_target`), from its bound
+    /// arguments and `device`, an `Option<&Device>`.
+    pub fn cpu_target(&self, device: TokenStream) -> TokenStream {
+        let idents = &self.idents;
+        quote! { ::gpu_runtime::__private::cpu_target(#device, &[#(#idents.device_id()),*]) }
     }
 
     /// A slot's type in the generated API.

@@ -24,8 +24,10 @@ pub enum Error {
     )]
     NoDevice,
 
-    /// `GPU_VECTORIZE_DEVICE` is set to something that is not a device ordinal.
-    #[error("GPU_VECTORIZE_DEVICE is {value:?}, not a device ordinal: set it to 0, 1, … (or unset it for device 0)")]
+    /// `GPU_VECTORIZE_DEVICE` is set to something that is neither a device ordinal nor `cpu`.
+    #[error(
+        "GPU_VECTORIZE_DEVICE is {value:?}, not a device ordinal: set it to 0, 1, …, or `cpu` (or unset it for device 0)"
+    )]
     BadDeviceEnv { value: String },
 
     /// The driver cannot load the PTX the compiler emitted: it is older than the PTX
@@ -66,9 +68,15 @@ pub enum Error {
     #[error("`{function}`: the arguments are on different devices: {} (copy them to one device first)", describe_devices(.devices))]
     DeviceMismatch {
         function: &'static str,
-        /// `(argument, device ordinal)` of every argument on a device.
-        devices: Vec<(&'static str, usize)>,
+        /// `(argument, device)` of every argument on a device.
+        devices: Vec<(&'static str, crate::DeviceId)>,
     },
+
+    /// `name::on_devices` with a list that mixes the CPU device with GPUs.
+    #[error(
+        "`{function}::on_devices` was given the CPU among GPUs: the split is between GPUs (run on the CPU with `Device::cpu()` alone)"
+    )]
+    MixedDevices { function: &'static str },
 
     /// `name::on_devices` with an empty list of devices.
     #[error("`{function}::on_devices` was given no device to run on")]
@@ -141,8 +149,8 @@ fn describe_shapes(shapes: &[(&'static str, Vec<usize>)]) -> String {
     }
 }
 
-fn describe_devices(devices: &[(&'static str, usize)]) -> String {
-    let parts: Vec<String> = devices.iter().map(|(name, d)| format!("`{name}` on device {d}")).collect();
+fn describe_devices(devices: &[(&'static str, crate::DeviceId)]) -> String {
+    let parts: Vec<String> = devices.iter().map(|(name, d)| format!("`{name}` on {d}")).collect();
     parts.join(", ")
 }
 

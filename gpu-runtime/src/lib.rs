@@ -56,8 +56,8 @@ mod sim;
 
 pub use data::{Arg, ArgRef, DeviceSlice, DeviceSliceMut, DeviceVec, HostArg, Out, OutRef, Results};
 pub use driver::{
-    DEVICE_ENV, Device, DeviceInfo, Stream, default_device, device_count, devices, driver_version, is_available,
-    set_default_device,
+    DEVICE_ENV, Device, DeviceId, DeviceInfo, Stream, default_device, device_count, devices, driver_version,
+    is_available, set_default_device,
 };
 pub use error::{Error, Result};
 pub use float::Float;
@@ -122,6 +122,10 @@ pub mod gpu {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::api::cpu_into;
+    pub use crate::api::{
+        cpu_call, cpu_call_device, cpu_call_into, cpu_of_devices, cpu_pending, cpu_target, default_cpu,
+        explicit_on_cpu, host_reduce,
+    };
     #[cfg(feature = "ndarray")]
     pub use crate::api::{host_nd, host_nd_into, nd_message_at};
     #[cfg(feature = "ndarray")]

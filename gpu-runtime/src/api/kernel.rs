@@ -42,10 +42,10 @@ impl Kernel {
                 (None, None) => default_device()?,
             };
             // SAFETY: no element to write.
-            return Ok(unsafe { R::device_uninit(&device, device.stream(), 0)? }.0);
+            return Ok(unsafe { R::device_uninit(&device, device.stream()?, 0)? }.0);
         };
         // SAFETY: the kernel writes every element before anything reads one.
-        let (out, ptrs) = unsafe { R::device_uninit(&plan.device, plan.device.stream(), plan.n)? };
+        let (out, ptrs) = unsafe { R::device_uninit(&plan.device, plan.device.stream()?, plan.n)? };
         let outs = ErasedOut::of_device::<R>(ptrs, R::device_uses(&out));
         // SAFETY: the caller's promise; each array has room for `n` results.
         unsafe { execute(self, &Launch { spec: self.spec(), plan: &plan, args, outs: &outs })? };
@@ -105,7 +105,7 @@ impl Kernel {
         // SAFETY: the caller's promise; the page-locked buffers have room for `n` results
         // each and are owned by the handle, which waits before it reads or frees them
         // (a leaked handle leaks them).
-        let queued = unsafe { launch.enqueue(&loaded.plain, stream.cuda(), None)? };
+        let queued = unsafe { launch.enqueue(&loaded.plain, stream.cuda()?, None)? };
         trace_queued(&launch);
         Ok(Pending::new(queued, move || {
             let (mut host, ptrs) = R::host_with_capacity(n);
@@ -131,16 +131,16 @@ impl Kernel {
     ) -> Result<Pending<'a, R::Device>> {
         let Some(plan) = plan(self.spec(), Some(stream.device()), args, &[])? else {
             // SAFETY: no element to write.
-            return Ok(Pending::ready(unsafe { R::device_uninit(stream.device(), stream.cuda(), 0)? }.0));
+            return Ok(Pending::ready(unsafe { R::device_uninit(stream.device(), stream.cuda()?, 0)? }.0));
         };
         // SAFETY: the kernel writes every element before anything reads one (the arrays
         // are in the handle until it is waited for, and their use is noted).
-        let (out, ptrs) = unsafe { R::device_uninit(&plan.device, stream.cuda(), plan.n)? };
+        let (out, ptrs) = unsafe { R::device_uninit(&plan.device, stream.cuda()?, plan.n)? };
         let outs = ErasedOut::of_device::<R>(ptrs, R::device_uses(&out));
         let launch = Launch { spec: self.spec(), plan: &plan, args, outs: &outs };
         let loaded = self.loaded(&plan.device)?;
         // SAFETY: the caller's promise; each array has room for `n` results.
-        let queued = unsafe { launch.enqueue(&loaded.plain, stream.cuda(), None)? };
+        let queued = unsafe { launch.enqueue(&loaded.plain, stream.cuda()?, None)? };
         trace_queued(&launch);
         Ok(Pending::new(queued, move || Ok(out)))
     }
@@ -177,7 +177,7 @@ impl Kernel {
         let loaded = self.loaded(&plan.device)?;
         // SAFETY: the caller's promise; device outputs have room for `n` results (checked
         // by the plan) and note the launch; host results go to the page-locked buffers.
-        let queued = unsafe { launch.enqueue(&loaded.plain, stream.cuda(), None)? };
+        let queued = unsafe { launch.enqueue(&loaded.plain, stream.cuda()?, None)? };
         trace_queued(&launch);
         let staged = StagedOutputs(staged);
         Ok(Pending::new(queued, move || {

@@ -2,10 +2,15 @@
 //! that plan a call and hand it to the launch layer (GPU) or run the function on the host
 //! (the CPU targets). Reached through `gpu_runtime::__private`, not a stable API.
 
+mod cpu_device;
 mod devices;
 mod host;
 mod kernel;
 
+pub use cpu_device::{
+    cpu_call, cpu_call_device, cpu_call_into, cpu_of_devices, cpu_pending, cpu_target, default_cpu, explicit_on_cpu,
+    host_reduce,
+};
 pub use host::cpu_into;
 #[cfg(feature = "ndarray")]
 pub use host::{host_nd, host_nd_into, nd_message_at};

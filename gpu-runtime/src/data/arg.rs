@@ -7,7 +7,7 @@ use std::marker::PhantomData;
 use cudarc::driver::sys::CUdeviceptr;
 
 use super::array::{DeviceSlice, DeviceSliceMut, DeviceVec};
-use crate::driver::{Device, Uses};
+use crate::driver::{Device, DeviceId, Uses};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 
@@ -72,6 +72,36 @@ impl<'a, T: Scalar> ArgRef<'a, T> {
             ArgRef::Scalar(v) => HostArg::Scalar(v),
             ArgRef::Host(s) => HostArg::Slice(Cow::Borrowed(s)),
             ArgRef::Device(d) => HostArg::Slice(Cow::Owned(d.to_vec()?)),
+        })
+    }
+}
+
+impl<'a, T: Scalar> ArgRef<'a, T> {
+    /// The device of an array argument (`None` for a scalar or host memory).
+    #[inline]
+    pub fn device_id(&self) -> Option<DeviceId> {
+        match self {
+            ArgRef::Device(d) => Some(d.device().id()),
+            _ => None,
+        }
+    }
+
+    /// The argument readable on the host for a call on the CPU device `on`: host data and
+    /// the CPU device's arrays are borrowed, never copied; an array on a GPU is
+    /// `Error::DeviceMismatch` (data never moves between devices behind the caller's back).
+    pub fn host_on(self, function: &'static str, param: &'static str, on: &Device) -> Result<HostArg<'a, T>> {
+        Ok(match self {
+            ArgRef::Scalar(v) => HostArg::Scalar(v),
+            ArgRef::Host(s) => HostArg::Slice(Cow::Borrowed(s)),
+            ArgRef::Device(d) => match d.host_slice() {
+                Some(s) if d.device() == on => HostArg::Slice(Cow::Borrowed(s)),
+                _ => {
+                    return Err(Error::DeviceMismatch {
+                        function,
+                        devices: vec![("device", on.id()), (param, d.device().id())],
+                    });
+                }
+            },
         })
     }
 }
@@ -155,6 +185,14 @@ impl<T: Scalar> OutRef<'_, T> {
         match self {
             OutRef::Host(s) => s.len(),
             OutRef::Device(d) => d.len(),
+        }
+    }
+
+    /// The device of an output in device memory (`None` for host memory).
+    pub fn device_id(&self) -> Option<DeviceId> {
+        match self {
+            OutRef::Host(_) => None,
+            OutRef::Device(d) => Some(d.device().id()),
         }
     }
 }

@@ -13,27 +13,74 @@ use crate::driver::{Device, Uses, default_device, report_drop_error};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 
-/// A vector in the memory of one GPU. Dropping it frees the memory once the work queued
-/// on it has finished (the host does not wait).
+/// A vector in the memory of one device: a GPU's, or host memory for the CPU device
+/// ([`Device::cpu`]). Dropping it frees the memory once the work queued on it has finished
+/// (the host does not wait).
 pub struct DeviceVec<T: Scalar> {
-    /// At least one element even for an empty vector (the driver allocates no zero bytes).
-    /// Freed by `Drop`, after the work that uses it.
-    buf: ManuallyDrop<CudaSlice<T>>,
+    buf: Buf<T>,
     len: usize,
     device: Device,
     /// Queued work that uses the vector (see `driver/event.rs`).
     uses: Uses,
 }
 
+enum Buf<T: Scalar> {
+    /// At least one element even for an empty vector (the driver allocates no zero bytes).
+    /// Freed by `Drop`, after the work that uses it.
+    Cuda(ManuallyDrop<CudaSlice<T>>),
+    /// The CPU device's memory.
+    Host(HostBuf<T>),
+}
+
+/// Host memory owned through a raw pointer, so that views may write through addresses
+/// taken from it (a `Vec` would tie every write to a borrow of itself).
+struct HostBuf<T> {
+    ptr: std::ptr::NonNull<T>,
+    len: usize,
+}
+
+impl<T: Scalar> HostBuf<T> {
+    /// `len` elements with every byte zero (a valid value of every `Scalar`).
+    fn zeroed(len: usize) -> Result<HostBuf<T>> {
+        let layout =
+            std::alloc::Layout::array::<T>(len).map_err(|_| Error::OutOfMemory { requested: usize::MAX, free: 0 })?;
+        if layout.size() == 0 {
+            return Ok(HostBuf { ptr: std::ptr::NonNull::dangling(), len });
+        }
+        // SAFETY: the layout has a non-zero size.
+        let raw = unsafe { std::alloc::alloc_zeroed(layout) };
+        let ptr =
+            std::ptr::NonNull::new(raw.cast::<T>()).ok_or(Error::OutOfMemory { requested: layout.size(), free: 0 })?;
+        Ok(HostBuf { ptr, len })
+    }
+}
+
+impl<T> Drop for HostBuf<T> {
+    fn drop(&mut self) {
+        let layout = std::alloc::Layout::array::<T>(self.len).expect("the layout was valid when allocated");
+        if layout.size() != 0 {
+            // SAFETY: allocated by `zeroed` with this layout, and freed only here.
+            unsafe { std::alloc::dealloc(self.ptr.as_ptr().cast(), layout) };
+        }
+    }
+}
+
+// SAFETY: the buffer owns plain data (`Scalar`) and is only reached through its vector,
+// whose borrows (`&`/`&mut`, and views that hold them) order every access.
+unsafe impl<T: Scalar> Send for HostBuf<T> {}
+// SAFETY: as for `Send`.
+unsafe impl<T: Scalar> Sync for HostBuf<T> {}
+
 impl<T: Scalar> Drop for DeviceVec<T> {
     fn drop(&mut self) {
+        let Buf::Cuda(buf) = &mut self.buf else { return };
         // The free is queued on the stream the vector was allocated on, after the work of
         // other streams that still uses it. Where that order cannot be set up, the memory
         // is leaked: freed, it could be handed out again while a kernel still writes it.
-        let ordered = self.device.bind().and_then(|()| self.uses.order_before(self.buf.stream()));
+        let ordered = self.device.bind().and_then(|()| self.uses.order_before(buf.stream()));
         match ordered {
             // SAFETY: `buf` is not used after this.
-            Ok(()) => unsafe { ManuallyDrop::drop(&mut self.buf) },
+            Ok(()) => unsafe { ManuallyDrop::drop(buf) },
             Err(e) => report_drop_error("a device array could not be freed in order, so it is leaked", &e),
         }
     }
@@ -41,7 +88,7 @@ impl<T: Scalar> Drop for DeviceVec<T> {
 
 impl<T: Scalar> std::fmt::Debug for DeviceVec<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "DeviceVec<{}>[{}] on device {}", T::NAME, self.len, self.device.ordinal())
+        write!(f, "DeviceVec<{}>[{}] on {}", T::NAME, self.len, self.device.id())
     }
 }
 
@@ -61,8 +108,12 @@ impl<T: Scalar> DeviceVec<T> {
     /// `len` elements on `device`, not initialised: every element must be written before
     /// it is read.
     pub(crate) unsafe fn uninit_on(device: &Device, len: usize) -> Result<DeviceVec<T>> {
+        if device.is_cpu() {
+            let buf = Buf::Host(HostBuf::zeroed(len)?);
+            return Ok(DeviceVec { buf, len, device: device.clone(), uses: Uses::default() });
+        }
         // SAFETY: the caller's promise.
-        unsafe { DeviceVec::uninit_on_stream(device, device.stream(), len) }
+        unsafe { DeviceVec::uninit_on_stream(device, device.stream()?, len) }
     }
 
     /// Like [`DeviceVec::uninit_on`], allocated in the order of `stream`'s work (and freed
@@ -77,7 +128,7 @@ impl<T: Scalar> DeviceVec<T> {
         // it is read.
         let buf = unsafe { stream.alloc::<T>(len.max(1)) }
             .map_err(|e| alloc_error(device, len.max(1) * std::mem::size_of::<T>(), e))?;
-        Ok(DeviceVec { buf: ManuallyDrop::new(buf), len, device: device.clone(), uses: Uses::default() })
+        Ok(DeviceVec { buf: Buf::Cuda(ManuallyDrop::new(buf)), len, device: device.clone(), uses: Uses::default() })
     }
 
     /// A copy of `data` on the default device.
@@ -102,8 +153,9 @@ impl<T: Scalar> DeviceVec<T> {
     pub fn zeros_on(device: &Device, len: usize) -> Result<DeviceVec<T>> {
         // SAFETY: the memset below writes every byte before anything reads one.
         let v = unsafe { DeviceVec::uninit_on(device, len)? };
-        if len > 0 {
-            let stream = device.stream();
+        // Host memory comes zeroed.
+        if len > 0 && device.is_cuda() {
+            let stream = device.stream()?;
             // SAFETY: `len` elements of `T` lie at `v.ptr()`, allocated on this stream.
             unsafe { result::memset_d8_async(v.ptr(), 0, len * std::mem::size_of::<T>(), stream.cu_stream()) }
                 .map_err(|e| Error::driver("zeroing GPU memory", e))?;
@@ -125,9 +177,15 @@ impl<T: Scalar> DeviceVec<T> {
         &self.device
     }
 
+    /// The address of the first element: in device memory, or in host memory for the CPU
+    /// device.
     pub(crate) fn ptr(&self) -> CUdeviceptr {
-        // With cudarc's event tracking off (see `Device::open`) this only reads the address.
-        self.buf.device_ptr(self.device.stream()).0
+        match &self.buf {
+            // With cudarc's event tracking off (see `Device::open`) this only reads the
+            // address; the stream it is given is not used.
+            Buf::Cuda(buf) => buf.device_ptr(buf.stream()).0,
+            Buf::Host(h) => h.ptr.as_ptr() as u64,
+        }
     }
 
     /// The whole vector as a borrowed view.
@@ -212,7 +270,7 @@ impl<T> Copy for DeviceSlice<'_, T> {}
 
 impl<T> std::fmt::Debug for DeviceSlice<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "DeviceSlice<{}>[{}] on device {}", std::any::type_name::<T>(), self.len, self.device.ordinal())
+        write!(f, "DeviceSlice<{}>[{}] on {}", std::any::type_name::<T>(), self.len, self.device.id())
     }
 }
 
@@ -235,6 +293,21 @@ impl<'a, T: Scalar> DeviceSlice<'a, T> {
 
     pub(crate) fn ptr(&self) -> CUdeviceptr {
         self.ptr
+    }
+
+    /// The elements as a host slice, for a view of the CPU device's memory (`None` for a
+    /// GPU's).
+    pub(crate) fn host_slice(&self) -> Option<&'a [T]> {
+        if !self.device.is_cpu() {
+            return None;
+        }
+        if self.len == 0 {
+            return Some(&[]);
+        }
+        // SAFETY: on the CPU device the address is host memory holding `len` initialised
+        // elements, shared-borrowed for `'a` from its vector (no `&mut` to it can exist
+        // meanwhile).
+        Some(unsafe { std::slice::from_raw_parts(self.ptr as *const T, self.len) })
     }
 
     /// A narrower view; an out-of-bounds range is an error.
@@ -263,8 +336,15 @@ impl<'a, T: Scalar> DeviceSlice<'a, T> {
         if self.len == 0 {
             return Ok(());
         }
+        if self.device.is_cpu() {
+            // SAFETY: the view borrows `len` elements of host memory at `ptr` (shared), and
+            // `dst` has room for as many of the same size; they do not overlap (`dst` is
+            // exclusively borrowed).
+            unsafe { std::ptr::copy_nonoverlapping(self.ptr as *const U, dst.as_mut_ptr(), self.len) };
+            return Ok(());
+        }
         self.device.bind()?;
-        let stream = self.device.stream();
+        let stream = self.device.stream()?;
         self.uses.order_before(stream)?;
         // SAFETY: `dst` holds `len` elements of `T`'s size, the view `len` elements at
         // `ptr`, and the copy is waited for before `dst` is given back.
@@ -285,7 +365,7 @@ pub struct DeviceSliceMut<'a, T> {
 
 impl<T> std::fmt::Debug for DeviceSliceMut<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "DeviceSliceMut<{}>[{}] on device {}", std::any::type_name::<T>(), self.len, self.device.ordinal())
+        write!(f, "DeviceSliceMut<{}>[{}] on {}", std::any::type_name::<T>(), self.len, self.device.id())
     }
 }
 
@@ -308,6 +388,21 @@ impl<'a, T: Scalar> DeviceSliceMut<'a, T> {
 
     pub(crate) fn ptr(&self) -> CUdeviceptr {
         self.ptr
+    }
+
+    /// The elements as a mutable host slice, for a view of the CPU device's memory
+    /// (`None` for a GPU's).
+    pub(crate) fn into_host_slice(self) -> Option<&'a mut [T]> {
+        if !self.device.is_cpu() {
+            return None;
+        }
+        if self.len == 0 {
+            return Some(&mut []);
+        }
+        // SAFETY: on the CPU device the address is host memory holding `len` initialised
+        // elements, exclusively borrowed for `'a` from its vector by this view, which the
+        // slice replaces.
+        Some(unsafe { std::slice::from_raw_parts_mut(self.ptr as *mut T, self.len) })
     }
 
     /// A shared view of the same elements.
@@ -333,9 +428,14 @@ impl<'a, T: Scalar> DeviceSliceMut<'a, T> {
 
     pub fn copy_from(&mut self, data: &[T]) -> Result<()> {
         same_len("copy_from", ("data", data.len()), ("self", self.len))?;
-        if self.len > 0 {
+        if self.len > 0 && self.device.is_cpu() {
+            // SAFETY: the view exclusively borrows `len` elements of host memory at `ptr`,
+            // and `data` is a live slice of as many (not the same memory: one is borrowed
+            // shared, the other exclusively).
+            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.ptr as *mut T, self.len) };
+        } else if self.len > 0 {
             self.device.bind()?;
-            let stream = self.device.stream();
+            let stream = self.device.stream()?;
             self.uses.order_before(stream)?;
             // SAFETY: `data` is a live slice of `len` elements and the view has room for
             // them; the copy is waited for below.

@@ -9,7 +9,7 @@ use cudarc::driver::sys::CUdeviceptr;
 
 use super::arg::{ArgKind, ArgRef, OutRef};
 use super::array::{DeviceSlice, DeviceSliceMut, DeviceVec};
-use crate::driver::{Device, Uses};
+use crate::driver::{Device, DeviceId, Uses};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 
@@ -88,6 +88,64 @@ kernel_in_out! {
 impl<'a, T: Scalar, const N: usize> KernelInOut<'a, T> for &'a mut [T; N] {
     fn into_kernel_in_out(self) -> KernelInOutRef<'a, T> {
         KernelInOutRef(OutRef::Host(self.as_mut_slice()))
+    }
+}
+
+impl<'a, T: Scalar> KernelIn<'a, T> for KernelInRef<'a, T> {
+    fn into_kernel_in(self) -> KernelInRef<'a, T> {
+        self
+    }
+}
+
+impl<'a, T: Scalar> KernelInOut<'a, T> for KernelInOutRef<'a, T> {
+    fn into_kernel_in_out(self) -> KernelInOutRef<'a, T> {
+        self
+    }
+}
+
+fn mismatch(kernel: &'static str, on: &Device, param: &'static str, device: &Device) -> Error {
+    Error::DeviceMismatch { function: kernel, devices: vec![("device", on.id()), (param, device.id())] }
+}
+
+impl<'a, T: Scalar> KernelInRef<'a, T> {
+    /// The device of an array argument (`None` for host memory).
+    pub fn device_id(&self) -> Option<DeviceId> {
+        match &self.0 {
+            ArgRef::Device(d) => Some(d.device().id()),
+            _ => None,
+        }
+    }
+
+    /// The argument as a host slice, for a launch on the CPU device `on` (an array on a
+    /// GPU is `DeviceMismatch`).
+    pub fn host_on(self, kernel: &'static str, param: &'static str, on: &Device) -> Result<&'a [T]> {
+        match self.0 {
+            ArgRef::Host(s) => Ok(s),
+            ArgRef::Device(d) => {
+                d.host_slice().filter(|_| d.device() == on).ok_or_else(|| mismatch(kernel, on, param, d.device()))
+            }
+            ArgRef::Scalar(_) => Err(Error::internal("a kernel's slice argument was a scalar")),
+        }
+    }
+}
+
+impl<'a, T: Scalar> KernelInOutRef<'a, T> {
+    /// The device of an array argument (`None` for host memory).
+    pub fn device_id(&self) -> Option<DeviceId> {
+        self.0.device_id()
+    }
+
+    /// The argument as a mutable host slice, for a launch on the CPU device `on` (an
+    /// array on a GPU is `DeviceMismatch`).
+    pub fn host_on(self, kernel: &'static str, param: &'static str, on: &Device) -> Result<&'a mut [T]> {
+        match self.0 {
+            OutRef::Host(s) => Ok(s),
+            OutRef::Device(d) if d.device() != on => Err(mismatch(kernel, on, param, d.device())),
+            OutRef::Device(d) => {
+                let device = d.device();
+                d.into_host_slice().ok_or_else(|| mismatch(kernel, on, param, device))
+            }
+        }
     }
 }
 

@@ -9,7 +9,7 @@ use cudarc::driver::sys::CUdeviceptr;
 
 use super::arg::OutRef;
 use super::array::DeviceVec;
-use crate::driver::{Device, Uses};
+use crate::driver::{Device, DeviceId, Uses};
 use crate::error::Result;
 use crate::scalar::Scalar;
 
@@ -93,6 +93,12 @@ pub trait Results: sealed::Sealed + Copy + Send + Sync + 'static {
     /// The lengths of the outputs.
     #[doc(hidden)]
     fn out_slots_len(outs: &Self::Outs<'_>) -> Vec<usize>;
+
+    /// `(output name, device)` of every output in device memory.
+    fn out_devices(outs: &Self::Outs<'_>) -> Vec<(&'static str, DeviceId)>;
+
+    /// Host results as arrays on `device` (a copy; for the CPU device, into its memory).
+    fn host_to_device(host: Self::Host, device: &Device) -> Result<Self::Device>;
 
     /// Writes per-element results into the outputs, whose lengths are `values.len()`.
     #[doc(hidden)]
@@ -187,6 +193,14 @@ impl<T: Scalar> Results for T {
 
     fn out_slots_len(out: &OutRef<'_, T>) -> Vec<usize> {
         vec![out.len()]
+    }
+
+    fn out_devices(out: &OutRef<'_, T>) -> Vec<(&'static str, DeviceId)> {
+        out.device_id().map(|d| ("out", d)).into_iter().collect()
+    }
+
+    fn host_to_device(host: Vec<T>, device: &Device) -> Result<DeviceVec<T>> {
+        DeviceVec::from_slice_on(device, &host)
     }
 
     fn unzip(values: Vec<T>) -> Vec<T> {
@@ -286,6 +300,16 @@ macro_rules! tuple_results {
 
             fn out_slots_len(outs: &Self::Outs<'_>) -> Vec<usize> {
                 vec![$(outs.$i.len()),*]
+            }
+
+            fn out_devices(outs: &Self::Outs<'_>) -> Vec<(&'static str, DeviceId)> {
+                let names = kernel_abi::output_names(Self::sizes().len());
+                let devices = [$(outs.$i.device_id()),*];
+                names.iter().zip(devices).filter_map(|(n, d)| Some((*n, d?))).collect()
+            }
+
+            fn host_to_device(host: Self::Host, device: &Device) -> Result<Self::Device> {
+                Ok(($(DeviceVec::from_slice_on(device, &host.$i)?,)*))
             }
 
             fn zip(host: Self::Host) -> Vec<Self> {

@@ -11,7 +11,13 @@ use cudarc::driver::{CudaContext, CudaStream};
 use super::event::EventPool;
 use crate::error::{Error, Result};
 
-/// A CUDA device with its context. Cheap to clone; all clones share the context.
+/// Where calls run: a CUDA device with its context, or the host's CPU ([`Device::cpu`]).
+/// Cheap to clone; all clones share the context.
+///
+/// The whole API takes either kind: a call on the CPU device runs the same function on the
+/// host's threads (rayon), its device arrays live in host memory, a stream on it runs each
+/// call when it is queued, and an explicit kernel runs in the simulator. A program written
+/// once over [`Device::best`] runs with or without a GPU.
 #[derive(Clone)]
 pub struct Device {
     inner: Arc<DeviceInner>,
@@ -19,6 +25,20 @@ pub struct Device {
 
 struct DeviceInner {
     ordinal: usize,
+    name: String,
+    kind: Kind,
+}
+
+enum Kind {
+    Cuda(Cuda),
+    /// The host's CPU, with the number of threads calls are split over.
+    Cpu {
+        threads: usize,
+    },
+}
+
+/// What a CUDA device holds.
+struct Cuda {
     ctx: Arc<CudaContext>,
     /// The per-thread default stream: calls from different host threads do not
     /// serialise behind each other.
@@ -26,23 +46,42 @@ struct DeviceInner {
     sm_count: u32,
     /// Events for ordering work between streams, for reuse.
     events: Arc<EventPool>,
-    name: String,
     compute_capability: (u32, u32),
+}
+
+/// Which device something is on, as errors name it: the CPU, or a CUDA device by ordinal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DeviceId {
+    Cpu,
+    Cuda(usize),
+}
+
+impl std::fmt::Display for DeviceId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DeviceId::Cpu => write!(f, "the CPU"),
+            DeviceId::Cuda(n) => write!(f, "device {n}"),
+        }
+    }
 }
 
 impl std::fmt::Debug for Device {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Device")
-            .field("ordinal", &self.inner.ordinal)
-            .field("name", &self.inner.name)
-            .field("compute_capability", &self.inner.compute_capability)
-            .finish()
+        match &self.inner.kind {
+            Kind::Cpu { threads } => f.debug_struct("Device").field("cpu_threads", threads).finish(),
+            Kind::Cuda(c) => f
+                .debug_struct("Device")
+                .field("ordinal", &self.inner.ordinal)
+                .field("name", &self.inner.name)
+                .field("compute_capability", &c.compute_capability)
+                .finish(),
+        }
     }
 }
 
 impl PartialEq for Device {
     fn eq(&self, other: &Self) -> bool {
-        self.inner.ordinal == other.inner.ordinal
+        self.id() == other.id()
     }
 }
 impl Eq for Device {}
@@ -116,66 +155,143 @@ impl Device {
         let minor = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)? as u32;
         let name = ctx.name().map_err(|e| Error::driver("reading the device name", e))?;
         let stream = ctx.per_thread_stream();
-        Ok(Device {
-            inner: Arc::new(DeviceInner {
-                ordinal,
-                ctx,
-                stream,
-                sm_count,
-                events: Arc::new(EventPool::default()),
-                name,
-                compute_capability: (major, minor),
-            }),
-        })
+        let cuda =
+            Cuda { ctx, stream, sm_count, events: Arc::new(EventPool::default()), compute_capability: (major, minor) };
+        Ok(Device { inner: Arc::new(DeviceInner { ordinal, name, kind: Kind::Cuda(cuda) }) })
     }
 
+    /// The host's CPU as a device: calls on it run the function on the host, split over
+    /// rayon's threads; its arrays are in host memory. Always there, never an error.
+    pub fn cpu() -> Device {
+        static CPU: OnceLock<Device> = OnceLock::new();
+        CPU.get_or_init(|| {
+            let threads = rayon::current_num_threads().max(1);
+            let name = format!("CPU ({threads} threads)");
+            Device { inner: Arc::new(DeviceInner { ordinal: 0, name, kind: Kind::Cpu { threads } }) }
+        })
+        .clone()
+    }
+
+    /// The best device this machine has: the default GPU (device 0, or the one
+    /// `GPU_VECTORIZE_DEVICE` or [`set_default_device`] names) where a driver and a device
+    /// are found, else the CPU. PyTorch's `"cuda" if torch.cuda.is_available() else "cpu"`.
+    /// A GPU that is there but fails to start (its driver refuses it) is not silently
+    /// replaced: that error is returned.
+    pub fn best() -> Result<Device> {
+        match default_device() {
+            Ok(d) => Ok(d),
+            Err(Error::NoDriver | Error::NoDevice) => Ok(Device::cpu()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Whether this is the CPU device ([`Device::cpu`]).
+    pub fn is_cpu(&self) -> bool {
+        matches!(self.inner.kind, Kind::Cpu { .. })
+    }
+
+    /// Whether this is a CUDA device.
+    pub fn is_cuda(&self) -> bool {
+        !self.is_cpu()
+    }
+
+    /// Which device this is, as errors name it.
+    pub fn id(&self) -> DeviceId {
+        match self.inner.kind {
+            Kind::Cpu { .. } => DeviceId::Cpu,
+            Kind::Cuda(_) => DeviceId::Cuda(self.inner.ordinal),
+        }
+    }
+
+    /// The CUDA ordinal (0 for the CPU device, which has none: see [`Device::id`]).
     pub fn ordinal(&self) -> usize {
         self.inner.ordinal
     }
 
-    /// The device's name, e.g. "NVIDIA H200".
+    /// The device's name, e.g. "NVIDIA H200", or "CPU (16 threads)".
     pub fn name(&self) -> &str {
         &self.inner.name
     }
 
-    /// (major, minor), e.g. (9, 0) for Hopper.
+    /// (major, minor), e.g. (9, 0) for Hopper; (0, 0) for the CPU.
     pub fn compute_capability(&self) -> (u32, u32) {
-        self.inner.compute_capability
+        match &self.inner.kind {
+            Kind::Cuda(c) => c.compute_capability,
+            Kind::Cpu { .. } => (0, 0),
+        }
     }
 
-    /// The number of streaming multiprocessors.
+    /// The number of streaming multiprocessors; for the CPU, the threads calls use.
     pub fn sm_count(&self) -> u32 {
-        self.inner.sm_count
+        match &self.inner.kind {
+            Kind::Cuda(c) => c.sm_count,
+            Kind::Cpu { threads } => u32::try_from(*threads).unwrap_or(u32::MAX),
+        }
     }
 
-    /// `(free, total)` device memory in bytes.
+    /// `(free, total)` device memory in bytes; for the CPU, the host's available and total
+    /// memory (read from `/proc/meminfo`, an error where there is none).
     pub fn memory_info(&self) -> Result<(usize, usize)> {
-        self.bind()?;
-        cudarc::driver::result::mem_get_info().map_err(|e| Error::driver("reading device memory", e))
+        match &self.inner.kind {
+            Kind::Cpu { .. } => host_memory_info(),
+            Kind::Cuda(_) => {
+                self.bind()?;
+                cudarc::driver::result::mem_get_info().map_err(|e| Error::driver("reading device memory", e))
+            }
+        }
     }
 
-    /// Waits until all work this thread queued on the device has finished.
+    /// Waits until all work this thread queued on the device has finished (the CPU device
+    /// runs work when it is queued: nothing to wait for).
     pub fn synchronize(&self) -> Result<()> {
-        self.inner.stream.synchronize().map_err(|e| Error::driver("synchronising the device", e))
+        match &self.inner.kind {
+            Kind::Cpu { .. } => Ok(()),
+            Kind::Cuda(c) => c.stream.synchronize().map_err(|e| Error::driver("synchronising the device", e)),
+        }
     }
 
-    pub(crate) fn context(&self) -> &Arc<CudaContext> {
-        &self.inner.ctx
+    /// The CUDA parts, for the code that drives a GPU. Every public entry sends work for
+    /// the CPU device to the host before it gets here, so the error is a bug of ours.
+    fn cuda_parts(&self) -> Result<&Cuda> {
+        match &self.inner.kind {
+            Kind::Cuda(c) => Ok(c),
+            Kind::Cpu { .. } => Err(Error::internal("GPU work reached the CPU device")),
+        }
+    }
+
+    pub(crate) fn context(&self) -> Result<&Arc<CudaContext>> {
+        Ok(&self.cuda_parts()?.ctx)
     }
 
     /// The device's pool of events.
-    pub(crate) fn events(&self) -> &Arc<EventPool> {
-        &self.inner.events
+    pub(crate) fn events(&self) -> Result<&Arc<EventPool>> {
+        Ok(&self.cuda_parts()?.events)
     }
 
     /// The calling thread's stream on this device.
-    pub(crate) fn stream(&self) -> &Arc<CudaStream> {
-        &self.inner.stream
+    pub(crate) fn stream(&self) -> Result<&Arc<CudaStream>> {
+        Ok(&self.cuda_parts()?.stream)
     }
 
     /// Makes the device's context current on this thread.
     pub(crate) fn bind(&self) -> Result<()> {
-        self.inner.ctx.bind_to_thread().map_err(|e| Error::driver("binding the CUDA context", e))
+        self.cuda_parts()?.ctx.bind_to_thread().map_err(|e| Error::driver("binding the CUDA context", e))
+    }
+}
+
+/// `(available, total)` bytes of host memory, from `/proc/meminfo`.
+fn host_memory_info() -> Result<(usize, usize)> {
+    let text = std::fs::read_to_string("/proc/meminfo")
+        .map_err(|e| Error::internal(format!("reading the host's memory size from /proc/meminfo: {e}")))?;
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<usize>().ok())
+            .map(|kib| kib.saturating_mul(1024))
+    };
+    match (field("MemAvailable"), field("MemTotal")) {
+        (Some(free), Some(total)) => Ok((free, total)),
+        _ => Err(Error::internal("/proc/meminfo has no MemAvailable and MemTotal")),
     }
 }
 
@@ -195,7 +311,8 @@ thread_local! {
 
 /// The device that vectorized calls use unless told otherwise: the device of the
 /// innermost [`Device::scope`] on this thread, else the process default: the one
-/// [`set_default_device`] chose, else `GPU_VECTORIZE_DEVICE`'s ordinal, else device 0.
+/// [`Device::make_default`] or [`set_default_device`] chose, else the one
+/// `GPU_VECTORIZE_DEVICE` names (an ordinal, or `cpu`), else CUDA device 0.
 pub fn default_device() -> Result<Device> {
     if let Some(d) = SCOPED.with(|s| s.borrow().last().cloned()) {
         return Ok(d);
@@ -203,11 +320,11 @@ pub fn default_device() -> Result<Device> {
     if let Some(d) = default_slot().read().unwrap_or_else(|p| p.into_inner()).as_ref() {
         return Ok(d.clone());
     }
-    let ordinal = match std::env::var(DEVICE_ENV) {
-        Ok(v) => v.trim().parse::<usize>().map_err(|_| Error::BadDeviceEnv { value: v })?,
-        Err(_) => 0,
+    let d = match std::env::var(DEVICE_ENV) {
+        Ok(v) if v.trim().eq_ignore_ascii_case("cpu") => Device::cpu(),
+        Ok(v) => Device::cuda(v.trim().parse::<usize>().map_err(|_| Error::BadDeviceEnv { value: v })?)?,
+        Err(_) => Device::cuda(0)?,
     };
-    let d = Device::cuda(ordinal)?;
     let mut slot = default_slot().write().unwrap_or_else(|p| p.into_inner());
     Ok(slot.get_or_insert(d).clone())
 }
@@ -231,9 +348,11 @@ impl Device {
         f()
     }
 
-    /// What the driver reports about the device now (its free memory changes).
+    /// What the driver reports about the device now (its free memory changes). For the
+    /// CPU: its name, threads and the host's memory, with CUDA version (0, 0).
     pub fn info(&self) -> Result<DeviceInfo> {
         let (free_memory, total_memory) = self.memory_info()?;
+        let driver_cuda_version = if self.is_cpu() { (0, 0) } else { driver_version()? };
         Ok(DeviceInfo {
             ordinal: self.ordinal(),
             name: self.name().to_string(),
@@ -241,7 +360,7 @@ impl Device {
             sm_count: self.sm_count(),
             total_memory,
             free_memory,
-            driver_cuda_version: driver_version()?,
+            driver_cuda_version,
         })
     }
 }
@@ -289,6 +408,31 @@ pub fn driver_version() -> Result<(u32, u32)> {
 /// Makes CUDA device `ordinal` the default for every later call in this process.
 pub fn set_default_device(ordinal: usize) -> Result<Device> {
     let d = Device::cuda(ordinal)?;
-    *default_slot().write().unwrap_or_else(|p| p.into_inner()) = Some(d.clone());
+    d.make_default();
     Ok(d)
+}
+
+impl Device {
+    /// Makes this device (a GPU or the CPU) the default for every later call in this
+    /// process: `Device::best()?.make_default()` and the rest of the program is written
+    /// once.
+    pub fn make_default(&self) {
+        *default_slot().write().unwrap_or_else(|p| p.into_inner()) = Some(self.clone());
+    }
+}
+
+/// The default device if it is the CPU, without starting a GPU: the generated calls ask
+/// this first and run on the host when it says so.
+#[doc(hidden)]
+pub fn default_cpu() -> Option<Device> {
+    if let Some(d) = SCOPED.with(|s| s.borrow().last().cloned()) {
+        return d.is_cpu().then_some(d);
+    }
+    if let Some(d) = default_slot().read().unwrap_or_else(|p| p.into_inner()).as_ref() {
+        return d.is_cpu().then(|| d.clone());
+    }
+    static ENV_CPU: OnceLock<bool> = OnceLock::new();
+    ENV_CPU
+        .get_or_init(|| std::env::var(DEVICE_ENV).is_ok_and(|v| v.trim().eq_ignore_ascii_case("cpu")))
+        .then(Device::cpu)
 }

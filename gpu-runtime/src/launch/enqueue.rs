@@ -309,7 +309,7 @@ impl Queued {
         if uses.peek().is_none() {
             return Ok(());
         }
-        let event = Event::record(device.events(), &self.stream)?;
+        let event = Event::record(device.events()?, &self.stream)?;
         let key = StreamKey::of(&self.stream);
         for u in uses {
             u.note(key, &event);

@@ -36,7 +36,7 @@ unsafe fn run(kernel: &Kernel, launch: &Launch<'_>) -> Result<Completion> {
         return Ok(Completion::Waited);
     }
     // SAFETY: the caller's promise; host outputs are waited for below.
-    let queued = unsafe { launch.enqueue(&loaded.plain, device.stream(), None)? };
+    let queued = unsafe { launch.enqueue(&loaded.plain, device.stream()?, None)? };
     if launch.spec.error_flag || launch.has_host_outputs() {
         queued.finish()?;
         return Ok(Completion::Waited);

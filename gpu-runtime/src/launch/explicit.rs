@@ -89,8 +89,8 @@ impl ExplicitKernel {
         let loaded = self.loaded(&device)?;
         loaded.check(name, cfg)?;
         let stream = match &cfg.stream {
-            Some(s) => s.cuda().clone(),
-            None => device.stream().clone(),
+            Some(s) => s.cuda()?.clone(),
+            None => device.stream()?.clone(),
         };
         device.bind()?;
         let uses: Vec<&Uses> = args.iter().filter_map(KArg::uses).collect();
@@ -207,7 +207,7 @@ impl ExplicitKernel {
         }
         device.bind()?;
         let module = device
-            .context()
+            .context()?
             .load_module(Ptx::from_src(self.spec.ptx))
             .map_err(|e| Error::module_load(e, driver_version))?;
         let func = module.load_function(self.spec.symbol).map_err(|e| Error::driver("finding the kernel entry", e))?;
@@ -218,7 +218,7 @@ impl ExplicitKernel {
         let max_threads = attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)? as u32;
         let static_shared = attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?;
         let dev = |a| -> Result<usize> {
-            let v = device.context().attribute(a).map_err(|e| Error::driver("reading device attributes", e))?;
+            let v = device.context()?.attribute(a).map_err(|e| Error::driver("reading device attributes", e))?;
             Ok(v.max(0) as usize)
         };
         let max_shared = dev(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
@@ -289,10 +289,10 @@ fn launch_device(kernel: &'static str, cfg: &LaunchConfig, args: &[KArg<'_>]) ->
     }
     match on.first() {
         None => default_device(),
-        Some(&(_, first)) if on.iter().all(|(_, d)| d.ordinal() == first.ordinal()) => Ok(first.clone()),
+        Some(&(_, first)) if on.iter().all(|(_, d)| d.id() == first.id()) => Ok(first.clone()),
         Some(_) => Err(Error::DeviceMismatch {
             function: kernel,
-            devices: on.iter().map(|(name, d)| (*name, d.ordinal())).collect(),
+            devices: on.iter().map(|(name, d)| (*name, d.id())).collect(),
         }),
     }
 }

@@ -112,7 +112,7 @@ impl Kernel {
     fn load(&self, device: &Device) -> Result<Loaded> {
         device.bind()?;
         let module = device
-            .context()
+            .context()?
             .load_module(Ptx::from_src(self.spec.ptx))
             .map_err(|e| Error::module_load(e, driver_version))?;
         let entry = |name: &str, block: u32, action: &'static str| -> Result<Entry> {

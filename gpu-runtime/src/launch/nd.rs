@@ -87,5 +87,5 @@ pub(crate) unsafe fn run_nd(
     let loaded = kernel.loaded(&run.device)?;
     // SAFETY: the caller's promise; the strided entry with its layout; host outputs and
     // `gathered` outlive the wait.
-    unsafe { launch.enqueue(&loaded.strided, run.device.stream(), Some(&layout))? }.finish()
+    unsafe { launch.enqueue(&loaded.strided, run.device.stream()?, Some(&layout))? }.finish()
 }

@@ -46,6 +46,21 @@ impl<'a, T> Pending<'a, T> {
         Pending { queued: None, finish: Some(Box::new(move || Ok(value))), message_at: None, _borrows: PhantomData }
     }
 
+    /// A handle to work that is already done (a call on the CPU device, which runs when
+    /// it is queued): `wait` returns `value`.
+    #[doc(hidden)]
+    pub fn done(value: T) -> Pending<'a, T>
+    where
+        T: Send + 'a,
+    {
+        Pending::ready(value)
+    }
+
+    /// A handle to work that already failed with `error` (on the CPU device).
+    pub(crate) fn failed(error: crate::error::Error) -> Pending<'a, T> {
+        Pending { queued: None, finish: Some(Box::new(move || Err(error))), message_at: None, _borrows: PhantomData }
+    }
+
     /// A fault of the work gets the message Rust gives at the failed element, from
     /// `message_at` (generated code runs the original function on the host there).
     #[doc(hidden)]

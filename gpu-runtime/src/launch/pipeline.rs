@@ -57,7 +57,7 @@ fn staging_of(ordinal: usize) -> StagingSlot {
 
 impl Staging {
     fn new(device: &Device) -> Result<Staging> {
-        let ctx = device.context();
+        let ctx = device.context()?;
         let streams = (0..SLOTS)
             .map(|_| ctx.new_stream().map_err(|e| Error::driver("creating a stream", e)))
             .collect::<Result<_>>()?;
@@ -123,7 +123,7 @@ pub(crate) unsafe fn run(entry: &Entry, launch: &Launch<'_>) -> Result<()> {
     device.bind()?;
     // The pipeline runs on streams of its own: device data it reads or writes must be
     // ready before it starts (and it has finished with them when this returns).
-    let stream = device.stream();
+    let stream = device.stream()?;
     for uses in launch.device_uses() {
         uses.order_before(stream)?;
     }

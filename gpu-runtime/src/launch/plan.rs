@@ -59,8 +59,8 @@ pub(crate) fn common_device<'a>(
         }
     }
     let Some(&(_, first)) = on.first() else { return Ok(None) };
-    if on.iter().any(|(_, d)| d.ordinal() != first.ordinal()) {
-        let devices = on.iter().map(|(name, d)| (*name, d.ordinal())).collect();
+    if on.iter().any(|(_, d)| d.id() != first.id()) {
+        let devices = on.iter().map(|(name, d)| (*name, d.id())).collect();
         return Err(Error::DeviceMismatch { function: spec.name, devices });
     }
     Ok(Some(first))

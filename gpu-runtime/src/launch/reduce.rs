@@ -44,7 +44,7 @@ pub(crate) unsafe fn reduce<T: Scalar>(
     let Some(entry) = &loaded.reduce else {
         return Err(Error::internal(format!("`{}` has no reduction entry, but `reduce` was called", spec.name)));
     };
-    let stream = device.stream();
+    let stream = device.stream()?;
     if let Some(uses) = arg.uses() {
         uses.order_before(stream)?;
     }
