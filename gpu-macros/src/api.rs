@@ -39,15 +39,12 @@ pub fn generate(v: &Vectorized) -> TokenStream {
     let param_trait = param_trait(v);
     let host_api = cpu::api(v);
 
-    let (outer_cpu_bind, outer_lens, outer_at) = v.cpu_parts_with(&v.outer_scalar_call);
     let outer_target = v.cpu_target(quote!(::core::option::Option::None));
-    let Vectorized { name_str, name_strs, .. } = v;
     let wrapper_body = match v.target {
         Target::Cuda => quote! {
             #outer_bind_args
             if let ::core::option::Option::Some(__cpu) = &#outer_target {
-                #outer_cpu_bind
-                return ::gpu_runtime::__private::cpu_call::<#ret_ty>(#name_str, &[#(#name_strs),*], #outer_lens, #outer_at);
+                return #name::__on_cpu(__cpu, &[], #(#idents),*).map(<#ret_ty as ::gpu_runtime::Results>::unzip);
             }
             // SAFETY: the arguments follow the kernel's inputs in order and type.
             let __r = unsafe { #outer_kernel.call_host::<#ret_ty>(::core::option::Option::None, &#erased_bound) };

@@ -11,57 +11,60 @@ use crate::vectorized::Vectorized;
 /// ([`gpu_runtime::Device::cpu`]) and then runs the function on the host instead.
 pub fn api(v: &Vectorized) -> TokenStream {
     let Vectorized { generics, arg_list, host_ty, ret_ty, kernel, out, device, devices, stream, .. } = v;
-    let Vectorized { bind_args, erased_bound: erased, message_at, .. } = v;
+    let Vectorized { bind_args, erased_bound: erased, message_at, name_str, .. } = v;
     let device_ty = v.signature.ret.arrays(|s| v.slot_tokens(s), quote!(::gpu_runtime::DeviceVec));
     let out_trait = quote!(Output);
     let (out_ty, out_conv) = (v.out_ty(quote!('__o), &out_trait), v.out_conv(&out_trait, quote!(into_out)));
     let launch_out_ty = v.out_ty(quote!('__a), &out_trait);
-    let Vectorized { name_str, name_strs, .. } = v;
-    let names = quote!(&[#(#name_strs),*]);
-    let (cpu_bind, lens, at) = v.cpu_parts();
+    let idents = &v.idents;
     let p = quote!(::gpu_runtime::__private);
-    // The same call on the CPU device, where the call goes there (its arrays are there, or
-    // none is on a device and the default device is the CPU).
+    let results = quote!(<#ret_ty as ::gpu_runtime::Results>);
+    let on_cpu = quote!(__on_cpu(__cpu, &[], #(#idents),*));
     let target = v.cpu_target(quote!(::core::option::Option::None));
     let on_cpu_device = quote! {
         if let ::core::option::Option::Some(__cpu) = &#target {
-            #cpu_bind
-            return #p::cpu_call_device::<#ret_ty>(#name_str, __cpu, #names, #lens, #at);
+            return #results::host_to_device(#results::unzip(#on_cpu?), __cpu);
         }
     };
     // `into`'s output counts among the arrays that choose the device.
-    let idents = &v.idents;
     let on_cpu_into = quote! {
         let __out = #out_conv;
-        let __out_devices = <#ret_ty as ::gpu_runtime::Results>::out_devices(&__out);
-        let __arrays = [#(#idents.device_id()),*];
-        let __arrays: ::std::vec::Vec<_> = __arrays.into_iter().chain(__out_devices.iter().map(|(_, d)| ::core::option::Option::Some(*d))).collect();
+        let __arrays = #p::with_out_devices::<#ret_ty>(&[#(#idents.device_id()),*], &__out);
         if let ::core::option::Option::Some(__cpu) = &#p::cpu_target(::core::option::Option::None, &__arrays) {
-            #cpu_bind
-            return #p::cpu_call_into::<#ret_ty>(#name_str, __cpu, #names, #lens, __out, #at);
+            #p::cpu_check_outs::<#ret_ty>(#name_str, __cpu, &__out)?;
+            let __values = __on_cpu(__cpu, &#results::out_slots_len(&__out), #(#idents),*)?;
+            return #results::write(__values, __out);
         }
     };
     let on_cpu_stream = |body: TokenStream| {
         quote! {
             if #stream.device().is_cpu() {
                 let __cpu = #stream.device();
-                #cpu_bind
                 return #p::cpu_pending(#body);
             }
         }
     };
-    let launch_cpu = on_cpu_stream(quote!(#p::cpu_call::<#ret_ty>(#name_str, #names, #lens, #at)));
-    let launch_device_cpu = on_cpu_stream(quote!(#p::cpu_call_device::<#ret_ty>(#name_str, __cpu, #names, #lens, #at)));
-    let launch_into_cpu =
-        on_cpu_stream(quote!(#p::cpu_call_into::<#ret_ty>(#name_str, __cpu, #names, #lens, #out_conv, #at)));
+    let launch_cpu = on_cpu_stream(quote!(#on_cpu.map(#results::unzip)));
+    let launch_device_cpu =
+        on_cpu_stream(quote!(#on_cpu.and_then(|__v| #results::host_to_device(#results::unzip(__v), __cpu))));
+    let launch_into_cpu = on_cpu_stream(quote! {
+        {
+            let __out = #out_conv;
+            #p::cpu_check_outs::<#ret_ty>(#name_str, __cpu, &__out)
+                .and_then(|()| __on_cpu(__cpu, &#results::out_slots_len(&__out), #(#idents),*))
+                .and_then(|__v| #results::write(__v, __out))
+        }
+    });
+    let on_cpu_fn = on_cpu_fn(v);
     quote! {
+        #on_cpu_fn
+
         /// Runs the function on `device`.
         pub fn on<'__a, #generics>(#device: &::gpu_runtime::Device, #arg_list) -> ::gpu_runtime::Result<#host_ty> {
             #bind_args
             if #device.is_cpu() {
                 let __cpu = #device;
-                #cpu_bind
-                return #p::cpu_call::<#ret_ty>(#name_str, #names, #lens, #at);
+                return #on_cpu.map(#results::unzip);
             }
             // SAFETY: the arguments follow the kernel's inputs in order and type.
             let __r = unsafe { #kernel.call_host::<#ret_ty>(::core::option::Option::Some(#device), &#erased) };
@@ -130,6 +133,25 @@ pub fn api(v: &Vectorized) -> TokenStream {
             // SAFETY: the arguments follow the kernel's inputs in order and type.
             let __pending = unsafe { #kernel.launch_into::<#ret_ty>(#stream, &#erased, #out_conv) }?;
             ::core::result::Result::Ok(__pending.with_host_message(#message_at))
+        }
+    }
+}
+
+/// `__on_cpu`: the call on the CPU device, the one place the module runs it there (so that
+/// every entry shares one instance of the runtime's parallel loop). `__out_lens` are the
+/// lengths of `into`'s outputs, checked with the arguments'.
+fn on_cpu_fn(v: &Vectorized) -> TokenStream {
+    let Vectorized { generics, ret_ty, idents, tys, name_str, name_strs, .. } = v;
+    let (cpu_bind, lens, at) = v.cpu_parts();
+    quote! {
+        #[doc(hidden)]
+        pub(super) fn __on_cpu<'__a, #generics>(
+            __cpu: &::gpu_runtime::Device,
+            __out_lens: &[usize],
+            #(#idents: ::gpu_runtime::ArgRef<'__a, #tys>),*
+        ) -> ::gpu_runtime::Result<::std::vec::Vec<#ret_ty>> {
+            #cpu_bind
+            ::gpu_runtime::__private::cpu_values::<#ret_ty>(#name_str, &[#(#name_strs),*], #lens, __out_lens, #at)
         }
     }
 }

@@ -80,8 +80,6 @@ pub struct Vectorized<'a> {
     pub message_at: TokenStream,
     /// The same, from beside the module (the call wrapper).
     pub outer_message_at: TokenStream,
-    /// The original function, from beside the module.
-    pub outer_scalar_call: TokenStream,
     // The API's own parameters: `out`, `device`, `devices` and `stream`, or `__out`, … where the
     // function has a parameter of that name.
     pub out: syn::Ident,
@@ -138,7 +136,6 @@ impl<'a> Vectorized<'a> {
             }
         };
         let (message_at, outer_message_at) = (message_at(&scalar_call), message_at(&outer_scalar_call));
-        let outer_scalar_call_kept = outer_scalar_call.clone();
         let unused = |n: &str| {
             if name_strs.iter().any(|p| p == n) { format_ident!("__{}", n) } else { format_ident!("{}", n) }
         };
@@ -171,7 +168,6 @@ impl<'a> Vectorized<'a> {
             erased_bound,
             message_at,
             outer_message_at,
-            outer_scalar_call: outer_scalar_call_kept,
             out,
             device,
             devices,
@@ -183,13 +179,7 @@ impl<'a> Vectorized<'a> {
     /// data (an array on a GPU is `DeviceMismatch`), their lengths, and the function at
     /// element `__i` of them.
     pub fn cpu_parts(&self) -> (TokenStream, TokenStream, TokenStream) {
-        self.cpu_parts_with(&self.scalar_call)
-    }
-
-    /// [`Vectorized::cpu_parts`] calling the function as `scalar_call` (from beside the
-    /// module: `name::scalar`).
-    pub fn cpu_parts_with(&self, scalar_call: &TokenStream) -> (TokenStream, TokenStream, TokenStream) {
-        let Vectorized { idents, name_str, name_strs, .. } = self;
+        let Vectorized { idents, name_str, name_strs, scalar_call, .. } = self;
         (
             quote! { #(let #idents = #idents.host_on(#name_str, #name_strs, __cpu)?;)* },
             quote! { &[#(#idents.len()),*] },

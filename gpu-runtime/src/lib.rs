@@ -123,8 +123,8 @@ pub mod gpu {
 pub mod __private {
     pub use crate::api::cpu_into;
     pub use crate::api::{
-        cpu_call, cpu_call_device, cpu_call_into, cpu_of_devices, cpu_pending, cpu_target, default_cpu,
-        explicit_on_cpu, host_reduce,
+        cpu_check_outs, cpu_of_devices, cpu_pending, cpu_target, cpu_values, default_cpu, explicit_on_cpu, host_reduce,
+        with_out_devices,
     };
     #[cfg(feature = "ndarray")]
     pub use crate::api::{host_nd, host_nd_into, nd_message_at};

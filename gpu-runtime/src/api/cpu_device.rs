@@ -5,7 +5,7 @@
 
 use rayon::prelude::*;
 
-use crate::data::{HostArg, HostLoop, Results, broadcast_len};
+use crate::data::{HostArg, HostLoop, Results, call_len};
 use crate::driver::{Device, DeviceId};
 use crate::error::{Error, Result};
 use crate::launch::LaunchConfig;
@@ -28,46 +28,35 @@ pub fn cpu_target(device: Option<&Device>, arrays: &[Option<DeviceId>]) -> Optio
     }
 }
 
-/// The results of `f` at every element of a call of `lens` (split over rayon's threads);
-/// where `f` panics, the `KernelFault` of the first element that does.
-pub fn cpu_call<R: Results>(
+/// The results of `f` at every element of a call with arguments of `lens` and outputs of
+/// `out_lens` (split over rayon's threads); where `f` panics, the `KernelFault` of the
+/// first element that does.
+pub fn cpu_values<R: Results>(
     function: &'static str,
     names: &[&'static str],
     lens: &[Option<usize>],
+    out_lens: &[usize],
     f: impl Fn(usize) -> R + Sync,
-) -> Result<R::Host> {
-    let n = broadcast_len(function, names, lens)?;
+) -> Result<Vec<R>> {
+    let n = call_len(function, names, lens, out_lens)?;
     let all = || (0..n).into_par_iter().map_init(Quiet::new, |_, i| f(i)).collect();
-    Ok(R::unzip(host_results(function, n, all, &f)?))
+    host_results(function, n, all, &f)
 }
 
-/// [`cpu_call`] with the results left in arrays of the CPU device.
-pub fn cpu_call_device<R: Results>(
-    function: &'static str,
-    device: &Device,
-    names: &[&'static str],
-    lens: &[Option<usize>],
-    f: impl Fn(usize) -> R + Sync,
-) -> Result<R::Device> {
-    R::host_to_device(cpu_call::<R>(function, names, lens, f)?, device)
+/// The arguments' devices followed by the outputs' (for [`cpu_target`]).
+pub fn with_out_devices<R: Results>(args: &[Option<DeviceId>], outs: &R::Outs<'_>) -> Vec<Option<DeviceId>> {
+    args.iter().copied().chain(R::out_devices(outs).into_iter().map(|(_, d)| Some(d))).collect()
 }
 
-/// [`cpu_call`] writing into `outs` (host memory or arrays of the CPU device).
-pub fn cpu_call_into<R: Results>(
-    function: &'static str,
-    device: &Device,
-    names: &[&'static str],
-    lens: &[Option<usize>],
-    outs: R::Outs<'_>,
-    f: impl Fn(usize) -> R + Sync,
-) -> Result<()> {
-    let elsewhere: Vec<_> = R::out_devices(&outs).into_iter().filter(|(_, d)| *d != device.id()).collect();
-    if !elsewhere.is_empty() {
-        let mut devices = vec![("device", device.id())];
-        devices.extend(elsewhere);
-        return Err(Error::DeviceMismatch { function, devices });
+/// Outputs of a call on the CPU device: an array on a GPU is `DeviceMismatch`.
+pub fn cpu_check_outs<R: Results>(function: &'static str, device: &Device, outs: &R::Outs<'_>) -> Result<()> {
+    let elsewhere: Vec<_> = R::out_devices(outs).into_iter().filter(|(_, d)| *d != device.id()).collect();
+    if elsewhere.is_empty() {
+        return Ok(());
     }
-    super::cpu_into::<R>(function, names, lens, outs, HostLoop::Parallel, f)
+    let mut devices = vec![("device", device.id())];
+    devices.extend(elsewhere);
+    Err(Error::DeviceMismatch { function, devices })
 }
 
 /// The fold of `values` with `f` on the host (split over threads for

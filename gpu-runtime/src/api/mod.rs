@@ -8,8 +8,8 @@ mod host;
 mod kernel;
 
 pub use cpu_device::{
-    cpu_call, cpu_call_device, cpu_call_into, cpu_of_devices, cpu_pending, cpu_target, default_cpu, explicit_on_cpu,
-    host_reduce,
+    cpu_check_outs, cpu_of_devices, cpu_pending, cpu_target, cpu_values, default_cpu, explicit_on_cpu, host_reduce,
+    with_out_devices,
 };
 pub use host::cpu_into;
 #[cfg(feature = "ndarray")]
