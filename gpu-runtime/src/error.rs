@@ -69,7 +69,7 @@ pub enum Error {
     DeviceMismatch {
         function: &'static str,
         /// `(argument, device)` of every argument on a device.
-        devices: Vec<(&'static str, crate::DeviceId)>,
+        devices: Vec<(&'static str, DeviceId)>,
     },
 
     /// `name::on_devices` with a list that mixes the CPU device with GPUs.
@@ -149,7 +149,7 @@ fn describe_shapes(shapes: &[(&'static str, Vec<usize>)]) -> String {
     }
 }
 
-fn describe_devices(devices: &[(&'static str, crate::DeviceId)]) -> String {
+fn describe_devices(devices: &[(&'static str, DeviceId)]) -> String {
     let parts: Vec<String> = devices.iter().map(|(name, d)| format!("`{name}` on {d}")).collect();
     parts.join(", ")
 }
@@ -179,6 +179,22 @@ impl Error {
         match e.0 {
             CUresult::CUDA_ERROR_NO_DEVICE => Error::NoDevice,
             _ => Error::Driver { action, code: e.0 as u32, name, description },
+        }
+    }
+}
+
+/// Which device something is on, as errors name it: the CPU, or a CUDA device by ordinal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DeviceId {
+    Cpu,
+    Cuda(usize),
+}
+
+impl std::fmt::Display for DeviceId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DeviceId::Cpu => write!(f, "the CPU"),
+            DeviceId::Cuda(n) => write!(f, "device {n}"),
         }
     }
 }

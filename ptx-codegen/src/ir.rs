@@ -460,6 +460,9 @@ pub enum GpuOp {
     Ballot,
     AllSync,
     AnySync,
+    /// `gpu::check_index(i, len)`: `i`, or the index-out-of-bounds fault when `i >= len`
+    /// (the bounds check of a view into a slice, as `#[guvectorize]` makes).
+    CheckIndex,
 }
 
 impl Function {
@@ -507,6 +510,7 @@ impl Function {
                 ExprKind::Call(i, args) => args.first().and_then(|a| a.ty.scalar()).is_some_and(|t| i.may_fail(t)),
                 // `step_by(0)` panics in Rust.
                 ExprKind::For { range, .. } => range.step.as_deref().is_some_and(step_may_be_zero),
+                ExprKind::Gpu(GpuOp::CheckIndex, _) => true,
                 _ => false,
             };
         });

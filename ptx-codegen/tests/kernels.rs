@@ -119,6 +119,21 @@ fn every_index_is_bounds_checked_and_faults_are_recorded() {
 }
 
 #[test]
+fn check_index_is_a_bounds_check_against_its_length() {
+    let k = corpus_kernel("check_index");
+    // `t < y.len()` is a branch, not a check; `check_index` against `n`, then the reads of
+    // `x` and the write of `y` against their lengths: three checks, each raising code 14.
+    assert_eq!(k.llvm_ir_unoptimized.matches("= icmp uge i64").count(), 3, "{}", k.llvm_ir_unoptimized);
+    assert!(k.llvm_ir_unoptimized.contains("store i32 14"), "{}", k.llvm_ir_unoptimized);
+    let Err(e) =
+        compile_kernel_str("fn k(y: &mut [f32]) { y[0] = gpu::check_index(1.0, 2) as f32; }", &Options::default())
+    else {
+        panic!("a float index is refused")
+    };
+    assert!(e.to_string().contains("`gpu::check_index` takes a `usize` here"), "{e}");
+}
+
+#[test]
 fn read_only_slices_use_the_non_coherent_cache() {
     let k = corpus_kernel("axpy");
     assert!(k.ptx.contains("ld.global.nc.f32"), "{}", k.ptx);

@@ -9,7 +9,7 @@ use cudarc::driver::sys::CUdevice_attribute;
 use cudarc::driver::{CudaContext, CudaStream};
 
 use super::event::EventPool;
-use crate::error::{Error, Result};
+use crate::error::{DeviceId, Error, Result};
 
 /// Where calls run: a CUDA device with its context, or the host's CPU ([`Device::cpu`]).
 /// Cheap to clone; all clones share the context.
@@ -47,22 +47,6 @@ struct Cuda {
     /// Events for ordering work between streams, for reuse.
     events: Arc<EventPool>,
     compute_capability: (u32, u32),
-}
-
-/// Which device something is on, as errors name it: the CPU, or a CUDA device by ordinal.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum DeviceId {
-    Cpu,
-    Cuda(usize),
-}
-
-impl std::fmt::Display for DeviceId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            DeviceId::Cpu => write!(f, "the CPU"),
-            DeviceId::Cuda(n) => write!(f, "device {n}"),
-        }
-    }
 }
 
 impl std::fmt::Debug for Device {

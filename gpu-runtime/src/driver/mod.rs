@@ -7,9 +7,10 @@ mod event;
 mod pinned;
 mod stream;
 
+pub use crate::error::DeviceId;
 pub use device::default_cpu;
 pub use device::{
-    DEVICE_ENV, Device, DeviceId, DeviceInfo, default_device, device_count, devices, driver_version, is_available,
+    DEVICE_ENV, Device, DeviceInfo, default_device, device_count, devices, driver_version, is_available,
     set_default_device,
 };
 pub use event::Uses;

@@ -125,6 +125,18 @@ pub fn thread_fence_system() {
 /// threads of the block in linear order (`x` fastest, then `y`, then `z`).
 pub const WARP_SIZE: u32 = WARP;
 
+/// `i`, checked against `len`: an index past it stops the thread with Rust's
+/// index-out-of-bounds fault, as indexing a slice of `len` elements does. The bounds check
+/// of a window into a larger slice (what `#[guvectorize]` gives each loop index). Works
+/// on the host too.
+#[track_caller]
+pub fn check_index(i: usize, len: usize) -> usize {
+    if i >= len {
+        panic!("index out of bounds: the len is {len} but the index is {i}");
+    }
+    i
+}
+
 /// The thread's lane in its warp, 0..32 (Numba: `cuda.laneid`).
 pub fn lane_id() -> u32 {
     with("lane_id()", |c| c.lane())

@@ -25,7 +25,7 @@ for a size chosen at launch, use `gpu::dynamic_shared::<T>()` with `LaunchConfig
 const BUILTINS: &str = "thread_idx, block_idx, block_dim, grid_dim, grid1, grid2, grid3, gridsize1, gridsize2, gridsize3, \
 sync_threads, sync_threads_count, sync_threads_and, sync_threads_or, thread_fence, thread_fence_block, \
 thread_fence_system, lane_id, active_mask, shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync, ballot_sync, \
-all_sync, any_sync, shared, shared_2d, dynamic_shared, atomic::{add, sub, min, max, exchange, compare_and_swap, and, or, xor} \
+all_sync, any_sync, check_index, shared, shared_2d, dynamic_shared, atomic::{add, sub, min, max, exchange, compare_and_swap, and, or, xor} \
 and the constant WARP_SIZE";
 
 /// The rest of a path into the GPU built-ins: `gpu::x`, `gpu_runtime::gpu::x`,
@@ -91,6 +91,7 @@ fn gpu_op(name: &str) -> Option<GpuOp> {
         "ballot_sync" => GpuOp::Ballot,
         "all_sync" => GpuOp::AllSync,
         "any_sync" => GpuOp::AnySync,
+        "check_index" => GpuOp::CheckIndex,
         _ => return None,
     })
 }
@@ -555,6 +556,7 @@ impl FnChecker<'_> {
             GpuOp::LaneId | GpuOp::ActiveMask => (vec![], U32),
             GpuOp::Ballot => (vec![Some(U32), Some(BOOL)], U32),
             GpuOp::AllSync | GpuOp::AnySync => (vec![Some(U32), Some(BOOL)], BOOL),
+            GpuOp::CheckIndex => (vec![Some(USIZE), Some(USIZE)], USIZE),
             GpuOp::Shfl | GpuOp::ShflUp | GpuOp::ShflDown | GpuOp::ShflXor => {
                 let t = args.get(1).map_or(Type::Error, |(v, _)| v.ty);
                 (vec![Some(U32), None, Some(U32)], t)

@@ -432,6 +432,11 @@ impl<'ctx> FnLower<'_, 'ctx> {
                 return Ok(None);
             }
             GpuOp::LaneId => self.sreg("laneid")?.into(),
+            GpuOp::CheckIndex => {
+                let (i, len) = (vals[0].into_int_value(), vals[1].into_int_value());
+                self.check_bounds(i, len)?;
+                i.into()
+            }
             // `llvm.nvvm.activemask` needs PTX 6.2, more than LLVM's default for sm_70.
             GpuOp::ActiveMask => self.asm_u32("activemask.b32 $0;", true)?.into(),
             GpuOp::Ballot => self.llvm("llvm.nvvm.vote.ballot.sync", &[], &[vals[0].into(), vals[1].into()])?,

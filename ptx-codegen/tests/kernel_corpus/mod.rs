@@ -63,6 +63,15 @@ pub fn corpus() -> Vec<(String, String)> {
 
 const FIXED: &[(&str, &str)] = &[
     (
+        "check_index",
+        "fn check_index(x: &[f32], n: usize, y: &mut [f32]) {
+            let t = gpu::grid1();
+            if t < y.len() {
+                y[t] = x[t * n + gpu::check_index(t % 3, n)];
+            }
+        }",
+    ),
+    (
         "axpy",
         "fn axpy(a: f32, x: &[f32], y: &mut [f32]) {
             let i = gpu::grid1();
