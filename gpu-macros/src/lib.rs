@@ -9,6 +9,7 @@ mod cpu;
 mod entry;
 mod explicit;
 mod gpu;
+mod gufunc;
 mod host;
 mod kernel;
 mod nd;
@@ -39,6 +40,15 @@ pub fn device(args: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn kernel(args: TokenStream, item: TokenStream) -> TokenStream {
     explicit::kernel(args.into(), item.into()).into()
+}
+
+/// A generalized function (Numba's `@guvectorize`): `#[guvectorize("(n),(n)->()")] fn
+/// dot(a: &[f32], b: &[f32]) -> f32`. The layout names each parameter's core dimensions;
+/// calls broadcast the loop dimensions in front of them over `ndarray` arrays (see the
+/// `gpu_runtime` crate documentation).
+#[proc_macro_attribute]
+pub fn guvectorize(args: TokenStream, item: TokenStream) -> TokenStream {
+    gufunc::guvectorize(args.into(), item.into()).into()
 }
 
 /// The last step of `#[kernel]` when the kernel calls device functions.

@@ -59,6 +59,29 @@ pub enum Error {
         shapes: Vec<(&'static str, Vec<usize>)>,
     },
 
+    /// A `#[guvectorize]` argument with fewer dimensions than its core in the layout.
+    #[error("`{function}`: `{param}` has shape {shape:?}, but its core dimensions ({}) need at least {} axes", .core.join(", "), .core.len())]
+    CoreRank { function: &'static str, param: &'static str, shape: Vec<usize>, core: Vec<String> },
+
+    /// One core dimension of a `#[guvectorize]` layout with different sizes in one call.
+    #[error("`{function}`: the core dimension `{dim}` has different sizes: {}", describe_sizes(.sizes))]
+    CoreSizeMismatch {
+        function: &'static str,
+        dim: &'static str,
+        /// `(parameter, size)` of every use of the dimension (`given` for `name::sized`).
+        sizes: Vec<(&'static str, usize)>,
+    },
+
+    /// An output core dimension of a `#[guvectorize]` function that no input fixes.
+    #[error(
+        "`{function}`: no input fixes the size of `{dim}` in `{output}`: give it with `{function}::sized(&[(\"{dim}\", size)], ..)`"
+    )]
+    UnsizedCoreDim { function: &'static str, dim: &'static str, output: &'static str },
+
+    /// A size given to `name::sized` for a dimension the layout does not have.
+    #[error("`{function}`: the layout `{layout}` has no core dimension `{dim}`")]
+    UnknownCoreDim { function: &'static str, dim: String, layout: &'static str },
+
     /// An output of `nd_into` whose shape is not the call's broadcast shape.
     #[error("`{function}`: `{out}` has shape {shape:?}, but the call's shape is {expected:?}")]
     OutShape { function: &'static str, out: &'static str, shape: Vec<usize>, expected: Vec<usize> },
@@ -147,6 +170,11 @@ fn describe_shapes(shapes: &[(&'static str, Vec<usize>)]) -> String {
         Some((only, _)) => only.clone(),
         None => "no array was given".to_string(),
     }
+}
+
+fn describe_sizes(sizes: &[(&'static str, usize)]) -> String {
+    let parts: Vec<String> = sizes.iter().map(|(name, n)| format!("{n} in `{name}`")).collect();
+    parts.join(", ")
 }
 
 fn describe_devices(devices: &[(&'static str, DeviceId)]) -> String {

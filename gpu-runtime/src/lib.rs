@@ -54,7 +54,7 @@ mod api;
 
 mod sim;
 
-pub use data::{Arg, ArgRef, DeviceSlice, DeviceSliceMut, DeviceVec, HostArg, Out, OutRef, Results};
+pub use data::{Arg, ArgRef, DeviceSlice, DeviceSliceMut, DeviceVec, HostArg, Mat, MatMut, Out, OutRef, Results};
 pub use driver::{
     DEVICE_ENV, Device, DeviceId, DeviceInfo, Stream, default_device, device_count, devices, driver_version,
     is_available, set_default_device,
@@ -63,7 +63,7 @@ pub use error::{Error, Result};
 pub use float::Float;
 #[doc(hidden)]
 pub use gpu_macros::{__device_define, __kernel_resume, __vectorize_resume};
-pub use gpu_macros::{device, kernel, vectorize};
+pub use gpu_macros::{device, guvectorize, kernel, vectorize};
 pub use launch::{LaunchConfig, Pending};
 pub use scalar::Scalar;
 pub use special::SpecialMath;
@@ -122,12 +122,15 @@ pub mod gpu {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::api::cpu_into;
+    #[cfg(feature = "ndarray")]
+    pub use crate::api::{
+        GuIn, GuLayout, GuPlan, GuRun, GuWhere, gu_fault, gu_host, gu_launch_config, gu_output, gu_run, gu_shaped,
+        host_nd, host_nd_into, nd_message_at,
+    };
     pub use crate::api::{
         cpu_check_outs, cpu_of_devices, cpu_pending, cpu_target, cpu_values, default_cpu, explicit_on_cpu, host_reduce,
         with_out_devices,
     };
-    #[cfg(feature = "ndarray")]
-    pub use crate::api::{host_nd, host_nd_into, nd_message_at};
     #[cfg(feature = "ndarray")]
     pub use crate::data::nd::{ErasedNd, NdAt};
     pub use crate::data::{

@@ -4,12 +4,18 @@
 
 mod cpu_device;
 mod devices;
+#[cfg(feature = "ndarray")]
+mod gufunc;
 mod host;
 mod kernel;
 
 pub use cpu_device::{
     cpu_check_outs, cpu_of_devices, cpu_pending, cpu_target, cpu_values, default_cpu, explicit_on_cpu, host_reduce,
     with_out_devices,
+};
+#[cfg(feature = "ndarray")]
+pub use gufunc::{
+    GuIn, GuLayout, GuPlan, GuRun, GuWhere, gu_fault, gu_host, gu_launch_config, gu_output, gu_run, gu_shaped,
 };
 pub use host::cpu_into;
 #[cfg(feature = "ndarray")]

@@ -6,6 +6,7 @@
 mod arg;
 mod array;
 mod karg;
+mod mat;
 #[cfg(feature = "ndarray")]
 pub(crate) mod nd;
 mod results;
@@ -17,6 +18,7 @@ pub(crate) use array::alloc_error;
 pub use array::{DeviceSlice, DeviceSliceMut, DeviceVec};
 pub(crate) use karg::{InOutMem, KArgKind, check_aliasing};
 pub use karg::{KArg, KernelIn, KernelInOut, KernelInOutRef, KernelInRef};
+pub use mat::{Mat, MatMut};
 pub use results::OutSlot;
 pub use results::Results;
 pub(crate) use results::SlotKind;

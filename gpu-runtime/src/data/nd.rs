@@ -25,6 +25,14 @@ pub enum NdRef<'a, T> {
 }
 
 impl<'a, T: Scalar> NdRef<'a, T> {
+    /// The argument's shape (`[]` for a scalar).
+    pub fn shape(&self) -> Vec<usize> {
+        match self {
+            NdRef::Scalar(_) => Vec::new(),
+            NdRef::Host(view) => view.shape().to_vec(),
+        }
+    }
+
     /// The argument without its element type.
     pub fn erase(self) -> ErasedNd<'a> {
         ErasedNd(match self {

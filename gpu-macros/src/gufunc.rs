@@ -1,0 +1,795 @@
+//! `#[guvectorize("(n),(n)->()")]`: a generalized function (Numba's `@guvectorize`,
+//! NumPy's gufuncs). The layout names each parameter's core dimensions; the function
+//! takes views of its cores (`&[T]` for one dimension, `gpu_runtime::Mat<T>` for two, `T`
+//! for none), writes outputs through `&mut [T]` / `MatMut<T>` parameters or returns one
+//! scalar output, and runs once per loop index.
+//!
+//! For the GPU the function becomes an explicit kernel (`#[kernel]`, written out here and
+//! expanded by rustc): one loop index per thread of a grid-stride loop, each view a window
+//! of its argument's data at the loop index's offset, every index checked against the
+//! core's size with `gpu::check_index` (a miss is the fault Rust gives, never a read of
+//! the neighbouring core), `return` a `break` out of the body. The call API
+//! (`name(..)`, `on`, `sized`, `cpu`, `parallel`, `simulate`) plans the call in the
+//! runtime (`gpu_runtime::__private::GuPlan`) and runs the kernel or the original function.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote};
+use syn::spanned::Spanned;
+use syn::visit_mut::VisitMut;
+
+const SCALARS: &[&str] =
+    &["f32", "f64", "i8", "i16", "i32", "i64", "isize", "u8", "u16", "u32", "u64", "usize", "bool"];
+
+/// The parsed layout: each input's and output's core dimension names.
+struct Layout {
+    text: String,
+    inputs: Vec<Vec<String>>,
+    outputs: Vec<Vec<String>>,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Scalar,
+    Slice,
+    Mat,
+}
+
+impl Kind {
+    fn rank(self) -> usize {
+        match self {
+            Kind::Scalar => 0,
+            Kind::Slice => 1,
+            Kind::Mat => 2,
+        }
+    }
+}
+
+struct Param {
+    ident: syn::Ident,
+    mutable_binding: bool,
+    elem: syn::Ident,
+    kind: Kind,
+    written: bool,
+    ty: syn::Type,
+}
+
+pub fn guvectorize(args: TokenStream, item: TokenStream) -> TokenStream {
+    let func: syn::ItemFn = match syn::parse2(item.clone()) {
+        Ok(f) => f,
+        Err(e) => {
+            let msg = syn::Error::new(
+                e.span(),
+                "`#[guvectorize]` applies to a function: `fn dot(a: &[f32], b: &[f32]) -> f32 { … }`",
+            );
+            let error = msg.to_compile_error();
+            return quote! { #error #item };
+        }
+    };
+    match expand(args, &func) {
+        Ok(t) => t,
+        Err(e) => {
+            let error = e.to_compile_error();
+            quote! { #error #func }
+        }
+    }
+}
+
+fn parse_args(args: TokenStream) -> syn::Result<(syn::LitStr, ptx_codegen::Target)> {
+    use syn::parse::Parser;
+    let exprs = syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated.parse2(args.clone())?;
+    let mut it = exprs.iter();
+    let layout = match it.next() {
+        Some(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. })) => s.clone(),
+        _ => {
+            return Err(syn::Error::new(
+                if args.is_empty() { Span::call_site() } else { args.span() },
+                "`#[guvectorize]` takes its layout first, as a string: `#[guvectorize(\"(n),(n)->()\")]`",
+            ));
+        }
+    };
+    let mut target = ptx_codegen::Target::Cuda;
+    for e in it {
+        let bad = || {
+            syn::Error::new(
+                e.span(),
+                "after the layout, `#[guvectorize]` takes `target = \"cuda\" | \"cpu\" | \"parallel\"`",
+            )
+        };
+        let syn::Expr::Assign(a) = e else { return Err(bad()) };
+        let (syn::Expr::Path(p), syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(v), .. })) = (&*a.left, &*a.right)
+        else {
+            return Err(bad());
+        };
+        if !p.path.is_ident("target") {
+            return Err(bad());
+        }
+        target = match v.value().as_str() {
+            "cuda" => ptx_codegen::Target::Cuda,
+            "cpu" => ptx_codegen::Target::Cpu,
+            "parallel" => ptx_codegen::Target::Parallel,
+            _ => return Err(bad()),
+        };
+    }
+    Ok((layout, target))
+}
+
+/// `"(m,n),(n)->(m)"`: groups of comma-separated names, inputs `->` outputs.
+fn parse_layout(lit: &syn::LitStr) -> syn::Result<Layout> {
+    let text = lit.value();
+    let err = |m: &str| syn::Error::new(lit.span(), format!("layout `{text}`: {m}"));
+    let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    let Some((ins, outs)) = compact.split_once("->") else {
+        return Err(err("inputs and outputs are separated by `->`, as in `(n),(n)->()`"));
+    };
+    let groups = |side: &str| -> syn::Result<Vec<Vec<String>>> {
+        let mut out = Vec::new();
+        let mut rest = side;
+        while !rest.is_empty() {
+            let Some(inner) = rest.strip_prefix('(') else {
+                return Err(err("each parameter's core dimensions are in parentheses: `(n)`, `(m,n)`, `()`"));
+            };
+            let Some(end) = inner.find(')') else { return Err(err("a `(` without its `)`")) };
+            let names: Vec<String> = if inner[..end].is_empty() {
+                Vec::new()
+            } else {
+                inner[..end].split(',').map(str::to_string).collect()
+            };
+            for n in &names {
+                let ok = n.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                    && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                if !ok {
+                    return Err(err(&format!("`{n}` is not a dimension name (a name such as `n` or `rows`)")));
+                }
+            }
+            if names.len() > 2 {
+                return Err(err("a parameter has 0, 1 or 2 core dimensions (`()`, `(n)`, `(m,n)`)"));
+            }
+            out.push(names);
+            rest = &inner[end + 1..];
+            if let Some(r) = rest.strip_prefix(',') {
+                rest = r;
+                if rest.is_empty() {
+                    return Err(err("a trailing `,`"));
+                }
+            } else if !rest.is_empty() {
+                return Err(err("parameters are separated by `,`"));
+            }
+        }
+        Ok(out)
+    };
+    let (inputs, outputs) = (groups(ins)?, groups(outs)?);
+    if outputs.is_empty() {
+        return Err(err("the function has no output: give at least one after `->`, e.g. `->()`"));
+    }
+    Ok(Layout { text, inputs, outputs })
+}
+
+fn scalar_ident(ty: &syn::Type) -> Option<syn::Ident> {
+    match ty {
+        syn::Type::Path(p) if p.qself.is_none() => {
+            let id = p.path.get_ident()?;
+            SCALARS.contains(&id.to_string().as_str()).then(|| id.clone())
+        }
+        syn::Type::Paren(p) => scalar_ident(&p.elem),
+        syn::Type::Group(g) => scalar_ident(&g.elem),
+        _ => None,
+    }
+}
+
+/// What a parameter's type makes it: `T`, `&[T]`, `&mut [T]`, `Mat<T>`, `MatMut<T>`.
+fn param_kind(ty: &syn::Type) -> Option<(syn::Ident, Kind, bool)> {
+    if let Some(t) = scalar_ident(ty) {
+        return Some((t, Kind::Scalar, false));
+    }
+    match ty {
+        syn::Type::Reference(r) => match &*r.elem {
+            syn::Type::Slice(s) => Some((scalar_ident(&s.elem)?, Kind::Slice, r.mutability.is_some())),
+            _ => None,
+        },
+        syn::Type::Path(p) if p.qself.is_none() => {
+            let last = p.path.segments.last()?;
+            let written = match last.ident.to_string().as_str() {
+                "Mat" => false,
+                "MatMut" => true,
+                _ => return None,
+            };
+            let syn::PathArguments::AngleBracketed(a) = &last.arguments else { return None };
+            let elem = a.args.iter().find_map(|g| match g {
+                syn::GenericArgument::Type(t) => scalar_ident(t),
+                _ => None,
+            })?;
+            Some((elem, Kind::Mat, written))
+        }
+        _ => None,
+    }
+}
+
+fn params_of(func: &syn::ItemFn) -> syn::Result<Vec<Param>> {
+    let mut out = Vec::new();
+    for input in &func.sig.inputs {
+        let syn::FnArg::Typed(pt) = input else {
+            return Err(syn::Error::new(input.span(), "a `#[guvectorize]` function cannot take `self`"));
+        };
+        let syn::Pat::Ident(pi) = &*pt.pat else {
+            return Err(syn::Error::new(pt.pat.span(), "a `#[guvectorize]` parameter is a plain name (`a: &[f32]`)"));
+        };
+        if pi.ident.to_string().starts_with("__") {
+            return Err(syn::Error::new(pi.ident.span(), "names starting with `__` are the generated code's"));
+        }
+        let Some((elem, kind, written)) = param_kind(&pt.ty) else {
+            return Err(syn::Error::new(
+                pt.ty.span(),
+                "a `#[guvectorize]` parameter is a scalar `T` (a `()` core), a slice `&[T]` or a `Mat<T>` read, or a `&mut [T]` or a `MatMut<T>` written (T one of f32, f64, i8…i64, isize, u8…u64, usize, bool)",
+            ));
+        };
+        out.push(Param {
+            ident: pi.ident.clone(),
+            mutable_binding: pi.mutability.is_some(),
+            elem,
+            kind,
+            written,
+            ty: (*pt.ty).clone(),
+        });
+    }
+    Ok(out)
+}
+
+fn describe(dims: &[String]) -> String {
+    format!("({})", dims.join(","))
+}
+
+/// Checks the parameters and the return type against the layout: inputs first, in order,
+/// then the written outputs; a return value is the last output, with no core dimension.
+fn match_layout(func: &syn::ItemFn, layout: &Layout, params: &[Param], ret: Option<&syn::Ident>) -> syn::Result<()> {
+    let name = &func.sig.ident;
+    if let Some(p) = params.windows(2).find(|w| w[0].written && !w[1].written) {
+        return Err(syn::Error::new(
+            p[1].ident.span(),
+            format!(
+                "`{}` is an input after the output `{}`: inputs come first, as in the layout",
+                p[1].ident, p[0].ident
+            ),
+        ));
+    }
+    let inputs: Vec<&Param> = params.iter().filter(|p| !p.written).collect();
+    let outputs: Vec<&Param> = params.iter().filter(|p| p.written).collect();
+    if inputs.len() != layout.inputs.len() {
+        return Err(syn::Error::new(
+            func.sig.inputs.span(),
+            format!(
+                "the layout `{}` has {} input(s), but `{name}` reads {} parameter(s)",
+                layout.text,
+                layout.inputs.len(),
+                inputs.len()
+            ),
+        ));
+    }
+    let want_outs = outputs.len() + usize::from(ret.is_some());
+    if want_outs != layout.outputs.len() {
+        return Err(syn::Error::new(
+            func.sig.span(),
+            format!(
+                "the layout `{}` has {} output(s), but `{name}` writes {} (`&mut [T]` or `MatMut<T>` parameters{})",
+                layout.text,
+                layout.outputs.len(),
+                want_outs,
+                if ret.is_some() { ", and its return value" } else { "" }
+            ),
+        ));
+    }
+    if let (Some(r), Some(last)) = (ret, layout.outputs.last())
+        && !last.is_empty()
+    {
+        return Err(syn::Error::new(
+            r.span(),
+            format!(
+                "`{name}` returns one value, so its last output is `()`, not `{}`: write an output with core dimensions through a `&mut [T]` parameter",
+                describe(last)
+            ),
+        ));
+    }
+    let pairs = inputs.iter().zip(&layout.inputs).chain(outputs.iter().zip(&layout.outputs));
+    for (p, dims) in pairs {
+        if p.kind.rank() != dims.len() {
+            let has = match p.kind {
+                Kind::Scalar => "a scalar: no core dimension",
+                Kind::Slice => "a slice: one core dimension",
+                Kind::Mat => "a matrix: two core dimensions",
+            };
+            let want = match dims.len() {
+                0 => "a scalar `T`",
+                1 => {
+                    if p.written {
+                        "`&mut [T]`"
+                    } else {
+                        "`&[T]`"
+                    }
+                }
+                _ => {
+                    if p.written {
+                        "`MatMut<T>`"
+                    } else {
+                        "`Mat<T>`"
+                    }
+                }
+            };
+            return Err(syn::Error::new(
+                p.ty.span(),
+                format!("`{}` is {has}, but the layout gives it `{}`: make it {want}", p.ident, describe(dims)),
+            ));
+        }
+        if p.written && p.kind == Kind::Scalar {
+            return Err(syn::Error::new(p.ty.span(), "a `()` output is the return value"));
+        }
+    }
+    Ok(())
+}
+
+fn expand(args: TokenStream, func: &syn::ItemFn) -> syn::Result<TokenStream> {
+    let (lit, target) = parse_args(args)?;
+    let layout = parse_layout(&lit)?;
+    if !func.sig.generics.params.is_empty() {
+        return Err(syn::Error::new(func.sig.generics.span(), "a `#[guvectorize]` function is not generic"));
+    }
+    let params = params_of(func)?;
+    let ret = match &func.sig.output {
+        syn::ReturnType::Default => None,
+        syn::ReturnType::Type(_, ty) => Some(scalar_ident(ty).ok_or_else(|| {
+            syn::Error::new(ty.span(), "a `#[guvectorize]` function returns a scalar (its `()` output) or nothing")
+        })?),
+    };
+    match_layout(func, &layout, &params, ret.as_ref())?;
+    Ok(generate(func, &layout, &params, ret.as_ref(), target))
+}
+
+/// How the kernel and the host name one parameter's pieces.
+struct Names {
+    /// The kernel parameter with the data (the user's name for a view, `__gu_x` for a
+    /// scalar input, whose user name is the value at the loop index).
+    data: syn::Ident,
+    base: syn::Ident,
+    step: syn::Ident,
+    /// The core sizes, as kernel parameters.
+    dims: Vec<syn::Ident>,
+}
+
+fn names_of(p: &Param) -> Names {
+    let id = &p.ident;
+    let data = if p.kind == Kind::Scalar { format_ident!("__gu_{}", id) } else { id.clone() };
+    let dims = (0..p.kind.rank()).map(|k| format_ident!("__gu_{}_d{}", id, k)).collect();
+    Names { data, base: format_ident!("__gu_{}_base", id), step: format_ident!("__gu_{}_step", id), dims }
+}
+
+fn generate(
+    func: &syn::ItemFn,
+    layout: &Layout,
+    params: &[Param],
+    ret: Option<&syn::Ident>,
+    target: ptx_codegen::Target,
+) -> TokenStream {
+    let vis = &func.vis;
+    let name = &func.sig.ident;
+    let name_str = name.to_string();
+    let text = &layout.text;
+    let inputs: Vec<&Param> = params.iter().filter(|p| !p.written).collect();
+    let outputs: Vec<&Param> = params.iter().filter(|p| p.written).collect();
+    let in_idents: Vec<&syn::Ident> = inputs.iter().map(|p| &p.ident).collect();
+    let in_elems: Vec<&syn::Ident> = inputs.iter().map(|p| &p.elem).collect();
+    let ret_name = if params.iter().any(|p| p.ident == "out") { "result" } else { "out" };
+    let strs = |v: &[String]| quote!(&[#(#v),*]);
+    let layout_inputs = inputs.iter().zip(&layout.inputs).map(|(p, d)| {
+        let (n, d) = (p.ident.to_string(), strs(d));
+        quote!((#n, #d))
+    });
+    let out_names: Vec<String> =
+        outputs.iter().map(|p| p.ident.to_string()).chain(ret.map(|_| ret_name.to_string())).collect();
+    let layout_outputs = out_names.iter().zip(&layout.outputs).map(|(n, d)| {
+        let d = strs(d);
+        quote!((#n, #d))
+    });
+    // Output k's element type, and the result type of a call.
+    let out_elems: Vec<&syn::Ident> = outputs.iter().map(|p| &p.elem).chain(ret).collect();
+    let arrays: Vec<TokenStream> = out_elems.iter().map(|t| quote!(::gpu_runtime::nd::ArrayD<#t>)).collect();
+    let out_ty = if arrays.len() == 1 { arrays[0].clone() } else { quote!((#(#arrays),*)) };
+    let arg_list = quote! { #(#in_idents: impl ::gpu_runtime::nd::NdArg<'__a, #in_elems>),* };
+    let p = quote!(::gpu_runtime::__private);
+
+    // The function on the host at loop index `__t`: each input's core, each output in a
+    // buffer of its own; it gives `(return value or (), buffers…)`.
+    let size = |d: &String| quote!(__plan.size(#d));
+    let host_args: Vec<TokenStream> = params
+        .iter()
+        .map(|p| {
+            let id = &p.ident;
+            let k_out = outputs.iter().position(|o| o.ident == p.ident);
+            let dims = match k_out {
+                Some(k) => &layout.outputs[k],
+                None => &layout.inputs[inputs.iter().position(|i| i.ident == p.ident).unwrap_or(0)],
+            };
+            let buf = format_ident!("__o{}", k_out.unwrap_or(0));
+            match (p.kind, p.written) {
+                (Kind::Scalar, _) => quote!(#id.value(__t)),
+                (Kind::Slice, false) => quote!(#id.at(__t)),
+                (Kind::Slice, true) => quote!(&mut #buf),
+                (Kind::Mat, false) => {
+                    let (r, c) = (size(&dims[0]), size(&dims[1]));
+                    quote!(::gpu_runtime::Mat::new(#id.at(__t), #r, #c))
+                }
+                (Kind::Mat, true) => {
+                    let (r, c) = (size(&dims[0]), size(&dims[1]));
+                    quote!(::gpu_runtime::MatMut::new(&mut #buf, #r, #c))
+                }
+            }
+        })
+        .collect();
+    let bufs: Vec<syn::Ident> = (0..outputs.len()).map(|k| format_ident!("__o{}", k)).collect();
+    let buf_lens: Vec<TokenStream> = (0..outputs.len())
+        .map(|k| {
+            let d = strs(&layout.outputs[k]);
+            quote!(__plan.core(#d).iter().product::<usize>())
+        })
+        .collect();
+    let buf_elems: Vec<&syn::Ident> = outputs.iter().map(|p| &p.elem).collect();
+    let host_fn = quote! {
+        let __host = |__t: usize| {
+            #(let mut #bufs = ::std::vec![<#buf_elems as ::gpu_runtime::Scalar>::from_bits(0); #buf_lens];)*
+            let __r = scalar(#(#host_args),*);
+            (__r, #(#bufs),*)
+        };
+    };
+    // The outputs from the host's values: the buffers in loop order, then the returns.
+    let n_out = outputs.len();
+    let gather: Vec<TokenStream> = (0..n_out)
+        .map(|k| {
+            let i = syn::Index::from(k + 1);
+            let b = &bufs[k];
+            quote! { let #b: ::std::vec::Vec<_> = __values.iter().flat_map(|v| v.#i.iter().copied()).collect(); }
+        })
+        .collect();
+    let gather_ret = ret.map(|_| quote! { let __ret: ::std::vec::Vec<_> = __values.iter().map(|v| v.0).collect(); });
+    let all_bufs: Vec<TokenStream> = bufs.iter().map(|b| quote!(#b)).chain(ret.map(|_| quote!(__ret))).collect();
+    let ks: Vec<usize> = (0..all_bufs.len()).collect();
+    let shaped = quote! {
+        ::core::result::Result::Ok((#(#p::gu_shaped(&__LAYOUT, &__plan, #ks, #all_bufs)?),*))
+    };
+
+    let scalar_fn = {
+        let mut f = func.clone();
+        f.sig.ident = format_ident!("scalar", span = name.span());
+        f.vis = syn::parse_quote!(pub);
+        f.attrs.retain(|a| !a.path().is_ident("doc"));
+        f
+    };
+    let docs: Vec<&syn::Attribute> = func.attrs.iter().filter(|a| a.path().is_ident("doc")).collect();
+    let default_where = match target {
+        ptx_codegen::Target::Cuda => quote!(#p::GuWhere::Default),
+        ptx_codegen::Target::Cpu => quote!(#p::GuWhere::Cpu),
+        ptx_codegen::Target::Parallel => quote!(#p::GuWhere::Parallel),
+    };
+    let gpu = (target == ptx_codegen::Target::Cuda).then(|| gpu_items(func, layout, params, ret, &inputs, &outputs));
+    let (kernel_items, gpu_run) = match gpu {
+        Some((items, run)) => (items, run),
+        None => (
+            TokenStream::new(),
+            quote! {
+                #p::GuRun::Gpu(_) | #p::GuRun::Simulate => ::core::result::Result::Err(::gpu_runtime::Error::Internal {
+                    message: ::std::string::String::from("a CPU-target gufunc was sent to a GPU"),
+                }),
+            },
+        ),
+    };
+    let ks_in: Vec<usize> = (0..inputs.len()).collect();
+    let mod_doc = format!("The generated API of the generalized function `{name_str}` (layout `{text}`).");
+    let simulate = (target == ptx_codegen::Target::Cuda).then(|| {
+        quote! {
+            /// Runs the generated kernel in the simulator, on the host (as the GPU would
+            /// run it: the same windows and bounds checks).
+            pub fn simulate<'__a>(#arg_list) -> ::gpu_runtime::Result<#out_ty> {
+                __call(#p::GuWhere::Simulate, &[], #(#in_idents),*)
+            }
+        }
+    });
+    quote! {
+        #(#docs)*
+        #[allow(clippy::too_many_arguments)]
+        #vis fn #name<'__a>(#arg_list) -> ::gpu_runtime::Result<#out_ty> {
+            #name::__call(#default_where, &[], #(#in_idents),*)
+        }
+
+        #[doc = #mod_doc]
+        #[allow(non_snake_case, clippy::too_many_arguments)]
+        #vis mod #name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            /// The layout, as written.
+            pub const LAYOUT: &str = #text;
+
+            #[doc(hidden)]
+            pub static __LAYOUT: #p::GuLayout = #p::GuLayout {
+                function: #name_str,
+                text: #text,
+                inputs: &[#(#layout_inputs),*],
+                outputs: &[#(#layout_outputs),*],
+            };
+
+            /// The original function, on the host: one loop index.
+            #scalar_fn
+
+            #kernel_items
+
+            /// Runs the function on `device` (a GPU, or `Device::cpu()`).
+            pub fn on<'__a>(device: &::gpu_runtime::Device, #arg_list) -> ::gpu_runtime::Result<#out_ty> {
+                __call(#p::GuWhere::On(device), &[], #(#in_idents),*)
+            }
+
+            /// As the plain call, with the sizes of output core dimensions that no input
+            /// fixes: `&[("m", 4)]`.
+            pub fn sized<'__a>(sizes: &[(&str, usize)], #arg_list) -> ::gpu_runtime::Result<#out_ty> {
+                __call(#default_where, sizes, #(#in_idents),*)
+            }
+
+            /// Runs the function on the CPU, one loop index after another.
+            pub fn cpu<'__a>(#arg_list) -> ::gpu_runtime::Result<#out_ty> {
+                __call(#p::GuWhere::Cpu, &[], #(#in_idents),*)
+            }
+
+            /// Runs the function on the CPU, the loop indices split over threads with rayon.
+            pub fn parallel<'__a>(#arg_list) -> ::gpu_runtime::Result<#out_ty> {
+                __call(#p::GuWhere::Parallel, &[], #(#in_idents),*)
+            }
+
+            #simulate
+
+            #[doc(hidden)]
+            pub(super) fn __call<'__a>(
+                __where: #p::GuWhere<'_>,
+                __sizes: &[(&str, usize)],
+                #arg_list
+            ) -> ::gpu_runtime::Result<#out_ty> {
+                #(let #in_idents = ::gpu_runtime::nd::NdArg::into_nd(#in_idents);)*
+                let __plan = #p::GuPlan::new(&__LAYOUT, &[#(#in_idents.shape()),*], __sizes)?;
+                #(let #in_idents = #p::GuIn::new(&__LAYOUT, &__plan, #ks_in, #in_idents);)*
+                let __loops = __plan.loops;
+                #host_fn
+                match #p::gu_run(__where) {
+                    #p::GuRun::Host(__order) => {
+                        let __values = #p::gu_host(#name_str, __loops, __order, &__host)?;
+                        #(#gather)*
+                        #gather_ret
+                        #shaped
+                    }
+                    #gpu_run
+                }
+            }
+        }
+    }
+}
+
+/// The kernel (`#[kernel] fn gpu_kernel`) and the `GuRun::Gpu`/`Simulate` arms of the call.
+fn gpu_items(
+    func: &syn::ItemFn,
+    layout: &Layout,
+    params: &[Param],
+    ret: Option<&syn::Ident>,
+    inputs: &[&Param],
+    outputs: &[&Param],
+) -> (TokenStream, TokenStream) {
+    let p = quote!(::gpu_runtime::__private);
+    let name_str = func.sig.ident.to_string();
+    let mut kparams: Vec<TokenStream> = vec![quote!(__gu_loops: usize)];
+    let mut kargs: Vec<TokenStream> = vec![quote!(__loops)];
+    let mut prologue: Vec<TokenStream> = Vec::new();
+    let mut views: Vec<View> = Vec::new();
+    let size = |d: &String| quote!(__plan.size(#d));
+    for (k, q) in inputs.iter().enumerate() {
+        let Names { data, base, step, dims } = names_of(q);
+        let (id, elem) = (&q.ident, &q.elem);
+        kparams.push(quote!(#data: &[#elem]));
+        kargs.push(quote!(#id.data()));
+        for (d, name) in dims.iter().zip(&layout.inputs[k]) {
+            kparams.push(quote!(#d: usize));
+            kargs.push(size(name));
+        }
+        kparams.push(quote!(#step: usize));
+        kargs.push(quote!(#id.step()));
+        if q.kind == Kind::Scalar {
+            let m = q.mutable_binding.then(|| quote!(mut));
+            prologue.push(quote!(let #m #id: #elem = #data[__gu_t * #step];));
+        } else {
+            prologue.push(quote!(let #base = __gu_t * #step;));
+            views.push(View { name: id.to_string(), base, dims });
+        }
+    }
+    let mut out_bufs = Vec::new();
+    for (k, q) in outputs.iter().enumerate() {
+        let Names { data, base, dims, .. } = names_of(q);
+        let elem = &q.elem;
+        let buf = format_ident!("__o{}", k);
+        kparams.push(quote!(#data: &mut [#elem]));
+        kargs.push(quote!(&mut #buf));
+        for (d, name) in dims.iter().zip(&layout.outputs[k]) {
+            kparams.push(quote!(#d: usize));
+            kargs.push(size(name));
+        }
+        let len = dims.iter().fold(quote!(1usize), |acc, d| quote!(#acc * #d));
+        prologue.push(quote!(let #base = __gu_t * (#len);));
+        views.push(View { name: q.ident.to_string(), base, dims });
+        out_bufs.push((buf, elem.clone(), k));
+    }
+    if let Some(r) = ret {
+        kparams.push(quote!(__gu_ret: &mut [#r]));
+        kargs.push(quote!(&mut __ret));
+        out_bufs.push((format_ident!("__ret"), r.clone(), outputs.len()));
+    }
+    let mut body = (*func.block).clone();
+    let mut rw = Rewrite { views: &views, errors: Vec::new() };
+    rw.visit_block_mut(&mut body);
+    let errors: Vec<TokenStream> = rw.errors.iter().map(syn::Error::to_compile_error).collect();
+    let run_body = match ret {
+        Some(r) => quote! {
+            let __gu_r: #r = '__gu: loop { break '__gu #body; };
+            __gu_ret[__gu_t] = __gu_r;
+        },
+        None => quote! {
+            '__gu: loop {
+                #body
+                break '__gu;
+            }
+        },
+    };
+    let kernel = quote! {
+        #(#errors)*
+        #[allow(unused_variables, unused_mut, unused_labels, unused_parens, clippy::never_loop, clippy::needless_return)]
+        #[::gpu_runtime::kernel]
+        fn gpu_kernel(#(#kparams),*) {
+            let mut __gu_t = gpu::grid1();
+            while __gu_t < __gu_loops {
+                #(#prologue)*
+                #run_body
+                __gu_t += gpu::gridsize1();
+            }
+        }
+    };
+    let items = quote! {
+        #[allow(unused_imports)]
+        use ::gpu_runtime::gpu;
+
+        #kernel
+    };
+    let allocs: Vec<TokenStream> = out_bufs
+        .iter()
+        .map(|(b, t, k)| quote!(let mut #b: ::std::vec::Vec<#t> = #p::gu_output(&__LAYOUT, &__plan, #k);))
+        .collect();
+    let all: Vec<&syn::Ident> = out_bufs.iter().map(|(b, _, _)| b).collect();
+    let ks: Vec<usize> = out_bufs.iter().map(|(_, _, k)| *k).collect();
+    let _ = params;
+    let run = quote! {
+        __run @ (#p::GuRun::Gpu(_) | #p::GuRun::Simulate) => {
+            #(#allocs)*
+            if __loops > 0 {
+                let __r = match &__run {
+                    #p::GuRun::Gpu(__device) => {
+                        let __config = #p::gu_launch_config(__loops, __device.as_ref());
+                        gpu_kernel::launch_with(&__config, #(#kargs),*).and_then(|__p| __p.wait())
+                    }
+                    _ => gpu_kernel::simulate_with(&#p::gu_launch_config(__loops, ::core::option::Option::None), #(#kargs),*),
+                };
+                if let ::core::result::Result::Err(__e) = __r {
+                    return ::core::result::Result::Err(#p::gu_fault(#name_str, __loops, __e, &__host));
+                }
+            }
+            ::core::result::Result::Ok((#(#p::gu_shaped(&__LAYOUT, &__plan, #ks, #all)?),*))
+        }
+    };
+    (items, run)
+}
+
+/// A core view in the kernel: its data parameter, the offset of the loop index's core, and
+/// the core's sizes.
+struct View {
+    name: String,
+    base: syn::Ident,
+    dims: Vec<syn::Ident>,
+}
+
+/// Rewrites the body for the kernel: each view's index becomes `base + check_index(i, n)`
+/// (rows and columns for a matrix), `len()`/`shape()` the core's sizes, and `return` a
+/// `break` out of the loop around the body. A view used any other way is an error.
+struct Rewrite<'a> {
+    views: &'a [View],
+    errors: Vec<syn::Error>,
+}
+
+impl Rewrite<'_> {
+    fn view(&self, e: &syn::Expr) -> Option<&View> {
+        let syn::Expr::Path(p) = e else { return None };
+        let id = p.path.get_ident()?.to_string();
+        self.views.iter().find(|v| v.name == id)
+    }
+}
+
+impl VisitMut for Rewrite<'_> {
+    fn visit_item_fn_mut(&mut self, _: &mut syn::ItemFn) {
+        // A nested function has its own returns and cannot see the views.
+    }
+
+    fn visit_expr_mut(&mut self, e: &mut syn::Expr) {
+        match e {
+            syn::Expr::Return(r) => {
+                if let Some(v) = &mut r.expr {
+                    self.visit_expr_mut(v);
+                }
+                let value = r.expr.take();
+                *e = syn::parse_quote_spanned!(r.span()=> break '__gu #value);
+            }
+            syn::Expr::Index(ix) if self.view(&ix.expr).is_some() => {
+                self.visit_expr_mut(&mut ix.index);
+                let Some(v) = self.view(&ix.expr) else { return };
+                let (base, index) = (&v.base, &ix.index);
+                match v.dims.as_slice() {
+                    [n] => {
+                        *ix.index = syn::parse_quote_spanned!(index.span()=> #base + gpu::check_index(#index, #n));
+                    }
+                    [r, c] => match syn_bare(index) {
+                        syn::Expr::Tuple(t) if t.elems.len() == 2 => {
+                            let (i, j) = (&t.elems[0], &t.elems[1]);
+                            *ix.index = syn::parse_quote_spanned!(index.span()=>
+                                #base + gpu::check_index(#i, #r) * #c + gpu::check_index(#j, #c));
+                        }
+                        _ => self.errors.push(syn::Error::new(
+                            index.span(),
+                            format!("`{}` is a matrix: index it with a pair, `{}[(row, column)]`", v.name, v.name),
+                        )),
+                    },
+                    _ => {}
+                }
+            }
+            syn::Expr::MethodCall(m) if self.view(&m.receiver).is_some() => {
+                for a in &mut m.args {
+                    self.visit_expr_mut(a);
+                }
+                let Some(v) = self.view(&m.receiver) else { return };
+                let method = m.method.to_string();
+                let (base, dims) = (&v.base, &v.dims);
+                let span = m.span();
+                match (method.as_str(), dims.as_slice(), m.args.len()) {
+                    ("len", [n], 0) => *e = syn::parse_quote_spanned!(span=> #n),
+                    ("len", [r, c], 0) => *e = syn::parse_quote_spanned!(span=> (#r * #c)),
+                    ("is_empty", [n], 0) => *e = syn::parse_quote_spanned!(span=> (#n == 0)),
+                    ("is_empty", [r, c], 0) => *e = syn::parse_quote_spanned!(span=> (#r * #c == 0)),
+                    ("shape", [r, c], 0) => *e = syn::parse_quote_spanned!(span=> (#r, #c)),
+                    ("get_unchecked" | "get_unchecked_mut", [_], 1) => {
+                        let i = &m.args[0];
+                        m.args[0] = syn::parse_quote_spanned!(span=> #base + (#i));
+                    }
+                    _ => self.errors.push(syn::Error::new(
+                        m.method.span(),
+                        format!(
+                            "on the GPU, `{}` is a view of its core: index it (`{}`), or ask its size ({})",
+                            v.name,
+                            if dims.len() == 2 { "[(i, j)]" } else { "[i]" },
+                            if dims.len() == 2 { "`shape()`, `len()`" } else { "`len()`" }
+                        ),
+                    )),
+                }
+            }
+            syn::Expr::Path(_) if self.view(e).is_some() => {
+                let name = self.view(e).map(|v| v.name.clone()).unwrap_or_default();
+                self.errors.push(syn::Error::new(
+                    e.span(),
+                    format!("on the GPU, `{name}` is a view of its core: index it or ask its size, but it is not a value to pass or bind"),
+                ));
+            }
+            _ => syn::visit_mut::visit_expr_mut(self, e),
+        }
+    }
+}
+
+fn syn_bare(e: &syn::Expr) -> &syn::Expr {
+    match e {
+        syn::Expr::Paren(p) => syn_bare(&p.expr),
+        syn::Expr::Group(g) => syn_bare(&g.expr),
+        e => e,
+    }
+}

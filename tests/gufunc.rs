@@ -1,0 +1,158 @@
+//! `#[guvectorize]` without a GPU: every layout form on both CPU paths, on the CPU device
+//! and through the generated kernel in the simulator, against plain loops; broadcast and
+//! empty loop dimensions, core sizes checked, output sizes given at the call, faults. The
+//! same functions run on the GPU in `tests/gpu_gufunc.rs`.
+
+mod gufunc_defs;
+
+use gpu_runtime::ndarray::{Array, ArrayD, IxDyn};
+use gpu_runtime::{Device, Error};
+use gufunc_defs::*;
+
+fn array(shape: &[usize], f: impl Fn(usize) -> f32) -> ArrayD<f32> {
+    let n = shape.iter().product();
+    Array::from_shape_vec(IxDyn(shape), (0..n).map(f).collect()).unwrap()
+}
+
+/// Every way to run `$f` on the host, each against `$want`.
+macro_rules! everywhere {
+    ($f:ident ( $($a:expr),* ), $want:expr) => {{
+        let want = $want;
+        assert_eq!($f::cpu($($a),*).unwrap(), want, "cpu");
+        assert_eq!($f::parallel($($a),*).unwrap(), want, "parallel");
+        assert_eq!($f::on(&Device::cpu(), $($a),*).unwrap(), want, "on the CPU device");
+        assert_eq!(Device::cpu().scope(|| $f($($a),*)).unwrap(), want, "default CPU device");
+        assert_eq!($f::simulate($($a),*).unwrap(), want, "the kernel in the simulator");
+    }};
+}
+
+#[test]
+fn a_reduction_over_the_core_with_broadcast_loop_dimensions() {
+    let a = array(&[4, 5, 7], |i| (i % 11) as f32 - 5.0);
+    let b = array(&[5, 7], |i| (i % 3) as f32);
+    let mut want = ArrayD::<f32>::zeros(IxDyn(&[4, 5]));
+    for i in 0..4 {
+        for j in 0..5 {
+            want[[i, j]] = (0..7).map(|k| a[[i, j, k]] * b[[j, k]]).sum();
+        }
+    }
+    everywhere!(dot(&a, &b), want.clone());
+    // Slices are one axis: a single core.
+    let (x, y) = ([1.0f32, 2.0, 3.0], [4.0f32, 5.0, 6.0]);
+    assert_eq!(dot::cpu(&x[..], &y[..]).unwrap(), ArrayD::from_elem(IxDyn(&[]), 32.0));
+    assert_eq!(dot::LAYOUT, "(n),(n)->()");
+}
+
+#[test]
+fn a_core_output_with_a_scalar_input_per_loop_index_or_for_all() {
+    let x = Array::from_shape_fn(IxDyn(&[3, 4]), |ix| (ix[0] * 10 + ix[1]) as f64);
+    let want = x.mapv(|v| v + 0.5);
+    everywhere!(shift(&x, 0.5), want.clone());
+    // `by` with loop dimensions of its own: one per row, broadcast over a new leading axis.
+    let by = Array::from_shape_fn(IxDyn(&[2, 1]), |ix| ix[0] as f64 * 100.0);
+    let want = Array::from_shape_fn(IxDyn(&[2, 3, 4]), |ix| x[[ix[1], ix[2]]] + ix[0] as f64 * 100.0);
+    everywhere!(shift(&x, &by), want);
+}
+
+#[test]
+fn matrices_as_cores_batched() {
+    let a = array(&[6, 3, 4], |i| (i % 7) as f32);
+    let b = array(&[4, 2], |i| i as f32 - 3.0);
+    let mut want = ArrayD::<f32>::zeros(IxDyn(&[6, 3, 2]));
+    for t in 0..6 {
+        for i in 0..3 {
+            for j in 0..2 {
+                want[[t, i, j]] = (0..4).map(|k| a[[t, i, k]] * b[[k, j]]).sum();
+            }
+        }
+    }
+    everywhere!(matmul(&a, &b), want);
+}
+
+#[test]
+fn early_returns_and_several_outputs() {
+    let x = array(&[5, 6], |i| ((i * 7919) % 13) as f32);
+    let want_idx = Array::from_shape_fn(IxDyn(&[5]), |ix| {
+        let row: Vec<f32> = (0..6).map(|j| x[[ix[0], j]]).collect();
+        (0..6).fold(0usize, |best, j| if row[j] > row[best] { j } else { best }) as u32
+    });
+    everywhere!(argmax(&x), want_idx);
+    let empty = array(&[2, 0], |_| 0.0);
+    everywhere!(argmax(&empty), Array::from_elem(IxDyn(&[2]), u32::MAX));
+    let (z, sd) = standardize::cpu(&x).unwrap();
+    assert_eq!((z.shape(), sd.shape()), (&[5, 6][..], &[5][..]));
+    for r in 0..5 {
+        let mean: f32 = (0..6).map(|j| z[[r, j]]).sum::<f32>() / 6.0;
+        assert!(mean.abs() < 1e-5 && sd[[r]] > 0.0, "row {r}: mean {mean}");
+    }
+    everywhere!(standardize(&x), (z, sd));
+}
+
+#[test]
+fn softmax_rows_sum_to_one() {
+    let x = array(&[64, 33], |i| ((i * 31) % 17) as f32 / 4.0);
+    let y = softmax::parallel(&x).unwrap();
+    for r in 0..64 {
+        let s: f32 = (0..33).map(|j| y[[r, j]]).sum();
+        assert!((s - 1.0).abs() < 1e-5, "row {r}: {s}");
+    }
+    everywhere!(softmax(&x), y);
+}
+
+#[test]
+fn empty_loop_dimensions_give_empty_results() {
+    let a = array(&[0, 3], |_| 1.0);
+    let b = array(&[3], |_| 1.0);
+    everywhere!(dot(&a, &b), ArrayD::<f32>::zeros(IxDyn(&[0])));
+}
+
+#[test]
+fn shapes_are_checked() {
+    let a = array(&[2, 3], |_| 1.0);
+    let b = array(&[4], |_| 1.0);
+    let e = dot::cpu(&a, &b).unwrap_err();
+    assert!(
+        matches!(&e, Error::CoreSizeMismatch { function: "dot", dim: "n", sizes } if sizes == &[("a", 3), ("b", 4)])
+    );
+    assert_eq!(e.to_string(), "`dot`: the core dimension `n` has different sizes: 3 in `a`, 4 in `b`");
+    let e = dot::cpu(2.0f32, &b).unwrap_err();
+    assert!(matches!(e, Error::CoreRank { function: "dot", param: "a", .. }), "{e:?}");
+    let e = dot::cpu(&array(&[2, 3], |_| 0.0), &array(&[3, 3], |_| 0.0)).unwrap_err();
+    assert!(matches!(e, Error::ShapeMismatch { function: "dot", .. }), "{e:?}");
+    let e = matmul::cpu(&array(&[2, 3], |_| 0.0), &array(&[4, 2], |_| 0.0)).unwrap_err();
+    assert!(matches!(e, Error::CoreSizeMismatch { dim: "n", .. }), "{e:?}");
+}
+
+#[test]
+fn an_output_size_no_input_fixes_is_given_at_the_call() {
+    let x = array(&[2, 3], |i| i as f32);
+    let e = tile::cpu(&x).unwrap_err();
+    assert!(matches!(e, Error::UnsizedCoreDim { function: "tile", dim: "m", output: "out" }), "{e:?}");
+    assert!(e.to_string().contains("tile::sized(&[(\"m\", size)], ..)"), "{e}");
+    let want = Array::from_shape_fn(IxDyn(&[2, 5]), |ix| x[[ix[0], ix[1] % 3]]);
+    Device::cpu().scope(|| {
+        assert_eq!(tile::sized(&[("m", 5)], &x).unwrap(), want);
+        let e = tile::sized(&[("k", 5)], &x).unwrap_err();
+        assert!(matches!(e, Error::UnknownCoreDim { .. }), "{e:?}");
+        let e = tile::sized(&[("n", 4)], &x).unwrap_err();
+        assert!(matches!(e, Error::CoreSizeMismatch { dim: "n", .. }), "{e:?}");
+    });
+}
+
+#[test]
+fn an_index_past_the_core_is_a_fault_not_the_next_core() {
+    // Row 1 of 3 reads one past its core; the next row's data is there, and must not be read.
+    let x = Array::from_shape_fn(IxDyn(&[3, 4]), |ix| (ix[0] * 4 + ix[1]) as i32);
+    let e = read_at::cpu(&x, &Array::from_shape_vec(IxDyn(&[3]), vec![0usize, 4, 1]).unwrap()).unwrap_err();
+    match &e {
+        Error::KernelFault { function: "read_at", index: 1, message } => {
+            assert_eq!(message, "index out of bounds: the len is 4 but the index is 4");
+        }
+        other => panic!("expected a fault at loop index 1, got {other:?}"),
+    }
+    let at = Array::from_shape_vec(IxDyn(&[3]), vec![0usize, 4, 1]).unwrap();
+    assert_eq!(read_at::simulate(&x, &at).unwrap_err().to_string(), e.to_string());
+    assert_eq!(read_at::parallel(&x, &at).unwrap_err().to_string(), e.to_string());
+    let ok = Array::from_shape_vec(IxDyn(&[3]), vec![3usize, 0, 2]).unwrap();
+    assert_eq!(read_at::simulate(&x, &ok).unwrap().into_raw_vec_and_offset().0, vec![3, 4, 10]);
+}

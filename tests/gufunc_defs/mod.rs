@@ -1,0 +1,107 @@
+//! `#[guvectorize]` functions shared by `tests/gufunc.rs` (on the host and in the
+//! simulator, in CI) and `tests/gpu_gufunc.rs` (on the GPU).
+#![allow(dead_code, clippy::needless_range_loop)] // the kernel language indexes; it has no iterators
+
+use gpu_runtime::{Mat, MatMut, guvectorize};
+
+/// A dot product per loop index.
+#[guvectorize("(n),(n)->()")]
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut s = 0.0;
+    for i in 0..a.len() {
+        s += a[i] * b[i];
+    }
+    s
+}
+
+/// A core output and a `()` input.
+#[guvectorize("(n),()->(n)")]
+pub fn shift(x: &[f64], by: f64, out: &mut [f64]) {
+    for i in 0..x.len() {
+        out[i] = x[i] + by;
+    }
+}
+
+/// Small matrix products, batched.
+#[guvectorize("(m,n),(n,p)->(m,p)")]
+pub fn matmul(a: Mat<f32>, b: Mat<f32>, mut c: MatMut<f32>) {
+    let (m, n) = a.shape();
+    let p = b.shape().1;
+    for i in 0..m {
+        for j in 0..p {
+            let mut s = 0.0;
+            for k in 0..n {
+                s += a[(i, k)] * b[(k, j)];
+            }
+            c[(i, j)] = s;
+        }
+    }
+}
+
+/// The index of the largest element (the first of equals); `u32::MAX` for an empty row.
+#[guvectorize("(n)->()")]
+pub fn argmax(x: &[f32]) -> u32 {
+    if x.is_empty() {
+        return u32::MAX;
+    }
+    let mut best = 0;
+    for i in 1..x.len() {
+        if x[i] > x[best] {
+            best = i;
+        }
+    }
+    best as u32
+}
+
+/// Two outputs: a row standardised (mean 0, standard deviation 1) through a parameter,
+/// and its standard deviation as the return value.
+#[guvectorize("(n)->(n),()")]
+pub fn standardize(x: &[f32], out: &mut [f32]) -> f32 {
+    let n = x.len() as f32;
+    let mut mean = 0.0;
+    for i in 0..x.len() {
+        mean += x[i];
+    }
+    mean /= n;
+    let mut var = 0.0;
+    for i in 0..x.len() {
+        var += (x[i] - mean) * (x[i] - mean);
+    }
+    let sd = (var / n).sqrt();
+    for i in 0..x.len() {
+        out[i] = (x[i] - mean) / sd;
+    }
+    sd
+}
+
+/// A row's softmax.
+#[guvectorize("(n)->(n)")]
+pub fn softmax(x: &[f32], out: &mut [f32]) {
+    let mut m = f32::NEG_INFINITY;
+    for i in 0..x.len() {
+        m = m.max(x[i]);
+    }
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        let e = (x[i] - m).exp();
+        out[i] = e;
+        s += e;
+    }
+    for i in 0..out.len() {
+        out[i] /= s;
+    }
+}
+
+/// An output core size no input fixes (`m`, given with `tile::sized`).
+#[guvectorize("(n)->(m)")]
+pub fn tile(x: &[f32], out: &mut [f32]) {
+    for i in 0..out.len() {
+        out[i] = x[i % x.len()];
+    }
+}
+
+/// Reads `x[at]`: past the core when `at >= n`.
+#[guvectorize("(n),()->()")]
+pub fn read_at(x: &[i32], at: usize) -> i32 {
+    x[at]
+}
