@@ -257,7 +257,7 @@ fn match_layout(func: &syn::ItemFn, layout: &Layout, params: &[Param], ret: Opti
         return Err(syn::Error::new(
             func.sig.inputs.span(),
             format!(
-                "the layout `{}` has {} input(s), but `{name}` reads {} parameter(s)",
+                "the layout `{}` has {} input(s), but `{name}` reads {} parameter(s) (an output is written: `&mut [T]`, `MatMut<T>`, or the return value for `()`)",
                 layout.text,
                 layout.inputs.len(),
                 inputs.len()
@@ -639,7 +639,6 @@ fn gpu_items(
         },
     };
     let kernel = quote! {
-        #(#errors)*
         #[allow(unused_variables, unused_mut, unused_labels, unused_parens, clippy::never_loop, clippy::needless_return)]
         #[::gpu_runtime::kernel]
         fn gpu_kernel(#(#kparams),*) {
@@ -651,6 +650,16 @@ fn gpu_items(
             }
         }
     };
+    if !errors.is_empty() {
+        // Reported once, here: the kernel is not written out (its checker would say the
+        // same again), and the call has no GPU to go to.
+        let run = quote! {
+            #p::GuRun::Gpu(_) | #p::GuRun::Simulate => ::core::result::Result::Err(::gpu_runtime::Error::Internal {
+                message: ::std::string::String::from("this gufunc did not compile for the GPU"),
+            }),
+        };
+        return (quote!(#(#errors)*), run);
+    }
     let items = quote! {
         #[allow(unused_imports)]
         use ::gpu_runtime::gpu;

@@ -219,9 +219,9 @@ pub fn gu_fault<X>(function: &'static str, loops: usize, fault: Error, f: impl F
 
 /// The launch of the generated kernel: 256 threads a block, one loop index a thread, at
 /// most 65 535 blocks (a grid-stride loop over the rest).
-pub fn gu_launch_config(loops: usize, device: Option<&crate::Device>) -> crate::LaunchConfig {
+pub fn gu_launch_config(loops: usize, device: Option<&crate::driver::Device>) -> crate::launch::LaunchConfig {
     let blocks = loops.div_ceil(256).clamp(1, 65_535) as u32;
-    let config = crate::LaunchConfig::new(blocks, 256u32);
+    let config = crate::launch::LaunchConfig::new(blocks, 256u32);
     match device {
         Some(d) => config.device(d),
         None => config,
@@ -234,7 +234,7 @@ pub enum GuWhere<'d> {
     /// The default device (a GPU, or the CPU device).
     Default,
     /// `name::on(&device, ..)`.
-    On(&'d crate::Device),
+    On(&'d crate::driver::Device),
     /// `name::cpu`: a loop on this thread.
     Cpu,
     /// `name::parallel`: split over rayon's threads.
@@ -248,7 +248,7 @@ pub enum GuWhere<'d> {
 pub enum GuRun {
     Host(HostLoop),
     /// The generated kernel, on this GPU (`None`: the default one).
-    Gpu(Option<crate::Device>),
+    Gpu(Option<crate::driver::Device>),
     Simulate,
 }
 

@@ -1,0 +1,74 @@
+//! `#[guvectorize]` on the GPU: every function of `gufunc_defs` against its CPU run, on
+//! sizes that fill the GPU, with broadcast and empty loop dimensions, output sizes given
+//! at the call, and an index past a core faulting as on the CPU.
+
+mod gufunc_defs;
+
+use gpu_runtime::ndarray::{Array, ArrayD, IxDyn};
+use gpu_runtime::{Device, Error};
+use gufunc_defs::*;
+
+fn array(shape: &[usize], f: impl Fn(usize) -> f32) -> ArrayD<f32> {
+    let n = shape.iter().product();
+    Array::from_shape_vec(IxDyn(shape), (0..n).map(f).collect()).unwrap()
+}
+
+/// Within a few ulps of the larger (sums on the GPU contract into fused multiply-adds).
+fn close(a: &ArrayD<f32>, b: &ArrayD<f32>, what: &str) {
+    assert_eq!(a.shape(), b.shape(), "{what}");
+    for (x, y) in a.iter().zip(b) {
+        let tol = 1e-5 * x.abs().max(y.abs()).max(1.0);
+        assert!((x - y).abs() <= tol || (x.is_nan() && y.is_nan()), "{what}: {x} vs {y}");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_form_matches_the_cpu() {
+    let gpu = Device::cuda(0).unwrap();
+    // 200 000 loop indices: 782 blocks of 256 threads.
+    let a = array(&[400, 500, 7], |i| ((i * 7919) % 23) as f32 - 11.0);
+    let b = array(&[500, 7], |i| (i % 5) as f32 * 0.25);
+    close(&dot(&a, &b).unwrap(), &dot::parallel(&a, &b).unwrap(), "dot");
+    close(&dot::on(&gpu, &a, &b).unwrap(), &dot::cpu(&a, &b).unwrap(), "dot on");
+
+    let x = Array::from_shape_fn(IxDyn(&[1000, 37]), |ix| (ix[0] as f64).sin() + ix[1] as f64);
+    let by = Array::from_shape_fn(IxDyn(&[3, 1]), |ix| ix[0] as f64 - 1.0);
+    assert_eq!(shift(&x, &by).unwrap(), shift::cpu(&x, &by).unwrap());
+    assert_eq!(shift(&x, 2.5).unwrap(), shift::cpu(&x, 2.5).unwrap());
+
+    let ma = array(&[2000, 5, 3], |i| (i % 9) as f32);
+    let mb = array(&[2000, 3, 4], |i| (i % 4) as f32 - 1.5);
+    close(&matmul(&ma, &mb).unwrap(), &matmul::cpu(&ma, &mb).unwrap(), "matmul");
+
+    let r = array(&[3000, 129], |i| ((i * 31) % 257) as f32);
+    assert_eq!(argmax(&r).unwrap(), argmax::cpu(&r).unwrap());
+    let (z, sd) = standardize(&r).unwrap();
+    let (zc, sdc) = standardize::cpu(&r).unwrap();
+    close(&z, &zc, "standardize");
+    close(&sd, &sdc, "standard deviations");
+    close(&softmax(&r).unwrap(), &softmax::cpu(&r).unwrap(), "softmax");
+    let tiled = Array::from_shape_fn(IxDyn(&[3000, 300]), |ix| r[[ix[0], ix[1] % 129]]);
+    assert_eq!(tile::sized(&[("m", 300)], &r).unwrap(), tiled);
+    // Empty loop dimensions: no launch, empty results.
+    let none = array(&[0, 7], |_| 0.0);
+    assert_eq!(dot(&none, &b.slice(gpu_runtime::ndarray::s![0, ..]).to_owned()).unwrap().shape(), &[0]);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn an_index_past_a_core_faults_as_on_the_cpu() {
+    let x = Array::from_shape_fn(IxDyn(&[100_000, 4]), |ix| (ix[0] * 4 + ix[1]) as i32);
+    let mut at = vec![1usize; 100_000];
+    at[77_777] = 4;
+    at[90_000] = 9;
+    let at = Array::from_shape_vec(IxDyn(&[100_000]), at).unwrap();
+    let on_gpu = read_at(&x, &at).unwrap_err();
+    let on_cpu = read_at::cpu(&x, &at).unwrap_err();
+    assert!(matches!(on_gpu, Error::KernelFault { function: "read_at", index: 77_777, .. }), "{on_gpu:?}");
+    assert_eq!(on_gpu.to_string(), on_cpu.to_string());
+    // Within the cores it reads each row's own element.
+    let ok = Array::from_shape_fn(IxDyn(&[100_000]), |ix| ix[0] % 4);
+    let got = read_at(&x, &ok).unwrap();
+    assert!(got.iter().enumerate().all(|(t, &v)| v == (t * 4 + t % 4) as i32));
+}

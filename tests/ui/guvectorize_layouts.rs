@@ -1,0 +1,44 @@
+//! `#[guvectorize]` layouts that do not parse, or do not match the parameters.
+use gpu_runtime::guvectorize;
+
+#[guvectorize("(n),(n)")]
+fn no_arrow(a: &[f32], b: &[f32]) -> f32 {
+    a[0] + b[0]
+}
+
+#[guvectorize("(n,1)->()")]
+fn bad_name(a: &[f32]) -> f32 {
+    a[0]
+}
+
+#[guvectorize("(i,j,k)->()")]
+fn three_dims(a: &[f32]) -> f32 {
+    a[0]
+}
+
+#[guvectorize("(n),(n)->()")]
+fn too_few_inputs(a: &[f32]) -> f32 {
+    a[0]
+}
+
+#[guvectorize("(n)->(n)")]
+fn output_returned(a: &[f32]) -> f32 {
+    a[0]
+}
+
+#[guvectorize("(n)->(n)")]
+fn output_not_written(a: &[f32], out: &[f32]) {
+    let _ = (a, out);
+}
+
+#[guvectorize("(m,n)->()")]
+fn matrix_as_slice(a: &[f32]) -> f32 {
+    a[0]
+}
+
+#[guvectorize("(n)->()")]
+fn not_a_view(a: Vec<f32>) -> f32 {
+    a[0]
+}
+
+fn main() {}
