@@ -72,3 +72,35 @@ fn an_index_past_a_core_faults_as_on_the_cpu() {
     let got = read_at(&x, &ok).unwrap();
     assert!(got.iter().enumerate().all(|(t, &v)| v == (t * 4 + t % 4) as i32));
 }
+
+#[gpu_runtime::vectorize(identity = 0)]
+fn add_i64(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+#[gpu_runtime::vectorize]
+fn max_f32(a: f32, b: f32) -> f32 {
+    a.max(b)
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn reductions_along_axes_match_ndarray() {
+    use gpu_runtime::ndarray::Axis;
+    let a = Array::from_shape_fn(IxDyn(&[300, 200, 30]), |ix| ((ix[0] * 7 + ix[1] * 3 + ix[2]) % 101) as i64 - 50);
+    for axis in 0..3 {
+        assert_eq!(add_i64::reduce_axis(&a, axis).unwrap(), a.sum_axis(Axis(axis)), "axis {axis}");
+    }
+    assert_eq!(add_i64::reduce_axes(&a, &[0, 2]).unwrap(), a.sum_axis(Axis(2)).sum_axis(Axis(0)));
+    let f = a.mapv(|v| v as f32 * 0.25);
+    let want = f.fold_axis(Axis(1), f32::NEG_INFINITY, |acc, &v| acc.max(v));
+    assert_eq!(max_f32::reduce_axis(&f, 1).unwrap(), want);
+    let empty = Array::<i64, _>::zeros(IxDyn(&[4, 0]));
+    assert_eq!(add_i64::reduce_axis(&empty, 1).unwrap(), Array::zeros(IxDyn(&[4])));
+    assert!(matches!(max_f32::reduce_axis(&Array::<f32, _>::zeros(IxDyn(&[0, 3])), 0), Err(Error::EmptyReduce { .. })));
+    // A fused map-reduce (argmax with its index) along the first axis.
+    let want: ArrayD<u32> = f.map_axis(Axis(0), |col| {
+        (0..col.len()).fold(0usize, |best, i| if col[i] > col[best] { i } else { best }) as u32
+    });
+    assert_eq!(argmax::along(0, &f).unwrap(), want);
+}

@@ -36,6 +36,7 @@ pub fn generate(v: &Vectorized) -> TokenStream {
         Target::Cpu | Target::Parallel => (cpu::into(v), cpu::reduce(v)),
     };
     let nd = nd::api(v);
+    let reduce_axis = nd::reduce_axis(v);
     let param_trait = param_trait(v);
     let host_api = cpu::api(v);
 
@@ -83,6 +84,8 @@ pub fn generate(v: &Vectorized) -> TokenStream {
             #reduce
 
             #nd
+
+            #reduce_axis
 
             #host_api
         }

@@ -167,8 +167,16 @@ fn parse_layout(lit: &syn::LitStr) -> syn::Result<Layout> {
 fn scalar_ident(ty: &syn::Type) -> Option<syn::Ident> {
     match ty {
         syn::Type::Path(p) if p.qself.is_none() => {
-            let id = p.path.get_ident()?;
-            SCALARS.contains(&id.to_string().as_str()).then(|| id.clone())
+            // `f32`, or `core::primitive::f32` / `std::primitive::f32` (with or without `::`).
+            let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+            let plain = p.path.segments.iter().all(|s| s.arguments.is_none());
+            let prefix_ok = match segs.as_slice() {
+                [_] => p.path.leading_colon.is_none(),
+                [root, prim, _] => (root == "core" || root == "std") && prim == "primitive",
+                _ => false,
+            };
+            let id = &p.path.segments.last()?.ident;
+            (plain && prefix_ok && SCALARS.contains(&id.to_string().as_str())).then(|| id.clone())
         }
         syn::Type::Paren(p) => scalar_ident(&p.elem),
         syn::Type::Group(g) => scalar_ident(&g.elem),
@@ -479,13 +487,26 @@ fn generate(
         ),
     };
     let ks_in: Vec<usize> = (0..inputs.len()).collect();
+    // A reduction (every input with at most one core dimension, every output `()`) can
+    // take its core along any axis, as NumPy's `axis=`.
+    let reduction = layout.inputs.iter().all(|d| d.len() <= 1) && layout.outputs.iter().all(Vec::is_empty);
+    let along = reduction.then(|| {
+        quote! {
+            /// As the plain call, with the core of every input with one core dimension
+            /// taken along `axis` (NumPy's `axis=`) instead of the last: the results have
+            /// that axis removed. An axis past an input's last is `Error::BadAxis`.
+            pub fn along<'__a>(axis: usize, #arg_list) -> ::gpu_runtime::Result<#out_ty> {
+                __call(#default_where, &[], ::core::option::Option::Some(axis), #(#in_idents),*)
+            }
+        }
+    });
     let mod_doc = format!("The generated API of the generalized function `{name_str}` (layout `{text}`).");
     let simulate = (target == ptx_codegen::Target::Cuda).then(|| {
         quote! {
             /// Runs the generated kernel in the simulator, on the host (as the GPU would
             /// run it: the same windows and bounds checks).
             pub fn simulate<'__a>(#arg_list) -> ::gpu_runtime::Result<#out_ty> {
-                __call(#p::GuWhere::Simulate, &[], #(#in_idents),*)
+                __call(#p::GuWhere::Simulate, &[], ::core::option::Option::None, #(#in_idents),*)
             }
         }
     });
@@ -493,7 +514,7 @@ fn generate(
         #(#docs)*
         #[allow(clippy::too_many_arguments)]
         #vis fn #name<'__a>(#arg_list) -> ::gpu_runtime::Result<#out_ty> {
-            #name::__call(#default_where, &[], #(#in_idents),*)
+            #name::__call(#default_where, &[], ::core::option::Option::None, #(#in_idents),*)
         }
 
         #[doc = #mod_doc]
@@ -520,34 +541,37 @@ fn generate(
 
             /// Runs the function on `device` (a GPU, or `Device::cpu()`).
             pub fn on<'__a>(device: &::gpu_runtime::Device, #arg_list) -> ::gpu_runtime::Result<#out_ty> {
-                __call(#p::GuWhere::On(device), &[], #(#in_idents),*)
+                __call(#p::GuWhere::On(device), &[], ::core::option::Option::None, #(#in_idents),*)
             }
 
             /// As the plain call, with the sizes of output core dimensions that no input
             /// fixes: `&[("m", 4)]`.
             pub fn sized<'__a>(sizes: &[(&str, usize)], #arg_list) -> ::gpu_runtime::Result<#out_ty> {
-                __call(#default_where, sizes, #(#in_idents),*)
+                __call(#default_where, sizes, ::core::option::Option::None, #(#in_idents),*)
             }
 
             /// Runs the function on the CPU, one loop index after another.
             pub fn cpu<'__a>(#arg_list) -> ::gpu_runtime::Result<#out_ty> {
-                __call(#p::GuWhere::Cpu, &[], #(#in_idents),*)
+                __call(#p::GuWhere::Cpu, &[], ::core::option::Option::None, #(#in_idents),*)
             }
 
             /// Runs the function on the CPU, the loop indices split over threads with rayon.
             pub fn parallel<'__a>(#arg_list) -> ::gpu_runtime::Result<#out_ty> {
-                __call(#p::GuWhere::Parallel, &[], #(#in_idents),*)
+                __call(#p::GuWhere::Parallel, &[], ::core::option::Option::None, #(#in_idents),*)
             }
 
             #simulate
+
+            #along
 
             #[doc(hidden)]
             pub(super) fn __call<'__a>(
                 __where: #p::GuWhere<'_>,
                 __sizes: &[(&str, usize)],
+                __axis: ::core::option::Option<usize>,
                 #arg_list
             ) -> ::gpu_runtime::Result<#out_ty> {
-                #(let #in_idents = ::gpu_runtime::nd::NdArg::into_nd(#in_idents);)*
+                #(let #in_idents = #p::gu_along(&__LAYOUT, #ks_in, __axis, ::gpu_runtime::nd::NdArg::into_nd(#in_idents))?;)*
                 let __plan = #p::GuPlan::new(&__LAYOUT, &[#(#in_idents.shape()),*], __sizes)?;
                 #(let #in_idents = #p::GuIn::new(&__LAYOUT, &__plan, #ks_in, #in_idents);)*
                 let __loops = __plan.loops;

@@ -114,3 +114,60 @@ fn host_nd_into(v: &Vectorized, how: HostLoop) -> TokenStream {
     let (erased, out_conv, element, order) = (nd_erased(v), nd_out_conv(v), element(v), how.runtime_tokens());
     quote! { ::gpu_runtime::__private::host_nd_into::<#ret_ty>(#name_str, &[#(#name_strs),*], &#erased, #out_conv, #order, #element) }
 }
+
+/// `name::reduce_axis` and `name::reduce_axes` for a reducible function that is not
+/// generic: a fold along an axis, as the generated gufunc `__fold` (`(n)->()`, the
+/// function applied left to right along its core) taken `along` that axis. They exist with
+/// `gpu-runtime`'s `ndarray` feature, like the rest of the N-d API.
+pub fn reduce_axis(v: &Vectorized) -> TokenStream {
+    // Not for a function whose errors are reported (its body would be checked again).
+    if !v.reducible || v.signature.generic.is_some() || !v.instances.iter().all(|i| i.ok) {
+        return TokenStream::new();
+    }
+    let Vectorized { name_str, ret_ty, identity_expr, .. } = v;
+    let mut f = v.func.clone();
+    f.attrs.clear();
+    f.vis = syn::Visibility::Inherited;
+    f.sig.ident = quote::format_ident!("__f");
+    let target = match v.target {
+        Target::Cuda => "cuda",
+        Target::Cpu => "cpu",
+        Target::Parallel => "parallel",
+    };
+    let p = quote!(::gpu_runtime::__private);
+    quote! {
+        ::gpu_runtime::__if_ndarray! {
+            #[doc(hidden)]
+            #[::gpu_runtime::guvectorize("(n)->()", target = #target)]
+            pub fn __fold(x: &[#ret_ty]) -> #ret_ty {
+                #f
+                let mut acc = x[0];
+                for i in 1..x.len() {
+                    acc = __f(acc, x[i]);
+                }
+                acc
+            }
+
+            /// Folds `values` along `axis` with the function (NumPy's `reduce(axis=…)`):
+            /// the result has that axis removed. Along an empty axis every result is the
+            /// `identity` (`Error::EmptyReduce` without one); an axis past the last is
+            /// `Error::BadAxis`. One thread per result on the GPU, each folding its line
+            /// left to right.
+            pub fn reduce_axis<'__a>(
+                values: impl ::gpu_runtime::nd::NdArg<'__a, #ret_ty>,
+                axis: usize,
+            ) -> ::gpu_runtime::Result<::gpu_runtime::nd::ArrayD<#ret_ty>> {
+                #p::reduce_axes(#name_str, ::gpu_runtime::nd::NdArg::into_nd(values), &[axis], #identity_expr, |__v, __axis| __fold::along(__axis, __v))
+            }
+
+            /// Folds `values` along every axis in `axes` (each once; the result has them
+            /// removed), as [`reduce_axis`] does along one.
+            pub fn reduce_axes<'__a>(
+                values: impl ::gpu_runtime::nd::NdArg<'__a, #ret_ty>,
+                axes: &[usize],
+            ) -> ::gpu_runtime::Result<::gpu_runtime::nd::ArrayD<#ret_ty>> {
+                #p::reduce_axes(#name_str, ::gpu_runtime::nd::NdArg::into_nd(values), axes, #identity_expr, |__v, __axis| __fold::along(__axis, __v))
+            }
+        }
+    }
+}

@@ -78,6 +78,10 @@ pub enum Error {
     )]
     UnsizedCoreDim { function: &'static str, dim: &'static str, output: &'static str },
 
+    /// An axis past the last of an argument (`name::along`, `name::reduce_axis`).
+    #[error("`{function}`: `{param}` has {ndim} axes, so it has no axis {axis}")]
+    BadAxis { function: &'static str, param: &'static str, axis: usize, ndim: usize },
+
     /// A size given to `name::sized` for a dimension the layout does not have.
     #[error("`{function}`: the layout `{layout}` has no core dimension `{dim}`")]
     UnknownCoreDim { function: &'static str, dim: String, layout: &'static str },

@@ -124,8 +124,8 @@ pub mod __private {
     pub use crate::api::cpu_into;
     #[cfg(feature = "ndarray")]
     pub use crate::api::{
-        GuIn, GuLayout, GuPlan, GuRun, GuWhere, gu_fault, gu_host, gu_launch_config, gu_output, gu_run, gu_shaped,
-        host_nd, host_nd_into, nd_message_at,
+        GuIn, GuLayout, GuPlan, GuRun, GuWhere, gu_along, gu_fault, gu_host, gu_launch_config, gu_output, gu_run,
+        gu_shaped, host_nd, host_nd_into, nd_message_at, reduce_axes,
     };
     pub use crate::api::{
         cpu_check_outs, cpu_of_devices, cpu_pending, cpu_target, cpu_values, default_cpu, explicit_on_cpu, host_reduce,

@@ -265,3 +265,59 @@ pub fn gu_run(how: GuWhere<'_>) -> GuRun {
         GuWhere::Simulate => GuRun::Simulate,
     }
 }
+
+/// Input `k` with its core taken along `axis` (`name::along`): for an input with one core
+/// dimension, that axis moves last (a view, no copy); others are as they are.
+pub fn gu_along<'a, T: Scalar>(
+    layout: &GuLayout,
+    k: usize,
+    axis: Option<usize>,
+    arg: NdRef<'a, T>,
+) -> Result<NdRef<'a, T>> {
+    let (Some(axis), NdRef::Host(view)) = (axis, &arg) else { return Ok(arg) };
+    if layout.inputs[k].1.len() != 1 {
+        return Ok(arg);
+    }
+    let ndim = view.ndim();
+    if axis >= ndim {
+        return Err(Error::BadAxis { function: layout.function, param: layout.inputs[k].0, axis, ndim });
+    }
+    let order: Vec<usize> = (0..ndim).filter(|&a| a != axis).chain([axis]).collect();
+    Ok(NdRef::Host(view.clone().permuted_axes(IxDyn(&order))))
+}
+
+/// `name::reduce_axes`: folds `values` along each of `axes` (highest first, so the others
+/// keep their numbers) with `fold` (the function's generated `(n)->()` gufunc taken along
+/// an axis). An empty axis gives `identity` everywhere, or `Error::EmptyReduce`.
+pub fn reduce_axes<T: Scalar>(
+    function: &'static str,
+    values: NdRef<'_, T>,
+    axes: &[usize],
+    identity: Option<T>,
+    fold: impl Fn(ndarray::ArrayViewD<'_, T>, usize) -> Result<ArrayD<T>>,
+) -> Result<ArrayD<T>> {
+    let mut current: ArrayD<T> = match values {
+        NdRef::Scalar(v) => ArrayD::from_elem(IxDyn(&[]), v),
+        NdRef::Host(view) => view.to_owned(),
+    };
+    let ndim = current.ndim();
+    let mut order: Vec<usize> = axes.to_vec();
+    order.sort_unstable_by(|a, b| b.cmp(a));
+    order.dedup();
+    if let Some(&axis) = order.first().filter(|&&a| a >= ndim) {
+        return Err(Error::BadAxis { function, param: "values", axis, ndim });
+    }
+    for axis in order {
+        let mut shape = current.shape().to_vec();
+        let n = shape.remove(axis);
+        current = if n == 0 {
+            match identity {
+                Some(v) => ArrayD::from_elem(IxDyn(&shape), v),
+                None => return Err(Error::EmptyReduce { function }),
+            }
+        } else {
+            fold(current.view(), axis)?
+        };
+    }
+    Ok(current)
+}

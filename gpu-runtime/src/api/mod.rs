@@ -15,7 +15,8 @@ pub use cpu_device::{
 };
 #[cfg(feature = "ndarray")]
 pub use gufunc::{
-    GuIn, GuLayout, GuPlan, GuRun, GuWhere, gu_fault, gu_host, gu_launch_config, gu_output, gu_run, gu_shaped,
+    GuIn, GuLayout, GuPlan, GuRun, GuWhere, gu_along, gu_fault, gu_host, gu_launch_config, gu_output, gu_run,
+    gu_shaped, reduce_axes,
 };
 pub use host::cpu_into;
 #[cfg(feature = "ndarray")]
