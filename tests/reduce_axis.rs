@@ -3,8 +3,6 @@
 //! shapes (on the CPU device, and the generated fold kernel in the simulator), and fused
 //! map-reduce with a `#[guvectorize]` function taken `along` an axis (a norm, a mean, an
 //! argmax with its index). The GPU runs the same in `tests/gpu_gufunc.rs`.
-#![allow(clippy::needless_range_loop)] // the kernel language indexes; it has no iterators
-
 mod gufunc_defs;
 
 use gpu_runtime::ndarray::{Array, ArrayD, Axis, IxDyn};

@@ -466,6 +466,8 @@ fn generate(
         f.sig.ident = format_ident!("scalar", span = name.span());
         f.vis = syn::parse_quote!(pub);
         f.attrs.retain(|a| !a.path().is_ident("doc"));
+        // The same body is the GPU's, whose language indexes and has no iterators.
+        f.attrs.push(syn::parse_quote!(#[allow(clippy::needless_range_loop)]));
         f
     };
     let docs: Vec<&syn::Attribute> = func.attrs.iter().filter(|a| a.path().is_ident("doc")).collect();

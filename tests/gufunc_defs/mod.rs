@@ -1,6 +1,6 @@
 //! `#[guvectorize]` functions shared by `tests/gufunc.rs` (on the host and in the
 //! simulator, in CI) and `tests/gpu_gufunc.rs` (on the GPU).
-#![allow(dead_code, clippy::needless_range_loop)] // the kernel language indexes; it has no iterators
+#![allow(dead_code)]
 
 use gpu_runtime::{Mat, MatMut, guvectorize};
 
