@@ -27,68 +27,49 @@ fn at(rows: usize, cols: usize, (i, j): (usize, usize)) -> usize {
     i * cols + j
 }
 
+/// What both views have: a constructor over a slice, their shape and `[(i, j)]` reads.
+macro_rules! matrix_view {
+    ($name:ident, $slice:ty) => {
+        impl<'a, T> $name<'a, T> {
+            /// `data` as `rows × cols`, row-major; panics unless it has `rows * cols`
+            /// elements.
+            pub fn new(data: $slice, rows: usize, cols: usize) -> $name<'a, T> {
+                check(data.len(), rows, cols);
+                $name { data, cols }
+            }
+
+            /// `(rows, columns)`.
+            pub fn shape(&self) -> (usize, usize) {
+                (self.data.len().checked_div(self.cols).unwrap_or(0), self.cols)
+            }
+
+            /// The number of elements.
+            pub fn len(&self) -> usize {
+                self.data.len()
+            }
+
+            pub fn is_empty(&self) -> bool {
+                self.data.is_empty()
+            }
+        }
+
+        impl<T> Index<(usize, usize)> for $name<'_, T> {
+            type Output = T;
+
+            fn index(&self, ij: (usize, usize)) -> &T {
+                &self.data[at(self.shape().0, self.cols, ij)]
+            }
+        }
+    };
+}
+
+matrix_view!(Mat, &'a [T]);
+matrix_view!(MatMut, &'a mut [T]);
+
 impl<'a, T> Mat<'a, T> {
-    /// `data` as `rows × cols`, row-major; panics unless it has `rows * cols` elements.
-    pub fn new(data: &'a [T], rows: usize, cols: usize) -> Mat<'a, T> {
-        check(data.len(), rows, cols);
-        Mat { data, cols }
-    }
-
-    /// `(rows, columns)`.
-    pub fn shape(&self) -> (usize, usize) {
-        (self.data.len().checked_div(self.cols).unwrap_or(0), self.cols)
-    }
-
-    /// The number of elements.
-    pub fn len(&self) -> usize {
-        self.data.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.data.is_empty()
-    }
-
     /// The elements, row after row.
     pub fn as_slice(&self) -> &'a [T] {
         self.data
-    }
-}
-
-impl<T> Index<(usize, usize)> for Mat<'_, T> {
-    type Output = T;
-
-    fn index(&self, ij: (usize, usize)) -> &T {
-        &self.data[at(self.shape().0, self.cols, ij)]
-    }
-}
-
-impl<'a, T> MatMut<'a, T> {
-    /// `data` as `rows × cols`, row-major; panics unless it has `rows * cols` elements.
-    pub fn new(data: &'a mut [T], rows: usize, cols: usize) -> MatMut<'a, T> {
-        check(data.len(), rows, cols);
-        MatMut { data, cols }
-    }
-
-    /// `(rows, columns)`.
-    pub fn shape(&self) -> (usize, usize) {
-        (self.data.len().checked_div(self.cols).unwrap_or(0), self.cols)
-    }
-
-    /// The number of elements.
-    pub fn len(&self) -> usize {
-        self.data.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.data.is_empty()
-    }
-}
-
-impl<T> Index<(usize, usize)> for MatMut<'_, T> {
-    type Output = T;
-
-    fn index(&self, ij: (usize, usize)) -> &T {
-        &self.data[at(self.shape().0, self.cols, ij)]
     }
 }
 
