@@ -575,7 +575,7 @@ fn generate(
             ) -> ::gpu_runtime::Result<#out_ty> {
                 #(let #in_idents = #p::gu_along(&__LAYOUT, #ks_in, __axis, ::gpu_runtime::nd::NdArg::into_nd(#in_idents))?;)*
                 let __plan = #p::GuPlan::new(&__LAYOUT, &[#(#in_idents.shape()),*], __sizes)?;
-                #(let #in_idents = #p::GuIn::new(&__LAYOUT, &__plan, #ks_in, #in_idents);)*
+                #(let #in_idents = #p::GuIn::new(&__LAYOUT, &__plan, #ks_in, #in_idents)?;)*
                 let __loops = __plan.loops;
                 #host_fn
                 match #p::gu_run(__where) {

@@ -122,11 +122,11 @@ pub struct GuIn<'a, T: Clone> {
 
 impl<'a, T: Scalar> GuIn<'a, T> {
     /// Input `k` of the layout, from the argument the plan was made with.
-    pub fn new(layout: &GuLayout, plan: &GuPlan, k: usize, arg: NdRef<'a, T>) -> GuIn<'a, T> {
+    pub fn new(layout: &GuLayout, plan: &GuPlan, k: usize, arg: NdRef<'a, T>) -> Result<GuIn<'a, T>> {
         let core = plan.core(layout.inputs[k].1);
         let len: usize = core.iter().product();
         let view = match arg {
-            NdRef::Scalar(v) => return GuIn { data: Cow::Owned(vec![v]), step: 0, len: 1 },
+            NdRef::Scalar(v) => return Ok(GuIn { data: Cow::Owned(vec![v]), step: 0, len: 1 }),
             NdRef::Host(view) => view,
         };
         let outer: usize = view.shape()[..view.ndim() - core.len()].iter().product();
@@ -136,18 +136,21 @@ impl<'a, T: Scalar> GuIn<'a, T> {
                 Some(s) => Cow::Borrowed(s),
                 None => Cow::Owned(view.iter().copied().collect()),
             };
-            return GuIn { data, step: 0, len };
+            return Ok(GuIn { data, step: 0, len });
         }
         let full: Vec<usize> = plan.loop_shape.iter().chain(&core).copied().collect();
         let data = match view.to_slice() {
             Some(s) if view.shape() == full.as_slice() => Cow::Borrowed(s),
             _ => match view.broadcast(IxDyn(&full)) {
                 Some(b) => Cow::Owned(b.iter().copied().collect()),
-                // The plan checked that the shapes broadcast.
-                None => Cow::Owned(Vec::new()),
+                None => {
+                    let message =
+                        format!("`{}`: shape {:?} planned to broadcast to {full:?}", layout.function, view.shape());
+                    return Err(Error::internal(message));
+                }
             },
         };
-        GuIn { data, step: len, len }
+        Ok(GuIn { data, step: len, len })
     }
 
     /// The core at loop index `t`.
