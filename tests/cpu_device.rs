@@ -121,10 +121,12 @@ fn calls_on_the_cpu_device_match_the_cpu_path() {
 #[test]
 fn a_fault_on_the_cpu_device_is_the_gpu_s_error() {
     let cpu = Device::cpu();
-    let a: Vec<i32> = (0..10_000).collect();
-    let mut b = vec![3i32; 10_000];
+    // Several chunks of the parallel loop, the later zero in an earlier-finishing chunk
+    // perhaps: the fault is still the first index.
+    let a: Vec<i32> = (0..100_000).collect();
+    let mut b = vec![3i32; 100_000];
     b[6001] = 0;
-    b[9000] = 0;
+    b[90_000] = 0;
     let e = divide::on(&cpu, &a, &b).unwrap_err();
     match &e {
         Error::KernelFault { function, index, message } => {

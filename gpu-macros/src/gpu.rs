@@ -151,7 +151,16 @@ fn on_cpu_fn(v: &Vectorized) -> TokenStream {
             #(#idents: ::gpu_runtime::ArgRef<'__a, #tys>),*
         ) -> ::gpu_runtime::Result<::std::vec::Vec<#ret_ty>> {
             #cpu_bind
-            ::gpu_runtime::__private::cpu_values::<#ret_ty>(#name_str, &[#(#name_strs),*], #lens, __out_lens, #at)
+            let __at = #at;
+            // A plain loop: cheaper for rustc than an iterator chain, once per function.
+            let __chunk = |__r: ::core::ops::Range<usize>| -> ::std::vec::Vec<#ret_ty> {
+                let mut __v = ::std::vec::Vec::with_capacity(__r.len());
+                for __i in __r {
+                    __v.push(__at(__i));
+                }
+                __v
+            };
+            ::gpu_runtime::__private::cpu_values::<#ret_ty>(#name_str, &[#(#name_strs),*], #lens, __out_lens, &__chunk, &__at)
         }
     }
 }

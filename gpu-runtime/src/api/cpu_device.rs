@@ -28,19 +28,32 @@ pub fn cpu_target(device: Option<&Device>, arrays: &[Option<DeviceId>]) -> Optio
     }
 }
 
-/// The results of `f` at every element of a call with arguments of `lens` and outputs of
-/// `out_lens` (split over rayon's threads); where `f` panics, the `KernelFault` of the
-/// first element that does.
+/// The results of the function at every element of a call with arguments of `lens` and
+/// outputs of `out_lens`, split over rayon's threads in chunks: `chunk` computes the
+/// results of a range of elements, `at` one element (to find the first that panics, the
+/// `KernelFault`). Both are trait objects, so that rayon's machinery is compiled once per
+/// result type, not once per function; the loop over a chunk is the function's own.
 pub fn cpu_values<R: Results>(
     function: &'static str,
     names: &[&'static str],
     lens: &[Option<usize>],
     out_lens: &[usize],
-    f: impl Fn(usize) -> R + Sync,
+    chunk: &(dyn Fn(std::ops::Range<usize>) -> Vec<R> + Sync),
+    at: &dyn Fn(usize) -> R,
 ) -> Result<Vec<R>> {
+    const CHUNK: usize = 16 * 1024;
     let n = call_len(function, names, lens, out_lens)?;
-    let all = || (0..n).into_par_iter().map_init(Quiet::new, |_, i| f(i)).collect();
-    host_results(function, n, all, &f)
+    let all = || {
+        if n <= CHUNK {
+            return chunk(0..n);
+        }
+        let parts: Vec<Vec<R>> = (0..n.div_ceil(CHUNK))
+            .into_par_iter()
+            .map_init(Quiet::new, |_, k| chunk(k * CHUNK..((k + 1) * CHUNK).min(n)))
+            .collect();
+        parts.concat()
+    };
+    host_results(function, n, all, at)
 }
 
 /// The arguments' devices followed by the outputs' (for [`cpu_target`]).
