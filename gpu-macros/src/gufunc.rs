@@ -476,7 +476,7 @@ fn generate(
         ptx_codegen::Target::Cpu => quote!(#p::GuWhere::Cpu),
         ptx_codegen::Target::Parallel => quote!(#p::GuWhere::Parallel),
     };
-    let gpu = (target == ptx_codegen::Target::Cuda).then(|| gpu_items(func, layout, params, ret, &inputs, &outputs));
+    let gpu = (target == ptx_codegen::Target::Cuda).then(|| gpu_items(func, layout, ret, &inputs, &outputs));
     let (kernel_items, gpu_run) = match gpu {
         Some((items, run)) => (items, run),
         None => (
@@ -596,7 +596,6 @@ fn generate(
 fn gpu_items(
     func: &syn::ItemFn,
     layout: &Layout,
-    params: &[Param],
     ret: Option<&syn::Ident>,
     inputs: &[&Param],
     outputs: &[&Param],
@@ -698,7 +697,6 @@ fn gpu_items(
         .collect();
     let all: Vec<&syn::Ident> = out_bufs.iter().map(|(b, _, _)| b).collect();
     let ks: Vec<usize> = out_bufs.iter().map(|(_, _, k)| *k).collect();
-    let _ = params;
     let run = quote! {
         __run @ (#p::GuRun::Gpu(_) | #p::GuRun::Simulate) => {
             #(#allocs)*
