@@ -5,7 +5,7 @@
 
 mod gufunc_defs;
 
-use gpu_runtime::ndarray::{Array, ArrayD, IxDyn};
+use gpu_runtime::ndarray::{Array, ArrayD, Dimension, IxDyn};
 use gpu_runtime::{Device, Error};
 use gufunc_defs::*;
 
@@ -155,4 +155,48 @@ fn an_index_past_the_core_is_a_fault_not_the_next_core() {
     assert_eq!(read_at::parallel(&x, &at).unwrap_err().to_string(), e.to_string());
     let ok = Array::from_shape_vec(IxDyn(&[3]), vec![3usize, 0, 2]).unwrap();
     assert_eq!(read_at::simulate(&x, &ok).unwrap().into_raw_vec_and_offset().0, vec![3, 4, 10]);
+}
+
+/// Pseudo-random loop shapes (broadcast against each other, with empty and size-1 axes)
+/// and core sizes: every path against a naive loop over NumPy's broadcast.
+#[test]
+fn random_broadcasts_match_a_naive_loop() {
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n) as usize
+    };
+    for case in 0..40 {
+        let ndim = next(4);
+        let full: Vec<usize> = (0..ndim).map(|_| next(4)).collect();
+        // Each input keeps a suffix of the loop shape, with some axes set to 1.
+        let loop_of = |next: &mut dyn FnMut(u64) -> usize| -> Vec<usize> {
+            let keep = next(ndim as u64 + 1);
+            full[ndim - keep..].iter().map(|&d| if next(3) == 0 { 1 } else { d }).collect()
+        };
+        let (la, lb) = (loop_of(&mut next), loop_of(&mut next));
+        let n = 1 + next(9);
+        let shape_a: Vec<usize> = la.iter().copied().chain([n]).collect();
+        let shape_b: Vec<usize> = lb.iter().copied().chain([n]).collect();
+        let a = array(&shape_a, |i| ((i * 37) % 19) as f32 - 9.0);
+        let b = array(&shape_b, |i| ((i * 11) % 7) as f32);
+        // The broadcast loop shape, as NumPy gives it.
+        let nd = la.len().max(lb.len());
+        let pad =
+            |s: &[usize]| -> Vec<usize> { std::iter::repeat_n(1, nd - s.len()).chain(s.iter().copied()).collect() };
+        let (pa, pb) = (pad(&la), pad(&lb));
+        let lshape: Vec<usize> = pa.iter().zip(&pb).map(|(&x, &y)| if x == 1 { y } else { x }).collect();
+        let want = ArrayD::from_shape_fn(IxDyn(&lshape), |ix| {
+            let ix = ix.as_array_view().to_vec();
+            // Input with padded loop shape `p` and `keep` loop axes of its own, core index `k`.
+            let index = |p: &[usize], keep: usize, k: usize| -> Vec<usize> {
+                ix.iter().zip(p).map(|(&i, &d)| if d == 1 { 0 } else { i }).skip(nd - keep).chain([k]).collect()
+            };
+            (0..n).map(|k| a[index(&pa, la.len(), k).as_slice()] * b[index(&pb, lb.len(), k).as_slice()]).sum::<f32>()
+        });
+        assert_eq!(dot::cpu(&a, &b).unwrap(), want, "case {case}: {shape_a:?} · {shape_b:?}");
+        everywhere!(dot(&a, &b), want);
+    }
 }
