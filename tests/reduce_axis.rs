@@ -18,6 +18,11 @@ fn max_f32(a: f32, b: f32) -> f32 {
     a.max(b)
 }
 
+#[vectorize]
+fn div_i64(a: i64, b: i64) -> i64 {
+    a / b
+}
+
 #[vectorize(target = "parallel", identity = 1)]
 fn mul_u64(a: u64, b: u64) -> u64 {
     a.wrapping_mul(b)
@@ -142,4 +147,32 @@ fn fused_map_reduce_along_any_axis() {
         (0..col.len()).fold(0usize, |best, i| if col[i] > col[best] { i } else { best }) as u32
     });
     assert_eq!(cpu.scope(|| gufunc_defs::argmax::along(0, &f)).unwrap(), want);
+}
+
+#[test]
+fn few_long_lines_are_reduced_as_whole_arrays() {
+    let cpu = Device::cpu();
+    let a = Array::from_shape_fn(IxDyn(&[3, 70_000]), |ix| (ix[1] % 7) as i64 - 3 + ix[0] as i64);
+    assert_eq!(cpu.scope(|| add_i64::reduce_axis(&a, 1)).unwrap(), a.sum_axis(Axis(1)));
+    // Lanes that are not contiguous (a transposed array) are gathered first.
+    let t = a.t().to_owned();
+    assert_eq!(cpu.scope(|| add_i64::reduce_axis(&t, 0)).unwrap(), t.sum_axis(Axis(0)));
+    assert_eq!(cpu.scope(|| add_i64::reduce_axes(&t, &[0, 1])).unwrap(), ArrayD::from_elem(IxDyn(&[]), a.sum()));
+    let u = a.mapv(|v| (v.unsigned_abs() % 3) + 1);
+    let want = u.fold_axis(Axis(1), 1u64, |acc, &v| acc.wrapping_mul(v));
+    assert_eq!(mul_u64::reduce_axis(&u, 1).unwrap(), want);
+    // A fault names the result whose line failed (C order), on both paths: lines 2 and 3
+    // divide by zero, line 2 is reported.
+    for len in [70_000usize, 10] {
+        let mut d = Array::from_elem(IxDyn(&[4, len]), 1i64);
+        d[[2, len / 2]] = 0;
+        d[[3, 1]] = 0;
+        let e = cpu.scope(|| div_i64::reduce_axis(&d, 1)).unwrap_err();
+        match e {
+            Error::KernelFault { function: "div_i64", index: 2, message } => {
+                assert!(message.contains("divide by zero"), "{message}");
+            }
+            other => panic!("lines of {len}: expected a fault at result 2, got {other:?}"),
+        }
+    }
 }

@@ -152,12 +152,13 @@ pub fn reduce_axis(v: &Vectorized) -> TokenStream {
             /// the result has that axis removed. Along an empty axis every result is the
             /// `identity` (`Error::EmptyReduce` without one); an axis past the last is
             /// `Error::BadAxis`. One thread per result on the GPU, each folding its line
-            /// left to right.
+            /// left to right; a few long lines (at most 32 results, each of 65 536
+            /// elements or more) are each reduced as a whole array, as `reduce` does.
             pub fn reduce_axis<'__a>(
                 values: impl ::gpu_runtime::nd::NdArg<'__a, #ret_ty>,
                 axis: usize,
             ) -> ::gpu_runtime::Result<::gpu_runtime::nd::ArrayD<#ret_ty>> {
-                #p::reduce_axes(#name_str, ::gpu_runtime::nd::NdArg::into_nd(values), &[axis], #identity_expr, |__v, __axis| __fold::along(__axis, __v))
+                #p::reduce_axes(#name_str, ::gpu_runtime::nd::NdArg::into_nd(values), &[axis], #identity_expr, |__v, __axis| __fold::along(__axis, __v), |__line: &[#ret_ty]| reduce(__line))
             }
 
             /// Folds `values` along every axis in `axes` (each once; the result has them
@@ -166,7 +167,7 @@ pub fn reduce_axis(v: &Vectorized) -> TokenStream {
                 values: impl ::gpu_runtime::nd::NdArg<'__a, #ret_ty>,
                 axes: &[usize],
             ) -> ::gpu_runtime::Result<::gpu_runtime::nd::ArrayD<#ret_ty>> {
-                #p::reduce_axes(#name_str, ::gpu_runtime::nd::NdArg::into_nd(values), axes, #identity_expr, |__v, __axis| __fold::along(__axis, __v))
+                #p::reduce_axes(#name_str, ::gpu_runtime::nd::NdArg::into_nd(values), axes, #identity_expr, |__v, __axis| __fold::along(__axis, __v), |__line: &[#ret_ty]| reduce(__line))
             }
         }
     }
