@@ -226,8 +226,9 @@ impl<'a> KArg<'a> {
         }
     }
 
-    /// Where the argument's memory lies: `(None, ..)` for the host, `(Some(ordinal), ..)`
-    /// for a device, with its byte range; `None` for a scalar.
+    /// Where the argument's memory lies: `(None, ..)` for the host (the CPU device's
+    /// arrays included), `(Some(ordinal), ..)` for a GPU, with its byte range; `None` for a
+    /// scalar.
     pub(crate) fn span(&self) -> Option<(Option<usize>, u64, u64)> {
         match self.0 {
             KArgKind::Scalar { .. } | KArgKind::In { arg: ArgKind::Scalar { .. }, .. } => None,
@@ -241,7 +242,12 @@ impl<'a> KArg<'a> {
             }
             KArgKind::In { arg: ArgKind::Device { ptr, len, size, device, .. }, .. }
             | KArgKind::InOut { mem: InOutMem::Device { ptr, len, size, device, .. }, .. } => {
-                Some((Some(device.ordinal()), ptr, ptr + (len * size) as u64))
+                // The CPU device's arrays are host memory: the host's address space.
+                let space = match device.id() {
+                    DeviceId::Cpu => None,
+                    DeviceId::Cuda(n) => Some(n),
+                };
+                Some((space, ptr, ptr + (len * size) as u64))
             }
         }
     }
@@ -303,6 +309,11 @@ mod tests {
         let ys = y.as_ptr() as u64;
         let b = KArg::output("y", &mut y);
         assert_eq!(b.span(), Some((None, ys, ys + 10)));
+        // The CPU device's arrays are in the host's address space.
+        let on_cpu = DeviceVec::from_slice_on(&Device::cpu(), &[1.0f32, 2.0]).unwrap();
+        let c = KArg::input("c", &on_cpu);
+        let cs = on_cpu.as_slice().ptr();
+        assert_eq!(c.span(), Some((None, cs, cs + 8)));
         let s = KArg::scalar(-1i8);
         assert!(matches!(s.0, KArgKind::Scalar { bits: 0xff }));
         assert_eq!((s.span(), s.name()), (None, None));
