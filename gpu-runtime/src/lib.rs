@@ -25,14 +25,22 @@
 //! - `f::device(args…)`: the results left on the device; `f::into(out, args…)`: written
 //!   into memory you own;
 //! - `f::launch`, `f::launch_device`, `f::launch_into`: queued on a [`Stream`];
-//! - `f::reduce(values)` for `fn(T, T) -> T`;
+//! - `f::reduce(values)` for `fn(T, T) -> T`, and (feature `ndarray`) `f::reduce_axis`,
+//!   `f::reduce_axes` along axes;
 //! - `f::nd`, `f::nd_into` (feature `ndarray`): NumPy broadcasting over `ndarray` arrays;
 //! - `f::cpu(args…)`, `f::parallel(args…)`: the same computation on the CPU;
 //! - `f::scalar(x…) -> R`: the original function;
 //! - `f::PTX` and `f::LLVM_IR`: the generated code.
 //!
-//! A function returning a tuple gets one output array per field. See the README for the
-//! kernel language, devices ([`devices`], [`Device::scope`]), tracing and performance.
+//! A function returning a tuple gets one output array per field.
+//!
+//! [`Device::cpu`] is a device too, and [`Device::best`] the GPU where there is one, else
+//! the CPU: every call above, device arrays, streams and `#[kernel]` launches (in the
+//! simulator) work on it, so a program is written once. `#[kernel]` compiles explicit
+//! kernels (Numba's `@cuda.jit`, built-ins in [`gpu`]); `#[guvectorize("(n),(n)->()")]`
+//! generalized functions over cores of `ndarray` arrays ([`Mat`] for 2-D cores). See the
+//! README for the kernel language, devices ([`devices`], [`Device::scope`]), tracing and
+//! performance.
 
 // The crate in layers, each built only on the ones above it in this list (see the README's
 // "How it is built"): the error type and element types; the CUDA driver; data (device
