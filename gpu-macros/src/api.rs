@@ -40,7 +40,7 @@ pub fn generate(v: &Vectorized) -> TokenStream {
     let param_trait = param_trait(v);
     let host_api = cpu::api(v);
 
-    let outer_target = v.cpu_target(quote!(::core::option::Option::None));
+    let outer_target = v.cpu_target();
     let wrapper_body = match v.target {
         Target::Cuda => quote! {
             #outer_bind_args

@@ -216,24 +216,17 @@ fn generate(
             }
         })
         .collect();
-    let array_devices: Vec<TokenStream> = idents
+    // Each slice argument's device (which decides whether the launch goes to the CPU),
+    // and its host slice there.
+    let (array_devices, host_bind): (Vec<TokenStream>, Vec<TokenStream>) = idents
         .iter()
         .zip(params)
         .filter(|(_, p)| matches!(p.kind, ExplicitParamKind::Slice { .. }))
         .map(|(id, p)| {
             let pname = &p.name;
-            quote!((#pname, #id.device_id()))
+            (quote!((#pname, #id.device_id())), quote!(let #id = #id.host_on(#name_str, #pname, __cpu)?;))
         })
-        .collect();
-    let host_bind: Vec<TokenStream> = idents
-        .iter()
-        .zip(params)
-        .filter(|(_, p)| matches!(p.kind, ExplicitParamKind::Slice { .. }))
-        .map(|(id, p)| {
-            let pname = &p.name;
-            quote!(let #id = #id.host_on(#name_str, #pname, __cpu)?;)
-        })
-        .collect();
+        .unzip();
     let sim_params = typed(&idents, params, |kind| match kind {
         ExplicitParamKind::Scalar(t) => scalar_tokens(*t),
         ExplicitParamKind::Slice { elem, mutable } => {

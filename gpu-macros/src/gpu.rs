@@ -20,7 +20,7 @@ pub fn api(v: &Vectorized) -> TokenStream {
     let p = quote!(::gpu_runtime::__private);
     let results = quote!(<#ret_ty as ::gpu_runtime::Results>);
     let on_cpu = quote!(__on_cpu(__cpu, &[], #(#idents),*));
-    let target = v.cpu_target(quote!(::core::option::Option::None));
+    let target = v.cpu_target();
     let on_cpu_device = quote! {
         if let ::core::option::Option::Some(__cpu) = &#target {
             return #results::host_to_device(#results::unzip(#on_cpu?), __cpu);
@@ -31,9 +31,7 @@ pub fn api(v: &Vectorized) -> TokenStream {
         let __out = #out_conv;
         let __arrays = #p::with_out_devices::<#ret_ty>(&[#(#idents.device_id()),*], &__out);
         if let ::core::option::Option::Some(__cpu) = &#p::cpu_target(::core::option::Option::None, &__arrays) {
-            #p::cpu_check_outs::<#ret_ty>(#name_str, __cpu, &__out)?;
-            let __values = __on_cpu(__cpu, &#results::out_slots_len(&__out), #(#idents),*)?;
-            return #results::write(__values, __out);
+            return #p::cpu_write::<#ret_ty>(#name_str, __cpu, __out, |__lens| __on_cpu(__cpu, __lens, #(#idents),*));
         }
     };
     let on_cpu_stream = |body: TokenStream| {
@@ -48,12 +46,7 @@ pub fn api(v: &Vectorized) -> TokenStream {
     let launch_device_cpu =
         on_cpu_stream(quote!(#on_cpu.and_then(|__v| #results::host_to_device(#results::unzip(__v), __cpu))));
     let launch_into_cpu = on_cpu_stream(quote! {
-        {
-            let __out = #out_conv;
-            #p::cpu_check_outs::<#ret_ty>(#name_str, __cpu, &__out)
-                .and_then(|()| __on_cpu(__cpu, &#results::out_slots_len(&__out), #(#idents),*))
-                .and_then(|__v| #results::write(__v, __out))
-        }
+        #p::cpu_write::<#ret_ty>(#name_str, __cpu, #out_conv, |__lens| __on_cpu(__cpu, __lens, #(#idents),*))
     });
     let on_cpu_fn = on_cpu_fn(v);
     quote! {

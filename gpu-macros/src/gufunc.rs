@@ -580,7 +580,7 @@ fn generate(
                 #host_fn
                 match #p::gu_run(__where) {
                     #p::GuRun::Host(__order) => {
-                        let __values = #p::gu_host(#name_str, __loops, __order, &__host)?;
+                        let __values = #p::host_map(#name_str, __loops, __order, &__host)?;
                         #(#gather)*
                         #gather_ret
                         #shaped

@@ -187,11 +187,11 @@ impl<'a> Vectorized<'a> {
         )
     }
 
-    /// The device a call goes to when it is the CPU (see `cpu_target`), from its bound
-    /// arguments and `device`, an `Option<&Device>`.
-    pub fn cpu_target(&self, device: TokenStream) -> TokenStream {
+    /// The CPU device where a call that names no device goes there (see the runtime's
+    /// `cpu_target`), from its bound arguments.
+    pub fn cpu_target(&self) -> TokenStream {
         let idents = &self.idents;
-        quote! { ::gpu_runtime::__private::cpu_target(#device, &[#(#idents.device_id()),*]) }
+        quote! { ::gpu_runtime::__private::cpu_target(::core::option::Option::None, &[#(#idents.device_id()),*]) }
     }
 
     /// A slot's type in the generated API.

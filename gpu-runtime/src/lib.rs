@@ -129,14 +129,14 @@ pub mod gpu {
 /// only from live borrows, and what launches or reads through them is `unsafe`.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::api::cpu_into;
     #[cfg(feature = "ndarray")]
     pub use crate::api::{
-        GuIn, GuLayout, GuPlan, GuRun, GuWhere, gu_along, gu_fault, gu_host, gu_launch_config, gu_output, gu_run,
-        gu_shaped, host_nd, host_nd_into, nd_message_at, reduce_axes,
+        GuIn, GuLayout, GuPlan, GuRun, GuWhere, gu_along, gu_fault, gu_launch_config, gu_output, gu_run, gu_shaped,
+        host_nd, host_nd_into, nd_message_at, reduce_axes,
     };
+    pub use crate::api::{cpu_into, host_map};
     pub use crate::api::{
-        cpu_check_outs, cpu_of_devices, cpu_pending, cpu_target, cpu_values, default_cpu, explicit_on_cpu, host_reduce,
+        cpu_of_devices, cpu_pending, cpu_target, cpu_values, cpu_write, default_cpu, explicit_on_cpu, host_reduce,
         with_out_devices,
     };
     #[cfg(feature = "ndarray")]

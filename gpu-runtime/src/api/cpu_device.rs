@@ -61,15 +61,22 @@ pub fn with_out_devices<R: Results>(args: &[Option<DeviceId>], outs: &R::Outs<'_
     args.iter().copied().chain(R::out_devices(outs).into_iter().map(|(_, d)| Some(d))).collect()
 }
 
-/// Outputs of a call on the CPU device: an array on a GPU is `DeviceMismatch`.
-pub fn cpu_check_outs<R: Results>(function: &'static str, device: &Device, outs: &R::Outs<'_>) -> Result<()> {
-    let elsewhere: Vec<_> = R::out_devices(outs).into_iter().filter(|(_, d)| *d != device.id()).collect();
-    if elsewhere.is_empty() {
-        return Ok(());
+/// `into` on the CPU device: `outs` must be host memory or the CPU device's arrays
+/// (`DeviceMismatch` otherwise); `values` computes the results, given the outputs' lengths
+/// to check against the arguments', and they are written into `outs`.
+pub fn cpu_write<R: Results>(
+    function: &'static str,
+    device: &Device,
+    outs: R::Outs<'_>,
+    values: impl FnOnce(&[usize]) -> Result<Vec<R>>,
+) -> Result<()> {
+    let elsewhere: Vec<_> = R::out_devices(&outs).into_iter().filter(|(_, d)| *d != device.id()).collect();
+    if !elsewhere.is_empty() {
+        let mut devices = vec![("device", device.id())];
+        devices.extend(elsewhere);
+        return Err(Error::DeviceMismatch { function, devices });
     }
-    let mut devices = vec![("device", device.id())];
-    devices.extend(elsewhere);
-    Err(Error::DeviceMismatch { function, devices })
+    R::write(values(&R::out_slots_len(&outs))?, outs)
 }
 
 /// The fold of `values` with `f` on the host (split over threads for

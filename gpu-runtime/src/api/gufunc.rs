@@ -5,19 +5,17 @@
 //!
 //! What the generated code calls: [`GuPlan::new`] checks the shapes and sizes the core
 //! dimensions, [`GuIn::new`] lays each input out as one contiguous core per loop index
-//! (borrowed where it already is), the call runs on the host ([`gu_host`]) or as the
+//! (borrowed where it already is), the call runs on the host (`host_map`) or as the
 //! generated kernel, and [`gu_shaped`] gives each output its shape.
 
 use std::borrow::Cow;
 
-use ndarray::{ArrayD, IxDyn};
-use rayon::prelude::*;
-
 use crate::data::HostLoop;
 use crate::data::nd::{NdRef, broadcast_shapes};
 use crate::error::{Error, Result};
-use crate::panics::{Quiet, catch_quiet, host_results};
+use crate::panics::catch_quiet;
 use crate::scalar::Scalar;
+use ndarray::{ArrayD, IxDyn};
 
 /// A function's layout, as the macro writes it.
 #[derive(Debug)]
@@ -188,21 +186,6 @@ pub fn gu_shaped<T: Scalar>(layout: &GuLayout, plan: &GuPlan, k: usize, data: Ve
     let shape: Vec<usize> = plan.loop_shape.iter().copied().chain(plan.core(layout.outputs[k].1)).collect();
     ArrayD::from_shape_vec(IxDyn(&shape), data)
         .map_err(|e| Error::internal(format!("`{}`: an output of the wrong size: {e}", layout.function)))
-}
-
-/// `f` at every loop index on the host (on this thread, or split over rayon's threads);
-/// where it panics, the `KernelFault` of the first loop index that does.
-pub fn gu_host<X: Send>(
-    function: &'static str,
-    loops: usize,
-    order: HostLoop,
-    f: impl Fn(usize) -> X + Sync,
-) -> Result<Vec<X>> {
-    let all = || match order {
-        HostLoop::Parallel => (0..loops).into_par_iter().map_init(Quiet::new, |_, t| f(t)).collect(),
-        HostLoop::Sequential => (0..loops).map(&f).collect(),
-    };
-    host_results(function, loops, all, &f)
 }
 
 /// A thread fault of the generated kernel, as the host reports it: the first loop index

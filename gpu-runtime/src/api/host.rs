@@ -1,5 +1,6 @@
 //! The CPU targets' calls that need more than a loop over the scalar function: `into`
-//! (lengths checked as on the GPU) and the N-dimensional calls.
+//! (lengths checked as on the GPU) and the N-dimensional calls; and the host loop over
+//! indices (`host_map`) that `into` and generalized functions share.
 
 use rayon::prelude::*;
 
@@ -19,12 +20,23 @@ pub fn cpu_into<R: Results>(
     f: impl Fn(usize) -> R + Sync,
 ) -> Result<()> {
     let n = call_len(function, names, lens, &R::out_slots_len(&outs))?;
+    R::write(host_map(function, n, order, f)?, outs)
+}
+
+/// `f` at `0..n` on the host (on this thread, or split over rayon's threads, each job
+/// quiet); where it panics, the `KernelFault` of the first index at which it does, as a
+/// sequential loop meets it.
+pub fn host_map<X: Send>(
+    function: &'static str,
+    n: usize,
+    order: HostLoop,
+    f: impl Fn(usize) -> X + Sync,
+) -> Result<Vec<X>> {
     let all = || match order {
         HostLoop::Parallel => (0..n).into_par_iter().map_init(Quiet::new, |_, i| f(i)).collect(),
         HostLoop::Sequential => (0..n).map(&f).collect(),
     };
-    let values: Vec<R> = host_results(function, n, all, &f)?;
-    R::write(values, outs)
+    host_results(function, n, all, &f)
 }
 
 #[cfg(feature = "ndarray")]

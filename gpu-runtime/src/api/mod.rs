@@ -10,14 +10,14 @@ mod host;
 mod kernel;
 
 pub use cpu_device::{
-    cpu_check_outs, cpu_of_devices, cpu_pending, cpu_target, cpu_values, default_cpu, explicit_on_cpu, host_reduce,
+    cpu_of_devices, cpu_pending, cpu_target, cpu_values, cpu_write, default_cpu, explicit_on_cpu, host_reduce,
     with_out_devices,
 };
 #[cfg(feature = "ndarray")]
 pub use gufunc::{
-    GuIn, GuLayout, GuPlan, GuRun, GuWhere, gu_along, gu_fault, gu_host, gu_launch_config, gu_output, gu_run,
-    gu_shaped, reduce_axes,
+    GuIn, GuLayout, GuPlan, GuRun, GuWhere, gu_along, gu_fault, gu_launch_config, gu_output, gu_run, gu_shaped,
+    reduce_axes,
 };
-pub use host::cpu_into;
+pub use host::{cpu_into, host_map};
 #[cfg(feature = "ndarray")]
 pub use host::{host_nd, host_nd_into, nd_message_at};

@@ -95,15 +95,15 @@ impl<'a, T: Scalar> ArgRef<'a, T> {
             ArgRef::Host(s) => HostArg::Slice(Cow::Borrowed(s)),
             ArgRef::Device(d) => match d.host_slice() {
                 Some(s) if d.device() == on => HostArg::Slice(Cow::Borrowed(s)),
-                _ => {
-                    return Err(Error::DeviceMismatch {
-                        function,
-                        devices: vec![("device", on.id()), (param, d.device().id())],
-                    });
-                }
+                _ => return Err(device_mismatch(function, on, param, d.device())),
             },
         })
     }
+}
+
+/// `param` is on `other`, but the call runs on `on`.
+pub(crate) fn device_mismatch(function: &'static str, on: &Device, param: &'static str, other: &Device) -> Error {
+    Error::DeviceMismatch { function, devices: vec![("device", on.id()), (param, other.id())] }
 }
 
 /// An argument in host memory: what the CPU targets compute with.

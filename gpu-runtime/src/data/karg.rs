@@ -3,11 +3,12 @@
 //! launch, back, as Numba does with host arrays; device arrays are used in place). Each
 //! erased into a [`KArg`], opaque and made only from a live borrow.
 
+use std::borrow::Cow;
 use std::marker::PhantomData;
 
 use cudarc::driver::sys::CUdeviceptr;
 
-use super::arg::{ArgKind, ArgRef, OutRef};
+use super::arg::{ArgKind, ArgRef, HostArg, OutRef, device_mismatch};
 use super::array::{DeviceSlice, DeviceSliceMut, DeviceVec};
 use crate::driver::{Device, DeviceId, Uses};
 use crate::error::{Error, Result};
@@ -103,10 +104,6 @@ impl<'a, T: Scalar> KernelInOut<'a, T> for KernelInOutRef<'a, T> {
     }
 }
 
-fn mismatch(kernel: &'static str, on: &Device, param: &'static str, device: &Device) -> Error {
-    Error::DeviceMismatch { function: kernel, devices: vec![("device", on.id()), (param, device.id())] }
-}
-
 impl<'a, T: Scalar> KernelInRef<'a, T> {
     /// The device of an array argument (`None` for host memory).
     pub fn device_id(&self) -> Option<DeviceId> {
@@ -119,12 +116,9 @@ impl<'a, T: Scalar> KernelInRef<'a, T> {
     /// The argument as a host slice, for a launch on the CPU device `on` (an array on a
     /// GPU is `DeviceMismatch`).
     pub fn host_on(self, kernel: &'static str, param: &'static str, on: &Device) -> Result<&'a [T]> {
-        match self.0 {
-            ArgRef::Host(s) => Ok(s),
-            ArgRef::Device(d) => {
-                d.host_slice().filter(|_| d.device() == on).ok_or_else(|| mismatch(kernel, on, param, d.device()))
-            }
-            ArgRef::Scalar(_) => Err(Error::internal("a kernel's slice argument was a scalar")),
+        match self.0.host_on(kernel, param, on)? {
+            HostArg::Slice(Cow::Borrowed(s)) => Ok(s),
+            _ => Err(Error::internal("a kernel's slice argument was not a borrowed slice")),
         }
     }
 }
@@ -140,10 +134,10 @@ impl<'a, T: Scalar> KernelInOutRef<'a, T> {
     pub fn host_on(self, kernel: &'static str, param: &'static str, on: &Device) -> Result<&'a mut [T]> {
         match self.0 {
             OutRef::Host(s) => Ok(s),
-            OutRef::Device(d) if d.device() != on => Err(mismatch(kernel, on, param, d.device())),
+            OutRef::Device(d) if d.device() != on => Err(device_mismatch(kernel, on, param, d.device())),
             OutRef::Device(d) => {
                 let device = d.device();
-                d.into_host_slice().ok_or_else(|| mismatch(kernel, on, param, device))
+                d.into_host_slice().ok_or_else(|| device_mismatch(kernel, on, param, device))
             }
         }
     }
