@@ -104,3 +104,66 @@ fn reductions_along_axes_match_ndarray() {
     });
     assert_eq!(argmax::along(0, &f).unwrap(), want);
 }
+
+/// Device arrays in, results left on the GPU, and chains of calls that never leave it; a
+/// partly broadcast device array, a core taken along another axis, a fault found among
+/// device inputs, and arrays of two devices in one call refused.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn device_arrays_stay_on_the_gpu() {
+    use gpu_runtime::{DeviceArray, DeviceId, DeviceVec};
+    let gpu = Device::cuda(0).unwrap();
+    let a = array(&[300, 400, 9], |i| ((i * 7919) % 23) as f32 - 11.0);
+    let b = array(&[400, 9], |i| (i % 5) as f32 * 0.25);
+    let (da, db) = (DeviceArray::from_array_on(&gpu, &a).unwrap(), DeviceArray::from_array_on(&gpu, &b).unwrap());
+    let want = dot::cpu(&a, &b).unwrap();
+    close(&dot(&da, &db).unwrap(), &want, "dot of device arrays");
+    close(&dot(&da, &b).unwrap(), &want, "a device array beside a host array");
+    close(&dot::cpu(&da, &db).unwrap(), &want, "device arrays on the CPU target (copied)");
+    let d = dot::device(&da, &db).unwrap();
+    assert_eq!((d.device().id(), d.shape()), (DeviceId::Cuda(0), &[300, 400][..]));
+    close(&d.to_array().unwrap(), &want, "dot::device");
+
+    // A chain: standardize, then softmax of the standardized rows, all on the GPU.
+    let r = array(&[5000, 129], |i| ((i * 31) % 257) as f32);
+    let dr = DeviceArray::from_array_on(&gpu, &r).unwrap();
+    let (z, sd) = standardize::device(&dr).unwrap();
+    let (zw, sdw) = standardize::cpu(&r).unwrap();
+    close(&z.to_array().unwrap(), &zw, "standardize::device");
+    close(&sd.to_array().unwrap(), &sdw, "standard deviations");
+    close(&softmax::device(&z).unwrap().to_array().unwrap(), &softmax::cpu(&zw).unwrap(), "a chain");
+    let m = DeviceArray::from_array_on(&gpu, &array(&[2000, 5, 3], |i| (i % 9) as f32)).unwrap();
+    let n = DeviceArray::from_array_on(&gpu, &array(&[3, 4], |i| i as f32 - 6.0)).unwrap();
+    let c = matmul::device(&m, &n).unwrap();
+    assert_eq!(c.shape(), &[2000, 5, 4]);
+    let want = matmul::cpu(&m.to_array().unwrap(), &n.to_array().unwrap()).unwrap();
+    close(&c.to_array().unwrap(), &want, "matmul with a broadcast device matrix");
+
+    // (30, 1, 9) against a loop of (30, 400): broadcast in part.
+    let p = array(&[30, 1, 9], |i| i as f32 * 0.5);
+    let dp = DeviceArray::from_array_on(&gpu, &p).unwrap();
+    let b2 = array(&[30, 400, 9], |i| (i % 7) as f32);
+    close(&dot(&dp, &b2).unwrap(), &dot::cpu(&p, &b2).unwrap(), "a partly broadcast device array");
+    // The core along the first axis.
+    let want = Device::cpu().scope(|| argmax::along(0, &r)).unwrap();
+    assert_eq!(argmax::along(0, &dr).unwrap(), want);
+    // A flat device vector is one axis.
+    let v = DeviceVec::from_slice_on(&gpu, &[3.0f32, 4.0, 12.0]).unwrap();
+    assert_eq!(dot(&v, &v).unwrap()[[]], 169.0);
+
+    // A fault among device inputs: the first failing loop index, as on the CPU.
+    let x = Array::from_shape_fn(IxDyn(&[50_000, 4]), |ix| (ix[0] * 4 + ix[1]) as i32);
+    let mut at = Array::from_elem(IxDyn(&[50_000]), 1usize);
+    at[[40_001]] = 4;
+    let (dx, dat) = (DeviceArray::from_array_on(&gpu, &x).unwrap(), DeviceArray::from_array_on(&gpu, &at).unwrap());
+    let e = read_at(&dx, &dat).unwrap_err();
+    assert!(matches!(e, Error::KernelFault { function: "read_at", index: 40_001, .. }), "{e:?}");
+    assert_eq!(e.to_string(), read_at::cpu(&x, &at).unwrap_err().to_string());
+
+    // Data never moves between devices behind the caller's back.
+    let on_cpu = DeviceArray::from_array_on(&Device::cpu(), &b).unwrap();
+    assert!(matches!(dot(&da, &on_cpu), Err(Error::DeviceMismatch { .. })));
+    assert!(matches!(dot::on(&Device::cpu(), &da, &b), Err(Error::DeviceMismatch { .. })));
+    let e = dot::device(&da, &on_cpu).unwrap_err();
+    assert!(e.to_string().contains("`a` on device 0") && e.to_string().contains("`b` on the CPU"), "{e}");
+}

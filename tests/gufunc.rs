@@ -200,3 +200,67 @@ fn random_broadcasts_match_a_naive_loop() {
         everywhere!(dot(&a, &b), want);
     }
 }
+
+/// Device arrays of the CPU device: the call runs on the host, reads them in place and,
+/// with `name::device`, leaves its results in the CPU device's memory, so a chain of calls
+/// stays there; their shapes broadcast as host arrays do.
+#[test]
+fn the_cpu_devices_arrays_in_and_out() {
+    use gpu_runtime::{DeviceArray, DeviceVec};
+    let cpu = Device::cpu();
+    let a = array(&[6, 5, 7], |i| (i % 13) as f32 - 6.0);
+    let b = array(&[5, 7], |i| (i % 4) as f32 * 0.5);
+    let (da, db) = (DeviceArray::from_array_on(&cpu, &a).unwrap(), DeviceArray::from_array_on(&cpu, &b).unwrap());
+    assert_eq!(da.shape(), &[6, 5, 7]);
+    let want = dot::cpu(&a, &b).unwrap();
+    assert_eq!(dot(&da, &db).unwrap(), want);
+    assert_eq!(dot(&da, &b).unwrap(), want, "a device array beside a host array");
+    assert_eq!(dot::simulate(&da, &db).unwrap(), want);
+    let d = dot::device(&da, &db).unwrap();
+    assert_eq!(d.device().id(), gpu_runtime::DeviceId::Cpu);
+    assert_eq!(d.shape(), &[6, 5]);
+    assert_eq!(d.to_array().unwrap(), want);
+    // Two outputs stay on the device, and feed the next call.
+    let (z, sd) = standardize::device(&da).unwrap();
+    assert_eq!((z.shape(), sd.shape()), (&[6, 5, 7][..], &[6, 5][..]));
+    let (zw, sdw) = standardize::cpu(&a).unwrap();
+    assert_eq!((z.to_array().unwrap(), sd.to_array().unwrap()), (zw.clone(), sdw));
+    assert_eq!(softmax::device(&z).unwrap().to_array().unwrap(), softmax::cpu(&zw).unwrap());
+    // A loop dimension broadcast in part, and the core taken along another axis.
+    let c = array(&[6, 1, 7], |i| i as f32);
+    let dc = DeviceArray::from_array_on(&cpu, &c).unwrap();
+    assert_eq!(dot(&dc, &db).unwrap(), dot::cpu(&c, &b).unwrap());
+    let want = Device::cpu().scope(|| argmax::along(0, &a)).unwrap();
+    assert_eq!(argmax::along(0, &da).unwrap(), want);
+    // A flat vector or a slice of one is one axis.
+    let v = DeviceVec::from_slice_on(&cpu, &[3.0f32, 4.0, 12.0]).unwrap();
+    assert_eq!(dot(&v, &v).unwrap().into_raw_vec_and_offset().0, vec![169.0]);
+    assert_eq!(dot(v.slice(1..3).unwrap(), v.slice(0..2).unwrap()).unwrap()[[]], 12.0 + 48.0);
+    // The core sizes are checked as for host arrays.
+    let short = DeviceArray::<f32>::zeros_on(&cpu, &[6, 5, 6]).unwrap();
+    assert!(matches!(dot(&short, &db), Err(Error::CoreSizeMismatch { dim: "n", .. })));
+}
+
+#[test]
+fn device_arrays_are_shaped_and_reshaped() {
+    use gpu_runtime::ndarray::Array2;
+    use gpu_runtime::{DeviceArray, DeviceVec};
+    let cpu = Device::cpu();
+    // A transposed view is copied in C order.
+    let m = Array2::from_shape_fn((3, 4), |(i, j)| (i * 10 + j) as i32);
+    let t = DeviceArray::from_array_on(&cpu, &m.t()).unwrap();
+    assert_eq!(t.shape(), &[4, 3]);
+    assert_eq!(t.to_array().unwrap(), m.t().into_dyn());
+    assert_eq!(t.as_vec().to_vec().unwrap(), m.t().iter().copied().collect::<Vec<_>>());
+    let flat = t.into_shape(&[12]).unwrap();
+    assert_eq!((flat.ndim(), flat.len(), flat.is_empty()), (1, 12, false));
+    assert!(matches!(flat.into_shape(&[5, 3]), Err(Error::BadShape { len: 12, .. })));
+    let v = DeviceVec::<f64>::zeros_on(&cpu, 6).unwrap();
+    let a = DeviceArray::from_vec(v, &[2, 0, 3]);
+    assert!(matches!(a, Err(Error::BadShape { len: 6, .. })), "{a:?}");
+    let z = DeviceArray::<f64>::zeros_on(&cpu, &[2, 0, 3]).unwrap();
+    assert!(z.is_empty());
+    assert_eq!(z.to_array().unwrap().shape(), &[2, 0, 3]);
+    assert!(matches!(DeviceArray::<u8>::zeros_on(&cpu, &[usize::MAX, 2]), Err(Error::BadShape { .. })));
+    assert_eq!(format!("{z:?}"), "DeviceArray<f64>[2, 0, 3] on the CPU");
+}

@@ -399,7 +399,7 @@ fn generate(
     let out_elems: Vec<&syn::Ident> = outputs.iter().map(|p| &p.elem).chain(ret).collect();
     let arrays: Vec<TokenStream> = out_elems.iter().map(|t| quote!(::gpu_runtime::nd::ArrayD<#t>)).collect();
     let out_ty = if arrays.len() == 1 { arrays[0].clone() } else { quote!((#(#arrays),*)) };
-    let arg_list = quote! { #(#in_idents: impl ::gpu_runtime::nd::NdArg<'__a, #in_elems>),* };
+    let arg_list = quote! { #(#in_idents: impl ::gpu_runtime::nd::GuArg<'__a, #in_elems>),* };
     let p = quote!(::gpu_runtime::__private);
 
     // The function on the host at loop index `__t`: each input's core, each output in a
@@ -438,12 +438,23 @@ fn generate(
         })
         .collect();
     let buf_elems: Vec<&syn::Ident> = outputs.iter().map(|p| &p.elem).collect();
+    // The function at one loop index, on the host: for the CPU, and to find the loop
+    // index of a kernel's fault.
+    let ret_ty = match ret {
+        Some(r) => quote!(#r),
+        None => quote!(()),
+    };
     let host_fn = quote! {
-        let __host = |__t: usize| {
+        #[allow(clippy::too_many_arguments)]
+        fn __host_at(
+            __plan: &#p::GuPlan,
+            __t: usize,
+            #(#in_idents: &#p::GuHost<'_, #in_elems>),*
+        ) -> (#ret_ty, #(::std::vec::Vec<#buf_elems>),*) {
             #(let mut #bufs = ::std::vec![<#buf_elems as ::gpu_runtime::Scalar>::from_bits(0); #buf_lens];)*
             let __r = scalar(#(#host_args),*);
             (__r, #(#bufs),*)
-        };
+        }
     };
     // The outputs from the host's values: the buffers in loop order, then the returns.
     let n_out = outputs.len();
@@ -456,10 +467,18 @@ fn generate(
         .collect();
     let gather_ret = ret.map(|_| quote! { let __ret: ::std::vec::Vec<_> = __values.iter().map(|v| v.0).collect(); });
     let all_bufs: Vec<TokenStream> = bufs.iter().map(|b| quote!(#b)).chain(ret.map(|_| quote!(__ret))).collect();
-    let ks: Vec<usize> = (0..all_bufs.len()).collect();
-    let shaped = quote! {
-        ::core::result::Result::Ok((#(#p::gu_shaped(&__LAYOUT, &__plan, #ks, #all_bufs)?),*))
+    let ks: Vec<syn::Index> = (0..all_bufs.len()).map(syn::Index::from).collect();
+    let arrays_of = |f: TokenStream| {
+        quote! {
+            let (__plan, __o) = __r?;
+            ::core::result::Result::Ok((#(#p::#f(&__LAYOUT, &__plan, #ks, __o.#ks)?),*))
+        }
     };
+    let to_host = arrays_of(quote!(gu_array));
+    let to_device = arrays_of(quote!(gu_device_array));
+    let out_tuple = quote!((#(#p::GuOut<#out_elems>,)*));
+    let dev_arrays: Vec<TokenStream> = out_elems.iter().map(|t| quote!(::gpu_runtime::DeviceArray<#t>)).collect();
+    let dev_out_ty = if dev_arrays.len() == 1 { dev_arrays[0].clone() } else { quote!((#(#dev_arrays),*)) };
 
     let scalar_fn = {
         let mut f = func.clone();
@@ -489,6 +508,7 @@ fn generate(
         ),
     };
     let ks_in: Vec<usize> = (0..inputs.len()).collect();
+    let in_strs: Vec<String> = in_idents.iter().map(|i| i.to_string()).collect();
     // A reduction (every input with at most one core dimension, every output `()`) can
     // take its core along any axis, as NumPy's `axis=`.
     let reduction = layout.inputs.iter().all(|d| d.len() <= 1) && layout.outputs.iter().all(Vec::is_empty);
@@ -498,7 +518,8 @@ fn generate(
             /// taken along `axis` (NumPy's `axis=`) instead of the last: the results have
             /// that axis removed. An axis past an input's last is `Error::BadAxis`.
             pub fn along<'__a>(axis: usize, #arg_list) -> ::gpu_runtime::Result<#out_ty> {
-                __call(#default_where, &[], ::core::option::Option::Some(axis), #(#in_idents),*)
+                let __r = __call(#default_where, &[], ::core::option::Option::Some(axis), #(#in_idents),*);
+                #to_host
             }
         }
     });
@@ -508,7 +529,8 @@ fn generate(
             /// Runs the generated kernel in the simulator, on the host (as the GPU would
             /// run it: the same windows and bounds checks).
             pub fn simulate<'__a>(#arg_list) -> ::gpu_runtime::Result<#out_ty> {
-                __call(#p::GuWhere::Simulate, &[], ::core::option::Option::None, #(#in_idents),*)
+                let __r = __call(#p::GuWhere::Simulate, &[], ::core::option::Option::None, #(#in_idents),*);
+                #to_host
             }
         }
     });
@@ -516,7 +538,7 @@ fn generate(
         #(#docs)*
         #[allow(clippy::too_many_arguments)]
         #vis fn #name<'__a>(#arg_list) -> ::gpu_runtime::Result<#out_ty> {
-            #name::__call(#default_where, &[], ::core::option::Option::None, #(#in_idents),*)
+            #name::__host(#name::__call(#default_where, &[], ::core::option::Option::None, #(#in_idents),*))
         }
 
         #[doc = #mod_doc]
@@ -543,23 +565,32 @@ fn generate(
 
             /// Runs the function on `device` (a GPU, or `Device::cpu()`).
             pub fn on<'__a>(device: &::gpu_runtime::Device, #arg_list) -> ::gpu_runtime::Result<#out_ty> {
-                __call(#p::GuWhere::On(device), &[], ::core::option::Option::None, #(#in_idents),*)
+                __host(__call(#p::GuWhere::On(device), &[], ::core::option::Option::None, #(#in_idents),*))
             }
 
             /// As the plain call, with the sizes of output core dimensions that no input
             /// fixes: `&[("m", 4)]`.
             pub fn sized<'__a>(sizes: &[(&str, usize)], #arg_list) -> ::gpu_runtime::Result<#out_ty> {
-                __call(#default_where, sizes, ::core::option::Option::None, #(#in_idents),*)
+                __host(__call(#default_where, sizes, ::core::option::Option::None, #(#in_idents),*))
             }
 
             /// Runs the function on the CPU, one loop index after another.
             pub fn cpu<'__a>(#arg_list) -> ::gpu_runtime::Result<#out_ty> {
-                __call(#p::GuWhere::Cpu, &[], ::core::option::Option::None, #(#in_idents),*)
+                __host(__call(#p::GuWhere::Cpu, &[], ::core::option::Option::None, #(#in_idents),*))
             }
 
             /// Runs the function on the CPU, the loop indices split over threads with rayon.
             pub fn parallel<'__a>(#arg_list) -> ::gpu_runtime::Result<#out_ty> {
-                __call(#p::GuWhere::Parallel, &[], ::core::option::Option::None, #(#in_idents),*)
+                __host(__call(#p::GuWhere::Parallel, &[], ::core::option::Option::None, #(#in_idents),*))
+            }
+
+            /// As the plain call, with the results left where they were computed, as
+            /// `DeviceArray`s: on the GPU that ran the call, or in the CPU device's memory
+            /// for a call on the host. A chain of calls over device arrays keeps its data
+            /// on the device.
+            pub fn device<'__a>(#arg_list) -> ::gpu_runtime::Result<#dev_out_ty> {
+                let __r = __call(#default_where, &[], ::core::option::Option::None, #(#in_idents),*);
+                #to_device
             }
 
             #simulate
@@ -567,23 +598,29 @@ fn generate(
             #along
 
             #[doc(hidden)]
+            pub(super) fn __host(__r: ::gpu_runtime::Result<(#p::GuPlan, #out_tuple)>) -> ::gpu_runtime::Result<#out_ty> {
+                #to_host
+            }
+
+            #[doc(hidden)]
             pub(super) fn __call<'__a>(
                 __where: #p::GuWhere<'_>,
                 __sizes: &[(&str, usize)],
                 __axis: ::core::option::Option<usize>,
                 #arg_list
-            ) -> ::gpu_runtime::Result<#out_ty> {
-                #(let #in_idents = #p::gu_along(&__LAYOUT, #ks_in, __axis, ::gpu_runtime::nd::NdArg::into_nd(#in_idents))?;)*
+            ) -> ::gpu_runtime::Result<(#p::GuPlan, #out_tuple)> {
+                #(let #in_idents = #p::gu_along(&__LAYOUT, #ks_in, __axis, ::gpu_runtime::nd::GuArg::into_gu(#in_idents))?;)*
                 let __plan = #p::GuPlan::new(&__LAYOUT, &[#(#in_idents.shape()),*], __sizes)?;
                 #(let #in_idents = #p::GuIn::new(&__LAYOUT, &__plan, #ks_in, #in_idents)?;)*
                 let __loops = __plan.loops;
                 #host_fn
-                match #p::gu_run(__where) {
+                match #p::gu_run(__where, #name_str, &[#((#in_strs, #in_idents.device())),*])? {
                     #p::GuRun::Host(__order) => {
-                        let __values = #p::host_map(#name_str, __loops, __order, &__host)?;
+                        #(let #in_idents = #in_idents.on_host()?;)*
+                        let __values = #p::host_map(#name_str, __loops, __order, &|__t| __host_at(&__plan, __t, #(&#in_idents),*))?;
                         #(#gather)*
                         #gather_ret
-                        #shaped
+                        ::core::result::Result::Ok((__plan, (#(#p::GuOut::Host(#all_bufs),)*)))
                     }
                     #gpu_run
                 }
@@ -611,7 +648,7 @@ fn gpu_items(
         let Names { data, base, step, dims } = names_of(q);
         let (id, elem) = (&q.ident, &q.elem);
         kparams.push(quote!(#data: &[#elem]));
-        kargs.push(quote!(#id.data()));
+        kargs.push(quote!(#id.kernel_in()));
         for (d, name) in dims.iter().zip(&layout.inputs[k]) {
             kparams.push(quote!(#d: usize));
             kargs.push(size(name));
@@ -691,28 +728,41 @@ fn gpu_items(
 
         #kernel
     };
-    let allocs: Vec<TokenStream> = out_bufs
-        .iter()
-        .map(|(b, t, k)| quote!(let mut #b: ::std::vec::Vec<#t> = #p::gu_output(&__LAYOUT, &__plan, #k);))
-        .collect();
     let all: Vec<&syn::Ident> = out_bufs.iter().map(|(b, _, _)| b).collect();
     let ks: Vec<usize> = out_bufs.iter().map(|(_, _, k)| *k).collect();
+    let elems: Vec<&syn::Ident> = out_bufs.iter().map(|(_, t, _)| t).collect();
+    let in_idents: Vec<&syn::Ident> = inputs.iter().map(|q| &q.ident).collect();
+    // A fault of the kernel is reported at the first loop index where the function fails
+    // on the host (its inputs copied there), else as the kernel's.
+    let fault = quote! {
+        match (#(#in_idents.on_host(),)*) {
+            (#(::core::result::Result::Ok(#in_idents),)*) => {
+                #p::gu_fault(#name_str, __loops, __e, |__t| __host_at(&__plan, __t, #(&#in_idents),*))
+            }
+            _ => __e,
+        }
+    };
     let run = quote! {
-        __run @ (#p::GuRun::Gpu(_) | #p::GuRun::Simulate) => {
-            #(#allocs)*
+        #p::GuRun::Gpu(__device) => {
+            #(let mut #all: ::gpu_runtime::DeviceVec<#elems> = #p::gu_device_output(&__LAYOUT, &__plan, #ks, &__device)?;)*
             if __loops > 0 {
-                let __r = match &__run {
-                    #p::GuRun::Gpu(__device) => {
-                        let __config = #p::gu_launch_config(__loops, __device.as_ref());
-                        gpu_kernel::launch_with(&__config, #(#kargs),*).and_then(|__p| __p.wait())
-                    }
-                    _ => gpu_kernel::simulate_with(&#p::gu_launch_config(__loops, ::core::option::Option::None), #(#kargs),*),
-                };
-                if let ::core::result::Result::Err(__e) = __r {
-                    return ::core::result::Result::Err(#p::gu_fault(#name_str, __loops, __e, &__host));
+                let __config = #p::gu_launch_config(__loops, ::core::option::Option::Some(&__device));
+                if let ::core::result::Result::Err(__e) = gpu_kernel::launch_with(&__config, #(#kargs),*).and_then(|__p| __p.wait()) {
+                    return ::core::result::Result::Err(#fault);
                 }
             }
-            ::core::result::Result::Ok((#(#p::gu_shaped(&__LAYOUT, &__plan, #ks, #all)?),*))
+            ::core::result::Result::Ok((__plan, (#(#p::GuOut::Device(#all),)*)))
+        }
+        #p::GuRun::Simulate => {
+            #(let #in_idents = #in_idents.on_host()?;)*
+            #(let mut #all: ::std::vec::Vec<#elems> = #p::gu_output(&__LAYOUT, &__plan, #ks);)*
+            if __loops > 0 {
+                let __config = #p::gu_launch_config(__loops, ::core::option::Option::None);
+                if let ::core::result::Result::Err(__e) = gpu_kernel::simulate_with(&__config, #(#kargs),*) {
+                    return ::core::result::Result::Err(#p::gu_fault(#name_str, __loops, __e, |__t| __host_at(&__plan, __t, #(&#in_idents),*)));
+                }
+            }
+            ::core::result::Result::Ok((__plan, (#(#p::GuOut::Host(#all),)*)))
         }
     };
     (items, run)

@@ -86,6 +86,11 @@ pub enum Error {
     #[error("`{function}`: the layout `{layout}` has no core dimension `{dim}`")]
     UnknownCoreDim { function: &'static str, dim: String, layout: &'static str },
 
+    /// A shape whose number of elements is not the array's (`DeviceArray::from_vec`,
+    /// `into_shape`); `len` is `usize::MAX` where the shape's count overflows.
+    #[error("an array of {len} elements cannot have shape {shape:?}")]
+    BadShape { len: usize, shape: Vec<usize> },
+
     /// An output of `nd_into` whose shape is not the call's broadcast shape.
     #[error("`{function}`: `{out}` has shape {shape:?}, but the call's shape is {expected:?}")]
     OutShape { function: &'static str, out: &'static str, shape: Vec<usize>, expected: Vec<usize> },

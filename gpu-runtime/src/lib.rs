@@ -77,6 +77,8 @@ pub use scalar::Scalar;
 pub use special::SpecialMath;
 
 #[cfg(feature = "ndarray")]
+pub use data::DeviceArray;
+#[cfg(feature = "ndarray")]
 pub use ndarray;
 
 /// N-dimensional broadcasting over `ndarray` arrays (feature `ndarray`): `name::nd(args…)`
@@ -84,7 +86,7 @@ pub use ndarray;
 /// arrays of the broadcast shape; `name::nd_into(out, args…)` writes into arrays.
 #[cfg(feature = "ndarray")]
 pub mod nd {
-    pub use crate::data::nd::{NdArg, NdOut, NdRef, broadcast_shapes};
+    pub use crate::data::nd::{GuArg, GuRef, NdArg, NdOut, NdRef, broadcast_shapes};
     /// The most axes the strided kernel entry takes after merging; a call with more is
     /// gathered on the host into contiguous arrays first.
     pub use kernel_abi::MAX_DIMS;
@@ -131,8 +133,8 @@ pub mod gpu {
 pub mod __private {
     #[cfg(feature = "ndarray")]
     pub use crate::api::{
-        GuIn, GuLayout, GuPlan, GuRun, GuWhere, gu_along, gu_fault, gu_launch_config, gu_output, gu_run, gu_shaped,
-        host_nd, host_nd_into, nd_message_at, reduce_axes,
+        GuHost, GuIn, GuLayout, GuOut, GuPlan, GuRun, GuWhere, gu_along, gu_array, gu_device_array, gu_device_output,
+        gu_fault, gu_launch_config, gu_output, gu_run, host_nd, host_nd_into, nd_message_at, reduce_axes,
     };
     pub use crate::api::{cpu_into, host_map};
     pub use crate::api::{

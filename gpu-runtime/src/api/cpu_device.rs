@@ -145,12 +145,9 @@ pub fn explicit_on_cpu(
         on.push(("device", d.id()));
     }
     on.extend(arrays.iter().filter_map(|(n, d)| Some((*n, (*d)?))));
-    if on.is_empty() {
-        return Ok(default_cpu());
-    }
-    match on.iter().filter(|(_, d)| *d == DeviceId::Cpu).count() {
-        0 => Ok(None),
-        n if n == on.len() => Ok(Some(Device::cpu())),
-        _ => Err(Error::DeviceMismatch { function: kernel, devices: on }),
-    }
+    Ok(match crate::driver::one_device(kernel, &on)? {
+        None => default_cpu(),
+        Some(DeviceId::Cpu) => Some(Device::cpu()),
+        Some(DeviceId::Cuda(_)) => None,
+    })
 }

@@ -6,16 +6,18 @@
 //! What the generated code calls: [`GuPlan::new`] checks the shapes and sizes the core
 //! dimensions, [`GuIn::new`] lays each input out as one contiguous core per loop index
 //! (borrowed where it already is), the call runs on the host (`host_map`) or as the
-//! generated kernel, and [`gu_shaped`] gives each output its shape.
+//! generated kernel, and [`gu_array`] (host) or [`gu_device_array`] (`name::device`) gives
+//! each output its shape.
 
 use std::borrow::Cow;
 
-use crate::data::HostLoop;
-use crate::data::nd::{NdRef, broadcast_shapes};
+use crate::data::nd::{GuRef, NdRef, broadcast_shapes};
+use crate::data::{DeviceArray, DeviceSlice, DeviceVec, HostLoop, KernelIn, KernelInRef};
+use crate::driver::{Device, DeviceId, default_cpu, default_device, one_device};
 use crate::error::{Error, Result};
 use crate::panics::catch_quiet;
 use crate::scalar::Scalar;
-use ndarray::{ArrayD, IxDyn};
+use ndarray::{ArrayD, ArrayViewD, IxDyn};
 
 /// A function's layout, as the macro writes it.
 #[derive(Debug)]
@@ -110,47 +112,141 @@ impl GuPlan {
 }
 
 /// One input laid out for the call: its core at loop index `t` is `len` elements from
-/// `t * step` (`step` 0 for an input the loop dimensions broadcast whole).
+/// `t * step` (`step` 0 for an input the loop dimensions broadcast whole), in host memory
+/// or on the device that holds the argument.
 #[derive(Debug)]
 pub struct GuIn<'a, T: Clone> {
+    data: GuData<'a, T>,
+    step: usize,
+    len: usize,
+    /// The device of an array argument.
+    device: Option<&'a Device>,
+}
+
+#[derive(Debug)]
+enum GuData<'a, T: Clone> {
+    Host(Cow<'a, [T]>),
+    Device(DeviceSlice<'a, T>),
+}
+
+impl<'a, T: Scalar> GuIn<'a, T> {
+    /// Input `k` of the layout, from the argument the plan was made with. A device array
+    /// is used in place where its loop dimensions are the call's or all 1; one that the
+    /// loop dimensions broadcast only in part (`(3, 1, n)` for a loop of `(3, 4)`) is
+    /// broadcast in host memory and copied back for the kernel.
+    pub fn new(layout: &GuLayout, plan: &GuPlan, k: usize, arg: GuRef<'a, T>) -> Result<GuIn<'a, T>> {
+        let core = plan.core(layout.inputs[k].1);
+        let len: usize = core.iter().product();
+        let full: Vec<usize> = plan.loop_shape.iter().chain(&core).copied().collect();
+        let host = |view: ArrayViewD<'a, T>, device| {
+            let (data, step) = host_layout(layout.function, view, &full, core.len(), len)?;
+            Ok(GuIn { data: GuData::Host(data), step, len, device })
+        };
+        match arg {
+            GuRef::Nd(NdRef::Scalar(v)) => {
+                Ok(GuIn { data: GuData::Host(Cow::Owned(vec![v])), step: 0, len: 1, device: None })
+            }
+            GuRef::Nd(NdRef::Host(view)) => host(view, None),
+            GuRef::Owned(array, device) => {
+                let (data, step) = host_layout(layout.function, array.view(), &full, core.len(), len)?;
+                Ok(GuIn { data: GuData::Host(Cow::Owned(data.into_owned())), step, len, device })
+            }
+            GuRef::Device(slice, shape) => {
+                let device = Some(slice.device());
+                if let Some(s) = slice.host_slice() {
+                    return host(c_order(layout.function, s, &shape)?, device);
+                }
+                let outer: usize = shape[..shape.len() - core.len()].iter().product();
+                if outer == 1 || shape == full {
+                    let step = if outer == 1 { 0 } else { len };
+                    return Ok(GuIn { data: GuData::Device(slice), step, len, device });
+                }
+                let copy = slice.to_vec()?;
+                let (data, step) =
+                    host_layout(layout.function, c_order(layout.function, &copy, &shape)?, &full, core.len(), len)?;
+                Ok(GuIn { data: GuData::Host(Cow::Owned(data.into_owned())), step, len, device })
+            }
+        }
+    }
+
+    /// Elements from one loop index's core to the next's (0: the same core for all).
+    pub fn step(&self) -> usize {
+        self.step
+    }
+
+    /// The device of an array argument (`None` for host data and scalars).
+    pub fn device(&self) -> Option<&'a Device> {
+        self.device
+    }
+
+    /// Every core, as the kernel's argument: host memory (copied for the launch) or the
+    /// device array itself.
+    pub fn kernel_in(&self) -> KernelInRef<'_, T> {
+        match &self.data {
+            GuData::Host(data) => (&**data).into_kernel_in(),
+            GuData::Device(slice) => slice.into_kernel_in(),
+        }
+    }
+
+    /// The input readable on the host: borrowed where it is host memory (the CPU device's
+    /// arrays too), copied from a GPU otherwise.
+    pub fn on_host(&self) -> Result<GuHost<'_, T>> {
+        let data = match &self.data {
+            GuData::Host(data) => Cow::Borrowed(&**data),
+            GuData::Device(slice) => match slice.host_slice() {
+                Some(s) => Cow::Borrowed(s),
+                None => Cow::Owned(slice.to_vec()?),
+            },
+        };
+        Ok(GuHost { data, step: self.step, len: self.len })
+    }
+}
+
+/// A view of `shape` over `data` in C order.
+fn c_order<'v, T>(function: &'static str, data: &'v [T], shape: &[usize]) -> Result<ArrayViewD<'v, T>> {
+    ArrayViewD::from_shape(IxDyn(shape), data)
+        .map_err(|e| Error::internal(format!("`{function}`: a device array of shape {shape:?}: {e}")))
+}
+
+/// A host view laid out as one core per loop index (`full`: the loop shape, then the
+/// core): borrowed where it already is, with step 0 where every loop index has the same
+/// core, else broadcast into a copy.
+fn host_layout<'v, T: Scalar>(
+    function: &'static str,
+    view: ArrayViewD<'v, T>,
+    full: &[usize],
+    core_rank: usize,
+    len: usize,
+) -> Result<(Cow<'v, [T]>, usize)> {
+    let outer: usize = view.shape()[..view.ndim() - core_rank].iter().product();
+    let contiguous = |view: ArrayViewD<'v, T>| match view.to_slice() {
+        Some(s) => Cow::Borrowed(s),
+        None => Cow::Owned(view.iter().copied().collect()),
+    };
+    if outer == 1 {
+        // The same core at every loop index.
+        return Ok((contiguous(view), 0));
+    }
+    if view.shape() == full {
+        return Ok((contiguous(view), len));
+    }
+    match view.broadcast(IxDyn(full)) {
+        Some(b) => Ok((Cow::Owned(b.iter().copied().collect()), len)),
+        None => {
+            Err(Error::internal(format!("`{function}`: shape {:?} planned to broadcast to {full:?}", view.shape())))
+        }
+    }
+}
+
+/// An input readable on the host ([`GuIn::on_host`]), for the CPU and the simulator.
+#[derive(Debug)]
+pub struct GuHost<'a, T: Clone> {
     data: Cow<'a, [T]>,
     step: usize,
     len: usize,
 }
 
-impl<'a, T: Scalar> GuIn<'a, T> {
-    /// Input `k` of the layout, from the argument the plan was made with.
-    pub fn new(layout: &GuLayout, plan: &GuPlan, k: usize, arg: NdRef<'a, T>) -> Result<GuIn<'a, T>> {
-        let core = plan.core(layout.inputs[k].1);
-        let len: usize = core.iter().product();
-        let view = match arg {
-            NdRef::Scalar(v) => return Ok(GuIn { data: Cow::Owned(vec![v]), step: 0, len: 1 }),
-            NdRef::Host(view) => view,
-        };
-        let outer: usize = view.shape()[..view.ndim() - core.len()].iter().product();
-        if outer == 1 {
-            // The same core at every loop index.
-            let data = match view.to_slice() {
-                Some(s) => Cow::Borrowed(s),
-                None => Cow::Owned(view.iter().copied().collect()),
-            };
-            return Ok(GuIn { data, step: 0, len });
-        }
-        let full: Vec<usize> = plan.loop_shape.iter().chain(&core).copied().collect();
-        let data = match view.to_slice() {
-            Some(s) if view.shape() == full.as_slice() => Cow::Borrowed(s),
-            _ => match view.broadcast(IxDyn(&full)) {
-                Some(b) => Cow::Owned(b.iter().copied().collect()),
-                None => {
-                    let message =
-                        format!("`{}`: shape {:?} planned to broadcast to {full:?}", layout.function, view.shape());
-                    return Err(Error::internal(message));
-                }
-            },
-        };
-        Ok(GuIn { data, step: len, len })
-    }
-
+impl<T: Scalar> GuHost<'_, T> {
     /// The core at loop index `t`.
     #[inline]
     pub fn at(&self, t: usize) -> &[T] {
@@ -164,8 +260,8 @@ impl<'a, T: Scalar> GuIn<'a, T> {
         self.data[t * self.step]
     }
 
-    /// Every core, for the kernel.
-    pub fn data(&self) -> &[T] {
+    /// Every core, for the simulator's kernel.
+    pub fn kernel_in(&self) -> &[T] {
         &self.data
     }
 
@@ -175,17 +271,55 @@ impl<'a, T: Scalar> GuIn<'a, T> {
     }
 }
 
-/// A zeroed output for output `k` of the layout: `loops` cores.
-pub fn gu_output<T: Scalar>(layout: &GuLayout, plan: &GuPlan, k: usize) -> Vec<T> {
-    let len: usize = plan.core(layout.outputs[k].1).iter().product();
-    vec![T::from_bits(0); plan.loops * len]
+/// One output of a call, where it was computed.
+#[derive(Debug)]
+pub enum GuOut<T: Scalar> {
+    Host(Vec<T>),
+    Device(DeviceVec<T>),
 }
 
-/// Output `k` shaped: the loop shape, then its core.
-pub fn gu_shaped<T: Scalar>(layout: &GuLayout, plan: &GuPlan, k: usize, data: Vec<T>) -> Result<ArrayD<T>> {
-    let shape: Vec<usize> = plan.loop_shape.iter().copied().chain(plan.core(layout.outputs[k].1)).collect();
-    ArrayD::from_shape_vec(IxDyn(&shape), data)
+/// A zeroed output for output `k` of the layout: `loops` cores.
+pub fn gu_output<T: Scalar>(layout: &GuLayout, plan: &GuPlan, k: usize) -> Vec<T> {
+    vec![T::from_bits(0); plan.loops * out_len(layout, plan, k)]
+}
+
+/// A zeroed output for output `k` of the layout on `device`.
+pub fn gu_device_output<T: Scalar>(
+    layout: &GuLayout,
+    plan: &GuPlan,
+    k: usize,
+    device: &Device,
+) -> Result<DeviceVec<T>> {
+    DeviceVec::zeros_on(device, plan.loops * out_len(layout, plan, k))
+}
+
+fn out_len(layout: &GuLayout, plan: &GuPlan, k: usize) -> usize {
+    plan.core(layout.outputs[k].1).iter().product()
+}
+
+/// The shape of output `k`: the loop shape, then its core.
+fn out_shape(layout: &GuLayout, plan: &GuPlan, k: usize) -> Vec<usize> {
+    plan.loop_shape.iter().copied().chain(plan.core(layout.outputs[k].1)).collect()
+}
+
+/// Output `k` in host memory, shaped (`name(..)`).
+pub fn gu_array<T: Scalar>(layout: &GuLayout, plan: &GuPlan, k: usize, out: GuOut<T>) -> Result<ArrayD<T>> {
+    let data = match out {
+        GuOut::Host(v) => v,
+        GuOut::Device(v) => v.to_vec()?,
+    };
+    ArrayD::from_shape_vec(IxDyn(&out_shape(layout, plan, k)), data)
         .map_err(|e| Error::internal(format!("`{}`: an output of the wrong size: {e}", layout.function)))
+}
+
+/// Output `k` on the device that computed it, shaped (`name::device(..)`): a call that
+/// ran on the host gives the CPU device's arrays.
+pub fn gu_device_array<T: Scalar>(layout: &GuLayout, plan: &GuPlan, k: usize, out: GuOut<T>) -> Result<DeviceArray<T>> {
+    let data = match out {
+        GuOut::Host(v) => DeviceVec::from_slice_on(&Device::cpu(), &v)?,
+        GuOut::Device(v) => v,
+    };
+    DeviceArray::from_vec(data, &out_shape(layout, plan, k))
 }
 
 /// A thread fault of the generated kernel, as the host reports it: the first loop index
@@ -205,7 +339,7 @@ pub fn gu_fault<X>(function: &'static str, loops: usize, fault: Error, f: impl F
 
 /// The launch of the generated kernel: 256 threads a block, one loop index a thread, at
 /// most 65 535 blocks (a grid-stride loop over the rest).
-pub fn gu_launch_config(loops: usize, device: Option<&crate::driver::Device>) -> crate::launch::LaunchConfig {
+pub fn gu_launch_config(loops: usize, device: Option<&Device>) -> crate::launch::LaunchConfig {
     let blocks = loops.div_ceil(256).clamp(1, 65_535) as u32;
     let config = crate::launch::LaunchConfig::new(blocks, 256u32);
     match device {
@@ -217,10 +351,10 @@ pub fn gu_launch_config(loops: usize, device: Option<&crate::driver::Device>) ->
 /// Where a call of a `#[guvectorize]` function was asked to run.
 #[derive(Clone, Copy, Debug)]
 pub enum GuWhere<'d> {
-    /// The default device (a GPU, or the CPU device).
+    /// Where its device arrays are, else the default device (a GPU, or the CPU device).
     Default,
     /// `name::on(&device, ..)`.
-    On(&'d crate::driver::Device),
+    On(&'d Device),
     /// `name::cpu`: a loop on this thread.
     Cpu,
     /// `name::parallel`: split over rayon's threads.
@@ -233,43 +367,75 @@ pub enum GuWhere<'d> {
 #[derive(Clone, Debug)]
 pub enum GuRun {
     Host(HostLoop),
-    /// The generated kernel, on this GPU (`None`: the default one).
-    Gpu(Option<crate::driver::Device>),
+    /// The generated kernel, on this GPU.
+    Gpu(Device),
     Simulate,
 }
 
-/// The device of a call: the CPU device and the CPU targets run on the host, the rest on
-/// a GPU.
-pub fn gu_run(how: GuWhere<'_>) -> GuRun {
+/// The device of a call: the device it names, else its device arrays', else the default
+/// (the CPU device and the CPU targets run on the host, the rest on a GPU). Arrays on
+/// another device than the call's are `Error::DeviceMismatch`; the CPU targets and the
+/// simulator read any array (a GPU's is copied to the host, as `name::cpu` of a
+/// vectorized function does).
+pub fn gu_run(how: GuWhere<'_>, function: &'static str, arrays: &[(&'static str, Option<&Device>)]) -> Result<GuRun> {
+    let mut on: Vec<(&'static str, DeviceId)> = Vec::new();
     match how {
-        GuWhere::Default if crate::driver::default_cpu().is_some() => GuRun::Host(HostLoop::Parallel),
-        GuWhere::Default => GuRun::Gpu(None),
-        GuWhere::On(d) if d.is_cpu() => GuRun::Host(HostLoop::Parallel),
-        GuWhere::On(d) => GuRun::Gpu(Some(d.clone())),
-        GuWhere::Cpu => GuRun::Host(HostLoop::Sequential),
-        GuWhere::Parallel => GuRun::Host(HostLoop::Parallel),
-        GuWhere::Simulate => GuRun::Simulate,
+        GuWhere::Cpu => return Ok(GuRun::Host(HostLoop::Sequential)),
+        GuWhere::Parallel => return Ok(GuRun::Host(HostLoop::Parallel)),
+        GuWhere::Simulate => return Ok(GuRun::Simulate),
+        GuWhere::On(d) => on.push(("device", d.id())),
+        GuWhere::Default => {}
     }
+    on.extend(arrays.iter().filter_map(|&(name, d)| Some((name, d?.id()))));
+    let device = match one_device(function, &on)? {
+        None => match default_cpu() {
+            Some(cpu) => cpu,
+            None => default_device()?,
+        },
+        Some(_) => match how {
+            GuWhere::On(d) => d.clone(),
+            _ => match arrays.iter().find_map(|&(_, d)| d) {
+                Some(d) => d.clone(),
+                None => return Err(Error::internal("a call's device came from no argument")),
+            },
+        },
+    };
+    Ok(if device.is_cpu() { GuRun::Host(HostLoop::Parallel) } else { GuRun::Gpu(device) })
 }
 
 /// Input `k` with its core taken along `axis` (`name::along`): for an input with one core
-/// dimension, that axis moves last (a view, no copy); others are as they are.
+/// dimension, that axis moves last (a view of host data; a device array is copied to the
+/// host to be transposed, and back for the kernel); others are as they are.
 pub fn gu_along<'a, T: Scalar>(
     layout: &GuLayout,
     k: usize,
     axis: Option<usize>,
-    arg: NdRef<'a, T>,
-) -> Result<NdRef<'a, T>> {
-    let (Some(axis), NdRef::Host(view)) = (axis, &arg) else { return Ok(arg) };
-    if layout.inputs[k].1.len() != 1 {
+    arg: GuRef<'a, T>,
+) -> Result<GuRef<'a, T>> {
+    let Some(axis) = axis else { return Ok(arg) };
+    if layout.inputs[k].1.len() != 1 || matches!(arg, GuRef::Nd(NdRef::Scalar(_))) {
         return Ok(arg);
     }
-    let ndim = view.ndim();
+    let shape = arg.shape();
+    let ndim = shape.len();
     if axis >= ndim {
         return Err(Error::BadAxis { function: layout.function, param: layout.inputs[k].0, axis, ndim });
     }
+    if axis + 1 == ndim {
+        return Ok(arg);
+    }
     let order: Vec<usize> = (0..ndim).filter(|&a| a != axis).chain([axis]).collect();
-    Ok(NdRef::Host(view.clone().permuted_axes(IxDyn(&order))))
+    Ok(match arg {
+        GuRef::Nd(NdRef::Host(view)) => GuRef::Nd(NdRef::Host(view.permuted_axes(IxDyn(&order)))),
+        GuRef::Owned(array, device) => GuRef::Owned(array.permuted_axes(IxDyn(&order)), device),
+        GuRef::Device(slice, shape) => {
+            let array = ArrayD::from_shape_vec(IxDyn(&shape), slice.to_vec()?).map_err(|e| {
+                Error::internal(format!("`{}`: a device array of shape {shape:?}: {e}", layout.function))
+            })?;
+            GuRef::Owned(array.permuted_axes(IxDyn(&order)), Some(slice.device()))
+        }
+        scalar @ GuRef::Nd(NdRef::Scalar(_)) => scalar,
+    })
 }
 
 /// At most this many results along an axis, each of at least [`LONG_LINE`] elements: each

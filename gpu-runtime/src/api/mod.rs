@@ -15,8 +15,8 @@ pub use cpu_device::{
 };
 #[cfg(feature = "ndarray")]
 pub use gufunc::{
-    GuIn, GuLayout, GuPlan, GuRun, GuWhere, gu_along, gu_fault, gu_launch_config, gu_output, gu_run, gu_shaped,
-    reduce_axes,
+    GuHost, GuIn, GuLayout, GuOut, GuPlan, GuRun, GuWhere, gu_along, gu_array, gu_device_array, gu_device_output,
+    gu_fault, gu_launch_config, gu_output, gu_run, reduce_axes,
 };
 pub use host::{cpu_into, host_map};
 #[cfg(feature = "ndarray")]

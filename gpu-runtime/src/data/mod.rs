@@ -5,6 +5,8 @@
 
 mod arg;
 mod array;
+#[cfg(feature = "ndarray")]
+mod device_array;
 mod karg;
 mod mat;
 #[cfg(feature = "ndarray")]
@@ -16,6 +18,8 @@ pub(crate) use arg::call_len;
 pub use arg::{Arg, ArgRef, ErasedArg, HostArg, Out, OutRef, broadcast_len};
 pub(crate) use array::alloc_error;
 pub use array::{DeviceSlice, DeviceSliceMut, DeviceVec};
+#[cfg(feature = "ndarray")]
+pub use device_array::DeviceArray;
 pub(crate) use karg::{InOutMem, KArgKind, check_aliasing};
 pub use karg::{KArg, KernelIn, KernelInOut, KernelInOutRef, KernelInRef};
 pub use mat::{Mat, MatMut};

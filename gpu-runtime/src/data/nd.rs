@@ -10,9 +10,12 @@
 
 use std::marker::PhantomData;
 
-use ndarray::{ArrayBase, ArrayView, ArrayViewD, ArrayViewMut, ArrayViewMutD, Data, DataMut, Dimension};
+use ndarray::{ArrayBase, ArrayD, ArrayView, ArrayViewD, ArrayViewMut, ArrayViewMutD, Data, DataMut, Dimension};
 
 use super::HostLoop;
+use super::array::{DeviceSlice, DeviceVec};
+use super::device_array::DeviceArray;
+use crate::driver::Device;
 use crate::error::{Error, Result};
 use crate::panics::Quiet;
 use crate::scalar::Scalar;
@@ -81,6 +84,77 @@ impl<'a, T: Scalar> NdArg<'a, T> for &'a [T] {
 impl<'a, T: Scalar> NdArg<'a, T> for &'a Vec<T> {
     fn into_nd(self) -> NdRef<'a, T> {
         NdRef::Host(ArrayView::from(self.as_slice()).into_dyn())
+    }
+}
+
+/// What a `#[guvectorize]` function takes for an input: anything [`NdArg`] is, or an
+/// array on a device ([`DeviceArray`] with its shape; [`DeviceVec`] and [`DeviceSlice`] as
+/// one axis), used where it is.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be passed where a `#[guvectorize]` function takes `{T}` elements",
+    label = "expected `{T}`, `&Array<{T}, D>`, an `ArrayView<{T}, D>`, `&[{T}]`, `&Vec<{T}>`, `&DeviceArray<{T}>`, `&DeviceVec<{T}>` or a `DeviceSlice<{T}>`"
+)]
+pub trait GuArg<'a, T: Scalar> {
+    fn into_gu(self) -> GuRef<'a, T>;
+}
+
+/// An input of a `#[guvectorize]` call.
+#[derive(Clone, Debug)]
+pub enum GuRef<'a, T> {
+    /// A scalar or a host view.
+    Nd(NdRef<'a, T>),
+    /// A host array the call made (an input taken along an axis), with the device of the
+    /// array it was made from.
+    Owned(ArrayD<T>, Option<&'a Device>),
+    /// An array on a device: its elements in C order, and its shape.
+    Device(DeviceSlice<'a, T>, Vec<usize>),
+}
+
+impl<T: Scalar> GuRef<'_, T> {
+    /// The argument's shape (`[]` for a scalar).
+    pub fn shape(&self) -> Vec<usize> {
+        match self {
+            GuRef::Nd(nd) => nd.shape(),
+            GuRef::Owned(a, _) => a.shape().to_vec(),
+            GuRef::Device(_, shape) => shape.clone(),
+        }
+    }
+}
+
+macro_rules! gu_arg_via_nd {
+    ($([$($g:tt)*] $ty:ty;)*) => {$(
+        impl<'a, T: Scalar, $($g)*> GuArg<'a, T> for $ty {
+            fn into_gu(self) -> GuRef<'a, T> {
+                GuRef::Nd(self.into_nd())
+            }
+        }
+    )*};
+}
+
+gu_arg_via_nd! {
+    [] T;
+    [S: Data<Elem = T>, D: Dimension] &'a ArrayBase<S, D>;
+    [D: Dimension] ArrayView<'a, T, D>;
+    [] &'a [T];
+    [] &'a Vec<T>;
+}
+
+impl<'a, T: Scalar> GuArg<'a, T> for &'a DeviceArray<T> {
+    fn into_gu(self) -> GuRef<'a, T> {
+        GuRef::Device(self.as_slice(), self.shape().to_vec())
+    }
+}
+
+impl<'a, T: Scalar> GuArg<'a, T> for &'a DeviceVec<T> {
+    fn into_gu(self) -> GuRef<'a, T> {
+        GuRef::Device(self.as_slice(), vec![self.len()])
+    }
+}
+
+impl<'a, T: Scalar> GuArg<'a, T> for DeviceSlice<'a, T> {
+    fn into_gu(self) -> GuRef<'a, T> {
+        let len = self.len();
+        GuRef::Device(self, vec![len])
     }
 }
 

@@ -405,6 +405,19 @@ impl Device {
     }
 }
 
+/// The one device that the parts of a call name (`(part, device)`: the device it was
+/// asked to run on, its stream, its arrays), `None` where none names one. Parts on
+/// different devices are `Error::DeviceMismatch`: data never moves between devices behind
+/// the caller's back. Every kind of call (vectorized, `#[kernel]`, `#[guvectorize]`, on a
+/// GPU or the CPU device) decides with this.
+pub(crate) fn one_device(function: &'static str, on: &[(&'static str, DeviceId)]) -> Result<Option<DeviceId>> {
+    let Some(&(_, first)) = on.first() else { return Ok(None) };
+    if on.iter().any(|&(_, d)| d != first) {
+        return Err(Error::DeviceMismatch { function, devices: on.to_vec() });
+    }
+    Ok(Some(first))
+}
+
 /// The default device if it is the CPU, without starting a GPU: the generated calls ask
 /// this first and run on the host when it says so.
 #[doc(hidden)]

@@ -1,8 +1,8 @@
 //! The plan of a call: how many elements it computes, and on which device.
 
 use crate::data::{ArgKind, ErasedArg, OutSlot, SlotKind, call_len};
-use crate::driver::{Device, default_device};
-use crate::error::{Error, Result};
+use crate::driver::{Device, DeviceId, default_device};
+use crate::error::Result;
 
 use super::KernelSpec;
 
@@ -58,10 +58,7 @@ pub(crate) fn common_device<'a>(
             on.push((name, *device));
         }
     }
-    let Some(&(_, first)) = on.first() else { return Ok(None) };
-    if on.iter().any(|(_, d)| d.id() != first.id()) {
-        let devices = on.iter().map(|(name, d)| (*name, d.id())).collect();
-        return Err(Error::DeviceMismatch { function: spec.name, devices });
-    }
-    Ok(Some(first))
+    let ids: Vec<(&'static str, DeviceId)> = on.iter().map(|(name, d)| (*name, d.id())).collect();
+    crate::driver::one_device(spec.name, &ids)?;
+    Ok(on.first().map(|&(_, d)| d))
 }
