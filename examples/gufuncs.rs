@@ -4,7 +4,7 @@
 //! `Device::best()` (the GPU, else the CPU) and are checked against the CPU.
 
 use gpu_runtime::ndarray::{Array, ArrayD, IxDyn};
-use gpu_runtime::{Device, Mat, MatMut, guvectorize};
+use gpu_runtime::{Device, DeviceArray, Mat, MatMut, guvectorize};
 
 #[guvectorize("(n)->(n)")]
 fn softmax(x: &[f32], out: &mut [f32]) {
@@ -89,22 +89,38 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
     s
 }
 
-/// `--bench`: the best of 10 calls of `dot` over 1 000 000 rows of 64 (host arrays in and
-/// out, as `bench/gufunc_compare.py` times Numba's `@guvectorize` on the same data).
+/// `--bench`: the best of 10 calls of `dot` over 1 000 000 rows of 64, with host arrays in
+/// and out and with device arrays (results left on the GPU), as `bench/gufunc_compare.py`
+/// times Numba's `@guvectorize` on the same data.
 fn bench() -> gpu_runtime::Result<()> {
     let (rows, n) = (1_000_000, 64);
     let a = Array::from_shape_fn(IxDyn(&[rows, n]), |ix| ((ix[0] + ix[1]) % 13) as f32);
     let b = Array::from_shape_fn(IxDyn(&[rows, n]), |ix| ((ix[0] * 3 + ix[1]) % 7) as f32);
-    let mut best = f64::INFINITY;
-    let mut r = dot(&a, &b)?;
-    for _ in 0..10 {
-        let t = std::time::Instant::now();
-        r = dot(&a, &b)?;
-        best = best.min(t.elapsed().as_secs_f64());
-    }
+    let best_of = |f: &mut dyn FnMut() -> gpu_runtime::Result<()>| -> gpu_runtime::Result<f64> {
+        f()?;
+        let mut best = f64::INFINITY;
+        for _ in 0..10 {
+            let t = std::time::Instant::now();
+            f()?;
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        Ok(best * 1e3)
+    };
     let check: f32 = (0..n).map(|j| a[[7, j]] * b[[7, j]]).sum();
-    assert_eq!(r[[7]], check);
-    println!("gufunc dot (1000000, 64) f32: {:.3} ms", best * 1e3);
+    let host = best_of(&mut || {
+        let r = dot(&a, &b)?;
+        assert_eq!(r[[7]], check);
+        Ok(())
+    })?;
+    println!("gufunc dot (1000000, 64) f32, host arrays: {host:.3} ms");
+    let (da, db) = (DeviceArray::from_array(&a)?, DeviceArray::from_array(&b)?);
+    let mut r = dot::device(&da, &db)?;
+    let device = best_of(&mut || {
+        r = dot::device(&da, &db)?;
+        Ok(())
+    })?;
+    assert_eq!(r.to_array()?[[7]], check);
+    println!("gufunc dot (1000000, 64) f32, device arrays: {device:.3} ms");
     Ok(())
 }
 
@@ -153,5 +169,12 @@ fn main() -> gpu_runtime::Result<()> {
     let best = argmax(&logits)?;
     assert_eq!(best, argmax::cpu(&logits)?);
     println!("argmax per row: {:?}…", &best.as_slice().unwrap_or(&[])[..8]);
+
+    // The same two steps over a device array: the probabilities never leave the device.
+    let on_device = DeviceArray::from_array_on(&device, &logits)?;
+    let probabilities = softmax::device(&on_device)?;
+    let best_on_device = argmax::device(&probabilities)?;
+    assert_eq!(best_on_device.to_array()?, best);
+    println!("argmax of softmax, chained on {}: the same {:?}", best_on_device.device().id(), best_on_device.shape());
     Ok(())
 }

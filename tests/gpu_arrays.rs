@@ -395,3 +395,35 @@ fn device_results_are_ordered_across_threads_and_streams() {
         }
     });
 }
+
+/// Copies of 8 MiB or more go through page-locked buffers in pieces: lengths that are not
+/// a whole number of pieces, a range in the middle of a vector, and the results of work
+/// queued on another stream all come out exact.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn large_copies_are_staged_and_exact() {
+    let n = (40 << 20) / 4 + 12_345; // 40 MiB and a bit of f32: two and a half pieces
+    let data: Vec<f32> = (0..n).map(|i| (i % 100_003) as f32 * 0.5).collect();
+    let mut v = DeviceVec::from_slice(&data).unwrap();
+    assert_eq!(v.to_vec().unwrap(), data);
+    let mut back = vec![0.0f32; n];
+    v.copy_to(&mut back).unwrap();
+    assert_eq!(back, data);
+    // A range inside the vector, written and read as itself.
+    let middle: Vec<f32> = (0..n / 2).map(|i| -(i as f32)).collect();
+    v.slice_mut(1000..1000 + n / 2).unwrap().copy_from(&middle).unwrap();
+    let whole = v.to_vec().unwrap();
+    assert_eq!(&whole[..1000], &data[..1000]);
+    assert_eq!(&whole[1000..1000 + n / 2], &middle[..]);
+    assert_eq!(&whole[1000 + n / 2..], &data[1000 + n / 2..]);
+    // Results computed on a stream of their own, read back through the staging.
+    let device = gpu_runtime::default_device().unwrap();
+    let stream = device.new_stream().unwrap();
+    let x = DeviceVec::from_slice(&data).unwrap();
+    let mut y = DeviceVec::<f32>::zeros(n).unwrap();
+    add::launch_into(&stream, &mut y, &x, 1.0f32).unwrap().wait().unwrap();
+    let pending = add::launch_device(&stream, &x, &x).unwrap();
+    let doubled = pending.wait().unwrap();
+    assert!(doubled.to_vec().unwrap().iter().zip(&data).all(|(d, x)| *d == x + x));
+    assert!(y.to_vec().unwrap().iter().zip(&data).all(|(d, x)| *d == x + 1.0));
+}

@@ -542,7 +542,7 @@ fn generate(
         }
 
         #[doc = #mod_doc]
-        #[allow(non_snake_case, clippy::too_many_arguments)]
+        #[allow(non_snake_case, clippy::too_many_arguments, clippy::needless_question_mark)]
         #vis mod #name {
             #[allow(unused_imports)]
             use super::*;
@@ -746,6 +746,7 @@ fn gpu_items(
         #p::GuRun::Gpu(__device) => {
             #(let mut #all: ::gpu_runtime::DeviceVec<#elems> = #p::gu_device_output(&__LAYOUT, &__plan, #ks, &__device)?;)*
             if __loops > 0 {
+                #(let #in_idents = #in_idents.upload(&__device)?;)*
                 let __config = #p::gu_launch_config(__loops, ::core::option::Option::Some(&__device));
                 if let ::core::result::Result::Err(__e) = gpu_kernel::launch_with(&__config, #(#kargs),*).and_then(|__p| __p.wait()) {
                     return ::core::result::Result::Err(#fault);

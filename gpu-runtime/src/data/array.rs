@@ -9,7 +9,7 @@ use std::ops::{Bound, RangeBounds};
 use cudarc::driver::sys::{CUdeviceptr, CUresult};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, result};
 
-use crate::driver::{Device, Uses, default_device, report_drop_error};
+use crate::driver::{Device, Uses, default_device, report_drop_error, staged};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 
@@ -346,6 +346,14 @@ impl<'a, T: Scalar> DeviceSlice<'a, T> {
         self.device.bind()?;
         let stream = self.device.stream()?;
         self.uses.order_before(stream)?;
+        let bytes = std::mem::size_of_val(dst);
+        if bytes >= staged::STAGED_MIN_BYTES {
+            // The staged copy runs on streams of its own, after the work queued so far.
+            stream.synchronize().map_err(|e| Error::driver("copying from the GPU", e))?;
+            // SAFETY: `dst` has room for `bytes` bytes, the view holds as many at `ptr`, and
+            // nothing queued writes it (waited for above; the view borrows it shared).
+            return unsafe { staged::from_device(self.device, self.ptr, dst.as_mut_ptr().cast(), bytes) };
+        }
         // SAFETY: `dst` holds `len` elements of `T`'s size, the view `len` elements at
         // `ptr`, and the copy is waited for before `dst` is given back.
         unsafe { result::memcpy_dtoh_async(dst, self.ptr, stream.cu_stream()) }
@@ -437,6 +445,14 @@ impl<'a, T: Scalar> DeviceSliceMut<'a, T> {
             self.device.bind()?;
             let stream = self.device.stream()?;
             self.uses.order_before(stream)?;
+            let bytes = std::mem::size_of_val(data);
+            if bytes >= staged::STAGED_MIN_BYTES {
+                // The staged copy runs on streams of its own, after the work queued so far.
+                stream.synchronize().map_err(|e| Error::driver("copying to the GPU", e))?;
+                // SAFETY: `data` holds `bytes` bytes, the view has room for as many and is
+                // exclusively borrowed, and nothing queued uses it (waited for above).
+                return unsafe { staged::to_device(self.device, data.as_ptr().cast(), self.ptr, bytes) };
+            }
             // SAFETY: `data` is a live slice of `len` elements and the view has room for
             // them; the copy is waited for below.
             unsafe { result::memcpy_htod_async(self.ptr, data, stream.cu_stream()) }

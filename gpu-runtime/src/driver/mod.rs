@@ -5,6 +5,7 @@
 mod device;
 mod event;
 mod pinned;
+pub(crate) mod staged;
 mod stream;
 
 pub use crate::error::DeviceId;

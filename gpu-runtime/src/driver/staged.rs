@@ -1,0 +1,169 @@
+//! Large copies between host memory and a GPU through page-locked buffers.
+//!
+//! The driver copies pageable memory through small buffers of its own, at a fraction of
+//! the link's speed. A large copy here is cut into pieces: each piece is copied on the
+//! host (split over threads) into one of [`SLOTS`] page-locked buffers and crosses the
+//! link from there on that slot's stream, while the next piece fills the other buffer.
+
+use std::sync::{Arc, Mutex, OnceLock};
+
+use cudarc::driver::CudaStream;
+use cudarc::driver::result;
+use cudarc::driver::sys::CUdeviceptr;
+use rayon::prelude::*;
+
+use super::{Device, PinnedBuffer};
+use crate::error::{Error, Result};
+
+/// Copies of at least this many bytes are staged; smaller ones go straight to the driver.
+pub(crate) const STAGED_MIN_BYTES: usize = 8 << 20;
+
+/// Pieces in flight at once.
+const SLOTS: usize = 2;
+
+/// The bytes of one piece (one page-locked buffer).
+const PIECE: usize = 16 << 20;
+
+/// Host memory copies split over threads in pieces of this size.
+const HOST_PIECE: usize = 1 << 20;
+
+/// A device's streams and buffers for staged copies, made by its first one and kept.
+struct Stage {
+    streams: Vec<Arc<CudaStream>>,
+    buffers: Vec<PinnedBuffer>,
+}
+
+type StageSlot = Arc<Mutex<Option<Stage>>>;
+
+fn stage_of(ordinal: usize) -> StageSlot {
+    static DEVICES: OnceLock<Mutex<Vec<StageSlot>>> = OnceLock::new();
+    let mut devices = DEVICES.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+    while devices.len() <= ordinal {
+        devices.push(Arc::default());
+    }
+    devices[ordinal].clone()
+}
+
+/// Runs `copy` with `device`'s stage (one staged copy per device at a time), then waits
+/// for its streams. Where that wait fails the buffers are leaked rather than reused while
+/// a copy might still use them.
+fn with_stage(device: &Device, copy: impl FnOnce(&Stage) -> Result<()>) -> Result<()> {
+    device.bind()?;
+    let slot = stage_of(device.ordinal());
+    let mut guard = slot.lock().unwrap_or_else(|p| p.into_inner());
+    if guard.is_none() {
+        let ctx = device.context()?;
+        let streams = (0..SLOTS)
+            .map(|_| ctx.new_stream().map_err(|e| Error::driver("creating a stream", e)))
+            .collect::<Result<_>>()?;
+        let buffers = (0..SLOTS).map(|_| PinnedBuffer::new(device, PIECE)).collect::<Result<_>>()?;
+        *guard = Some(Stage { streams, buffers });
+    }
+    let Some(stage) = guard.as_ref() else { return Err(Error::internal("a device's copy staging vanished")) };
+    let outcome = copy(stage);
+    let mut idle = Ok(());
+    for s in &stage.streams {
+        if let Err(e) = s.synchronize() {
+            idle = Err(Error::driver("waiting for a staged copy", e));
+        }
+    }
+    if idle.is_err()
+        && let Some(stage) = guard.take()
+    {
+        std::mem::forget(stage.buffers);
+    }
+    outcome.and(idle)
+}
+
+/// `bytes` bytes from `src` to `dst`, split over threads.
+///
+/// # Safety
+/// Both ranges must be valid for `bytes` bytes and must not overlap.
+unsafe fn parallel_copy(src: *const u8, dst: *mut u8, bytes: usize) {
+    let (src, dst) = (src as usize, dst as usize);
+    (0..bytes.div_ceil(HOST_PIECE)).into_par_iter().for_each(|k| {
+        let start = k * HOST_PIECE;
+        let len = HOST_PIECE.min(bytes - start);
+        // SAFETY: the caller's promise; each piece lies in both ranges.
+        unsafe { std::ptr::copy_nonoverlapping((src + start) as *const u8, (dst + start) as *mut u8, len) };
+    });
+}
+
+/// Copies `bytes` bytes of host memory at `src` to `dst` on `device`, and waits.
+///
+/// # Safety
+/// `src` must be valid for reads and `dst` (device memory of `device`) for writes of
+/// `bytes` bytes, and no queued work may use `dst` meanwhile.
+pub(crate) unsafe fn to_device(device: &Device, src: *const u8, dst: CUdeviceptr, bytes: usize) -> Result<()> {
+    with_stage(device, |stage| {
+        for (c, start) in (0..bytes).step_by(PIECE).enumerate() {
+            let s = c % SLOTS;
+            let len = PIECE.min(bytes - start);
+            let stream = &stage.streams[s];
+            // The slot's buffer is free once its last copy has left it.
+            stream.synchronize().map_err(|e| Error::driver("copying to the GPU", e))?;
+            let buffer = stage.buffers[s].ptr();
+            // SAFETY: the caller's `src` holds this piece; the buffer holds `PIECE` bytes.
+            unsafe { parallel_copy(src.add(start), buffer, len) };
+            // SAFETY: the buffer is not touched again before the stream is waited for.
+            let piece = unsafe { std::slice::from_raw_parts(buffer, len) };
+            // SAFETY: the caller's `dst` has room for this piece.
+            unsafe { result::memcpy_htod_async(dst + start as u64, piece, stream.cu_stream()) }
+                .map_err(|e| Error::driver("copying to the GPU", e))?;
+        }
+        Ok(())
+    })
+}
+
+/// Copies `bytes` bytes at `src` on `device` to host memory at `dst`, and waits.
+///
+/// # Safety
+/// `src` (device memory of `device`) must be valid for reads and `dst` for writes of
+/// `bytes` bytes, and no queued work may write `src` meanwhile.
+pub(crate) unsafe fn from_device(device: &Device, src: CUdeviceptr, dst: *mut u8, bytes: usize) -> Result<()> {
+    with_stage(device, |stage| {
+        let mut pending: [Option<(usize, usize)>; SLOTS] = [None; SLOTS];
+        // Waits for slot `s`'s piece and moves it to the caller's memory.
+        let finish = |s: usize, pending: &mut [Option<(usize, usize)>; SLOTS]| -> Result<()> {
+            let Some((start, len)) = pending[s].take() else { return Ok(()) };
+            stage.streams[s].synchronize().map_err(|e| Error::driver("copying from the GPU", e))?;
+            // SAFETY: the finished copy wrote `len` bytes to the buffer; the caller's `dst`
+            // holds this piece.
+            unsafe { parallel_copy(stage.buffers[s].ptr(), dst.add(start), len) };
+            Ok(())
+        };
+        let pieces = bytes.div_ceil(PIECE);
+        for c in 0..pieces {
+            let s = c % SLOTS;
+            finish(s, &mut pending)?;
+            let (start, len) = (c * PIECE, PIECE.min(bytes - c * PIECE));
+            // SAFETY: the slot's buffer, read only after the stream is waited for.
+            let piece = unsafe { std::slice::from_raw_parts_mut(stage.buffers[s].ptr(), len) };
+            // SAFETY: the caller's `src` holds this piece.
+            unsafe { result::memcpy_dtoh_async(piece, src + start as u64, stage.streams[s].cu_stream()) }
+                .map_err(|e| Error::driver("copying from the GPU", e))?;
+            pending[s] = Some((start, len));
+        }
+        for c in pieces..pieces + SLOTS {
+            finish(c % SLOTS, &mut pending)?;
+        }
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parallel_copy_copies_every_byte_of_odd_lengths() {
+        for bytes in [0, 1, HOST_PIECE - 1, HOST_PIECE, 3 * HOST_PIECE + 17] {
+            let src: Vec<u8> = (0..bytes).map(|i| (i * 31 % 251) as u8).collect();
+            let mut dst = vec![0u8; bytes + 1];
+            // SAFETY: both hold `bytes` bytes and are distinct allocations.
+            unsafe { parallel_copy(src.as_ptr(), dst.as_mut_ptr(), bytes) };
+            assert_eq!(&dst[..bytes], &src[..], "{bytes} bytes");
+            assert_eq!(dst[bytes], 0, "nothing past the end");
+        }
+    }
+}
