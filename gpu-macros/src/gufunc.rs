@@ -642,6 +642,9 @@ fn gpu_items(
     let mut kparams: Vec<TokenStream> = vec![quote!(__gu_loops: usize)];
     let mut kargs: Vec<TokenStream> = vec![quote!(__loops)];
     let mut prologue: Vec<TokenStream> = Vec::new();
+    // Once per thread: every loop index's core lies inside its data (the views' elements
+    // are then read and written unchecked against the data, checked against the core).
+    let mut guards: Vec<TokenStream> = Vec::new();
     let mut views: Vec<View> = Vec::new();
     let size = |d: &String| quote!(__plan.size(#d));
     for (k, q) in inputs.iter().enumerate() {
@@ -655,6 +658,14 @@ fn gpu_items(
         }
         kparams.push(quote!(#step: usize));
         kargs.push(quote!(#id.step()));
+        if q.kind != Kind::Scalar {
+            let len = dims.iter().fold(quote!(1usize), |acc, d| quote!(#acc * #d));
+            guards.push(quote! {
+                if __gu_loops > 0 && #len > 0 {
+                    gpu::check_index((__gu_loops - 1) * #step + #len - 1, #data.len());
+                }
+            });
+        }
         if q.kind == Kind::Scalar {
             let m = q.mutable_binding.then(|| quote!(mut));
             prologue.push(quote!(let #m #id: #elem = #data[__gu_t * #step];));
@@ -675,6 +686,11 @@ fn gpu_items(
             kargs.push(size(name));
         }
         let len = dims.iter().fold(quote!(1usize), |acc, d| quote!(#acc * #d));
+        guards.push(quote! {
+            if __gu_loops > 0 && #len > 0 {
+                gpu::check_index(__gu_loops * (#len) - 1, #data.len());
+            }
+        });
         prologue.push(quote!(let #base = __gu_t * (#len);));
         views.push(View { name: q.ident.to_string(), base, dims });
         out_bufs.push((buf, elem.clone(), k));
@@ -701,9 +717,10 @@ fn gpu_items(
         },
     };
     let kernel = quote! {
-        #[allow(unused_variables, unused_mut, unused_labels, unused_parens, clippy::never_loop, clippy::needless_return)]
+        #[allow(unused_variables, unused_mut, unused_labels, unused_parens, unused_unsafe, clippy::never_loop, clippy::needless_return)]
         #[::gpu_runtime::kernel]
         fn gpu_kernel(#(#kparams),*) {
+            #(#guards)*
             let mut __gu_t = gpu::grid1();
             while __gu_t < __gu_loops {
                 #(#prologue)*
@@ -793,6 +810,65 @@ impl Rewrite<'_> {
     }
 }
 
+impl Rewrite<'_> {
+    /// The view an index expression `view[..]` indexes.
+    fn view_index(&self, e: &syn::Expr) -> Option<&View> {
+        match syn_bare(e) {
+            syn::Expr::Index(ix) => self.view(&ix.expr),
+            _ => None,
+        }
+    }
+
+    /// `view[i]` as the element of the view's data it names, `*data.method(base + k)`,
+    /// where `k` is the index checked against the core's size (`base + check_index(i, n)`,
+    /// rows and columns for a matrix). Unchecked against the data is sound: the kernel
+    /// checks once, on entry, that every loop index's core lies inside its data.
+    fn place(&mut self, e: &mut syn::Expr, method: &str) -> Option<syn::Expr> {
+        let syn::Expr::Index(ix) = syn_bare_mut(e) else { return None };
+        self.visit_expr_mut(&mut ix.index);
+        let v = self.view(&ix.expr)?;
+        let (data, base, index) = (&ix.expr, &v.base, &ix.index);
+        let method = syn::Ident::new(method, ix.span());
+        let at: syn::Expr = match v.dims.as_slice() {
+            [n] => syn::parse_quote_spanned!(index.span()=> #base + gpu::check_index(#index, #n)),
+            [r, c] => match syn_bare(index) {
+                syn::Expr::Tuple(t) if t.elems.len() == 2 => {
+                    let (i, j) = (&t.elems[0], &t.elems[1]);
+                    syn::parse_quote_spanned!(index.span()=>
+                        #base + gpu::check_index(#i, #r) * #c + gpu::check_index(#j, #c))
+                }
+                _ => {
+                    self.errors.push(syn::Error::new(
+                        index.span(),
+                        format!("`{}` is a matrix: index it with a pair, `{}[(row, column)]`", v.name, v.name),
+                    ));
+                    return None;
+                }
+            },
+            _ => return None,
+        };
+        Some(syn::parse_quote_spanned!(ix.span()=> *#data.#method(#at)))
+    }
+}
+
+/// `+=`, `-=`, … (an assignment through an operator).
+fn is_compound(op: &syn::BinOp) -> bool {
+    use syn::BinOp::*;
+    matches!(
+        op,
+        AddAssign(_)
+            | SubAssign(_)
+            | MulAssign(_)
+            | DivAssign(_)
+            | RemAssign(_)
+            | BitXorAssign(_)
+            | BitAndAssign(_)
+            | BitOrAssign(_)
+            | ShlAssign(_)
+            | ShrAssign(_)
+    )
+}
+
 impl VisitMut for Rewrite<'_> {
     fn visit_item_fn_mut(&mut self, _: &mut syn::ItemFn) {
         // A nested function has its own returns and cannot see the views.
@@ -807,26 +883,23 @@ impl VisitMut for Rewrite<'_> {
                 let value = r.expr.take();
                 *e = syn::parse_quote_spanned!(r.span()=> break '__gu #value);
             }
+            // `view[i] = v` and `view[i] op= v`: the write, unchecked once the index is.
+            syn::Expr::Assign(a) if self.view_index(&a.left).is_some() => {
+                self.visit_expr_mut(&mut a.right);
+                let Some(place) = self.place(&mut a.left, "get_unchecked_mut") else { return };
+                let right = &a.right;
+                *e = syn::parse_quote_spanned!(a.span()=> unsafe { #place = #right });
+            }
+            syn::Expr::Binary(b) if is_compound(&b.op) && self.view_index(&b.left).is_some() => {
+                self.visit_expr_mut(&mut b.right);
+                let Some(place) = self.place(&mut b.left, "get_unchecked_mut") else { return };
+                let (op, right) = (&b.op, &b.right);
+                *e = syn::parse_quote_spanned!(b.span()=> unsafe { #place #op #right });
+            }
             syn::Expr::Index(ix) if self.view(&ix.expr).is_some() => {
-                self.visit_expr_mut(&mut ix.index);
-                let Some(v) = self.view(&ix.expr) else { return };
-                let (base, index) = (&v.base, &ix.index);
-                match v.dims.as_slice() {
-                    [n] => {
-                        *ix.index = syn::parse_quote_spanned!(index.span()=> #base + gpu::check_index(#index, #n));
-                    }
-                    [r, c] => match syn_bare(index) {
-                        syn::Expr::Tuple(t) if t.elems.len() == 2 => {
-                            let (i, j) = (&t.elems[0], &t.elems[1]);
-                            *ix.index = syn::parse_quote_spanned!(index.span()=>
-                                #base + gpu::check_index(#i, #r) * #c + gpu::check_index(#j, #c));
-                        }
-                        _ => self.errors.push(syn::Error::new(
-                            index.span(),
-                            format!("`{}` is a matrix: index it with a pair, `{}[(row, column)]`", v.name, v.name),
-                        )),
-                    },
-                    _ => {}
+                let span = ix.span();
+                if let Some(place) = self.place(e, "get_unchecked") {
+                    *e = syn::parse_quote_spanned!(span=> (unsafe { #place }));
                 }
             }
             syn::Expr::MethodCall(m) if self.view(&m.receiver).is_some() => {
@@ -867,6 +940,14 @@ impl VisitMut for Rewrite<'_> {
             }
             _ => syn::visit_mut::visit_expr_mut(self, e),
         }
+    }
+}
+
+fn syn_bare_mut(e: &mut syn::Expr) -> &mut syn::Expr {
+    match e {
+        syn::Expr::Paren(p) => syn_bare_mut(&mut p.expr),
+        syn::Expr::Group(g) => syn_bare_mut(&mut g.expr),
+        e => e,
     }
 }
 
