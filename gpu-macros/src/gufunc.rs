@@ -357,15 +357,12 @@ struct Names {
     data: syn::Ident,
     base: syn::Ident,
     step: syn::Ident,
-    /// The core sizes, as kernel parameters.
-    dims: Vec<syn::Ident>,
 }
 
 fn names_of(p: &Param) -> Names {
     let id = &p.ident;
     let data = if p.kind == Kind::Scalar { format_ident!("__gu_{}", id) } else { id.clone() };
-    let dims = (0..p.kind.rank()).map(|k| format_ident!("__gu_{}_d{}", id, k)).collect();
-    Names { data, base: format_ident!("__gu_{}_base", id), step: format_ident!("__gu_{}_step", id), dims }
+    Names { data, base: format_ident!("__gu_{}_base", id), step: format_ident!("__gu_{}_step", id) }
 }
 
 fn generate(
@@ -646,16 +643,29 @@ fn gpu_items(
     // are then read and written unchecked against the data, checked against the core).
     let mut guards: Vec<TokenStream> = Vec::new();
     let mut views: Vec<View> = Vec::new();
-    let size = |d: &String| quote!(__plan.size(#d));
+    // One kernel parameter per core dimension, shared by every view that has it: an index
+    // checked against `n` in one view is then known to be inside the others of size `n`.
+    let mut seen: Vec<String> = Vec::new();
+    let mut core_dims = |names: &'_ [String], kparams: &mut Vec<TokenStream>, kargs: &mut Vec<TokenStream>| {
+        names
+            .iter()
+            .map(|name| {
+                let d = format_ident!("__gu_dim_{}", name);
+                if !seen.contains(name) {
+                    seen.push(name.clone());
+                    kparams.push(quote!(#d: usize));
+                    kargs.push(quote!(__plan.size(#name)));
+                }
+                d
+            })
+            .collect::<Vec<syn::Ident>>()
+    };
     for (k, q) in inputs.iter().enumerate() {
-        let Names { data, base, step, dims } = names_of(q);
+        let Names { data, base, step } = names_of(q);
         let (id, elem) = (&q.ident, &q.elem);
         kparams.push(quote!(#data: &[#elem]));
         kargs.push(quote!(#id.kernel_in()));
-        for (d, name) in dims.iter().zip(&layout.inputs[k]) {
-            kparams.push(quote!(#d: usize));
-            kargs.push(size(name));
-        }
+        let dims = core_dims(&layout.inputs[k], &mut kparams, &mut kargs);
         kparams.push(quote!(#step: usize));
         kargs.push(quote!(#id.step()));
         if q.kind != Kind::Scalar {
@@ -676,15 +686,12 @@ fn gpu_items(
     }
     let mut out_bufs = Vec::new();
     for (k, q) in outputs.iter().enumerate() {
-        let Names { data, base, dims, .. } = names_of(q);
+        let Names { data, base, .. } = names_of(q);
         let elem = &q.elem;
         let buf = format_ident!("__o{}", k);
         kparams.push(quote!(#data: &mut [#elem]));
         kargs.push(quote!(&mut #buf));
-        for (d, name) in dims.iter().zip(&layout.outputs[k]) {
-            kparams.push(quote!(#d: usize));
-            kargs.push(size(name));
-        }
+        let dims = core_dims(&layout.outputs[k], &mut kparams, &mut kargs);
         let len = dims.iter().fold(quote!(1usize), |acc, d| quote!(#acc * #d));
         guards.push(quote! {
             if __gu_loops > 0 && #len > 0 {
