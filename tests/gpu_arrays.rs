@@ -427,3 +427,49 @@ fn large_copies_are_staged_and_exact() {
     assert!(doubled.to_vec().unwrap().iter().zip(&data).all(|(d, x)| *d == x + x));
     assert!(y.to_vec().unwrap().iter().zip(&data).all(|(d, x)| *d == x + 1.0));
 }
+
+/// The reduction folds whole 16-byte vectors where the input is aligned and the rest one
+/// element at a time: views at every offset (aligned or not), lengths with every tail, and
+/// 4- and 8-byte elements all give the exact result; a fold that faults is an error.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn reduce_at_every_offset_and_tail() {
+    let v: Vec<f64> = (0..3_000_011).map(|i| (i % 977) as f64 - 400.0).collect();
+    let d = DeviceVec::from_slice(&v).unwrap();
+    let f: Vec<f32> = v.iter().map(|x| *x as f32).collect();
+    let df = DeviceVec::from_slice(&f).unwrap();
+    let u: Vec<u32> = (0..3_000_011u32).map(|i| i.wrapping_mul(2_654_435_761) >> 3).collect();
+    let du = DeviceVec::from_slice(&u).unwrap();
+    for start in 0..5 {
+        for len in [1usize, 3, 4, 5, 7, 8, 9, 1023, 1024, 1025, 1_000_003, 3_000_000] {
+            let end = start + len;
+            let want: f64 = v[start..end].iter().sum();
+            assert_eq!(sum::reduce(d.slice(start..end).unwrap()).unwrap(), want, "f64 {start}..{end}");
+            assert_eq!(sum::reduce(&v[start..end]).unwrap(), want, "f64 host {start}..{end}");
+            let want = f[start..end].iter().fold(f32::INFINITY, |a, b| a.min(*b));
+            assert_eq!(smallest::reduce(df.slice(start..end).unwrap()).unwrap(), want, "f32 {start}..{end}");
+            let want = *u[start..end].iter().max().unwrap();
+            assert_eq!(largest::reduce(du.slice(start..end).unwrap()).unwrap(), want, "u32 {start}..{end}");
+        }
+    }
+    // A fold that fails anywhere, in the vectors or the tail, is an error: `guarded`
+    // fails on a 7, and every partial sum other than the 7 itself is a multiple of 1000
+    // plus at most 7, so the 7 is folded with something, and fails, wherever it lands.
+    for at in [0usize, 5, 4_000, 999_999, 1_000_001] {
+        let mut x = vec![1000i64; 1_000_002];
+        x[at] = 7;
+        let r = guarded::reduce(&x);
+        assert!(
+            matches!(&r, Err(Error::KernelFault { function: "guarded", message, .. }) if message == "attempt to divide by zero"),
+            "7 at {at}: {r:?}"
+        );
+    }
+    assert_eq!(guarded::reduce(&vec![1000i64; 1_000_002]).unwrap(), 1_000_002_000);
+}
+
+/// A sum that fails (Rust's division by zero) when either operand is 7.
+#[vectorize(target = "cuda")]
+fn guarded(a: i64, b: i64) -> i64 {
+    // The quotients are -1, 0 or 1: never `i64::MAX`, so the result is the sum.
+    if 1 / (a - 7) + 1 / (b - 7) == i64::MAX { 0 } else { a + b }
+}

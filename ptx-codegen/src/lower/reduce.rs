@@ -1,9 +1,10 @@
 //! The reduction kernel of a function `(T, T) -> T`: `name::reduce` folds an array with it
 //! in one launch over the data plus one single-block launch over the per-block results.
 //!
-//! Entry parameters: [`ReduceParams`]. Each thread folds a grid-stride slice of the input,
-//! then each block folds its threads' values as a tree in shared memory, and thread 0
-//! writes the block's value. Every launch uses at most `ceil(n / block)` blocks, so every
+//! Entry parameters: [`ReduceParams`]. Each thread folds a grid-stride slice of the input
+//! (of 16-byte vectors where the input is aligned and its elements are 4 or 8 bytes, then
+//! the elements after the last whole vector), then each block folds its threads' values as
+//! a tree in shared memory, and thread 0 writes the block's value. Every launch uses at most `ceil(n / block)` blocks, so every
 //! block has at least one element and needs no identity value. Shared memory holds
 //! [`REDUCE_BLOCK`] values, and the entry requires exactly that many threads per block
 //! (`.reqntid`): a launch with any other block size is refused by the driver.
@@ -151,23 +152,132 @@ pub fn lower_reduce_entry<'ctx>(
         })
     };
 
-    // Phase 1: each thread folds its grid-stride elements: the first one starts the
-    // value, then UNROLL elements per iteration (their loads issued together), then the
-    // rest one by one.
+    // Phase 1: each thread folds its grid-stride elements. Where the input is 16-byte
+    // aligned and its elements are 4 or 8 bytes, it first folds whole 16-byte vectors
+    // (UNROLL of them per iteration, their loads issued together), the elements of each
+    // in order; then the elements after the last whole vector (all of them otherwise),
+    // one at a time or UNROLL per iteration: the first one starts the value, unless the
+    // vectors gave one.
     let start = bb("fold_start");
     let tiles = bb("fold_tiles");
     let tile = bb("fold_tile");
     let head = bb("fold");
     let body = bb("fold_body");
     let tree = bb("tree");
-    let has_first = b.build_int_compare(IntPredicate::ULT, first, n, "has_first")?;
+    let vector =
+        if t != ScalarType::Bool && matches!(t.size_bytes(), 4 | 8) { 16 / u64::from(t.size_bytes()) } else { 1 };
+    let scalar_init = bb("scalar_init");
+    let scalar_first = if vector > 1 {
+        let vector_ty = match mt {
+            inkwell::types::BasicTypeEnum::FloatType(f) => f.vec_type(vector as u32),
+            inkwell::types::BasicTypeEnum::IntType(i) => i.vec_type(vector as u32),
+            _ => return Err(internal("a reduction over a type that is not a scalar", Span::call_site())),
+        };
+        let vstart = bb("vector_start");
+        let vtiles = bb("vector_tiles");
+        let vtile = bb("vector_tile");
+        let vhead = bb("vector");
+        let vbody = bb("vector_body");
+        let addr = b.build_ptr_to_int(input, i64t, "addr")?;
+        let misaligned = b.build_and(addr, i64t.const_int(15, false), "misaligned")?;
+        let aligned = b.build_int_compare(IntPredicate::EQ, misaligned, i64t.const_zero(), "aligned")?;
+        let whole = b.build_int_unsigned_div(n, i64t.const_int(vector, false), "whole")?;
+        let nvec = b.build_select(aligned, whole, i64t.const_zero(), "nvec")?.into_int_value();
+        let in_vectors = b.build_int_compare(IntPredicate::ULT, first, nvec, "in_vectors")?;
+        b.build_conditional_branch(in_vectors, vstart, scalar_init)?;
+        // The elements of vector `v`, folded into `cur` (or starting it: `None`).
+        let fold_vector = |cur: Option<inkwell::values::BasicValueEnum<'ctx>>,
+                           x: inkwell::values::VectorValue<'ctx>,
+                           v: IntValue<'ctx>|
+         -> LResult<inkwell::values::BasicValueEnum<'ctx>> {
+            let base = b.build_int_mul(v, i64t.const_int(vector, false), "elem")?;
+            let mut cur = cur;
+            for l in 0..vector {
+                let e = b.build_extract_element(x, i32t.const_int(l, false), "e")?;
+                cur = Some(match cur {
+                    None => e,
+                    Some(c) => combine(c, e, b.build_int_add(base, i64t.const_int(l, false), "at")?)?,
+                });
+            }
+            cur.ok_or_else(|| internal("a vector of no elements", Span::call_site()))
+        };
+        let load_vector = |v: IntValue<'ctx>| -> LResult<inkwell::values::VectorValue<'ctx>> {
+            // SAFETY: reached only for `v < nvec`, and `input` holds `nvec` whole vectors.
+            let p = unsafe { b.build_in_bounds_gep(vector_ty, input, &[v], "pv")? };
+            let x = b.build_load(vector_ty, p, "xv")?;
+            if let Some(i) = inkwell::values::BasicValue::as_instruction_value(&x) {
+                i.set_alignment(16).map_err(|e| internal(e.to_string(), Span::call_site()))?;
+            }
+            Ok(x.into_vector_value())
+        };
+        b.position_at_end(vstart);
+        let x = load_vector(first)?;
+        b.build_store(acc, fold_vector(None, x, first)?)?;
+        b.build_store(has, cx.bool_type().const_int(1, false))?;
+        b.build_store(idx, b.build_int_add(first, stride, "second")?)?;
+        b.build_unconditional_branch(vtiles)?;
+        b.position_at_end(vtiles);
+        let reach = b.build_int_mul(stride, i64t.const_int(UNROLL - 1, false), "reach")?;
+        let i = b.build_load(i64t, idx, "i")?.into_int_value();
+        let room = b.build_int_compare(IntPredicate::ULT, reach, nvec, "room")?;
+        let left = b.build_int_sub(nvec, reach, "left")?;
+        let inside = b.build_int_compare(IntPredicate::ULT, i, left, "inside")?;
+        let fits = b.build_and(room, inside, "fits")?;
+        b.build_conditional_branch(fits, vtile, vhead)?;
+        b.position_at_end(vtile);
+        let mut loaded = Vec::new();
+        for j in 0..UNROLL {
+            let v = b.build_int_add(i, b.build_int_mul(stride, i64t.const_int(j, false), "off")?, "v")?;
+            loaded.push((load_vector(v)?, v));
+        }
+        let mut cur = b.build_load(mt, acc, "acc")?;
+        for (x, v) in loaded {
+            cur = fold_vector(Some(cur), x, v)?;
+        }
+        b.build_store(acc, cur)?;
+        b.build_store(
+            idx,
+            b.build_int_add(i, b.build_int_mul(stride, i64t.const_int(UNROLL, false), "step")?, "next")?,
+        )?;
+        b.build_unconditional_branch(vtiles)?;
+        b.position_at_end(vhead);
+        let i = b.build_load(i64t, idx, "i")?.into_int_value();
+        let more = b.build_int_compare(IntPredicate::ULT, i, nvec, "more")?;
+        b.build_conditional_branch(more, vbody, scalar_init)?;
+        b.position_at_end(vbody);
+        let x = load_vector(i)?;
+        let cur = b.build_load(mt, acc, "acc")?;
+        b.build_store(acc, fold_vector(Some(cur), x, i)?)?;
+        b.build_store(idx, b.build_int_add(i, stride, "next")?)?;
+        b.build_unconditional_branch(vhead)?;
+        b.position_at_end(scalar_init);
+        b.build_int_add(b.build_int_mul(nvec, i64t.const_int(vector, false), "tail")?, first, "scalar_first")?
+    } else {
+        b.build_unconditional_branch(scalar_init)?;
+        b.position_at_end(scalar_init);
+        first
+    };
+    let has_first = b.build_int_compare(IntPredicate::ULT, scalar_first, n, "has_first")?;
     b.build_conditional_branch(has_first, start, tree)?;
     b.position_at_end(start);
-    // SAFETY: the GEP is reached only when `first < n`, and `input` has `n` elements.
-    let p = unsafe { b.build_in_bounds_gep(mt, input, &[first], "p")? };
-    b.build_store(acc, b.build_load(mt, p, "x")?)?;
+    // SAFETY: the GEP is reached only when `scalar_first < n`, and `input` has `n` elements.
+    let p = unsafe { b.build_in_bounds_gep(mt, input, &[scalar_first], "p")? };
+    let x = b.build_load(mt, p, "x")?;
+    let fold_first = bb("fold_first");
+    let store_first = bb("store_first");
+    let first_done = bb("first_done");
+    let had = b.build_load(cx.bool_type(), has, "had")?.into_int_value();
+    b.build_conditional_branch(had, fold_first, store_first)?;
+    b.position_at_end(fold_first);
+    let cur = b.build_load(mt, acc, "acc")?;
+    b.build_store(acc, combine(cur, x, scalar_first)?)?;
+    b.build_unconditional_branch(first_done)?;
+    b.position_at_end(store_first);
+    b.build_store(acc, x)?;
+    b.build_unconditional_branch(first_done)?;
+    b.position_at_end(first_done);
     b.build_store(has, cx.bool_type().const_int(1, false))?;
-    b.build_store(idx, b.build_int_add(first, stride, "second")?)?;
+    b.build_store(idx, b.build_int_add(scalar_first, stride, "second")?)?;
     b.build_unconditional_branch(tiles)?;
     // `i + (UNROLL - 1) * stride < n`, written so that it cannot overflow.
     b.position_at_end(tiles);
