@@ -2,9 +2,10 @@
 //! in one launch over the data plus one single-block launch over the per-block results.
 //!
 //! Entry parameters: [`ReduceParams`]. Each thread folds a grid-stride slice of the input
-//! (of 16-byte vectors where the input is aligned and its elements are 4 or 8 bytes, then
-//! the elements after the last whole vector), then each block folds its threads' values as
-//! a tree in shared memory, and thread 0 writes the block's value. Every launch uses at most `ceil(n / block)` blocks, so every
+//! (of 16-byte vectors where the input is aligned, its elements are 4 or 8 bytes and every
+//! thread gets at least one vector, then the elements after the last whole vector), then
+//! each block folds its threads' values as a tree in shared memory, and thread 0 writes
+//! the block's value. Every launch uses at most `ceil(n / block)` blocks, so every
 //! block has at least one element and needs no identity value. Shared memory holds
 //! [`REDUCE_BLOCK`] values, and the entry requires exactly that many threads per block
 //! (`.reqntid`): a launch with any other block size is refused by the driver.
@@ -182,7 +183,12 @@ pub fn lower_reduce_entry<'ctx>(
         let misaligned = b.build_and(addr, i64t.const_int(15, false), "misaligned")?;
         let aligned = b.build_int_compare(IntPredicate::EQ, misaligned, i64t.const_zero(), "aligned")?;
         let whole = b.build_int_unsigned_div(n, i64t.const_int(vector, false), "whole")?;
-        let nvec = b.build_select(aligned, whole, i64t.const_zero(), "nvec")?.into_int_value();
+        // Only where every thread of the grid gets a vector: the grid is sized for the
+        // elements (a block per `REDUCE_BLOCK` of them, at most), and a block with no
+        // element would have no value to write.
+        let enough = b.build_int_compare(IntPredicate::ULE, stride, whole, "enough")?;
+        let use_vectors = b.build_and(aligned, enough, "use_vectors")?;
+        let nvec = b.build_select(use_vectors, whole, i64t.const_zero(), "nvec")?.into_int_value();
         let in_vectors = b.build_int_compare(IntPredicate::ULT, first, nvec, "in_vectors")?;
         b.build_conditional_branch(in_vectors, vstart, scalar_init)?;
         // The elements of vector `v`, folded into `cur` (or starting it: `None`).
