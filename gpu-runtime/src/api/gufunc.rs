@@ -138,6 +138,26 @@ impl<'a, T: Scalar> GuIn<'a, T> {
     /// loop dimensions broadcast only in part (`(3, 1, n)` for a loop of `(3, 4)`) is
     /// broadcast in host memory and copied back for the kernel.
     pub fn new(layout: &GuLayout, plan: &GuPlan, k: usize, arg: GuRef<'a, T>) -> Result<GuIn<'a, T>> {
+        let input = GuIn::lay_out(layout, plan, k, arg)?;
+        // The generated kernel reads each loop index's core unchecked against the data
+        // (behind a guard that would return without a word): it must lie inside.
+        let data_len = match &input.data {
+            GuData::Host(d) => d.len(),
+            GuData::Device(d) => d.len(),
+            GuData::Uploaded(d) => d.len(),
+        };
+        let last = plan.loops.checked_sub(1).map(|t| t.checked_mul(input.step).and_then(|o| o.checked_add(input.len)));
+        if let Some(end) = last
+            && input.len > 0
+            && end.is_none_or(|end| end > data_len)
+        {
+            let message = format!("`{}`: input {k}'s cores run past its {data_len} elements", layout.function);
+            return Err(Error::internal(message));
+        }
+        Ok(input)
+    }
+
+    fn lay_out(layout: &GuLayout, plan: &GuPlan, k: usize, arg: GuRef<'a, T>) -> Result<GuIn<'a, T>> {
         let core = plan.core(layout.inputs[k].1);
         let len: usize = core.iter().product();
         let full: Vec<usize> = plan.loop_shape.iter().chain(&core).copied().collect();
