@@ -317,7 +317,7 @@ impl<'a, T: Scalar> DeviceSlice<'a, T> {
     }
 
     pub fn to_vec(&self) -> Result<Vec<T>> {
-        let mut out = Vec::with_capacity(self.len);
+        let mut out = super::huge::host_vec(self.len);
         self.read_into(&mut out.spare_capacity_mut()[..self.len])?;
         // SAFETY: all `len` elements were written by the completed copy.
         unsafe { out.set_len(self.len) };

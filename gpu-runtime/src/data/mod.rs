@@ -7,6 +7,7 @@ mod arg;
 mod array;
 #[cfg(feature = "ndarray")]
 mod device_array;
+mod huge;
 mod karg;
 mod mat;
 #[cfg(feature = "ndarray")]

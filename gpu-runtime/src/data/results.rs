@@ -1,6 +1,7 @@
 //! The results of a vectorized function: one scalar per element, or a tuple of scalars
 //! (several output arrays, as CUDA `guvectorize` functions with several outputs give).
 
+use super::huge::host_vec;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -162,7 +163,7 @@ impl<T: Scalar> Results for T {
     }
 
     fn host_with_capacity(n: usize) -> (Vec<T>, Vec<*mut u8>) {
-        let mut v: Vec<T> = Vec::with_capacity(n);
+        let mut v: Vec<T> = host_vec(n);
         let p = v.as_mut_ptr().cast();
         (v, vec![p])
     }
@@ -273,7 +274,7 @@ macro_rules! tuple_results {
 
             #[allow(non_snake_case)]
             fn host_with_capacity(n: usize) -> (Self::Host, Vec<*mut u8>) {
-                let mut host: Self::Host = ($(Vec::<$t>::with_capacity(n),)*);
+                let mut host: Self::Host = ($(host_vec::<$t>(n),)*);
                 let ptrs = vec![$(host.$i.as_mut_ptr().cast()),*];
                 (host, ptrs)
             }

@@ -4,6 +4,7 @@
 //! (as for Numba's `reduce`).
 
 use std::mem::MaybeUninit;
+use std::sync::Mutex;
 
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaSlice, DevicePtr, result};
@@ -14,9 +15,39 @@ use super::enqueue::{fault_result, launch, new_fault_word};
 use super::params::ReduceWords;
 use super::{Kernel, Launch, plan, trace};
 use crate::data::{ArgKind, ErasedArg, alloc_error};
-use crate::driver::Device;
+use crate::driver::{Device, PinnedBuffer};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
+
+/// A 16-byte page-locked buffer for a reduction's value and fault word, from a pool kept
+/// per device (one per call in flight, made on first use).
+struct ResultBuffer(PinnedBuffer);
+
+/// The free buffers, with their device's ordinal.
+static RESULT_BUFFERS: Mutex<Vec<(usize, PinnedBuffer)>> = Mutex::new(Vec::new());
+
+impl ResultBuffer {
+    fn take(device: &Device) -> Result<ResultBuffer> {
+        let ordinal = device.ordinal();
+        let mut free = RESULT_BUFFERS.lock().unwrap_or_else(|p| p.into_inner());
+        match free.iter().position(|(o, _)| *o == ordinal) {
+            Some(k) => Ok(ResultBuffer(free.swap_remove(k).1)),
+            None => {
+                drop(free);
+                Ok(ResultBuffer(PinnedBuffer::new(device, 16)?))
+            }
+        }
+    }
+
+    fn ptr(&self) -> *mut u8 {
+        self.0.ptr()
+    }
+
+    /// Back to the pool, once no copy writes it any more.
+    fn give_back(self, device: &Device) {
+        RESULT_BUFFERS.lock().unwrap_or_else(|p| p.into_inner()).push((device.ordinal(), self.0));
+    }
+}
 
 /// Folds `arg` with `kernel`'s function on `device` (or the array's, or the default).
 ///
@@ -91,18 +122,37 @@ pub(crate) unsafe fn reduce<T: Scalar>(
     } else {
         partials_ptr
     };
-    let mut value = MaybeUninit::<T>::uninit();
-    // SAFETY: one `T` from the result into a local; a copy to pageable memory returns
-    // when it is done (after the launches queued before it).
-    unsafe { result::memcpy_dtoh_async(std::slice::from_mut(&mut value), result_ptr, stream.cu_stream()) }
+    // The value and the fault word come back through a small page-locked buffer (a copy
+    // to pageable memory is a staged transfer of its own, several microseconds each).
+    let back = ResultBuffer::take(device)?;
+    let size_word = std::mem::size_of::<u64>();
+    // SAFETY: `size` bytes (one `T`, at most 8) into the buffer's first 8 of 16; a
+    // page-locked buffer is read only after the stream is waited for below.
+    let value_bytes = unsafe { std::slice::from_raw_parts_mut(back.ptr(), size) };
+    // SAFETY: as above; the result holds one `T`.
+    unsafe { result::memcpy_dtoh_async(value_bytes, result_ptr, stream.cu_stream()) }
         .map_err(|e| Error::driver("copying the result from the GPU", e))?;
-    let mut word = FaultWord::NONE.0;
     if let Some(p) = fault_ptr {
-        // SAFETY: one `u64` from the live fault word into a local.
-        unsafe { result::memcpy_dtoh_async(std::slice::from_mut(&mut word), p, stream.cu_stream()) }
+        // SAFETY: the fault word (8 bytes) into the buffer's second 8 bytes, read after the wait.
+        let word_bytes = unsafe { std::slice::from_raw_parts_mut(back.ptr().add(size_word), size_word) };
+        // SAFETY: as above.
+        unsafe { result::memcpy_dtoh_async(word_bytes, p, stream.cu_stream()) }
             .map_err(|e| Error::driver("reading the kernel's error flag", e))?;
     }
+    // Until the wait succeeds the copies may still write the buffer: on an error it is
+    // leaked, never reused.
+    let back = std::mem::ManuallyDrop::new(back);
     stream.synchronize().map_err(|e| Error::driver("running the reduction", e))?;
+    let back = std::mem::ManuallyDrop::into_inner(back);
+    let mut value = MaybeUninit::<T>::uninit();
+    // SAFETY: the completed copy wrote `size` bytes of a `T` at the buffer's start.
+    unsafe { std::ptr::copy_nonoverlapping(back.ptr(), value.as_mut_ptr().cast::<u8>(), size) };
+    let word = match fault_ptr {
+        // SAFETY: the completed copy wrote the fault word's 8 bytes.
+        Some(_) => unsafe { back.ptr().add(size_word).cast::<u64>().read_unaligned() },
+        None => FaultWord::NONE.0,
+    };
+    back.give_back(device);
     fault_result(spec.name, FaultWord(word))?;
     trace::call_if_enabled(&Launch { spec, plan: &plan, args, outs: &[] }, Completion::Waited);
     // SAFETY: the completed copy wrote it.
