@@ -43,6 +43,9 @@ fn every_form_matches_the_cpu() {
 
     let r = array(&[3000, 129], |i| ((i * 31) % 257) as f32);
     assert_eq!(argmax(&r).unwrap(), argmax::cpu(&r).unwrap());
+    assert_eq!(max_at(&r).unwrap(), max_at::cpu(&r).unwrap(), "two returned outputs");
+    let (best, at) = max_at::device(&gpu_runtime::DeviceArray::from_array(&r).unwrap()).unwrap();
+    assert_eq!((best.to_array().unwrap(), at.to_array().unwrap()), max_at::cpu(&r).unwrap());
     let (z, sd) = standardize(&r).unwrap();
     let (zc, sdc) = standardize::cpu(&r).unwrap();
     close(&z, &zc, "standardize");

@@ -89,6 +89,33 @@ fn early_returns_and_several_outputs() {
 }
 
 #[test]
+fn several_scalar_outputs_are_returned_as_a_tuple() {
+    let x = array(&[3, 4, 6], |i| ((i * 7) % 11) as f32 - 5.0);
+    let mut best = ArrayD::<f32>::zeros(IxDyn(&[3, 4]));
+    let mut at = ArrayD::<u32>::zeros(IxDyn(&[3, 4]));
+    for i in 0..3 {
+        for j in 0..4 {
+            let row: Vec<f32> = (0..6).map(|k| x[[i, j, k]]).collect();
+            let k = (0..6).fold(0, |b, k| if row[k] > row[b] { k } else { b });
+            (best[[i, j]], at[[i, j]]) = (row[k], k as u32);
+        }
+    }
+    everywhere!(max_at(&x), (best.clone(), at.clone()));
+    // Along the first axis, and an empty core.
+    let (b0, a0) = Device::cpu().scope(|| max_at::along(0, &x)).unwrap();
+    assert_eq!((b0.shape(), a0.shape()), (&[4, 6][..], &[4, 6][..]));
+    assert_eq!(a0[[1, 2]], (0..3).fold(0, |b, i| if x[[i, 1, 2]] > x[[b, 1, 2]] { i } else { b }) as u32);
+    let empty = array(&[2, 0], |_| 0.0);
+    let (b, a) = max_at::cpu(&empty).unwrap();
+    assert_eq!((b[[0]], a[[1]]), (f32::NEG_INFINITY, u32::MAX));
+    assert_eq!(max_at::simulate(&empty).unwrap(), max_at::cpu(&empty).unwrap());
+    // On the CPU device, both results stay in its memory.
+    let d = gpu_runtime::DeviceArray::from_array_on(&Device::cpu(), &x).unwrap();
+    let (db, da) = max_at::device(&d).unwrap();
+    assert_eq!((db.to_array().unwrap(), da.to_array().unwrap()), (best, at));
+}
+
+#[test]
 fn softmax_rows_sum_to_one() {
     let x = array(&[64, 33], |i| ((i * 31) % 17) as f32 / 4.0);
     let y = softmax::parallel(&x).unwrap();

@@ -248,7 +248,7 @@ fn describe(dims: &[String]) -> String {
 
 /// Checks the parameters and the return type against the layout: inputs first, in order,
 /// then the written outputs; a return value is the last output, with no core dimension.
-fn match_layout(func: &syn::ItemFn, layout: &Layout, params: &[Param], ret: Option<&syn::Ident>) -> syn::Result<()> {
+fn match_layout(func: &syn::ItemFn, layout: &Layout, params: &[Param], rets: &[syn::Ident]) -> syn::Result<()> {
     let name = &func.sig.ident;
     if let Some(p) = params.windows(2).find(|w| w[0].written && !w[1].written) {
         return Err(syn::Error::new(
@@ -272,7 +272,7 @@ fn match_layout(func: &syn::ItemFn, layout: &Layout, params: &[Param], ret: Opti
             ),
         ));
     }
-    let want_outs = outputs.len() + usize::from(ret.is_some());
+    let want_outs = outputs.len() + rets.len();
     if want_outs != layout.outputs.len() {
         return Err(syn::Error::new(
             func.sig.span(),
@@ -281,19 +281,28 @@ fn match_layout(func: &syn::ItemFn, layout: &Layout, params: &[Param], ret: Opti
                 layout.text,
                 layout.outputs.len(),
                 want_outs,
-                if ret.is_some() { ", and its return value" } else { "" }
+                match rets.len() {
+                    0 => "",
+                    1 => ", and its return value",
+                    _ => ", and the values it returns",
+                }
             ),
         ));
     }
-    if let (Some(r), Some(last)) = (ret, layout.outputs.last())
-        && !last.is_empty()
-    {
+    let returned_outs = &layout.outputs[layout.outputs.len().saturating_sub(rets.len())..];
+    if let Some((r, dims)) = rets.iter().zip(returned_outs).find(|(_, dims)| !dims.is_empty()) {
         return Err(syn::Error::new(
             r.span(),
-            format!(
-                "`{name}` returns one value, so its last output is `()`, not `{}`: write an output with core dimensions through a `&mut [T]` parameter",
-                describe(last)
-            ),
+            match rets.len() {
+                1 => format!(
+                    "`{name}` returns one value, so its last output is `()`, not `{}`: write an output with core dimensions through a `&mut [T]` parameter",
+                    describe(dims)
+                ),
+                n => format!(
+                    "`{name}` returns {n} values, so its last {n} outputs are `()`, but one is `{}`: write an output with core dimensions through a `&mut [T]` parameter",
+                    describe(dims)
+                ),
+            },
         ));
     }
     let pairs = inputs.iter().zip(&layout.inputs).chain(outputs.iter().zip(&layout.outputs));
@@ -340,14 +349,27 @@ fn expand(args: TokenStream, func: &syn::ItemFn) -> syn::Result<TokenStream> {
         return Err(syn::Error::new(func.sig.generics.span(), "a `#[guvectorize]` function is not generic"));
     }
     let params = params_of(func)?;
-    let ret = match &func.sig.output {
-        syn::ReturnType::Default => None,
-        syn::ReturnType::Type(_, ty) => Some(scalar_ident(ty).ok_or_else(|| {
-            syn::Error::new(ty.span(), "a `#[guvectorize]` function returns a scalar (its `()` output) or nothing")
-        })?),
+    let rets = returned(func)?;
+    match_layout(func, &layout, &params, &rets)?;
+    Ok(generate(func, &layout, &params, &rets, target))
+}
+
+/// The scalars a function returns, its last `()` outputs: none, one (`-> T`) or several
+/// (`-> (T, U)`).
+fn returned(func: &syn::ItemFn) -> syn::Result<Vec<syn::Ident>> {
+    let bad = |ty: &syn::Type| {
+        syn::Error::new(
+            ty.span(),
+            "a `#[guvectorize]` function returns its `()` outputs: a scalar, a tuple of scalars, or nothing",
+        )
     };
-    match_layout(func, &layout, &params, ret.as_ref())?;
-    Ok(generate(func, &layout, &params, ret.as_ref(), target))
+    match &func.sig.output {
+        syn::ReturnType::Default => Ok(Vec::new()),
+        syn::ReturnType::Type(_, ty) => match &**ty {
+            syn::Type::Tuple(t) => t.elems.iter().map(|e| scalar_ident(e).ok_or_else(|| bad(e))).collect(),
+            ty => Ok(vec![scalar_ident(ty).ok_or_else(|| bad(ty))?]),
+        },
+    }
 }
 
 /// How the kernel and the host name one parameter's pieces.
@@ -369,7 +391,7 @@ fn generate(
     func: &syn::ItemFn,
     layout: &Layout,
     params: &[Param],
-    ret: Option<&syn::Ident>,
+    rets: &[syn::Ident],
     target: ptx_codegen::Target,
 ) -> TokenStream {
     let vis = &func.vis;
@@ -386,14 +408,17 @@ fn generate(
         let (n, d) = (p.ident.to_string(), strs(d));
         quote!((#n, #d))
     });
-    let out_names: Vec<String> =
-        outputs.iter().map(|p| p.ident.to_string()).chain(ret.map(|_| ret_name.to_string())).collect();
+    let ret_names: Vec<String> = match rets.len() {
+        1 => vec![ret_name.to_string()],
+        n => (0..n).map(|k| format!("{ret_name}.{k}")).collect(),
+    };
+    let out_names: Vec<String> = outputs.iter().map(|p| p.ident.to_string()).chain(ret_names).collect();
     let layout_outputs = out_names.iter().zip(&layout.outputs).map(|(n, d)| {
         let d = strs(d);
         quote!((#n, #d))
     });
     // Output k's element type, and the result type of a call.
-    let out_elems: Vec<&syn::Ident> = outputs.iter().map(|p| &p.elem).chain(ret).collect();
+    let out_elems: Vec<&syn::Ident> = outputs.iter().map(|p| &p.elem).chain(rets).collect();
     let arrays: Vec<TokenStream> = out_elems.iter().map(|t| quote!(::gpu_runtime::nd::ArrayD<#t>)).collect();
     let out_ty = if arrays.len() == 1 { arrays[0].clone() } else { quote!((#(#arrays),*)) };
     let arg_list = quote! { #(#in_idents: impl ::gpu_runtime::nd::GuArg<'__a, #in_elems>),* };
@@ -437,9 +462,9 @@ fn generate(
     let buf_elems: Vec<&syn::Ident> = outputs.iter().map(|p| &p.elem).collect();
     // The function at one loop index, on the host: for the CPU, and to find the loop
     // index of a kernel's fault.
-    let ret_ty = match ret {
-        Some(r) => quote!(#r),
-        None => quote!(()),
+    let ret_ty = match rets {
+        [r] => quote!(#r),
+        rs => quote!((#(#rs),*)),
     };
     let host_fn = quote! {
         #[allow(clippy::too_many_arguments)]
@@ -462,8 +487,20 @@ fn generate(
             quote! { let #b: ::std::vec::Vec<_> = __values.iter().flat_map(|v| v.#i.iter().copied()).collect(); }
         })
         .collect();
-    let gather_ret = ret.map(|_| quote! { let __ret: ::std::vec::Vec<_> = __values.iter().map(|v| v.0).collect(); });
-    let all_bufs: Vec<TokenStream> = bufs.iter().map(|b| quote!(#b)).chain(ret.map(|_| quote!(__ret))).collect();
+    let ret_bufs: Vec<syn::Ident> = (0..rets.len()).map(|k| format_ident!("__ret{}", k)).collect();
+    let gather_ret: Vec<TokenStream> = match rets.len() {
+        1 => vec![quote! { let __ret0: ::std::vec::Vec<_> = __values.iter().map(|v| v.0).collect(); }],
+        _ => ret_bufs
+            .iter()
+            .enumerate()
+            .map(|(k, b)| {
+                let k = syn::Index::from(k);
+                quote! { let #b: ::std::vec::Vec<_> = __values.iter().map(|v| v.0.#k).collect(); }
+            })
+            .collect(),
+    };
+    let all_bufs: Vec<TokenStream> =
+        bufs.iter().map(|b| quote!(#b)).chain(ret_bufs.iter().map(|b| quote!(#b))).collect();
     let ks: Vec<syn::Index> = (0..all_bufs.len()).map(syn::Index::from).collect();
     let arrays_of = |f: TokenStream| {
         quote! {
@@ -492,7 +529,7 @@ fn generate(
         ptx_codegen::Target::Cpu => quote!(#p::GuWhere::Cpu),
         ptx_codegen::Target::Parallel => quote!(#p::GuWhere::Parallel),
     };
-    let gpu = (target == ptx_codegen::Target::Cuda).then(|| gpu_items(func, layout, ret, &inputs, &outputs));
+    let gpu = (target == ptx_codegen::Target::Cuda).then(|| gpu_items(func, layout, rets, &inputs, &outputs));
     let (kernel_items, gpu_run) = match gpu {
         Some((items, run)) => (items, run),
         None => (
@@ -616,7 +653,7 @@ fn generate(
                         #(let #in_idents = #in_idents.on_host()?;)*
                         let __values = #p::host_map(#name_str, __loops, __order, &|__t| __host_at(&__plan, __t, #(&#in_idents),*))?;
                         #(#gather)*
-                        #gather_ret
+                        #(#gather_ret)*
                         ::core::result::Result::Ok((__plan, (#(#p::GuOut::Host(#all_bufs),)*)))
                     }
                     #gpu_run
@@ -630,7 +667,7 @@ fn generate(
 fn gpu_items(
     func: &syn::ItemFn,
     layout: &Layout,
-    ret: Option<&syn::Ident>,
+    rets: &[syn::Ident],
     inputs: &[&Param],
     outputs: &[&Param],
 ) -> (TokenStream, TokenStream) {
@@ -695,27 +732,35 @@ fn gpu_items(
         views.push(View { name: q.ident.to_string(), base, dims });
         out_bufs.push((buf, elem.clone(), k));
     }
-    if let Some(r) = ret {
+    let ret_params: Vec<syn::Ident> = (0..rets.len()).map(|k| format_ident!("__gu_ret{}", k)).collect();
+    let ret_values: Vec<syn::Ident> = (0..rets.len()).map(|k| format_ident!("__gu_r{}", k)).collect();
+    for (k, (r, param)) in rets.iter().zip(&ret_params).enumerate() {
         guards.push(quote! {
-            if __gu_loops > __gu_ret.len() {
+            if __gu_loops > #param.len() {
                 return;
             }
         });
-        kparams.push(quote!(__gu_ret: &mut [#r]));
-        kargs.push(quote!(&mut __ret));
-        out_bufs.push((format_ident!("__ret"), r.clone(), outputs.len()));
+        kparams.push(quote!(#param: &mut [#r]));
+        let buf = format_ident!("__ret{}", k);
+        kargs.push(quote!(&mut #buf));
+        out_bufs.push((buf, r.clone(), outputs.len() + k));
     }
     let mut body = (*func.block).clone();
     let mut rw = Rewrite { views: &views, errors: Vec::new() };
     rw.visit_block_mut(&mut body);
     let errors: Vec<TokenStream> = rw.errors.iter().map(syn::Error::to_compile_error).collect();
-    let run_body = match ret {
-        Some(r) => quote! {
-            let __gu_r: #r = '__gu: loop { break '__gu #body; };
-            // SAFETY: `__gu_t < __gu_loops <= __gu_ret.len()` (the guard on entry).
-            unsafe { *__gu_ret.get_unchecked_mut(__gu_t) = __gu_r; }
+    let run_body = match rets {
+        [r] => quote! {
+            let __gu_r0: #r = '__gu: loop { break '__gu #body; };
+            // SAFETY: `__gu_t < __gu_loops <= __gu_ret0.len()` (the guard on entry).
+            unsafe { *__gu_ret0.get_unchecked_mut(__gu_t) = __gu_r0; }
         },
-        None => quote! {
+        [_, ..] => quote! {
+            let (#(#ret_values),*) = '__gu: loop { break '__gu #body; };
+            // SAFETY: `__gu_t < __gu_loops`, at most each output's length (the guards on entry).
+            #(unsafe { *#ret_params.get_unchecked_mut(__gu_t) = #ret_values; })*
+        },
+        [] => quote! {
             '__gu: loop {
                 #body
                 break '__gu;

@@ -53,6 +53,21 @@ pub fn argmax(x: &[f32]) -> u32 {
     best as u32
 }
 
+/// Two `()` outputs returned together: the largest element of a row and its index (the
+/// first of equals), in one pass; `(-inf, u32::MAX)` for an empty row.
+#[guvectorize("(n)->(),()")]
+pub fn max_at(x: &[f32]) -> (f32, u32) {
+    let mut best = f32::NEG_INFINITY;
+    let mut at = u32::MAX;
+    for i in 0..x.len() {
+        if x[i] > best || at == u32::MAX {
+            best = x[i];
+            at = i as u32;
+        }
+    }
+    (best, at)
+}
+
 /// Two outputs: a row standardised (mean 0, standard deviation 1) through a parameter,
 /// and its standard deviation as the return value.
 #[guvectorize("(n)->(n),()")]

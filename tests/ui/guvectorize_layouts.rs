@@ -41,4 +41,19 @@ fn not_a_view(a: Vec<f32>) -> f32 {
     a[0]
 }
 
+#[guvectorize("(n)->(),(n)")]
+fn tuple_for_a_core_output(a: &[f32]) -> (f32, f32) {
+    (a[0], a[1])
+}
+
+#[guvectorize("(n)->(),()")]
+fn tuple_of_a_slice(a: &[f32]) -> (f32, Vec<f32>) {
+    (a[0], Vec::new())
+}
+
+#[guvectorize("(n)->(),(),()")]
+fn tuple_too_short(a: &[f32]) -> (f32, f32) {
+    (a[0], a[1])
+}
+
 fn main() {}
