@@ -33,13 +33,15 @@ struct Stage {
     buffers: Vec<PinnedBuffer>,
 }
 
-type StageSlot = Arc<Mutex<Option<Stage>>>;
+/// One value per device, made empty on first use and kept: `slots` is a `static`'s.
+pub(crate) type PerDevice<T> = OnceLock<Mutex<Vec<Arc<Mutex<Option<T>>>>>>;
 
-fn stage_of(ordinal: usize) -> StageSlot {
-    static DEVICES: OnceLock<Mutex<Vec<StageSlot>>> = OnceLock::new();
-    let mut devices = DEVICES.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+/// Device `ordinal`'s slot of `slots` (each locked on its own, so devices do not wait for
+/// each other).
+pub(crate) fn slot_of<T>(slots: &'static PerDevice<T>, ordinal: usize) -> Arc<Mutex<Option<T>>> {
+    let mut devices = slots.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
     while devices.len() <= ordinal {
-        devices.push(Arc::default());
+        devices.push(Arc::new(Mutex::new(None)));
     }
     devices[ordinal].clone()
 }
@@ -49,7 +51,8 @@ fn stage_of(ordinal: usize) -> StageSlot {
 /// a copy might still use them.
 fn with_stage(device: &Device, copy: impl FnOnce(&Stage) -> Result<()>) -> Result<()> {
     device.bind()?;
-    let slot = stage_of(device.ordinal());
+    static STAGES: PerDevice<Stage> = OnceLock::new();
+    let slot = slot_of(&STAGES, device.ordinal());
     let mut guard = slot.lock().unwrap_or_else(|p| p.into_inner());
     if guard.is_none() {
         let ctx = device.context()?;
@@ -75,11 +78,12 @@ fn with_stage(device: &Device, copy: impl FnOnce(&Stage) -> Result<()>) -> Resul
     outcome.and(idle)
 }
 
-/// `bytes` bytes from `src` to `dst`, split over threads.
+/// `bytes` bytes from `src` to `dst`, split over threads (for copies into and out of
+/// page-locked memory, here and in the chunked pipeline).
 ///
 /// # Safety
 /// Both ranges must be valid for `bytes` bytes and must not overlap.
-unsafe fn parallel_copy(src: *const u8, dst: *mut u8, bytes: usize) {
+pub(crate) unsafe fn parallel_copy(src: *const u8, dst: *mut u8, bytes: usize) {
     let (src, dst) = (src as usize, dst as usize);
     (0..bytes.div_ceil(HOST_PIECE)).into_par_iter().for_each(|k| {
         let start = k * HOST_PIECE;

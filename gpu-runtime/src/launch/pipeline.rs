@@ -8,11 +8,10 @@
 //! crosses the link another's runs and a third's results come back. The host side of each
 //! copy (user memory to page-locked memory and back) is split over threads.
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, result};
 use kernel_abi::{EntryParams, FaultWord};
-use rayon::prelude::*;
 
 use super::enqueue::{clear_fault_word, elementwise_grid, fault_result, launch};
 use super::knobs::chunk_bytes;
@@ -20,6 +19,7 @@ use super::module::Entry;
 use super::params::EntryWords;
 use super::{ErasedOut, Launch};
 use crate::data::{ArgKind, alloc_error};
+use crate::driver::staged::{PerDevice, parallel_copy, slot_of};
 use crate::driver::{Device, PinnedBuffer};
 use crate::error::{Error, Result};
 
@@ -28,9 +28,6 @@ const SLOTS: usize = 3;
 
 /// Below this much host data a call copies in one piece.
 const PIPELINE_MIN_BYTES: usize = 32 << 20;
-
-/// Host memory copies split over threads in pieces of this size.
-const COPY_PIECE: usize = 1 << 20;
 
 /// A device's streams and page-locked buffers for chunked calls, made on first use and
 /// kept: one chunked call at a time per device uses them.
@@ -42,18 +39,8 @@ struct Staging {
     faults: Vec<PinnedBuffer>,
 }
 
-/// A device's staging, made by its first chunked call.
-type StagingSlot = Arc<Mutex<Option<Staging>>>;
-
-/// The staging of device `ordinal`.
-fn staging_of(ordinal: usize) -> StagingSlot {
-    static DEVICES: OnceLock<Mutex<Vec<StagingSlot>>> = OnceLock::new();
-    let mut devices = DEVICES.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
-    while devices.len() <= ordinal {
-        devices.push(Arc::default());
-    }
-    devices[ordinal].clone()
-}
+/// Each device's staging, made by its first chunked call.
+static STAGING: PerDevice<Staging> = OnceLock::new();
 
 impl Staging {
     fn new(device: &Device) -> Result<Staging> {
@@ -74,18 +61,6 @@ impl Staging {
 /// Whether a call moves enough host data to be worth cutting into chunks.
 pub(crate) fn worth_it(launch: &Launch<'_>) -> bool {
     launch.bytes_to_device() + launch.bytes_from_device() >= PIPELINE_MIN_BYTES
-}
-
-/// `bytes` bytes from `src` to `dst`, split over threads.
-///
-/// # Safety
-/// Both ranges must be valid for `bytes` bytes and must not overlap.
-unsafe fn parallel_copy(src: *const u8, dst: *mut u8, bytes: usize) {
-    // SAFETY: the caller's promise.
-    let src = unsafe { std::slice::from_raw_parts(src, bytes) };
-    // SAFETY: the caller's promise (and the ranges do not overlap).
-    let dst = unsafe { std::slice::from_raw_parts_mut(dst, bytes) };
-    dst.par_chunks_mut(COPY_PIECE).zip(src.par_chunks(COPY_PIECE)).for_each(|(d, s)| d.copy_from_slice(s));
 }
 
 /// One host array of the call: the user's memory and, per slot, a page-locked buffer and
@@ -128,7 +103,7 @@ pub(crate) unsafe fn run(entry: &Entry, launch: &Launch<'_>) -> Result<()> {
         uses.order_before(stream)?;
     }
     stream.synchronize().map_err(|e| Error::driver("waiting for earlier work", e))?;
-    let staging = staging_of(device.ordinal());
+    let staging = slot_of(&STAGING, device.ordinal());
     let mut guard = staging.lock().unwrap_or_else(|p| p.into_inner());
     if guard.is_none() {
         *guard = Some(Staging::new(device)?);

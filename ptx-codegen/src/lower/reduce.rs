@@ -168,6 +168,15 @@ pub fn lower_reduce_entry<'ctx>(
     let vector =
         if t != ScalarType::Bool && matches!(t.size_bytes(), 4 | 8) { 16 / u64::from(t.size_bytes()) } else { 1 };
     let scalar_init = bb("scalar_init");
+    // Whether a tile of UNROLL items from `i` (every `stride`th) lies below `bound`:
+    // `i + (UNROLL - 1) * stride < bound`, written so that it cannot overflow.
+    let tile_fits = |i: IntValue<'ctx>, bound: IntValue<'ctx>| -> LResult<IntValue<'ctx>> {
+        let reach = b.build_int_mul(stride, i64t.const_int(UNROLL - 1, false), "reach")?;
+        let room = b.build_int_compare(IntPredicate::ULT, reach, bound, "room")?;
+        let left = b.build_int_sub(bound, reach, "left")?;
+        let inside = b.build_int_compare(IntPredicate::ULT, i, left, "inside")?;
+        Ok(b.build_and(room, inside, "fits")?)
+    };
     let scalar_first = if vector > 1 {
         let vector_ty = match mt {
             inkwell::types::BasicTypeEnum::FloatType(f) => f.vec_type(vector as u32),
@@ -223,13 +232,8 @@ pub fn lower_reduce_entry<'ctx>(
         b.build_store(idx, b.build_int_add(first, stride, "second")?)?;
         b.build_unconditional_branch(vtiles)?;
         b.position_at_end(vtiles);
-        let reach = b.build_int_mul(stride, i64t.const_int(UNROLL - 1, false), "reach")?;
         let i = b.build_load(i64t, idx, "i")?.into_int_value();
-        let room = b.build_int_compare(IntPredicate::ULT, reach, nvec, "room")?;
-        let left = b.build_int_sub(nvec, reach, "left")?;
-        let inside = b.build_int_compare(IntPredicate::ULT, i, left, "inside")?;
-        let fits = b.build_and(room, inside, "fits")?;
-        b.build_conditional_branch(fits, vtile, vhead)?;
+        b.build_conditional_branch(tile_fits(i, nvec)?, vtile, vhead)?;
         b.position_at_end(vtile);
         let mut loaded = Vec::new();
         for j in 0..UNROLL {
@@ -285,15 +289,9 @@ pub fn lower_reduce_entry<'ctx>(
     b.build_store(has, cx.bool_type().const_int(1, false))?;
     b.build_store(idx, b.build_int_add(scalar_first, stride, "second")?)?;
     b.build_unconditional_branch(tiles)?;
-    // `i + (UNROLL - 1) * stride < n`, written so that it cannot overflow.
     b.position_at_end(tiles);
-    let reach = b.build_int_mul(stride, i64t.const_int(UNROLL - 1, false), "reach")?;
     let i = b.build_load(i64t, idx, "i")?.into_int_value();
-    let room = b.build_int_compare(IntPredicate::ULT, reach, n, "room")?;
-    let left = b.build_int_sub(n, reach, "left")?;
-    let inside = b.build_int_compare(IntPredicate::ULT, i, left, "inside")?;
-    let fits = b.build_and(room, inside, "fits")?;
-    b.build_conditional_branch(fits, tile, head)?;
+    b.build_conditional_branch(tile_fits(i, n)?, tile, head)?;
     b.position_at_end(tile);
     let mut at = Vec::new();
     let mut xs = Vec::new();
