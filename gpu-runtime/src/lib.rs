@@ -38,7 +38,8 @@
 //! the CPU: every call above, device arrays, streams and `#[kernel]` launches (in the
 //! simulator) work on it, so a program is written once. `#[kernel]` compiles explicit
 //! kernels (Numba's `@cuda.jit`, built-ins in [`gpu`]); `#[guvectorize("(n),(n)->()")]`
-//! generalized functions over cores of `ndarray` arrays ([`Mat`] for 2-D cores). See the
+//! generalized functions over cores of `ndarray` arrays and of device arrays
+//! (`DeviceArray`, a `DeviceVec` with a shape; [`Mat`] for 2-D cores). See the
 //! README for the kernel language, devices ([`devices`], [`Device::scope`]), tracing and
 //! performance.
 
