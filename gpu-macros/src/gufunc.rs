@@ -366,6 +366,9 @@ fn returned(func: &syn::ItemFn) -> syn::Result<Vec<syn::Ident>> {
     match &func.sig.output {
         syn::ReturnType::Default => Ok(Vec::new()),
         syn::ReturnType::Type(_, ty) => match &**ty {
+            syn::Type::Tuple(t) if t.elems.len() == 1 => {
+                Err(syn::Error::new(t.span(), "one returned output is a scalar: write `-> T`, not `-> (T,)`"))
+            }
             syn::Type::Tuple(t) => t.elems.iter().map(|e| scalar_ident(e).ok_or_else(|| bad(e))).collect(),
             ty => Ok(vec![scalar_ident(ty).ok_or_else(|| bad(ty))?]),
         },

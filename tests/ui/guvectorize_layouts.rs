@@ -56,4 +56,9 @@ fn tuple_too_short(a: &[f32]) -> (f32, f32) {
     (a[0], a[1])
 }
 
+#[guvectorize("(n)->()")]
+fn one_tuple(a: &[f32]) -> (f32,) {
+    (a[0],)
+}
+
 fn main() {}
