@@ -124,7 +124,9 @@ pub(crate) unsafe fn reduce<T: Scalar>(
     };
     // The value and the fault word come back through a small page-locked buffer (a copy
     // to pageable memory is a staged transfer of its own, several microseconds each).
-    let back = ResultBuffer::take(device)?;
+    // From the first copy queued until the wait succeeds, the copies may still write the
+    // buffer: on any error before that it is leaked, never freed or reused.
+    let back = std::mem::ManuallyDrop::new(ResultBuffer::take(device)?);
     let size_word = std::mem::size_of::<u64>();
     // SAFETY: `size` bytes (one `T`, at most 8) into the buffer's first 8 of 16; a
     // page-locked buffer is read only after the stream is waited for below.
@@ -139,9 +141,6 @@ pub(crate) unsafe fn reduce<T: Scalar>(
         unsafe { result::memcpy_dtoh_async(word_bytes, p, stream.cu_stream()) }
             .map_err(|e| Error::driver("reading the kernel's error flag", e))?;
     }
-    // Until the wait succeeds the copies may still write the buffer: on an error it is
-    // leaked, never reused.
-    let back = std::mem::ManuallyDrop::new(back);
     stream.synchronize().map_err(|e| Error::driver("running the reduction", e))?;
     let back = std::mem::ManuallyDrop::into_inner(back);
     let mut value = MaybeUninit::<T>::uninit();
