@@ -803,15 +803,16 @@ fn gpu_items(
     let ks: Vec<usize> = out_bufs.iter().map(|(_, _, k)| *k).collect();
     let elems: Vec<&syn::Ident> = out_bufs.iter().map(|(_, t, _)| t).collect();
     let in_idents: Vec<&syn::Ident> = inputs.iter().map(|q| &q.ident).collect();
-    // A fault of the kernel is reported at the first loop index where the function fails
-    // on the host (its inputs copied there), else as the kernel's.
+    // A thread fault of the kernel is reported at the first loop index where the function
+    // fails on the host (its inputs brought there), else as the kernel's.
+    let first_fault = quote! {
+        ::core::result::Result::Ok(#p::first_panic(#name_str, __loops, |__t| __host_at(&__plan, __t, #(&#in_idents),*)))
+    };
     let fault = quote! {
-        match (#(#in_idents.on_host(),)*) {
-            (#(::core::result::Result::Ok(#in_idents),)*) => {
-                #p::gu_fault(#name_str, __loops, __e, |__t| __host_at(&__plan, __t, #(&#in_idents),*))
-            }
-            _ => __e,
-        }
+        #p::gu_fault(__e, || {
+            #(let #in_idents = #in_idents.on_host()?;)*
+            #first_fault
+        })
     };
     let run = quote! {
         #p::GuRun::Gpu(__device) => {
@@ -831,7 +832,7 @@ fn gpu_items(
             if __loops > 0 {
                 let __config = #p::gu_launch_config(__loops, ::core::option::Option::None);
                 if let ::core::result::Result::Err(__e) = gpu_kernel::simulate_with(&__config, #(#kargs),*) {
-                    return ::core::result::Result::Err(#p::gu_fault(#name_str, __loops, __e, |__t| __host_at(&__plan, __t, #(&#in_idents),*)));
+                    return ::core::result::Result::Err(#p::gu_fault(__e, || #first_fault));
                 }
             }
             ::core::result::Result::Ok((__plan, (#(#p::GuOut::Host(#all),)*)))

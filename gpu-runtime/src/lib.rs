@@ -148,7 +148,7 @@ pub mod __private {
         ErasedArg, HostLoop, KArg, KernelIn, KernelInOut, KernelInOutRef, KernelInRef, broadcast_len,
     };
     pub use crate::launch::{ExplicitKernel, ExplicitSpec, Kernel, KernelSpec};
-    pub use crate::panics::{Quiet, catch_quiet, host_fold, host_results, with_host_message};
+    pub use crate::panics::{Quiet, catch_quiet, first_panic, host_fold, host_results, with_host_message};
     pub use kernel_abi::KernelParam;
     pub use rayon;
 

@@ -77,7 +77,13 @@ pub fn host_results<R>(
     all: impl FnOnce() -> Vec<R>,
     at: impl Fn(usize) -> R,
 ) -> Result<Vec<R>> {
-    catch_quiet(all).map_err(|first| first_fault(function, (0..n).map(|i| (i, catch_quiet(|| at(i)).err())), first))
+    catch_quiet(all).map_err(|first| first_panic(function, n, at).unwrap_or_else(|| unexplained(function, first)))
+}
+
+/// The `KernelFault` of the first of `n` elements (or loop indices) at which `at`
+/// panics, if one does: what a sequential loop on the CPU meets first.
+pub fn first_panic<X>(function: &'static str, n: usize, at: impl Fn(usize) -> X) -> Option<Error> {
+    first_fault(function, (0..n).map(|i| (i, catch_quiet(|| at(i)).err())))
 }
 
 /// The fold of `values` with `f` (left to right on one thread; in any order when
@@ -103,24 +109,20 @@ pub fn host_fold<T: Copy>(
             };
             (i, failed)
         });
-        first_fault(function, steps, first)
+        first_fault(function, steps).unwrap_or_else(|| unexplained(function, first))
     })
 }
 
-/// The first element whose message is `Some`, as a fault. None should be missing: the
-/// loop panicked, and the same function on the same values panics again; if it does not,
-/// the panic is reported as it was (a function that panics only sometimes is no kernel).
-fn first_fault(
-    function: &'static str,
-    mut steps: impl Iterator<Item = (usize, Option<String>)>,
-    first: String,
-) -> Error {
-    match steps.find_map(|(i, m)| m.map(|m| (i, m))) {
-        Some((i, message)) => Error::KernelFault { function, index: i as u64, message },
-        None => Error::internal(format!(
-            "`{function}` panicked on the CPU (\"{first}\"), but no element panics when run again"
-        )),
-    }
+/// The first element whose message is `Some`, as a fault.
+fn first_fault(function: &'static str, mut steps: impl Iterator<Item = (usize, Option<String>)>) -> Option<Error> {
+    steps.find_map(|(i, m)| m.map(|message| Error::KernelFault { function, index: i as u64, message }))
+}
+
+/// A loop that panicked (with `first`) where no element panics when run again. None
+/// should: the same function on the same values panics again; if it does not, the panic
+/// is reported as it was (a function that panics only sometimes is no kernel).
+fn unexplained(function: &'static str, first: String) -> Error {
+    Error::internal(format!("`{function}` panicked on the CPU (\"{first}\"), but no element panics when run again"))
 }
 
 /// A GPU fault with the message Rust gives at the failing element (`message_at` runs the

@@ -14,9 +14,8 @@ use std::borrow::Cow;
 use crate::data::nd::{GuRef, NdRef, broadcast_shapes};
 use crate::data::{DeviceArray, DeviceSlice, DeviceVec, HostLoop, KernelIn, KernelInRef};
 use crate::driver::staged::STAGED_MIN_BYTES;
-use crate::driver::{Device, DeviceId, default_cpu, default_device, one_device};
+use crate::driver::{Device, default_cpu, default_device, one_of};
 use crate::error::{Error, Result};
-use crate::panics::catch_quiet;
 use crate::scalar::Scalar;
 use ndarray::{ArrayD, ArrayViewD, IxDyn};
 
@@ -361,18 +360,19 @@ pub fn gu_device_array<T: Scalar>(layout: &GuLayout, plan: &GuPlan, k: usize, ou
 }
 
 /// A thread fault of the generated kernel, as the host reports it: the first loop index
-/// at which `f` (the function on the host) panics, with Rust's message. The same error a
-/// call on the CPU gives; the kernel's own where the host does not fail.
-pub fn gu_fault<X>(function: &'static str, loops: usize, fault: Error, f: impl Fn(usize) -> X) -> Error {
+/// at which the function on the host panics, with Rust's message (the same error a call
+/// on the CPU gives), found by `rerun` (`first_panic` over the inputs, brought to the
+/// host if they are not there). `rerun` runs for a thread fault only: any other error
+/// (out of memory, a driver error) is returned as it is, without copying the inputs; so
+/// is the kernel's fault where the host does not fail or cannot rerun.
+pub fn gu_fault(fault: Error, rerun: impl FnOnce() -> Result<Option<Error>>) -> Error {
     if !matches!(fault, Error::ThreadFault { .. }) {
         return fault;
     }
-    for t in 0..loops {
-        if let Err(message) = catch_quiet(|| f(t)) {
-            return Error::KernelFault { function, index: t as u64, message };
-        }
+    match rerun() {
+        Ok(Some(first)) => first,
+        _ => fault,
     }
-    fault
 }
 
 /// The launch of the generated kernel: 256 threads a block, one loop index a thread, at
@@ -416,26 +416,20 @@ pub enum GuRun {
 /// simulator read any array (a GPU's is copied to the host, as `name::cpu` of a
 /// vectorized function does).
 pub fn gu_run(how: GuWhere<'_>, function: &'static str, arrays: &[(&'static str, Option<&Device>)]) -> Result<GuRun> {
-    let mut on: Vec<(&'static str, DeviceId)> = Vec::new();
+    let mut on: Vec<(&'static str, &Device)> = Vec::new();
     match how {
         GuWhere::Cpu => return Ok(GuRun::Host(HostLoop::Sequential)),
         GuWhere::Parallel => return Ok(GuRun::Host(HostLoop::Parallel)),
         GuWhere::Simulate => return Ok(GuRun::Simulate),
-        GuWhere::On(d) => on.push(("device", d.id())),
+        GuWhere::On(d) => on.push(("device", d)),
         GuWhere::Default => {}
     }
-    on.extend(arrays.iter().filter_map(|&(name, d)| Some((name, d?.id()))));
-    let device = match one_device(function, &on)? {
+    on.extend(arrays.iter().filter_map(|&(name, d)| Some((name, d?))));
+    let device = match one_of(function, &on)? {
+        Some(d) => d.clone(),
         None => match default_cpu() {
             Some(cpu) => cpu,
             None => default_device()?,
-        },
-        Some(_) => match how {
-            GuWhere::On(d) => d.clone(),
-            _ => match arrays.iter().find_map(|&(_, d)| d) {
-                Some(d) => d.clone(),
-                None => return Err(Error::internal("a call's device came from no argument")),
-            },
         },
     };
     Ok(if device.is_cpu() { GuRun::Host(HostLoop::Parallel) } else { GuRun::Gpu(device) })

@@ -418,6 +418,13 @@ pub(crate) fn one_device(function: &'static str, on: &[(&'static str, DeviceId)]
     Ok(Some(first))
 }
 
+/// [`one_device`] over the devices themselves: the one they all are, if any.
+pub(crate) fn one_of<'d>(function: &'static str, on: &[(&'static str, &'d Device)]) -> Result<Option<&'d Device>> {
+    let ids: Vec<(&'static str, DeviceId)> = on.iter().map(|&(part, d)| (part, d.id())).collect();
+    one_device(function, &ids)?;
+    Ok(on.first().map(|&(_, d)| d))
+}
+
 /// The default device if it is the CPU, without starting a GPU: the generated calls ask
 /// this first and run on the host when it says so.
 #[doc(hidden)]

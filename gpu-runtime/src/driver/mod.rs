@@ -10,11 +10,11 @@ mod stream;
 
 pub use crate::error::DeviceId;
 pub use device::default_cpu;
-pub(crate) use device::one_device;
 pub use device::{
     DEVICE_ENV, Device, DeviceInfo, default_device, device_count, devices, driver_version, is_available,
     set_default_device,
 };
+pub(crate) use device::{one_device, one_of};
 pub use event::Uses;
 pub(crate) use event::{Event, StreamKey};
 pub(crate) use pinned::PinnedBuffer;

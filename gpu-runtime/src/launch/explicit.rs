@@ -16,7 +16,7 @@ use kernel_abi::{KernelParam, KernelParams};
 
 use super::{LaunchConfig, Pending, Queued};
 use crate::data::{ArgKind, InOutMem, KArg, KArgKind, check_aliasing};
-use crate::driver::{Device, DeviceId, PinnedBuffer, Uses, default_device, driver_version};
+use crate::driver::{Device, PinnedBuffer, Uses, default_device, driver_version};
 use crate::error::{Error, Result};
 use crate::grid::check_shape;
 
@@ -287,10 +287,8 @@ fn launch_device(kernel: &'static str, cfg: &LaunchConfig, args: &[KArg<'_>]) ->
             on.push((name, d));
         }
     }
-    let ids: Vec<(&'static str, DeviceId)> = on.iter().map(|(name, d)| (*name, d.id())).collect();
-    crate::driver::one_device(kernel, &ids)?;
-    match on.first() {
-        Some(&(_, first)) => Ok(first.clone()),
+    match crate::driver::one_of(kernel, &on)? {
+        Some(d) => Ok(d.clone()),
         None => default_device(),
     }
 }

@@ -1,7 +1,7 @@
 //! The plan of a call: how many elements it computes, and on which device.
 
 use crate::data::{ArgKind, ErasedArg, OutSlot, SlotKind, call_len};
-use crate::driver::{Device, DeviceId, default_device};
+use crate::driver::{Device, default_device};
 use crate::error::Result;
 
 use super::KernelSpec;
@@ -58,7 +58,5 @@ pub(crate) fn common_device<'a>(
             on.push((name, *device));
         }
     }
-    let ids: Vec<(&'static str, DeviceId)> = on.iter().map(|(name, d)| (*name, d.id())).collect();
-    crate::driver::one_device(spec.name, &ids)?;
-    Ok(on.first().map(|&(_, d)| d))
+    crate::driver::one_of(spec.name, &on)
 }
