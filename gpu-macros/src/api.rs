@@ -8,11 +8,12 @@ use ptx_codegen::Target;
 
 use crate::signature::Slot;
 use crate::vectorized::Vectorized;
-use crate::{chain, cpu, gpu, host, kernel, nd};
+use crate::{chain, cpu, function, gpu, host, kernel, nd};
 
 pub fn generate(v: &Vectorized) -> TokenStream {
-    let Vectorized { func, name, idents, outer_arg_list, host_ty, ret_ty, outer_kernel, outer_generics, .. } = v;
-    let Vectorized { outer_bind_args, erased_bound, outer_message_at, .. } = v;
+    let Vectorized {
+        func, name, idents, outer_arg_list, host_ty, outer_generics, outer_function_ty, outer_bound, ..
+    } = v;
     let vis = &func.vis;
 
     // Attributes: docs and lints go on the call wrapper; `cfg`s on everything; the
@@ -39,18 +40,10 @@ pub fn generate(v: &Vectorized) -> TokenStream {
     let reduce_axis = nd::reduce_axis(v);
     let param_trait = param_trait(v);
     let host_api = cpu::api(v);
+    let function = function::items(v);
 
-    let outer_target = v.cpu_target();
     let wrapper_body = match v.target {
-        Target::Cuda => quote! {
-            #outer_bind_args
-            if let ::core::option::Option::Some(__cpu) = &#outer_target {
-                return #name::__on_cpu(__cpu, &[], #(#idents),*).map(<#ret_ty as ::gpu_runtime::Results>::unzip);
-            }
-            // SAFETY: the arguments follow the kernel's inputs in order and type.
-            let __r = unsafe { #outer_kernel.call_host::<#ret_ty>(::core::option::Option::None, &#erased_bound) };
-            ::gpu_runtime::__private::with_host_message(__r, #outer_message_at)
-        },
+        Target::Cuda => quote!(::gpu_runtime::__private::call::<#outer_function_ty>(#outer_bound)),
         Target::Cpu => quote!(#name::cpu(#(#idents),*)),
         Target::Parallel => quote!(#name::parallel(#(#idents),*)),
     };
@@ -78,6 +71,8 @@ pub fn generate(v: &Vectorized) -> TokenStream {
             #scalar_fn
 
             #kernels
+
+            #function
 
             #target_api
 

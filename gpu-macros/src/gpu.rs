@@ -1,5 +1,6 @@
-//! The GPU API of the generated module: `on`, `on_devices`, `device`, `into`, `launch`, `launch_device`,
-//! `launch_into`, and `reduce` on the GPU.
+//! The GPU API of the generated module: `on`, `on_devices`, `device`, `into`, `launch`,
+//! `launch_device`, `launch_into` (each a call of the runtime's function of the same name
+//! with the module's `__Function`), and `reduce` on the GPU.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -10,58 +11,16 @@ use crate::vectorized::Vectorized;
 /// given outputs, and queued on a stream. Each first asks whether its device is the CPU
 /// ([`gpu_runtime::Device::cpu`]) and then runs the function on the host instead.
 pub fn api(v: &Vectorized) -> TokenStream {
-    let Vectorized { generics, arg_list, host_ty, ret_ty, kernel, out, device, devices, stream, .. } = v;
-    let Vectorized { bind_args, erased_bound: erased, message_at, name_str, .. } = v;
+    let Vectorized { generics, arg_list, host_ty, out, device, devices, stream, function_ty: f, bound, .. } = v;
     let device_ty = v.signature.ret.arrays(|s| v.slot_tokens(s), quote!(::gpu_runtime::DeviceVec));
     let out_trait = quote!(Output);
     let (out_ty, out_conv) = (v.out_ty(quote!('__o), &out_trait), v.out_conv(&out_trait, quote!(into_out)));
     let launch_out_ty = v.out_ty(quote!('__a), &out_trait);
-    let idents = &v.idents;
     let p = quote!(::gpu_runtime::__private);
-    let results = quote!(<#ret_ty as ::gpu_runtime::Results>);
-    let on_cpu = quote!(__on_cpu(__cpu, &[], #(#idents),*));
-    let target = v.cpu_target();
-    let on_cpu_device = quote! {
-        if let ::core::option::Option::Some(__cpu) = &#target {
-            return #results::host_to_device(#results::unzip(#on_cpu?), __cpu);
-        }
-    };
-    // `into`'s output counts among the arrays that choose the device.
-    let on_cpu_into = quote! {
-        let __out = #out_conv;
-        let __arrays = #p::with_out_devices::<#ret_ty>(&[#(#idents.device_id()),*], &__out);
-        if let ::core::option::Option::Some(__cpu) = &#p::cpu_target(::core::option::Option::None, &__arrays) {
-            return #p::cpu_write::<#ret_ty>(#name_str, __cpu, __out, |__lens| __on_cpu(__cpu, __lens, #(#idents),*));
-        }
-    };
-    let on_cpu_stream = |body: TokenStream| {
-        quote! {
-            if #stream.device().is_cpu() {
-                let __cpu = #stream.device();
-                return #p::cpu_pending(#body);
-            }
-        }
-    };
-    let launch_cpu = on_cpu_stream(quote!(#on_cpu.map(#results::unzip)));
-    let launch_device_cpu =
-        on_cpu_stream(quote!(#on_cpu.and_then(|__v| #results::host_to_device(#results::unzip(__v), __cpu))));
-    let launch_into_cpu = on_cpu_stream(quote! {
-        #p::cpu_write::<#ret_ty>(#name_str, __cpu, #out_conv, |__lens| __on_cpu(__cpu, __lens, #(#idents),*))
-    });
-    let on_cpu_fn = on_cpu_fn(v);
     quote! {
-        #on_cpu_fn
-
         /// Runs the function on `device`.
         pub fn on<'__a, #generics>(#device: &::gpu_runtime::Device, #arg_list) -> ::gpu_runtime::Result<#host_ty> {
-            #bind_args
-            if #device.is_cpu() {
-                let __cpu = #device;
-                return #on_cpu.map(#results::unzip);
-            }
-            // SAFETY: the arguments follow the kernel's inputs in order and type.
-            let __r = unsafe { #kernel.call_host::<#ret_ty>(::core::option::Option::Some(#device), &#erased) };
-            ::gpu_runtime::__private::with_host_message(__r, #message_at)
+            #p::on::<#f>(#device, #bound)
         }
 
         /// Runs the function over several GPUs at once: the elements are cut into one
@@ -70,90 +29,36 @@ pub fn api(v: &Vectorized) -> TokenStream {
         /// and the results come back in order. A fault reports its index in the whole
         /// call. An empty list is `Error::NoDevicesGiven`.
         pub fn on_devices<'__a, #generics>(#devices: &[::gpu_runtime::Device], #arg_list) -> ::gpu_runtime::Result<#host_ty> {
-            if let ::core::option::Option::Some(__cpu) = &#p::cpu_of_devices(#name_str, #devices)? {
-                return on(__cpu, #(#idents),*);
-            }
-            #bind_args
-            // SAFETY: the arguments follow the kernel's inputs in order and type.
-            let __r = unsafe { #kernel.call_host_on_devices::<#ret_ty>(#devices, &#erased) };
-            ::gpu_runtime::__private::with_host_message(__r, #message_at)
+            #p::on_devices::<#f>(#devices, #bound)
         }
 
         /// Runs the function and leaves the results on the device (inputs already there
         /// are not copied).
         pub fn device<'__a, #generics>(#arg_list) -> ::gpu_runtime::Result<#device_ty> {
-            #bind_args
-            #on_cpu_device
-            // SAFETY: the arguments follow the kernel's inputs in order and type.
-            let __r = unsafe { #kernel.call_device::<#ret_ty>(::core::option::Option::None, &#erased) };
-            ::gpu_runtime::__private::with_host_message(__r, #message_at)
+            #p::device::<#f>(#bound)
         }
 
         /// Runs the function and writes the results into `out` (host memory or a device
         /// array), whose length must be the call's; allocates nothing for the results.
         pub fn into<'__a, '__o, #generics>(#out: #out_ty, #arg_list) -> ::gpu_runtime::Result<()> {
-            #bind_args
-            #on_cpu_into
-            // SAFETY: the arguments follow the kernel's inputs in order and type.
-            let __r = unsafe { #kernel.call_into::<#ret_ty>(::core::option::Option::None, &#erased, __out) };
-            ::gpu_runtime::__private::with_host_message(__r, #message_at)
+            #p::into::<#f>(#out_conv, #bound)
         }
 
         /// Queues the call on `stream` and returns at once; `wait()` on the handle gives
         /// the results. The arguments stay borrowed until then.
         pub fn launch<'__a, #generics>(#stream: &'__a ::gpu_runtime::Stream, #arg_list) -> ::gpu_runtime::Result<::gpu_runtime::Pending<'__a, #host_ty>> {
-            #bind_args
-            #launch_cpu
-            // SAFETY: the arguments follow the kernel's inputs in order and type.
-            let __pending = unsafe { #kernel.launch_host::<#ret_ty>(#stream, &#erased) }?;
-            ::core::result::Result::Ok(__pending.with_host_message(#message_at))
+            #p::launch::<#f>(#stream, #bound)
         }
 
         /// Queues the call on `stream`; the results stay on the device.
         pub fn launch_device<'__a, #generics>(#stream: &'__a ::gpu_runtime::Stream, #arg_list) -> ::gpu_runtime::Result<::gpu_runtime::Pending<'__a, #device_ty>> {
-            #bind_args
-            #launch_device_cpu
-            // SAFETY: the arguments follow the kernel's inputs in order and type.
-            let __pending = unsafe { #kernel.launch_device::<#ret_ty>(#stream, &#erased) }?;
-            ::core::result::Result::Ok(__pending.with_host_message(#message_at))
+            #p::launch_device::<#f>(#stream, #bound)
         }
 
         /// Queues the call on `stream`, writing into `out`, which stays borrowed until
         /// the handle is waited for or dropped.
         pub fn launch_into<'__a, #generics>(#stream: &'__a ::gpu_runtime::Stream, #out: #launch_out_ty, #arg_list) -> ::gpu_runtime::Result<::gpu_runtime::Pending<'__a, ()>> {
-            #bind_args
-            #launch_into_cpu
-            // SAFETY: the arguments follow the kernel's inputs in order and type.
-            let __pending = unsafe { #kernel.launch_into::<#ret_ty>(#stream, &#erased, #out_conv) }?;
-            ::core::result::Result::Ok(__pending.with_host_message(#message_at))
-        }
-    }
-}
-
-/// `__on_cpu`: the call on the CPU device, the one place the module runs it there (so that
-/// every entry shares one instance of the runtime's parallel loop). `__out_lens` are the
-/// lengths of `into`'s outputs, checked with the arguments'.
-fn on_cpu_fn(v: &Vectorized) -> TokenStream {
-    let Vectorized { generics, ret_ty, idents, tys, name_str, name_strs, .. } = v;
-    let (cpu_bind, lens, at) = v.cpu_parts();
-    quote! {
-        #[doc(hidden)]
-        pub(super) fn __on_cpu<'__a, #generics>(
-            __cpu: &::gpu_runtime::Device,
-            __out_lens: &[usize],
-            #(#idents: ::gpu_runtime::ArgRef<'__a, #tys>),*
-        ) -> ::gpu_runtime::Result<::std::vec::Vec<#ret_ty>> {
-            #cpu_bind
-            let __at = #at;
-            // A plain loop: cheaper for rustc than an iterator chain, once per function.
-            let __chunk = |__r: ::core::ops::Range<usize>| -> ::std::vec::Vec<#ret_ty> {
-                let mut __v = ::std::vec::Vec::with_capacity(__r.len());
-                for __i in __r {
-                    __v.push(__at(__i));
-                }
-                __v
-            };
-            ::gpu_runtime::__private::cpu_values::<#ret_ty>(#name_str, &[#(#name_strs),*], #lens, __out_lens, &__chunk, &__at)
+            #p::launch_into::<#f>(#stream, #out_conv, #bound)
         }
     }
 }

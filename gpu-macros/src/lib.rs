@@ -8,6 +8,7 @@ mod chain;
 mod cpu;
 mod entry;
 mod explicit;
+mod function;
 mod gpu;
 mod gufunc;
 mod host;

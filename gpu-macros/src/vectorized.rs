@@ -55,8 +55,6 @@ pub struct Vectorized<'a> {
     pub identity: Option<&'a syn::Expr>,
     /// The kernel, from inside the generated module (`KERNEL`, `<T as Element>::kernel()`).
     pub kernel: TokenStream,
-    /// The kernel from the wrapper beside the module.
-    pub outer_kernel: TokenStream,
     /// The original function, called per element by the CPU API.
     pub scalar_call: TokenStream,
     /// What the module's functions are generic over (`T: Element,` or nothing).
@@ -69,17 +67,14 @@ pub struct Vectorized<'a> {
     pub arg_list: TokenStream,
     /// The wrapper's argument list (`a: impl name::Param<'__a, f32>, …`).
     pub outer_arg_list: TokenStream,
-    /// Binds each parameter to its `ArgRef`, for a call that also needs the elements.
-    pub bind_args: TokenStream,
+    /// The function's `__Function` type (see `function.rs`), from inside the module.
+    pub function_ty: TokenStream,
+    /// The same from the wrapper beside the module.
+    pub outer_function_ty: TokenStream,
+    /// The arguments bound, as `VectorFn::Args` takes them: a tuple of one `ArgRef` each.
+    pub bound: TokenStream,
     /// The same in the wrapper.
-    pub outer_bind_args: TokenStream,
-    /// The bound arguments ([`Vectorized::bind_args`]) as the kernel takes them.
-    pub erased_bound: TokenStream,
-    /// A `move` closure giving Rust's panic message at an element of the bound arguments,
-    /// from the original function run on the host there (for a GPU fault's message).
-    pub message_at: TokenStream,
-    /// The same, from beside the module (the call wrapper).
-    pub outer_message_at: TokenStream,
+    pub outer_bound: TokenStream,
     // The API's own parameters: `out`, `device`, `devices` and `stream`, or `__out`, … where the
     // function has a parameter of that name.
     pub out: syn::Ident,
@@ -99,43 +94,25 @@ impl<'a> Vectorized<'a> {
         let reducible = signature.reducible();
         let identity = options.identity.as_ref().filter(|_| reducible);
         // How the API reaches its kernel, calls the original, and what it is generic over.
-        let (kernel, outer_kernel, scalar_call, outer_scalar_call, generics, outer_generics, identity_expr) =
-            match signature.generic {
-                None => (
-                    quote!(KERNEL),
-                    quote!(#name::KERNEL),
-                    quote!(scalar),
-                    quote!(#name::scalar),
-                    TokenStream::new(),
-                    TokenStream::new(),
-                    identity_option(identity),
-                ),
-                Some(g) => (
-                    quote!(<#g as Element>::kernel()),
-                    quote!(<#g as #name::Element>::kernel()),
-                    quote!(<#g as Element>::scalar),
-                    quote!(<#g as #name::Element>::scalar),
-                    quote!(#g: Element,),
-                    quote!(#g: #name::Element,),
-                    quote!(<#g as Element>::IDENTITY),
-                ),
-            };
+        let (kernel, scalar_call, generics, outer_generics, identity_expr) = match signature.generic {
+            None => (quote!(KERNEL), quote!(scalar), TokenStream::new(), TokenStream::new(), identity_option(identity)),
+            Some(g) => (
+                quote!(<#g as Element>::kernel()),
+                quote!(<#g as Element>::scalar),
+                quote!(#g: Element,),
+                quote!(#g: #name::Element,),
+                quote!(<#g as Element>::IDENTITY),
+            ),
+        };
         // Arguments go through the module's `Param` trait (see `api::param_trait`).
         let arg_list = quote! { #(#idents: impl Param<'__a, #tys>),* };
         let outer_arg_list = quote! { #(#idents: impl #name::Param<'__a, #tys>),* };
-        let bind_args = quote! { #(let #idents = Param::into_arg(#idents);)* };
-        let outer_bind_args = quote! { #(let #idents = #name::Param::into_arg(#idents);)* };
-        let erased_bound = quote! { [#(#idents.erase()),*] };
-        let message_at = |call: &TokenStream| {
-            quote! {
-                move |__i: u64| -> ::core::option::Option<::std::string::String> {
-                    let __i = usize::try_from(__i).ok()?;
-                    #(let #idents = #idents.element(__i).ok()?;)*
-                    ::gpu_runtime::__private::catch_quiet(|| #call(#(#idents),*)).err()
-                }
-            }
+        let bound = quote! { (#(Param::into_arg(#idents),)*) };
+        let outer_bound = quote! { (#(#name::Param::into_arg(#idents),)*) };
+        let (function_ty, outer_function_ty) = match signature.generic {
+            None => (quote!(__Function), quote!(#name::__Function)),
+            Some(g) => (quote!(__Function<#g>), quote!(#name::__Function<#g>)),
         };
-        let (message_at, outer_message_at) = (message_at(&scalar_call), message_at(&outer_scalar_call));
         let unused = |n: &str| {
             if name_strs.iter().any(|p| p == n) { format_ident!("__{}", n) } else { format_ident!("{}", n) }
         };
@@ -156,42 +133,21 @@ impl<'a> Vectorized<'a> {
             reducible,
             identity,
             kernel,
-            outer_kernel,
             scalar_call,
             generics,
             outer_generics,
             identity_expr,
             arg_list,
             outer_arg_list,
-            bind_args,
-            outer_bind_args,
-            erased_bound,
-            message_at,
-            outer_message_at,
+            function_ty,
+            outer_function_ty,
+            bound,
+            outer_bound,
             out,
             device,
             devices,
             stream,
         }
-    }
-
-    /// For a call on the CPU device `__cpu` (a `&Device`): the bound arguments as host
-    /// data (an array on a GPU is `DeviceMismatch`), their lengths, and the function at
-    /// element `__i` of them.
-    pub fn cpu_parts(&self) -> (TokenStream, TokenStream, TokenStream) {
-        let Vectorized { idents, name_str, name_strs, scalar_call, .. } = self;
-        (
-            quote! { #(let #idents = #idents.host_on(#name_str, #name_strs, __cpu)?;)* },
-            quote! { &[#(#idents.len()),*] },
-            quote! { |__i| #scalar_call(#(#idents.get(__i)),*) },
-        )
-    }
-
-    /// The CPU device where a call that names no device goes there (see the runtime's
-    /// `cpu_target`), from its bound arguments.
-    pub fn cpu_target(&self) -> TokenStream {
-        let idents = &self.idents;
-        quote! { ::gpu_runtime::__private::cpu_target(::core::option::Option::None, &[#(#idents.device_id()),*]) }
     }
 
     /// A slot's type in the generated API.

@@ -132,15 +132,15 @@ pub mod gpu {
 /// only from live borrows, and what launches or reads through them is `unsafe`.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::api::host_map;
+    pub use crate::api::{
+        GpuFn, VectorFn, call, cpu_pending, cpu_target, default_cpu, device, explicit_on_cpu, host, host_arg,
+        host_into, host_reduce, host_values, into, launch, launch_device, launch_into, on, on_devices,
+    };
     #[cfg(feature = "ndarray")]
     pub use crate::api::{
         GuHost, GuIn, GuLayout, GuOut, GuPlan, GuRun, GuWhere, gu_along, gu_array, gu_device_array, gu_device_output,
         gu_fault, gu_launch_config, gu_output, gu_run, host_nd, host_nd_into, nd_message_at, reduce_axes,
-    };
-    pub use crate::api::{cpu_into, host_map};
-    pub use crate::api::{
-        cpu_of_devices, cpu_pending, cpu_target, cpu_values, cpu_write, default_cpu, explicit_on_cpu, host_reduce,
-        with_out_devices,
     };
     #[cfg(feature = "ndarray")]
     pub use crate::data::nd::{ErasedNd, NdAt};

@@ -5,12 +5,12 @@
 
 use rayon::prelude::*;
 
-use crate::data::{HostArg, HostLoop, Results, call_len};
+use crate::data::{HostArg, HostLoop, Results};
 use crate::driver::{Device, DeviceId};
 use crate::error::{Error, Result};
 use crate::launch::LaunchConfig;
 use crate::launch::Pending;
-use crate::panics::{Quiet, host_fold, host_results};
+use crate::panics::{Quiet, host_fold};
 use crate::scalar::Scalar;
 
 pub use crate::driver::default_cpu;
@@ -26,34 +26,6 @@ pub fn cpu_target(device: Option<&Device>, arrays: &[Option<DeviceId>]) -> Optio
         None if arrays.iter().any(Option::is_some) => None,
         None => default_cpu(),
     }
-}
-
-/// The results of the function at every element of a call with arguments of `lens` and
-/// outputs of `out_lens`, split over rayon's threads in chunks: `chunk` computes the
-/// results of a range of elements, `at` one element (to find the first that panics, the
-/// `KernelFault`). Both are trait objects, so that rayon's machinery is compiled once per
-/// result type, not once per function; the loop over a chunk is the function's own.
-pub fn cpu_values<R: Results>(
-    function: &'static str,
-    names: &[&'static str],
-    lens: &[Option<usize>],
-    out_lens: &[usize],
-    chunk: &(dyn Fn(std::ops::Range<usize>) -> Vec<R> + Sync),
-    at: &dyn Fn(usize) -> R,
-) -> Result<Vec<R>> {
-    const CHUNK: usize = 16 * 1024;
-    let n = call_len(function, names, lens, out_lens)?;
-    let all = || {
-        if n <= CHUNK {
-            return chunk(0..n);
-        }
-        let parts: Vec<Vec<R>> = (0..n.div_ceil(CHUNK))
-            .into_par_iter()
-            .map_init(Quiet::new, |_, k| chunk(k * CHUNK..((k + 1) * CHUNK).min(n)))
-            .collect();
-        parts.concat()
-    };
-    host_results(function, n, all, at)
 }
 
 /// The arguments' devices followed by the outputs' (for [`cpu_target`]).

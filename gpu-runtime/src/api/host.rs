@@ -1,27 +1,11 @@
-//! The CPU targets' calls that need more than a loop over the scalar function: `into`
-//! (lengths checked as on the GPU) and the N-dimensional calls; and the host loop over
-//! indices (`host_map`) that `into` and generalized functions share.
+//! The host loop over indices (`host_map`) that generalized functions use, and the
+//! N-dimensional calls on the host.
 
 use rayon::prelude::*;
 
-use crate::data::{HostLoop, Results, call_len};
+use crate::data::HostLoop;
 use crate::error::Result;
 use crate::panics::{Quiet, host_results};
-
-/// `into` for the CPU targets: checks the lengths as a GPU call does, runs `f` for every
-/// element and writes the results (or reports the first element that panics, as a GPU
-/// call reports a fault).
-pub fn cpu_into<R: Results>(
-    function: &'static str,
-    names: &[&'static str],
-    lens: &[Option<usize>],
-    outs: R::Outs<'_>,
-    order: HostLoop,
-    f: impl Fn(usize) -> R + Sync,
-) -> Result<()> {
-    let n = call_len(function, names, lens, &R::out_slots_len(&outs))?;
-    R::write(host_map(function, n, order, f)?, outs)
-}
 
 /// `f` at `0..n` on the host (on this thread, or split over rayon's threads, each job
 /// quiet); where it panics, the `KernelFault` of the first index at which it does, as a

@@ -8,16 +8,18 @@ mod devices;
 mod gufunc;
 mod host;
 mod kernel;
+mod vectorized;
 
-pub use cpu_device::{
-    cpu_of_devices, cpu_pending, cpu_target, cpu_values, cpu_write, default_cpu, explicit_on_cpu, host_reduce,
-    with_out_devices,
-};
+pub use cpu_device::{cpu_pending, cpu_target, default_cpu, explicit_on_cpu, host_reduce};
 #[cfg(feature = "ndarray")]
 pub use gufunc::{
     GuHost, GuIn, GuLayout, GuOut, GuPlan, GuRun, GuWhere, gu_along, gu_array, gu_device_array, gu_device_output,
     gu_fault, gu_launch_config, gu_output, gu_run, reduce_axes,
 };
-pub use host::{cpu_into, host_map};
+pub use host::host_map;
 #[cfg(feature = "ndarray")]
 pub use host::{host_nd, host_nd_into, nd_message_at};
+pub use vectorized::{
+    GpuFn, VectorFn, call, device, host, host_arg, host_into, host_values, into, launch, launch_device, launch_into,
+    on, on_devices,
+};

@@ -59,6 +59,7 @@ pub(crate) struct Loaded {
     /// The elementwise entry over contiguous arrays.
     pub(crate) plain: Entry,
     /// The elementwise entry over strided views.
+    #[cfg_attr(not(feature = "ndarray"), allow(dead_code))] // used by N-d calls only
     pub(crate) strided: Entry,
     /// The reduction entry of a function `(T, T) -> T`.
     pub(crate) reduce: Option<Entry>,
