@@ -97,77 +97,88 @@ fn main() -> gpu_runtime::Result<()> {
 
     let x32: Vec<f32> = uniform(n, -2.0, 2.0, 1).into_iter().map(|v| v as f32).collect();
     let y32: Vec<f32> = uniform(n, 0.0, 6.0, 2).into_iter().map(|v| v as f32).collect();
-    let (dx, dy) = (DeviceVec::from_slice(&x32)?, DeviceVec::from_slice(&y32)?);
-    let mut dout = DeviceVec::<f32>::zeros(n)?;
+    // `BENCH_ONLY=device` stops after the device cases, `BENCH_ONLY=host` after the host
+    // slices, `BENCH_ONLY=host_only` runs the host slices alone (for `bench/sweep.py`).
+    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
+    if only != "host_only" {
+        let (dx, dy) = (DeviceVec::from_slice(&x32)?, DeviceVec::from_slice(&y32)?);
+        let mut dout = DeviceVec::<f32>::zeros(n)?;
 
-    // Calls whose results stay on the device return once the kernel is queued: each timed
-    // call waits for the GPU, as the peers' timings do.
-    let sync = || device.synchronize().unwrap();
-    // 1. add, on the device.
-    let reps = 20;
-    let d = time(reps, || {
-        add::into(&mut dout, &dx, &dy).unwrap();
-        sync()
-    });
-    push("add_device", format!("add, 2^{log2} f32 on the device"), d, Some(12.0 * n as f64));
-    // 3. add with a broadcast scalar.
-    let d = time(reps, || {
-        add::into(&mut dout, &dx, 2.0f32).unwrap();
-        sync()
-    });
-    push("add_scalar", format!("add(x, 2.0), 2^{log2} f32"), d, Some(8.0 * n as f64));
-    // 2. heavy, f32 and f64.
-    let d = time(reps, || {
-        heavy::into(&mut dout, &dx, &dy).unwrap();
-        sync()
-    });
-    push("heavy_f32", format!("heavy, 2^{log2} f32"), d, Some(12.0 * n as f64));
-    drop((dx, dy, dout));
-    {
-        let x64 = uniform(n, -2.0, 2.0, 1);
-        let y64 = uniform(n, 0.0, 6.0, 2);
-        let (dx, dy) = (DeviceVec::from_slice(&x64)?, DeviceVec::from_slice(&y64)?);
-        let mut dout = DeviceVec::<f64>::zeros(n)?;
+        // Calls whose results stay on the device return once the kernel is queued: each timed
+        // call waits for the GPU, as the peers' timings do.
+        let sync = || device.synchronize().unwrap();
+        // 1. add, on the device.
+        let reps = 20;
+        let d = time(reps, || {
+            add::into(&mut dout, &dx, &dy).unwrap();
+            sync()
+        });
+        push("add_device", format!("add, 2^{log2} f32 on the device"), d, Some(12.0 * n as f64));
+        // 3. add with a broadcast scalar.
+        let d = time(reps, || {
+            add::into(&mut dout, &dx, 2.0f32).unwrap();
+            sync()
+        });
+        push("add_scalar", format!("add(x, 2.0), 2^{log2} f32"), d, Some(8.0 * n as f64));
+        // 2. heavy, f32 and f64.
         let d = time(reps, || {
             heavy::into(&mut dout, &dx, &dy).unwrap();
             sync()
         });
-        push("heavy_f64", format!("heavy, 2^{log2} f64"), d, Some(24.0 * n as f64));
-    }
-    // 4. Per-call latency on 1024 elements.
-    {
-        let small = DeviceVec::from_slice(&x32[..1024])?;
-        let mut out = DeviceVec::<f32>::zeros(1024)?;
-        let calls = 5000;
-        add::into(&mut out, &small, &small)?;
-        sync();
-        let t = Instant::now();
-        for _ in 0..calls {
-            add::into(&mut out, &small, &small)?;
+        push("heavy_f32", format!("heavy, 2^{log2} f32"), d, Some(12.0 * n as f64));
+        drop((dx, dy, dout));
+        {
+            let x64 = uniform(n, -2.0, 2.0, 1);
+            let y64 = uniform(n, 0.0, 6.0, 2);
+            let (dx, dy) = (DeviceVec::from_slice(&x64)?, DeviceVec::from_slice(&y64)?);
+            let mut dout = DeviceVec::<f64>::zeros(n)?;
+            let d = time(reps, || {
+                heavy::into(&mut dout, &dx, &dy).unwrap();
+                sync()
+            });
+            push("heavy_f64", format!("heavy, 2^{log2} f64"), d, Some(24.0 * n as f64));
         }
-        sync();
-        push("latency_1024", "add, 1024 f32 on the device, per call".into(), t.elapsed() / calls, None);
-        // Each call waited for before the next.
-        let t = Instant::now();
-        for _ in 0..calls {
+        // 4. Per-call latency on 1024 elements.
+        {
+            let small = DeviceVec::from_slice(&x32[..1024])?;
+            let mut out = DeviceVec::<f32>::zeros(1024)?;
+            let calls = 5000;
             add::into(&mut out, &small, &small)?;
             sync();
+            let t = Instant::now();
+            for _ in 0..calls {
+                add::into(&mut out, &small, &small)?;
+            }
+            sync();
+            push("latency_1024", "add, 1024 f32 on the device, per call".into(), t.elapsed() / calls, None);
+            // Each call waited for before the next.
+            let t = Instant::now();
+            for _ in 0..calls {
+                add::into(&mut out, &small, &small)?;
+                sync();
+            }
+            push("latency_sync_1024", "the same, waiting for each call".into(), t.elapsed() / calls, None);
         }
-        push("latency_sync_1024", "the same, waiting for each call".into(), t.elapsed() / calls, None);
+        // 6. reduce (sum).
+        {
+            let dx = DeviceVec::from_slice(&x32)?;
+            let d = time(reps, || sum::reduce(&dx).unwrap());
+            push("reduce_sum", format!("sum, 2^{log2} f32 on the device"), d, Some(4.0 * n as f64));
+        }
     }
-    // 6. reduce (sum).
-    {
-        let dx = DeviceVec::from_slice(&x32)?;
-        let d = time(reps, || sum::reduce(&dx).unwrap());
-        push("reduce_sum", format!("sum, 2^{log2} f32 on the device"), d, Some(4.0 * n as f64));
-    }
-    // `BENCH_ONLY=device` stops here, `BENCH_ONLY=host` after the host slices (for
-    // `bench/sweep.py`).
-    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
     if only != "device" {
         // 5. Host slices, end to end.
         let d = time(5, || add(&x32, &y32).unwrap());
         push("add_host", format!("add, 2^{log2} f32 host slices end to end"), d, Some(12.0 * n as f64));
+        // What the host's memory does alone: one input copied into memory already touched,
+        // split over rayon's threads in 1 MiB pieces (the bound on the staging copies).
+        let mut copy = vec![0f32; n];
+        let d = time(5, || {
+            use rayon::prelude::*;
+            copy.par_chunks_mut(1 << 18).zip(x32.par_chunks(1 << 18)).for_each(|(d, s)| d.copy_from_slice(s));
+        });
+        push("host_copy", format!("copying 2^{log2} f32 host to host, threads"), d, Some(8.0 * n as f64));
+        drop(copy);
         // The same over every GPU of the host (`on_devices`), where there are several.
         let count = gpu_runtime::device_count()?;
         if count > 1 {
