@@ -170,6 +170,11 @@ fn main() -> gpu_runtime::Result<()> {
         // 5. Host slices, end to end.
         let d = time(5, || add(&x32, &y32).unwrap());
         push("add_host", format!("add, 2^{log2} f32 host slices end to end"), d, Some(12.0 * n as f64));
+        // The same into a vector already touched (no page faults on the results).
+        let mut out = vec![0f32; n];
+        let d = time(5, || add::into(&mut out, &x32, &y32).unwrap());
+        push("add_host_into", format!("add, 2^{log2} f32 host slices into touched memory"), d, Some(12.0 * n as f64));
+        drop(out);
         // What the host's memory does alone: one input copied into memory already touched,
         // split over rayon's threads in 1 MiB pieces (the bound on the staging copies).
         let mut copy = vec![0f32; n];

@@ -135,7 +135,7 @@ pub mod __private {
     pub use crate::api::host_map;
     pub use crate::api::{
         GpuFn, VectorFn, call, cpu_pending, cpu_target, default_cpu, device, explicit_on_cpu, host, host_arg,
-        host_into, host_reduce, host_values, into, launch, launch_device, launch_into, on, on_devices,
+        host_into, host_reduce, into, launch, launch_device, launch_into, on, on_devices,
     };
     #[cfg(feature = "ndarray")]
     pub use crate::api::{

@@ -20,6 +20,5 @@ pub use host::host_map;
 #[cfg(feature = "ndarray")]
 pub use host::{host_nd, host_nd_into, nd_message_at};
 pub use vectorized::{
-    GpuFn, VectorFn, call, device, host, host_arg, host_into, host_values, into, launch, launch_device, launch_into,
-    on, on_devices,
+    GpuFn, VectorFn, call, device, host, host_arg, host_into, into, launch, launch_device, launch_into, on, on_devices,
 };

@@ -98,8 +98,9 @@ const CHUNK: usize = 16 * 1024;
 /// `n` results from `fill` (on this thread, or in chunks over rayon's threads, each job
 /// quiet), or the `KernelFault` of the first element at which `at` panics. Both are trait
 /// objects, so that rayon's machinery is compiled once per result type, not once per
-/// function.
-pub fn host_values<R: Results>(
+/// function. Private: the results are taken as written, so `fill` must write all of each
+/// chunk (the callers' `VectorFn::fill` promises it).
+fn host_values<R: Results>(
     function: &'static str,
     n: usize,
     how: HostLoop,
