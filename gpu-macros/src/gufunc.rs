@@ -74,7 +74,15 @@ pub fn guvectorize(args: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
-fn parse_args(args: TokenStream) -> syn::Result<(syn::LitStr, ptx_codegen::Target)> {
+/// What a `#[guvectorize]` generates: the whole API, or (the hidden `__along_only` flag,
+/// for a vectorized function's `reduce_axis`) only the kernel, `along` and `simulate`.
+#[derive(Copy, Clone, PartialEq)]
+enum Surface {
+    Full,
+    AlongOnly,
+}
+
+fn parse_args(args: TokenStream) -> syn::Result<(syn::LitStr, ptx_codegen::Target, Surface)> {
     use syn::parse::Parser;
     let exprs = syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated.parse2(args.clone())?;
     let mut it = exprs.iter();
@@ -88,7 +96,14 @@ fn parse_args(args: TokenStream) -> syn::Result<(syn::LitStr, ptx_codegen::Targe
         }
     };
     let mut target = ptx_codegen::Target::Cuda;
+    let mut surface = Surface::Full;
     for e in it {
+        if let syn::Expr::Path(p) = e
+            && p.path.is_ident("__along_only")
+        {
+            surface = Surface::AlongOnly;
+            continue;
+        }
         let bad = || {
             syn::Error::new(
                 e.span(),
@@ -110,7 +125,7 @@ fn parse_args(args: TokenStream) -> syn::Result<(syn::LitStr, ptx_codegen::Targe
             _ => return Err(bad()),
         };
     }
-    Ok((layout, target))
+    Ok((layout, target, surface))
 }
 
 /// `"(m,n),(n)->(m)"`: groups of comma-separated names, inputs `->` outputs.
@@ -343,7 +358,7 @@ fn match_layout(func: &syn::ItemFn, layout: &Layout, params: &[Param], rets: &[s
 }
 
 fn expand(args: TokenStream, func: &syn::ItemFn) -> syn::Result<TokenStream> {
-    let (lit, target) = parse_args(args)?;
+    let (lit, target, surface) = parse_args(args)?;
     let layout = parse_layout(&lit)?;
     if !func.sig.generics.params.is_empty() {
         return Err(syn::Error::new(func.sig.generics.span(), "a `#[guvectorize]` function is not generic"));
@@ -351,7 +366,10 @@ fn expand(args: TokenStream, func: &syn::ItemFn) -> syn::Result<TokenStream> {
     let params = params_of(func)?;
     let rets = returned(func)?;
     match_layout(func, &layout, &params, &rets)?;
-    Ok(generate(func, &layout, &params, &rets, target))
+    if surface == Surface::AlongOnly && !is_reduction(&layout) {
+        return Err(syn::Error::new(lit.span(), "`__along_only` is for a reduction's layout"));
+    }
+    Ok(generate(func, &layout, &params, &rets, target, surface))
 }
 
 /// The scalars a function returns, its last `()` outputs: none, one (`-> T`) or several
@@ -396,6 +414,7 @@ fn generate(
     params: &[Param],
     rets: &[syn::Ident],
     target: ptx_codegen::Target,
+    surface: Surface,
 ) -> TokenStream {
     let vis = &func.vis;
     let name = &func.sig.ident;
@@ -546,10 +565,7 @@ fn generate(
     };
     let ks_in: Vec<usize> = (0..inputs.len()).collect();
     let in_strs: Vec<String> = in_idents.iter().map(|i| i.to_string()).collect();
-    // A reduction (every input with at most one core dimension, every output `()`) can
-    // take its core along any axis, as NumPy's `axis=`.
-    let reduction = layout.inputs.iter().all(|d| d.len() <= 1) && layout.outputs.iter().all(Vec::is_empty);
-    let along = reduction.then(|| {
+    let along = is_reduction(layout).then(|| {
         quote! {
             /// As the plain call, with the core of every input with one core dimension
             /// taken along `axis` (NumPy's `axis=`) instead of the last: the results have
@@ -571,12 +587,55 @@ fn generate(
             }
         }
     });
-    quote! {
+    let wrapper = quote! {
         #(#docs)*
         #[allow(clippy::too_many_arguments)]
         #vis fn #name<'__a>(#arg_list) -> ::gpu_runtime::Result<#out_ty> {
             #name::__host(#name::__call(#default_where, &[], ::core::option::Option::None, #(#in_idents),*))
         }
+    };
+    let api = quote! {
+        /// Runs the function on `device` (a GPU, or `Device::cpu()`).
+        pub fn on<'__a>(device: &::gpu_runtime::Device, #arg_list) -> ::gpu_runtime::Result<#out_ty> {
+            __host(__call(#p::GuWhere::On(device), &[], ::core::option::Option::None, #(#in_idents),*))
+        }
+
+        /// As the plain call, with the sizes of output core dimensions that no input
+        /// fixes: `&[("m", 4)]`.
+        pub fn sized<'__a>(sizes: &[(&str, usize)], #arg_list) -> ::gpu_runtime::Result<#out_ty> {
+            __host(__call(#default_where, sizes, ::core::option::Option::None, #(#in_idents),*))
+        }
+
+        /// Runs the function on the CPU, one loop index after another.
+        pub fn cpu<'__a>(#arg_list) -> ::gpu_runtime::Result<#out_ty> {
+            __host(__call(#p::GuWhere::Cpu, &[], ::core::option::Option::None, #(#in_idents),*))
+        }
+
+        /// Runs the function on the CPU, the loop indices split over threads with rayon.
+        pub fn parallel<'__a>(#arg_list) -> ::gpu_runtime::Result<#out_ty> {
+            __host(__call(#p::GuWhere::Parallel, &[], ::core::option::Option::None, #(#in_idents),*))
+        }
+
+        /// As the plain call, with the results left where they were computed, as
+        /// `DeviceArray`s: on the GPU that ran the call, or in the CPU device's memory
+        /// for a call on the host. A chain of calls over device arrays keeps its data
+        /// on the device.
+        pub fn device<'__a>(#arg_list) -> ::gpu_runtime::Result<#dev_out_ty> {
+            let __r = __call(#default_where, &[], ::core::option::Option::None, #(#in_idents),*);
+            #to_device
+        }
+
+        #[doc(hidden)]
+        pub(super) fn __host(__r: ::gpu_runtime::Result<(#p::GuPlan, #out_tuple)>) -> ::gpu_runtime::Result<#out_ty> {
+            #to_host
+        }
+    };
+    let (wrapper, api) = match surface {
+        Surface::Full => (wrapper, api),
+        Surface::AlongOnly => (TokenStream::new(), TokenStream::new()),
+    };
+    quote! {
+        #wrapper
 
         #[doc = #mod_doc]
         #[allow(non_snake_case, clippy::too_many_arguments, clippy::needless_question_mark)]
@@ -600,44 +659,11 @@ fn generate(
 
             #kernel_items
 
-            /// Runs the function on `device` (a GPU, or `Device::cpu()`).
-            pub fn on<'__a>(device: &::gpu_runtime::Device, #arg_list) -> ::gpu_runtime::Result<#out_ty> {
-                __host(__call(#p::GuWhere::On(device), &[], ::core::option::Option::None, #(#in_idents),*))
-            }
-
-            /// As the plain call, with the sizes of output core dimensions that no input
-            /// fixes: `&[("m", 4)]`.
-            pub fn sized<'__a>(sizes: &[(&str, usize)], #arg_list) -> ::gpu_runtime::Result<#out_ty> {
-                __host(__call(#default_where, sizes, ::core::option::Option::None, #(#in_idents),*))
-            }
-
-            /// Runs the function on the CPU, one loop index after another.
-            pub fn cpu<'__a>(#arg_list) -> ::gpu_runtime::Result<#out_ty> {
-                __host(__call(#p::GuWhere::Cpu, &[], ::core::option::Option::None, #(#in_idents),*))
-            }
-
-            /// Runs the function on the CPU, the loop indices split over threads with rayon.
-            pub fn parallel<'__a>(#arg_list) -> ::gpu_runtime::Result<#out_ty> {
-                __host(__call(#p::GuWhere::Parallel, &[], ::core::option::Option::None, #(#in_idents),*))
-            }
-
-            /// As the plain call, with the results left where they were computed, as
-            /// `DeviceArray`s: on the GPU that ran the call, or in the CPU device's memory
-            /// for a call on the host. A chain of calls over device arrays keeps its data
-            /// on the device.
-            pub fn device<'__a>(#arg_list) -> ::gpu_runtime::Result<#dev_out_ty> {
-                let __r = __call(#default_where, &[], ::core::option::Option::None, #(#in_idents),*);
-                #to_device
-            }
+            #api
 
             #simulate
 
             #along
-
-            #[doc(hidden)]
-            pub(super) fn __host(__r: ::gpu_runtime::Result<(#p::GuPlan, #out_tuple)>) -> ::gpu_runtime::Result<#out_ty> {
-                #to_host
-            }
 
             #[doc(hidden)]
             pub(super) fn __call<'__a>(
@@ -664,6 +690,12 @@ fn generate(
             }
         }
     }
+}
+
+/// Whether a layout is a reduction's (every input with at most one core dimension, every
+/// output `()`), whose cores can be taken along any axis, as NumPy's `axis=`.
+fn is_reduction(layout: &Layout) -> bool {
+    layout.inputs.iter().all(|d| d.len() <= 1) && layout.outputs.iter().all(Vec::is_empty)
 }
 
 /// The kernel (`#[kernel] fn gpu_kernel`) and the `GuRun::Gpu`/`Simulate` arms of the call.
@@ -1028,5 +1060,39 @@ fn syn_bare(e: &syn::Expr) -> &syn::Expr {
         syn::Expr::Paren(p) => syn_bare(&p.expr),
         syn::Expr::Group(g) => syn_bare(&g.expr),
         e => e,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_along_only_surface_leaves_out_the_public_calls_and_needs_a_reduction() {
+        let func: syn::ItemFn = syn::parse_quote! {
+            fn total(x: &[f32]) -> f32 {
+                let mut s = 0.0;
+                for i in 0..x.len() {
+                    s += x[i];
+                }
+                s
+            }
+        };
+        let full = expand(quote!("(n)->()", target = "cpu"), &func).unwrap().to_string();
+        let along = expand(quote!("(n)->()", target = "cpu", __along_only), &func).unwrap().to_string();
+        for call in ["pub fn on <", "pub fn sized <", "pub fn parallel <", "pub fn device <"] {
+            assert!(full.contains(call) && !along.contains(call), "{call}");
+        }
+        assert!(along.contains("pub fn along <") && along.contains("fn __call <"));
+        let copy: syn::ItemFn = syn::parse_quote! {
+            fn copy(x: &[f32], out: &mut [f32]) {
+                for i in 0..x.len() {
+                    out[i] = x[i];
+                }
+            }
+        };
+        assert!(expand(quote!("(n)->(n)"), &copy).is_ok());
+        let e = expand(quote!("(n)->(n)", __along_only), &copy).unwrap_err();
+        assert!(e.to_string().contains("reduction"), "{e}");
     }
 }

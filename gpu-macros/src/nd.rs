@@ -138,7 +138,7 @@ pub fn reduce_axis(v: &Vectorized) -> TokenStream {
     quote! {
         ::gpu_runtime::__if_ndarray! {
             #[doc(hidden)]
-            #[::gpu_runtime::guvectorize("(n)->()", target = #target)]
+            #[::gpu_runtime::guvectorize("(n)->()", target = #target, __along_only)]
             pub fn __fold(x: &[#ret_ty]) -> #ret_ty {
                 #f
                 let mut acc = x[0];
