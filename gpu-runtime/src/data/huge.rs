@@ -2,7 +2,11 @@
 //! its first writes; for a result of hundreds of megabytes copied out of page-locked
 //! buffers, 4 KiB faults take longer than the copies. A large vector asks Linux for
 //! transparent huge pages (`madvise(MADV_HUGEPAGE)`, 2 MiB per fault) where the system
-//! allows them; `GPU_VECTORIZE_HUGE_PAGES=0` leaves the pages to the system's default.
+//! allows them (`GPU_VECTORIZE_HUGE_PAGES=0` leaves the pages to the system's default),
+//! and has its pages faulted in up front, split over threads
+//! (`madvise(MADV_POPULATE_WRITE)`; `GPU_VECTORIZE_POPULATE=0` leaves them to the first
+//! writes). On the H200 host, `add` on 2^28 f32 host slices took 97-113 ms end to end
+//! with the pages populated against 116-176 ms without, in alternating runs.
 
 use std::sync::OnceLock;
 
@@ -19,8 +23,39 @@ pub(crate) fn host_vec<T>(n: usize) -> Vec<T> {
     if bytes >= HUGE_MIN_BYTES && enabled() {
         advise(v.as_ptr() as usize, bytes);
     }
+    if bytes >= HUGE_MIN_BYTES && populate_enabled() {
+        populate(v.as_ptr() as usize, bytes);
+    }
     v
 }
+
+fn populate_enabled() -> bool {
+    static CELL: OnceLock<bool> = OnceLock::new();
+    *CELL.get_or_init(|| std::env::var("GPU_VECTORIZE_POPULATE").map_or(true, |v| v.trim() != "0"))
+}
+
+/// Faults in the whole pages inside `[start, start + bytes)` ahead of their first writes
+/// (`MADV_POPULATE_WRITE`, Linux 5.14; an older kernel refuses it and nothing changes),
+/// split over threads: a hint like [`advise`].
+#[cfg(target_os = "linux")]
+fn populate(start: usize, bytes: usize) {
+    use rayon::prelude::*;
+    const PAGE: usize = 4096;
+    const PIECE: usize = 16 << 20;
+    let first = start.next_multiple_of(PAGE);
+    let end = (start + bytes) / PAGE * PAGE;
+    if end > first {
+        (first..end).step_by(PIECE).collect::<Vec<_>>().into_par_iter().for_each(|a| {
+            let len = PIECE.min(end - a);
+            // SAFETY: whole pages of the vector's own allocation; populating them changes
+            // no contents (they are not yet written: the vector is empty).
+            let _ = unsafe { libc::madvise(a as *mut libc::c_void, len, libc::MADV_POPULATE_WRITE) };
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn populate(_start: usize, _bytes: usize) {}
 
 fn enabled() -> bool {
     static CELL: OnceLock<bool> = OnceLock::new();
@@ -55,5 +90,14 @@ mod tests {
         assert_eq!(v[(3 << 20) - 1], ((3u64 << 20) - 1) * 3);
         let small: Vec<u8> = host_vec(10);
         assert!(small.is_empty() && small.capacity() >= 10);
+    }
+
+    #[test]
+    fn a_populated_vector_is_an_ordinary_vector() {
+        let n = (40 << 20) / 8 + 3;
+        let mut v: Vec<u64> = Vec::with_capacity(n);
+        populate(v.as_ptr() as usize, n * 8);
+        v.extend((0..n as u64).map(|i| i ^ 0x5555));
+        assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64 ^ 0x5555));
     }
 }
