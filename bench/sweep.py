@@ -10,8 +10,8 @@ several to compare builds that differ in what is fixed when the kernels are comp
 (elements per thread, vector width), labelled. For each build the device cases run once
 per pair of `GPU_VECTORIZE_WAVES` and `GPU_VECTORIZE_BLOCK`, the host-slice case once per
 combination of `GPU_VECTORIZE_CHUNK_MIB`, `GPU_VECTORIZE_STREAM_STORES` and
-`RAYON_NUM_THREADS` (beside the host's own copy bandwidth), and the reduction once per `GPU_VECTORIZE_REDUCE_WAVES` (at
-the default waves and block). Times are the benchmark's
+`RAYON_NUM_THREADS` (beside the host's own copy bandwidth), and the reduction once per
+`GPU_VECTORIZE_REDUCE_WAVES` (at the default waves and block). Times are the benchmark's
 own medians, in µs; the last rows of each group are the best values of each column.
 """
 
