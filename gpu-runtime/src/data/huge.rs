@@ -10,28 +10,38 @@
 
 use std::sync::OnceLock;
 
+use crate::driver::switched_on;
+
 /// Vectors of at least this many bytes are advised.
 const HUGE_MIN_BYTES: usize = 8 << 20;
 
 /// A huge page (x86-64 and aarch64 with 4 KiB base pages).
 const HUGE_PAGE: usize = 2 << 20;
 
-/// An empty vector with room for `n` elements (advised for huge pages when large).
+/// An empty vector with room for `n` elements (advised for huge pages and populated when
+/// large).
 pub(crate) fn host_vec<T>(n: usize) -> Vec<T> {
+    static HUGE: OnceLock<bool> = OnceLock::new();
+    static POPULATE: OnceLock<bool> = OnceLock::new();
     let v: Vec<T> = Vec::with_capacity(n);
     let bytes = n.saturating_mul(std::mem::size_of::<T>());
-    if bytes >= HUGE_MIN_BYTES && enabled() {
-        advise(v.as_ptr() as usize, bytes);
-    }
-    if bytes >= HUGE_MIN_BYTES && populate_enabled() {
-        populate(v.as_ptr() as usize, bytes);
+    if bytes >= HUGE_MIN_BYTES {
+        let start = v.as_ptr() as usize;
+        if switched_on(&HUGE, "GPU_VECTORIZE_HUGE_PAGES") {
+            advise(start, bytes);
+        }
+        if switched_on(&POPULATE, "GPU_VECTORIZE_POPULATE") {
+            populate(start, bytes);
+        }
     }
     v
 }
 
-fn populate_enabled() -> bool {
-    static CELL: OnceLock<bool> = OnceLock::new();
-    *CELL.get_or_init(|| std::env::var("GPU_VECTORIZE_POPULATE").map_or(true, |v| v.trim() != "0"))
+/// The whole pages of `page` bytes inside `[start, start + bytes)`, if any.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))] // used by the Linux hints
+fn whole_pages(start: usize, bytes: usize, page: usize) -> Option<std::ops::Range<usize>> {
+    let (first, end) = (start.next_multiple_of(page), (start + bytes) / page * page);
+    (end > first).then_some(first..end)
 }
 
 /// Faults in the whole pages inside `[start, start + bytes)` ahead of their first writes
@@ -40,38 +50,28 @@ fn populate_enabled() -> bool {
 #[cfg(target_os = "linux")]
 fn populate(start: usize, bytes: usize) {
     use rayon::prelude::*;
-    const PAGE: usize = 4096;
     const PIECE: usize = 16 << 20;
-    let first = start.next_multiple_of(PAGE);
-    let end = (start + bytes) / PAGE * PAGE;
-    if end > first {
-        (first..end).step_by(PIECE).collect::<Vec<_>>().into_par_iter().for_each(|a| {
-            let len = PIECE.min(end - a);
-            // SAFETY: whole pages of the vector's own allocation; populating them changes
-            // no contents (they are not yet written: the vector is empty).
-            let _ = unsafe { libc::madvise(a as *mut libc::c_void, len, libc::MADV_POPULATE_WRITE) };
-        });
-    }
+    let Some(pages) = whole_pages(start, bytes, 4096) else { return };
+    (0..pages.len().div_ceil(PIECE)).into_par_iter().for_each(|k| {
+        let a = pages.start + k * PIECE;
+        let len = PIECE.min(pages.end - a);
+        // SAFETY: whole pages of the vector's own allocation; populating them changes no
+        // contents (they are not yet written: the vector is empty).
+        let _ = unsafe { libc::madvise(a as *mut libc::c_void, len, libc::MADV_POPULATE_WRITE) };
+    });
 }
 
 #[cfg(not(target_os = "linux"))]
 fn populate(_start: usize, _bytes: usize) {}
 
-fn enabled() -> bool {
-    static CELL: OnceLock<bool> = OnceLock::new();
-    *CELL.get_or_init(|| std::env::var("GPU_VECTORIZE_HUGE_PAGES").map_or(true, |v| v.trim() != "0"))
-}
-
 /// Advises the whole huge pages inside `[start, start + bytes)`: a hint, which changes no
 /// contents and whose failure changes nothing but speed.
 #[cfg(target_os = "linux")]
 fn advise(start: usize, bytes: usize) {
-    let first = start.next_multiple_of(HUGE_PAGE);
-    let end = (start + bytes) / HUGE_PAGE * HUGE_PAGE;
-    if end > first {
+    if let Some(pages) = whole_pages(start, bytes, HUGE_PAGE) {
         // SAFETY: the range lies inside the vector's own allocation (whole pages of it);
         // `MADV_HUGEPAGE` only changes how the kernel backs those pages, not what they hold.
-        let _ = unsafe { libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE) };
+        let _ = unsafe { libc::madvise(pages.start as *mut libc::c_void, pages.len(), libc::MADV_HUGEPAGE) };
     }
 }
 
@@ -90,6 +90,14 @@ mod tests {
         assert_eq!(v[(3 << 20) - 1], ((3u64 << 20) - 1) * 3);
         let small: Vec<u8> = host_vec(10);
         assert!(small.is_empty() && small.capacity() >= 10);
+    }
+
+    #[test]
+    fn whole_pages_are_those_inside_the_range() {
+        assert_eq!(whole_pages(4096, 8192, 4096), Some(4096..12288));
+        assert_eq!(whole_pages(4097, 8192, 4096), Some(8192..12288));
+        assert_eq!(whole_pages(4097, 4095, 4096), None);
+        assert_eq!(whole_pages(1, 3 << 21, HUGE_PAGE), Some(HUGE_PAGE..3 << 21));
     }
 
     #[test]

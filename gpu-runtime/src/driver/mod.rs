@@ -20,6 +20,12 @@ pub(crate) use event::{Event, StreamKey};
 pub(crate) use pinned::PinnedBuffer;
 pub use stream::Stream;
 
+/// A setting of the host side that is on unless the environment variable `var` is `0`,
+/// read once into `cell` (the hints for large host copies and vectors).
+pub(crate) fn switched_on(cell: &'static std::sync::OnceLock<bool>, var: &str) -> bool {
+    *cell.get_or_init(|| std::env::var(var).map_or(true, |v| v.trim() != "0"))
+}
+
 /// Reports an error that a `Drop` cannot return: as a `tracing` warning (target
 /// `gpu_runtime`), so that it is seen rather than lost.
 pub(crate) fn report_drop_error(what: &'static str, error: &crate::error::Error) {

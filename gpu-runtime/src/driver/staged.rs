@@ -105,7 +105,7 @@ pub(crate) unsafe fn parallel_copy(src: *const u8, dst: *mut u8, bytes: usize) {
 /// `GPU_VECTORIZE_STREAM_STORES` (`0` turns them off), on by default on x86-64.
 fn stream_stores() -> bool {
     static CELL: OnceLock<bool> = OnceLock::new();
-    *CELL.get_or_init(|| std::env::var("GPU_VECTORIZE_STREAM_STORES").map_or(true, |v| v.trim() != "0"))
+    super::switched_on(&CELL, "GPU_VECTORIZE_STREAM_STORES")
 }
 
 /// `len` bytes from `src` to `dst` with non-temporal stores: the destination's cache
