@@ -144,11 +144,9 @@ pub mod __private {
     };
     #[cfg(feature = "ndarray")]
     pub use crate::data::nd::{ErasedNd, NdAt};
-    pub use crate::data::{
-        ErasedArg, HostLoop, KArg, KernelIn, KernelInOut, KernelInOutRef, KernelInRef, broadcast_len,
-    };
+    pub use crate::data::{ErasedArg, HostLoop, KArg, KernelIn, KernelInOut, KernelInOutRef, KernelInRef};
     pub use crate::launch::{ExplicitKernel, ExplicitSpec, Kernel, KernelSpec};
-    pub use crate::panics::{Quiet, catch_quiet, first_panic, host_fold, host_results, with_host_message};
+    pub use crate::panics::{catch_quiet, first_panic, with_host_message};
     pub use kernel_abi::KernelParam;
     pub use rayon;
 

@@ -16,7 +16,7 @@ mod results;
 
 pub(crate) use arg::ArgKind;
 pub(crate) use arg::call_len;
-pub use arg::{Arg, ArgRef, ErasedArg, HostArg, Out, OutRef, broadcast_len};
+pub use arg::{Arg, ArgRef, ErasedArg, HostArg, Out, OutRef};
 pub(crate) use array::alloc_error;
 pub use array::{DeviceSlice, DeviceSliceMut, DeviceVec};
 #[cfg(feature = "ndarray")]
