@@ -177,6 +177,11 @@ pub fn lower_reduce_entry<'ctx>(
         let inside = b.build_int_compare(IntPredicate::ULT, i, left, "inside")?;
         Ok(b.build_and(room, inside, "fits")?)
     };
+    // The `j`th item from `i`: `i + j * stride` (a tile's items, and the next tile at
+    // `j = UNROLL`).
+    let nth = |i: IntValue<'ctx>, j: u64, name: &str| -> LResult<IntValue<'ctx>> {
+        Ok(b.build_int_add(i, b.build_int_mul(stride, i64t.const_int(j, false), "off")?, name)?)
+    };
     let scalar_first = if vector > 1 {
         let vector_ty = match mt {
             inkwell::types::BasicTypeEnum::FloatType(f) => f.vec_type(vector as u32),
@@ -237,7 +242,7 @@ pub fn lower_reduce_entry<'ctx>(
         b.position_at_end(vtile);
         let mut loaded = Vec::new();
         for j in 0..UNROLL {
-            let v = b.build_int_add(i, b.build_int_mul(stride, i64t.const_int(j, false), "off")?, "v")?;
+            let v = nth(i, j, "v")?;
             loaded.push((load_vector(v)?, v));
         }
         let mut cur = b.build_load(mt, acc, "acc")?;
@@ -245,10 +250,7 @@ pub fn lower_reduce_entry<'ctx>(
             cur = fold_vector(Some(cur), x, v)?;
         }
         b.build_store(acc, cur)?;
-        b.build_store(
-            idx,
-            b.build_int_add(i, b.build_int_mul(stride, i64t.const_int(UNROLL, false), "step")?, "next")?,
-        )?;
+        b.build_store(idx, nth(i, UNROLL, "next")?)?;
         b.build_unconditional_branch(vtiles)?;
         b.position_at_end(vhead);
         let i = b.build_load(i64t, idx, "i")?.into_int_value();
@@ -296,7 +298,7 @@ pub fn lower_reduce_entry<'ctx>(
     let mut at = Vec::new();
     let mut xs = Vec::new();
     for j in 0..UNROLL {
-        let k = b.build_int_add(i, b.build_int_mul(stride, i64t.const_int(j, false), "off")?, "k")?;
+        let k = nth(i, j, "k")?;
         // SAFETY: the tile is reached only when its last index is below `n`, and `input` has `n` elements.
         let p = unsafe { b.build_in_bounds_gep(mt, input, &[k], "p")? };
         xs.push(b.build_load(mt, p, "x")?);
@@ -307,7 +309,7 @@ pub fn lower_reduce_entry<'ctx>(
         cur = combine(cur, x, k)?;
     }
     b.build_store(acc, cur)?;
-    b.build_store(idx, b.build_int_add(i, b.build_int_mul(stride, i64t.const_int(UNROLL, false), "step")?, "next")?)?;
+    b.build_store(idx, nth(i, UNROLL, "next")?)?;
     b.build_unconditional_branch(tiles)?;
     b.position_at_end(head);
     let i = b.build_load(i64t, idx, "i")?.into_int_value();
