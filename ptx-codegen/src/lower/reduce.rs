@@ -182,6 +182,23 @@ pub fn lower_reduce_entry<'ctx>(
     let nth = |i: IntValue<'ctx>, j: u64, name: &str| -> LResult<IntValue<'ctx>> {
         Ok(b.build_int_add(i, b.build_int_mul(stride, i64t.const_int(j, false), "off")?, name)?)
     };
+    // After a loop's first item (at `from`), which started `acc`: on to the loop over
+    // tiles at `blocks[0]`, which enters a tile of items below `bound` at `blocks[1]` (the
+    // builder left there, at the tile's first item, which is returned) or goes on to the
+    // items one at a time at `blocks[2]`.
+    let enter_tiles = |from: IntValue<'ctx>,
+                       bound: IntValue<'ctx>,
+                       [tiles, tile, rest]: [inkwell::basic_block::BasicBlock<'ctx>; 3]|
+     -> LResult<IntValue<'ctx>> {
+        b.build_store(has, cx.bool_type().const_int(1, false))?;
+        b.build_store(idx, b.build_int_add(from, stride, "second")?)?;
+        b.build_unconditional_branch(tiles)?;
+        b.position_at_end(tiles);
+        let i = b.build_load(i64t, idx, "i")?.into_int_value();
+        b.build_conditional_branch(tile_fits(i, bound)?, tile, rest)?;
+        b.position_at_end(tile);
+        Ok(i)
+    };
     let scalar_first = if vector > 1 {
         let vector_ty = match mt {
             inkwell::types::BasicTypeEnum::FloatType(f) => f.vec_type(vector as u32),
@@ -233,13 +250,7 @@ pub fn lower_reduce_entry<'ctx>(
         b.position_at_end(vstart);
         let x = load_vector(first)?;
         b.build_store(acc, fold_vector(None, x, first)?)?;
-        b.build_store(has, cx.bool_type().const_int(1, false))?;
-        b.build_store(idx, b.build_int_add(first, stride, "second")?)?;
-        b.build_unconditional_branch(vtiles)?;
-        b.position_at_end(vtiles);
-        let i = b.build_load(i64t, idx, "i")?.into_int_value();
-        b.build_conditional_branch(tile_fits(i, nvec)?, vtile, vhead)?;
-        b.position_at_end(vtile);
+        let i = enter_tiles(first, nvec, [vtiles, vtile, vhead])?;
         let mut loaded = Vec::new();
         for j in 0..UNROLL {
             let v = nth(i, j, "v")?;
@@ -288,13 +299,7 @@ pub fn lower_reduce_entry<'ctx>(
     b.build_store(acc, x)?;
     b.build_unconditional_branch(first_done)?;
     b.position_at_end(first_done);
-    b.build_store(has, cx.bool_type().const_int(1, false))?;
-    b.build_store(idx, b.build_int_add(scalar_first, stride, "second")?)?;
-    b.build_unconditional_branch(tiles)?;
-    b.position_at_end(tiles);
-    let i = b.build_load(i64t, idx, "i")?.into_int_value();
-    b.build_conditional_branch(tile_fits(i, n)?, tile, head)?;
-    b.position_at_end(tile);
+    let i = enter_tiles(scalar_first, n, [tiles, tile, head])?;
     let mut at = Vec::new();
     let mut xs = Vec::new();
     for j in 0..UNROLL {
