@@ -183,9 +183,9 @@ pub fn lower_reduce_entry<'ctx>(
         Ok(b.build_int_add(i, b.build_int_mul(stride, i64t.const_int(j, false), "off")?, name)?)
     };
     // After a loop's first item (at `from`), which started `acc`: on to the loop over
-    // tiles at `blocks[0]`, which enters a tile of items below `bound` at `blocks[1]` (the
-    // builder left there, at the tile's first item, which is returned) or goes on to the
-    // items one at a time at `blocks[2]`.
+    // tiles (block `tiles`), which enters a tile of items below `bound` (block `tile`,
+    // where the builder is left; the tile's first item is returned) or goes on to the
+    // items one at a time (block `rest`).
     let enter_tiles = |from: IntValue<'ctx>,
                        bound: IntValue<'ctx>,
                        [tiles, tile, rest]: [inkwell::basic_block::BasicBlock<'ctx>; 3]|
@@ -197,6 +197,25 @@ pub fn lower_reduce_entry<'ctx>(
         let i = b.build_load(i64t, idx, "i")?.into_int_value();
         b.build_conditional_branch(tile_fits(i, bound)?, tile, rest)?;
         b.position_at_end(tile);
+        Ok(i)
+    };
+    // The end of the tile at `i`, folded into `cur`: back to the loop over tiles (block
+    // `tiles`); once no tile fits (block `head`), the items one at a time while below
+    // `bound` (block `body`, where the builder is left; the item is returned), then on to
+    // block `done`.
+    let leave_tile = |cur: inkwell::values::BasicValueEnum<'ctx>,
+                      i: IntValue<'ctx>,
+                      bound: IntValue<'ctx>,
+                      [tiles, head, body, done]: [inkwell::basic_block::BasicBlock<'ctx>; 4]|
+     -> LResult<IntValue<'ctx>> {
+        b.build_store(acc, cur)?;
+        b.build_store(idx, nth(i, UNROLL, "next")?)?;
+        b.build_unconditional_branch(tiles)?;
+        b.position_at_end(head);
+        let i = b.build_load(i64t, idx, "i")?.into_int_value();
+        let more = b.build_int_compare(IntPredicate::ULT, i, bound, "more")?;
+        b.build_conditional_branch(more, body, done)?;
+        b.position_at_end(body);
         Ok(i)
     };
     let scalar_first = if vector > 1 {
@@ -260,14 +279,7 @@ pub fn lower_reduce_entry<'ctx>(
         for (x, v) in loaded {
             cur = fold_vector(Some(cur), x, v)?;
         }
-        b.build_store(acc, cur)?;
-        b.build_store(idx, nth(i, UNROLL, "next")?)?;
-        b.build_unconditional_branch(vtiles)?;
-        b.position_at_end(vhead);
-        let i = b.build_load(i64t, idx, "i")?.into_int_value();
-        let more = b.build_int_compare(IntPredicate::ULT, i, nvec, "more")?;
-        b.build_conditional_branch(more, vbody, scalar_init)?;
-        b.position_at_end(vbody);
+        let i = leave_tile(cur, i, nvec, [vtiles, vhead, vbody, scalar_init])?;
         let x = load_vector(i)?;
         let cur = b.build_load(mt, acc, "acc")?;
         b.build_store(acc, fold_vector(Some(cur), x, i)?)?;
@@ -313,14 +325,7 @@ pub fn lower_reduce_entry<'ctx>(
     for (x, k) in xs.into_iter().zip(at) {
         cur = combine(cur, x, k)?;
     }
-    b.build_store(acc, cur)?;
-    b.build_store(idx, nth(i, UNROLL, "next")?)?;
-    b.build_unconditional_branch(tiles)?;
-    b.position_at_end(head);
-    let i = b.build_load(i64t, idx, "i")?.into_int_value();
-    let more = b.build_int_compare(IntPredicate::ULT, i, n, "more")?;
-    b.build_conditional_branch(more, body, tree)?;
-    b.position_at_end(body);
+    let i = leave_tile(cur, i, n, [tiles, head, body, tree])?;
     // SAFETY: the loop body runs only for `i < n`, and `input` has `n` elements.
     let p = unsafe { b.build_in_bounds_gep(mt, input, &[i], "p")? };
     let x = b.build_load(mt, p, "x")?;
