@@ -312,40 +312,42 @@ impl ErasedArg<'_> {
     }
 }
 
-/// The number of elements of a call: the common length of its array arguments (and of its
-/// output, for `into`), 1 when all are scalars; or an error naming every array and its
-/// length.
-pub fn broadcast_len(function: &'static str, params: &[&'static str], lens: &[Option<usize>]) -> Result<usize> {
-    let mut n = None;
-    let mut mismatch = false;
-    for len in lens.iter().flatten() {
-        match n {
-            None => n = Some(*len),
-            Some(m) if m != *len => mismatch = true,
-            Some(_) => {}
-        }
-    }
-    if mismatch {
-        let lengths = params.iter().zip(lens).filter_map(|(name, len)| len.map(|l| (*name, l))).collect();
-        return Err(Error::LengthMismatch { function, lengths });
-    }
-    Ok(n.unwrap_or(1))
-}
-
-/// [`broadcast_len`] of a call that also writes into outputs of lengths `outs` (named as
-/// `kernel_abi::output_names` says), which must have the call's length too.
+/// The number of elements of a call: the common length of its array arguments and of the
+/// outputs it writes into (`outs`, named as `kernel_abi::output_names` says), 1 when all
+/// are scalars; or an error naming every array and its length.
 pub(crate) fn call_len(
     function: &'static str,
     params: &[&'static str],
     lens: &[Option<usize>],
     outs: &[usize],
 ) -> Result<usize> {
-    if outs.is_empty() {
-        return broadcast_len(function, params, lens);
+    call_len_of(function, params, lens.iter().copied(), outs.iter().copied())
+}
+
+/// [`call_len`] of lengths given as iterators, which it walks again only to name them
+/// in an error: a call that agrees allocates nothing.
+pub(crate) fn call_len_of(
+    function: &'static str,
+    params: &[&'static str],
+    lens: impl Iterator<Item = Option<usize>> + Clone,
+    outs: impl Iterator<Item = usize> + Clone,
+) -> Result<usize> {
+    let all = lens.clone().chain(outs.clone().map(Some));
+    let mut n = None;
+    for len in all.flatten() {
+        match n {
+            None => n = Some(len),
+            Some(m) if m != len => {
+                let outs: Vec<usize> = outs.collect();
+                let names = params.iter().chain(kernel_abi::output_names(outs.len())).copied();
+                let all = lens.chain(outs.iter().map(|&l| Some(l)));
+                let lengths = names.zip(all).filter_map(|(name, len)| len.map(|l| (name, l))).collect();
+                return Err(Error::LengthMismatch { function, lengths });
+            }
+            Some(_) => {}
+        }
     }
-    let names: Vec<&'static str> = params.iter().chain(kernel_abi::output_names(outs.len())).copied().collect();
-    let lens: Vec<Option<usize>> = lens.iter().copied().chain(outs.iter().map(|&l| Some(l))).collect();
-    broadcast_len(function, &names, &lens)
+    Ok(n.unwrap_or(1))
 }
 
 #[cfg(test)]
@@ -373,10 +375,10 @@ mod tests {
 
     #[test]
     fn lengths_broadcast() {
-        assert_eq!(broadcast_len("f", &["a", "b"], &[Some(3), None]).unwrap(), 3);
-        assert_eq!(broadcast_len("f", &["a", "b"], &[None, None]).unwrap(), 1);
-        assert_eq!(broadcast_len("f", &["a", "b"], &[Some(0), Some(0)]).unwrap(), 0);
-        let e = broadcast_len("f", &["a", "b", "c"], &[Some(3), None, Some(4)]).unwrap_err();
+        assert_eq!(call_len("f", &["a", "b"], &[Some(3), None], &[]).unwrap(), 3);
+        assert_eq!(call_len("f", &["a", "b"], &[None, None], &[]).unwrap(), 1);
+        assert_eq!(call_len("f", &["a", "b"], &[Some(0), Some(0)], &[]).unwrap(), 0);
+        let e = call_len("f", &["a", "b", "c"], &[Some(3), None, Some(4)], &[]).unwrap_err();
         match e {
             Error::LengthMismatch { function, lengths } => {
                 assert_eq!(function, "f");

@@ -420,9 +420,22 @@ pub(crate) fn one_device(function: &'static str, on: &[(&'static str, DeviceId)]
 
 /// [`one_device`] over the devices themselves: the one they all are, if any.
 pub(crate) fn one_of<'d>(function: &'static str, on: &[(&'static str, &'d Device)]) -> Result<Option<&'d Device>> {
-    let ids: Vec<(&'static str, DeviceId)> = on.iter().map(|&(part, d)| (part, d.id())).collect();
-    one_device(function, &ids)?;
-    Ok(on.first().map(|&(_, d)| d))
+    one_of_iter(function, on.iter().copied())
+}
+
+/// [`one_of`] over an iterator, walked again only to name the devices in an error: a
+/// call whose data agrees allocates nothing.
+pub(crate) fn one_of_iter<'d>(
+    function: &'static str,
+    on: impl Iterator<Item = (&'static str, &'d Device)> + Clone,
+) -> Result<Option<&'d Device>> {
+    let mut all = on.clone();
+    let Some((_, first)) = all.next() else { return Ok(None) };
+    let id = first.id();
+    if all.any(|(_, d)| d.id() != id) {
+        return Err(Error::DeviceMismatch { function, devices: on.map(|(part, d)| (part, d.id())).collect() });
+    }
+    Ok(Some(first))
 }
 
 /// The default device if it is the CPU, without starting a GPU: the generated calls ask

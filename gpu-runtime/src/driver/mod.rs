@@ -14,7 +14,7 @@ pub use device::{
     DEVICE_ENV, Device, DeviceInfo, default_device, device_count, devices, driver_version, is_available,
     set_default_device,
 };
-pub(crate) use device::{one_device, one_of};
+pub(crate) use device::{one_device, one_of, one_of_iter};
 pub use event::Uses;
 pub(crate) use event::{Event, StreamKey};
 pub(crate) use pinned::PinnedBuffer;

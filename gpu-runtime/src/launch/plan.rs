@@ -1,6 +1,6 @@
 //! The plan of a call: how many elements it computes, and on which device.
 
-use crate::data::{ArgKind, ErasedArg, OutSlot, SlotKind, call_len};
+use crate::data::{ArgKind, ErasedArg, OutSlot, SlotKind, call_len_of};
 use crate::driver::{Device, default_device};
 use crate::error::Result;
 
@@ -22,9 +22,7 @@ pub(crate) fn plan(
     args: &[ErasedArg<'_>],
     outs: &[OutSlot<'_>],
 ) -> Result<Option<Plan>> {
-    let lens: Vec<Option<usize>> = args.iter().map(ErasedArg::len).collect();
-    let out_lens: Vec<usize> = outs.iter().map(OutSlot::len).collect();
-    let n = call_len(spec.name, spec.params, &lens, &out_lens)?;
+    let n = call_len_of(spec.name, spec.params, args.iter().map(ErasedArg::len), outs.iter().map(OutSlot::len))?;
     let device = common_device(spec, device, args, outs)?;
     if n == 0 {
         return Ok(None);
@@ -44,19 +42,13 @@ pub(crate) fn common_device<'a>(
     args: &[ErasedArg<'a>],
     outs: &[OutSlot<'a>],
 ) -> Result<Option<&'a Device>> {
-    let mut on: Vec<(&'static str, &'a Device)> = Vec::new();
-    if let Some(d) = device {
-        on.push(("device", d));
-    }
-    for (name, arg) in spec.params.iter().zip(args) {
-        if let ArgKind::Device { device, .. } = arg.0 {
-            on.push((name, device));
-        }
-    }
-    for (name, out) in kernel_abi::output_names(outs.len()).iter().zip(outs) {
-        if let SlotKind::Device { device, .. } = &out.0 {
-            on.push((name, *device));
-        }
-    }
-    crate::driver::one_of(spec.name, &on)
+    let params = spec.params.iter().zip(args).filter_map(|(name, arg)| match arg.0 {
+        ArgKind::Device { device, .. } => Some((*name, device)),
+        _ => None,
+    });
+    let outputs = kernel_abi::output_names(outs.len()).iter().zip(outs).filter_map(|(name, out)| match &out.0 {
+        SlotKind::Device { device, .. } => Some((*name, *device)),
+        _ => None,
+    });
+    crate::driver::one_of_iter(spec.name, device.map(|d| ("device", d)).into_iter().chain(params).chain(outputs))
 }

@@ -19,8 +19,9 @@ use crate::driver::{Device, PinnedBuffer};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 
-/// A 16-byte page-locked buffer for a reduction's value and fault word, from a pool kept
-/// per device (one per call in flight, made on first use).
+/// A 16-byte page-locked buffer for a reduction's value and fault word, mapped for the
+/// device so that the reduction's last launch writes the value there itself; from a pool
+/// kept per device (one per call in flight, made on first use).
 struct ResultBuffer(PinnedBuffer);
 
 /// The free buffers, with their device's ordinal.
@@ -34,13 +35,18 @@ impl ResultBuffer {
             Some(k) => Ok(ResultBuffer(free.swap_remove(k).1)),
             None => {
                 drop(free);
-                Ok(ResultBuffer(PinnedBuffer::new(device, 16)?))
+                Ok(ResultBuffer(PinnedBuffer::mapped(device, 16)?))
             }
         }
     }
 
     fn ptr(&self) -> *mut u8 {
         self.0.ptr()
+    }
+
+    /// Where the device writes the buffer.
+    fn device_ptr(&self) -> Result<CUdeviceptr> {
+        self.0.device_ptr().ok_or_else(|| Error::internal("a reduction's result buffer is not mapped for the GPU"))
     }
 
     /// Back to the pool, once no copy writes it any more.
@@ -108,34 +114,29 @@ pub(crate) unsafe fn reduce<T: Scalar>(
         // `ceil(n / REDUCE_BLOCK)` blocks; the buffers outlive the wait below.
         unsafe { launch(entry, grid, stream, &mut words.params()) }
     };
+    // The value and the fault word come back through a small page-locked buffer that the
+    // last launch writes directly (a copy queued after it costs several microseconds,
+    // more for pageable memory). From the first launch queued until the wait succeeds,
+    // the GPU may still write the buffer: on any error before that it is leaked, never
+    // freed or reused.
+    let back = std::mem::ManuallyDrop::new(ResultBuffer::take(device)?);
+    let back_on_device = back.device_ptr()?;
     // Every block gets at least one element, so no identity is needed on the device.
     let grid = n.div_ceil(REDUCE_BLOCK as usize).min(entry.max_grid as usize * super::knobs::reduce_waves()).max(1);
-    let partials = alloc(grid * size)?;
-    let partials_ptr = partials.device_ptr(stream).0;
-    launch_fold(n, partials_ptr, input, grid as u32)?;
-    let final_buf;
-    let result_ptr = if grid > 1 {
-        final_buf = alloc(size)?;
-        let p = final_buf.device_ptr(stream).0;
-        launch_fold(grid, p, partials_ptr, 1)?;
-        p
+    let _partials = if grid > 1 {
+        let partials = alloc(grid * size)?;
+        let partials_ptr = partials.device_ptr(stream).0;
+        launch_fold(n, partials_ptr, input, grid as u32)?;
+        launch_fold(grid, back_on_device, partials_ptr, 1)?;
+        Some(partials)
     } else {
-        partials_ptr
+        launch_fold(n, back_on_device, input, 1)?;
+        None
     };
-    // The value and the fault word come back through a small page-locked buffer (a copy
-    // to pageable memory is a staged transfer of its own, several microseconds each).
-    // From the first copy queued until the wait succeeds, the copies may still write the
-    // buffer: on any error before that it is leaked, never freed or reused.
-    let back = std::mem::ManuallyDrop::new(ResultBuffer::take(device)?);
     let size_word = std::mem::size_of::<u64>();
-    // SAFETY: `size` bytes (one `T`, at most 8) into the buffer's first 8 of 16; a
-    // page-locked buffer is read only after the stream is waited for below.
-    let value_bytes = unsafe { std::slice::from_raw_parts_mut(back.ptr(), size) };
-    // SAFETY: as above; the result holds one `T`.
-    unsafe { result::memcpy_dtoh_async(value_bytes, result_ptr, stream.cu_stream()) }
-        .map_err(|e| Error::driver("copying the result from the GPU", e))?;
     if let Some(p) = fault_ptr {
-        // SAFETY: the fault word (8 bytes) into the buffer's second 8 bytes, read after the wait.
+        // SAFETY: the fault word (8 bytes) into the buffer's second 8 bytes of 16 (the
+        // value, at most 8 bytes, is in the first), read after the wait.
         let word_bytes = unsafe { std::slice::from_raw_parts_mut(back.ptr().add(size_word), size_word) };
         // SAFETY: as above.
         unsafe { result::memcpy_dtoh_async(word_bytes, p, stream.cu_stream()) }
@@ -144,7 +145,8 @@ pub(crate) unsafe fn reduce<T: Scalar>(
     stream.synchronize().map_err(|e| Error::driver("running the reduction", e))?;
     let back = std::mem::ManuallyDrop::into_inner(back);
     let mut value = MaybeUninit::<T>::uninit();
-    // SAFETY: the completed copy wrote `size` bytes of a `T` at the buffer's start.
+    // SAFETY: the completed last launch wrote `size` bytes of a `T` at the buffer's start
+    // (its writes to mapped memory are seen once the stream is waited for).
     unsafe { std::ptr::copy_nonoverlapping(back.ptr(), value.as_mut_ptr().cast::<u8>(), size) };
     let word = match fault_ptr {
         // SAFETY: the completed copy wrote the fault word's 8 bytes.
@@ -154,6 +156,7 @@ pub(crate) unsafe fn reduce<T: Scalar>(
     back.give_back(device);
     fault_result(spec.name, FaultWord(word))?;
     trace::call_if_enabled(&Launch { spec, plan: &plan, args, outs: &[] }, Completion::Waited);
-    // SAFETY: the completed copy wrote it.
+    // SAFETY: the completed last launch wrote it (no fault: every block folded at least
+    // one element and wrote its result).
     Ok(unsafe { value.assume_init() })
 }
