@@ -19,6 +19,13 @@ fn heavy<T: gpu_runtime::Float>(x: T, y: T) -> T {
     (-x * x).exp() * y.sin() + x.abs().sqrt()
 }
 
+/// Integer division can fault (a zero divisor, `i32::MIN / -1`): each call waits for its
+/// fault word.
+#[vectorize(target = "cuda")]
+fn quotient(a: i32, b: i32) -> i32 {
+    a / b
+}
+
 #[vectorize(target = "cuda", identity = 0.0)]
 fn sum(a: f32, b: f32) -> f32 {
     a + b
@@ -158,6 +165,21 @@ fn main() -> gpu_runtime::Result<()> {
                 sync();
             }
             push("latency_sync_1024", "the same, waiting for each call".into(), t.elapsed() / calls, None);
+            // A function that can fault: each call reads its fault word back.
+            let a: Vec<i32> = (0..1024).collect();
+            let (da, db) = (DeviceVec::from_slice(&a)?, DeviceVec::from_slice(&vec![7i32; 1024])?);
+            let mut q = DeviceVec::<i32>::zeros(1024)?;
+            quotient::into(&mut q, &da, &db)?;
+            let t = Instant::now();
+            for _ in 0..calls {
+                quotient::into(&mut q, &da, &db)?;
+            }
+            push(
+                "latency_fault_1024",
+                "i32 division (can fault), 1024 elements, per call".into(),
+                t.elapsed() / calls,
+                None,
+            );
         }
         // 6. reduce (sum).
         {

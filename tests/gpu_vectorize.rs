@@ -256,6 +256,44 @@ fn integer_division_by_zero_is_an_error() {
     assert_eq!(divide_i32(&[9, 8], 2).unwrap(), vec![4, 4]);
 }
 
+/// Calls that read their fault words back on several threads at once each see their own:
+/// the page-locked buffers they come back through are one per call in flight.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn concurrent_calls_read_back_their_own_fault_words() {
+    std::thread::scope(|s| {
+        for t in 0..8usize {
+            s.spawn(move || {
+                let a: Vec<i32> = (0..4096).collect();
+                let da = gpu_runtime::DeviceVec::from_slice(&a).unwrap();
+                let mut out = gpu_runtime::DeviceVec::<i32>::zeros(4096).unwrap();
+                for round in 0..40usize {
+                    let mut b = vec![3i32; 4096];
+                    let bad = (t * 997 + round * 131) % 4096;
+                    let faults = (t + round) % 3 != 0;
+                    if faults {
+                        b[bad] = 0;
+                    }
+                    let r =
+                        if round % 2 == 0 { divide_i32(&a, &b).map(drop) } else { divide_i32::into(&mut out, &da, &b) };
+                    match (faults, r) {
+                        (true, Err(Error::KernelFault { index, message, .. })) => {
+                            assert_eq!(
+                                (index, message.as_str()),
+                                (bad as u64, "attempt to divide by zero"),
+                                "{t} {round}"
+                            )
+                        }
+                        (false, Ok(())) => {}
+                        (f, other) => panic!("thread {t}, round {round}: faults {f}, got {other:?}"),
+                    }
+                }
+                assert_eq!(out.to_vec().unwrap()[3000], 1000);
+            });
+        }
+    });
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn device_is_found_and_used() {

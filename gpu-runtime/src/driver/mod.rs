@@ -17,7 +17,7 @@ pub use device::{
 pub(crate) use device::{one_device, one_of, one_of_iter};
 pub use event::Uses;
 pub(crate) use event::{Event, StreamKey};
-pub(crate) use pinned::PinnedBuffer;
+pub(crate) use pinned::{PinnedBuffer, ReadBack};
 pub use stream::Stream;
 
 /// A setting of the host side that is on unless the environment variable `var` is `0`,

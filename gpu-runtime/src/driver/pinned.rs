@@ -1,5 +1,7 @@
 //! Page-locked host memory: the GPU copies into and out of it while the host goes on.
 
+use std::sync::Mutex;
+
 use cudarc::driver::result;
 use cudarc::driver::sys::{CU_MEMHOSTALLOC_DEVICEMAP, CUdeviceptr, cuMemHostGetDevicePointer_v2};
 
@@ -68,5 +70,65 @@ impl Drop for PinnedBuffer {
                 &Error::driver("freeing page-locked memory", e),
             );
         }
+    }
+}
+
+/// A small page-locked buffer, mapped for its device, for what a call reads back after its
+/// work (a reduction's value, fault words): a copy into page-locked memory is one DMA,
+/// where a copy into pageable memory is staged through the driver's own buffer, and a
+/// kernel may write it directly. From a pool kept per device (one per call in flight,
+/// made on first use). Dropped, it is freed; a caller gives it back to the pool only once
+/// no queued work writes it, and on an error before that leaks it (`ManuallyDrop`).
+pub(crate) struct ReadBack {
+    buffer: PinnedBuffer,
+    ordinal: usize,
+}
+
+/// The free read-back buffers, with their device's ordinal.
+static READ_BACKS: Mutex<Vec<(usize, PinnedBuffer)>> = Mutex::new(Vec::new());
+
+impl ReadBack {
+    /// The size of every read-back buffer, in bytes.
+    pub(crate) const BYTES: usize = 128;
+
+    pub(crate) fn take(device: &Device) -> Result<ReadBack> {
+        let ordinal = device.ordinal();
+        let mut free = READ_BACKS.lock().unwrap_or_else(|p| p.into_inner());
+        let buffer = match free.iter().position(|(o, _)| *o == ordinal) {
+            Some(k) => free.swap_remove(k).1,
+            None => {
+                drop(free);
+                PinnedBuffer::mapped(device, Self::BYTES)?
+            }
+        };
+        Ok(ReadBack { buffer, ordinal })
+    }
+
+    /// The buffer's `len` bytes from `offset` (within [`ReadBack::BYTES`]), for a copy
+    /// from the device to write (the host reads them only after the copy is waited for).
+    pub(crate) fn bytes(&mut self, offset: usize, len: usize) -> &mut [u8] {
+        assert!(offset + len <= Self::BYTES, "a read-back of {len} bytes at {offset} overruns its buffer");
+        // SAFETY: inside the allocation (checked above), borrowed mutably from its owner.
+        unsafe { std::slice::from_raw_parts_mut(self.buffer.ptr().add(offset), len) }
+    }
+
+    /// The value of type `T` at `offset`, once what wrote it is waited for.
+    ///
+    /// # Safety
+    /// A copy or kernel that is finished must have written a valid `T` there.
+    pub(crate) unsafe fn read<T: Copy>(&self, offset: usize) -> T {
+        assert!(offset + std::mem::size_of::<T>() <= Self::BYTES, "a read-back overruns its buffer");
+        // SAFETY: inside the allocation; the caller's promise for the contents.
+        unsafe { self.buffer.ptr().add(offset).cast::<T>().read_unaligned() }
+    }
+
+    /// Where a kernel writes the buffer.
+    pub(crate) fn device_ptr(&self) -> Result<CUdeviceptr> {
+        self.buffer.device_ptr().ok_or_else(|| Error::internal("a read-back buffer is not mapped for the GPU"))
+    }
+
+    /// Back to the pool, once nothing queued writes it any more.
+    pub(crate) fn give_back(self) {
+        READ_BACKS.lock().unwrap_or_else(|p| p.into_inner()).push((self.ordinal, self.buffer));
     }
 }

@@ -11,11 +11,12 @@ use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, result};
 use kernel_abi::{EntryParams, FaultWord, THREAD_FAULT_WORDS, ThreadFault};
 
 use super::KernelSpec;
+use super::faults::{Cleared, FaultKind};
 use super::module::Entry;
 use super::params::{EntryWords, StridedLayout};
 use super::plan::Plan;
 use crate::data::{ArgKind, ErasedArg, OutSlot, Results, SlotKind, alloc_error};
-use crate::driver::{Device, Event, StreamKey, Uses, report_drop_error};
+use crate::driver::{Device, Event, ReadBack, StreamKey, Uses, report_drop_error};
 use crate::error::{Error, Result};
 
 /// Where a launch writes one of its outputs.
@@ -207,14 +208,6 @@ pub(crate) unsafe fn launch(
     .map_err(|e| Error::driver("launching the kernel", e))
 }
 
-/// A new fault word on `stream`, cleared to [`FaultWord::NONE`].
-pub(crate) fn new_fault_word(device: &Device, stream: &Arc<CudaStream>) -> Result<CudaSlice<u64>> {
-    // SAFETY: a `u64` is plain data; the memset below writes it before any kernel reads it.
-    let word = unsafe { stream.alloc::<u64>(1) }.map_err(|e| alloc_error(device, 8, e))?;
-    clear_fault_word(word.device_ptr(stream).0, stream)?;
-    Ok(word)
-}
-
 /// Queues the clearing of the fault word at `ptr` on `stream`.
 pub(crate) fn clear_fault_word(ptr: CUdeviceptr, stream: &CudaStream) -> Result<()> {
     // SAFETY: `ptr` is a live fault word (8 bytes) of the stream's context.
@@ -257,16 +250,18 @@ pub(crate) struct Queued {
     function: &'static str,
     /// Device temporaries: freed in the stream's order, after the work.
     temporaries: Vec<CudaSlice<u8>>,
-    fault: Option<CudaSlice<u64>>,
+    fault: Option<Cleared>,
     /// An explicit kernel's fault record (`kernel_abi::ThreadFault`).
-    record: Option<CudaSlice<u64>>,
+    record: Option<Cleared>,
+    /// The device, for work with a fault word or record to read back.
+    device: Option<Device>,
     /// Finished (waited for) or detached: nothing is left to wait for on drop.
     settled: bool,
 }
 
 impl Queued {
     pub(crate) fn new(stream: Arc<CudaStream>, function: &'static str) -> Queued {
-        Queued { stream, function, temporaries: Vec::new(), fault: None, record: None, settled: false }
+        Queued { stream, function, temporaries: Vec::new(), fault: None, record: None, device: None, settled: false }
     }
 
     /// A device temporary of `bytes` bytes, written (by a copy or the kernel) before it
@@ -282,23 +277,19 @@ impl Queued {
 
     /// The launch's fault word, cleared.
     fn fault_word(&mut self, device: &Device) -> Result<CUdeviceptr> {
-        let word = new_fault_word(device, &self.stream)?;
-        let ptr = word.device_ptr(&self.stream).0;
+        let word = Cleared::take(device, FaultKind::Word, &self.stream)?;
+        let ptr = word.ptr();
         self.fault = Some(word);
+        self.device = Some(device.clone());
         Ok(ptr)
     }
 
-    /// An explicit kernel's fault record for the launch, zeroed (stream order).
+    /// An explicit kernel's fault record for the launch, zeroed.
     pub(crate) fn fault_record(&mut self, device: &Device) -> Result<CUdeviceptr> {
-        // SAFETY: `u64`s are plain data; the memset below writes them before the kernel
-        // reads them.
-        let record = unsafe { self.stream.alloc::<u64>(THREAD_FAULT_WORDS) }
-            .map_err(|e| alloc_error(device, 8 * THREAD_FAULT_WORDS, e))?;
-        let ptr = record.device_ptr(&self.stream).0;
-        // SAFETY: the record's `8 * THREAD_FAULT_WORDS` bytes, allocated on this stream.
-        unsafe { result::memset_d8_async(ptr, 0, 8 * THREAD_FAULT_WORDS, self.stream.cu_stream()) }
-            .map_err(|e| Error::driver("initialising the kernel's fault record", e))?;
+        let record = Cleared::take(device, FaultKind::Record, &self.stream)?;
+        let ptr = record.ptr();
         self.record = Some(record);
+        self.device = Some(device.clone());
         Ok(ptr)
     }
 
@@ -321,30 +312,53 @@ impl Queued {
     pub(crate) fn finish(mut self) -> Result<()> {
         // The handle may be waited for on another thread than the one that queued it.
         self.stream.context().bind_to_thread().map_err(|e| Error::driver("binding the CUDA context", e))?;
-        let mut word = FaultWord::NONE.0;
+        let Some(device) = self.device.clone() else {
+            // Nothing to read back.
+            self.stream.synchronize().map_err(|e| Error::driver("running the kernel", e))?;
+            self.settled = true;
+            return Ok(());
+        };
+        // The fault word and record come back through a page-locked buffer (one DMA each,
+        // not a copy staged through the driver). From the first copy until the wait
+        // succeeds the buffer may still be written: on an error it is leaked.
+        let mut back = std::mem::ManuallyDrop::new(ReadBack::take(&device)?);
+        const WORD_AT: usize = 0;
+        const RECORD_AT: usize = 8;
         if let Some(f) = &self.fault {
-            // SAFETY: one `u64` from the live fault word into a local. A copy to pageable
-            // memory returns when it is done, so it also waits for the work queued before.
+            // SAFETY: the live fault word's 8 bytes into the buffer, read after the wait.
+            unsafe { result::memcpy_dtoh_async(back.bytes(WORD_AT, 8), f.ptr(), self.stream.cu_stream()) }
+                .map_err(|e| Error::driver("reading the kernel's error flag", e))?;
+        }
+        if let Some(r) = &self.record {
+            // SAFETY: the live record's words into the buffer, read after the wait.
             unsafe {
                 result::memcpy_dtoh_async(
-                    std::slice::from_mut(&mut word),
-                    f.device_ptr(&self.stream).0,
+                    back.bytes(RECORD_AT, 8 * THREAD_FAULT_WORDS),
+                    r.ptr(),
                     self.stream.cu_stream(),
                 )
-            }
-            .map_err(|e| Error::driver("reading the kernel's error flag", e))?;
-        }
-        let mut record = [0u64; THREAD_FAULT_WORDS];
-        if let Some(r) = &self.record {
-            // SAFETY: the live record's words into a local array of as many; a copy to
-            // pageable memory returns when it is done.
-            unsafe {
-                result::memcpy_dtoh_async(&mut record[..], r.device_ptr(&self.stream).0, self.stream.cu_stream())
             }
             .map_err(|e| Error::driver("reading the kernel's fault record", e))?;
         }
         self.stream.synchronize().map_err(|e| Error::driver("running the kernel", e))?;
         self.settled = true;
+        let back = std::mem::ManuallyDrop::into_inner(back);
+        // SAFETY: the completed copies wrote what they read; the parts not copied are not
+        // read.
+        let word = self.fault.as_ref().map_or(FaultWord::NONE.0, |_| unsafe { back.read::<u64>(WORD_AT) });
+        let record = match self.record {
+            // SAFETY: as above.
+            Some(_) => unsafe { back.read::<[u64; THREAD_FAULT_WORDS]>(RECORD_AT) },
+            None => [0; THREAD_FAULT_WORDS],
+        };
+        back.give_back();
+        // Back to their pools: cleared again first if a fault was written.
+        if let Some(f) = self.fault.take() {
+            f.give_back(word == FaultWord::NONE.0, &self.stream)?;
+        }
+        if let Some(r) = self.record.take() {
+            r.give_back(record == [0; THREAD_FAULT_WORDS], &self.stream)?;
+        }
         fault_result(self.function, FaultWord(word))?;
         thread_fault_result(self.function, &record)
     }

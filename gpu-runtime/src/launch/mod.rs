@@ -8,6 +8,7 @@ mod config;
 mod enqueue;
 mod execute;
 mod explicit;
+mod faults;
 mod knobs;
 mod module;
 #[cfg(feature = "ndarray")]

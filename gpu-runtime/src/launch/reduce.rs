@@ -3,57 +3,19 @@
 //! The order of the folds is not the sequential one: the function must be associative
 //! (as for Numba's `reduce`).
 
-use std::mem::MaybeUninit;
-use std::sync::Mutex;
-
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaSlice, DevicePtr, result};
 use kernel_abi::{FaultWord, REDUCE_BLOCK};
 
 use super::enqueue::Completion;
-use super::enqueue::{fault_result, launch, new_fault_word};
+use super::enqueue::{fault_result, launch};
+use super::faults::{Cleared, FaultKind};
 use super::params::ReduceWords;
 use super::{Kernel, Launch, plan, trace};
 use crate::data::{ArgKind, ErasedArg, alloc_error};
-use crate::driver::{Device, PinnedBuffer};
+use crate::driver::{Device, ReadBack};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
-
-/// A 16-byte page-locked buffer for a reduction's value and fault word, mapped for the
-/// device so that the reduction's last launch writes the value there itself; from a pool
-/// kept per device (one per call in flight, made on first use).
-struct ResultBuffer(PinnedBuffer);
-
-/// The free buffers, with their device's ordinal.
-static RESULT_BUFFERS: Mutex<Vec<(usize, PinnedBuffer)>> = Mutex::new(Vec::new());
-
-impl ResultBuffer {
-    fn take(device: &Device) -> Result<ResultBuffer> {
-        let ordinal = device.ordinal();
-        let mut free = RESULT_BUFFERS.lock().unwrap_or_else(|p| p.into_inner());
-        match free.iter().position(|(o, _)| *o == ordinal) {
-            Some(k) => Ok(ResultBuffer(free.swap_remove(k).1)),
-            None => {
-                drop(free);
-                Ok(ResultBuffer(PinnedBuffer::mapped(device, 16)?))
-            }
-        }
-    }
-
-    fn ptr(&self) -> *mut u8 {
-        self.0.ptr()
-    }
-
-    /// Where the device writes the buffer.
-    fn device_ptr(&self) -> Result<CUdeviceptr> {
-        self.0.device_ptr().ok_or_else(|| Error::internal("a reduction's result buffer is not mapped for the GPU"))
-    }
-
-    /// Back to the pool, once no copy writes it any more.
-    fn give_back(self, device: &Device) {
-        RESULT_BUFFERS.lock().unwrap_or_else(|p| p.into_inner()).push((device.ordinal(), self.0));
-    }
-}
 
 /// Folds `arg` with `kernel`'s function on `device` (or the array's, or the default).
 ///
@@ -105,8 +67,8 @@ pub(crate) unsafe fn reduce<T: Scalar>(
         }
         ArgKind::Scalar { .. } => return Err(Error::internal("a scalar reached the reduction launch")),
     };
-    let fault = if spec.error_flag { Some(new_fault_word(device, stream)?) } else { None };
-    let fault_ptr = fault.as_ref().map(|f| f.device_ptr(stream).0);
+    let fault = if spec.error_flag { Some(Cleared::take(device, FaultKind::Word, stream)?) } else { None };
+    let fault_ptr = fault.as_ref().map(Cleared::ptr);
     let launch_fold = |n: usize, partials: CUdeviceptr, input: CUdeviceptr, grid: u32| -> Result<()> {
         let mut words = ReduceWords::new(n, partials, input, fault_ptr);
         // SAFETY: the reduction entry's parameters (`kernel_abi::ReduceParams`), launched
@@ -119,7 +81,7 @@ pub(crate) unsafe fn reduce<T: Scalar>(
     // more for pageable memory). From the first launch queued until the wait succeeds,
     // the GPU may still write the buffer: on any error before that it is leaked, never
     // freed or reused.
-    let back = std::mem::ManuallyDrop::new(ResultBuffer::take(device)?);
+    let mut back = std::mem::ManuallyDrop::new(ReadBack::take(device)?);
     let back_on_device = back.device_ptr()?;
     // Every block gets at least one element, so no identity is needed on the device.
     let grid = n.div_ceil(REDUCE_BLOCK as usize).min(entry.max_grid as usize * super::knobs::reduce_waves()).max(1);
@@ -133,30 +95,32 @@ pub(crate) unsafe fn reduce<T: Scalar>(
         launch_fold(n, back_on_device, input, 1)?;
         None
     };
-    let size_word = std::mem::size_of::<u64>();
+    // The value (at most 8 bytes) is at the buffer's start, the fault word after it.
+    const WORD_AT: usize = 8;
     if let Some(p) = fault_ptr {
-        // SAFETY: the fault word (8 bytes) into the buffer's second 8 bytes of 16 (the
-        // value, at most 8 bytes, is in the first), read after the wait.
-        let word_bytes = unsafe { std::slice::from_raw_parts_mut(back.ptr().add(size_word), size_word) };
-        // SAFETY: as above.
-        unsafe { result::memcpy_dtoh_async(word_bytes, p, stream.cu_stream()) }
+        // SAFETY: the fault word (8 bytes) into the buffer, read after the wait.
+        unsafe { result::memcpy_dtoh_async(back.bytes(WORD_AT, 8), p, stream.cu_stream()) }
             .map_err(|e| Error::driver("reading the kernel's error flag", e))?;
     }
     stream.synchronize().map_err(|e| Error::driver("running the reduction", e))?;
     let back = std::mem::ManuallyDrop::into_inner(back);
-    let mut value = MaybeUninit::<T>::uninit();
-    // SAFETY: the completed last launch wrote `size` bytes of a `T` at the buffer's start
-    // (its writes to mapped memory are seen once the stream is waited for).
-    unsafe { std::ptr::copy_nonoverlapping(back.ptr(), value.as_mut_ptr().cast::<u8>(), size) };
     let word = match fault_ptr {
         // SAFETY: the completed copy wrote the fault word's 8 bytes.
-        Some(_) => unsafe { back.ptr().add(size_word).cast::<u64>().read_unaligned() },
+        Some(_) => unsafe { back.read::<u64>(WORD_AT) },
         None => FaultWord::NONE.0,
     };
-    back.give_back(device);
-    fault_result(spec.name, FaultWord(word))?;
+    // Read only without a fault: then every block folded at least one element and the
+    // last launch wrote the value (its writes to mapped memory are seen once the stream
+    // is waited for).
+    let value = fault_result(spec.name, FaultWord(word)).map(|()| {
+        // SAFETY: as above: a `T` (`Scalar`: plain data) at the buffer's start.
+        unsafe { back.read::<T>(0) }
+    });
+    back.give_back();
+    if let Some(f) = fault {
+        f.give_back(word == FaultWord::NONE.0, stream)?;
+    }
+    let value = value?;
     trace::call_if_enabled(&Launch { spec, plan: &plan, args, outs: &[] }, Completion::Waited);
-    // SAFETY: the completed last launch wrote it (no fault: every block folded at least
-    // one element and wrote its result).
-    Ok(unsafe { value.assume_init() })
+    Ok(value)
 }

@@ -1,0 +1,98 @@
+//! Fault words and fault records kept cleared between calls. A kernel writes its fault
+//! word (or an explicit kernel its record) only when an element faults, so after a call
+//! without a fault it still reads as cleared: it goes back to a pool as it is, and the
+//! next call on that device takes it without allocating, clearing or freeing anything on
+//! its stream. Only a word that reported a fault is cleared again (and waited for) before
+//! it goes back. A device's context lives as long as the process (the device registry
+//! keeps it), so the pooled addresses stay valid.
+
+use std::sync::Mutex;
+
+use cudarc::driver::CudaStream;
+use cudarc::driver::result;
+use cudarc::driver::sys::CUdeviceptr;
+use kernel_abi::{FaultWord, THREAD_FAULT_WORDS};
+
+use crate::data::alloc_error;
+use crate::driver::Device;
+use crate::error::{Error, Result};
+
+/// What a pooled allocation holds: an elementwise entry's fault word or an explicit
+/// kernel's fault record.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub(crate) enum FaultKind {
+    Word,
+    Record,
+}
+
+impl FaultKind {
+    fn bytes(self) -> usize {
+        match self {
+            FaultKind::Word => 8,
+            FaultKind::Record => 8 * THREAD_FAULT_WORDS,
+        }
+    }
+
+    /// The byte every byte of a cleared one holds.
+    fn clear_byte(self) -> u8 {
+        match self {
+            FaultKind::Word => FaultWord::CLEAR_BYTE,
+            FaultKind::Record => 0,
+        }
+    }
+}
+
+/// The cleared allocations that no queued work uses: (device ordinal, kind, address).
+static FREE: Mutex<Vec<(usize, FaultKind, CUdeviceptr)>> = Mutex::new(Vec::new());
+
+/// A fault word or record of one device, cleared before the work that uses it runs.
+/// Dropped without [`Cleared::give_back`] (an error on the way, its state unknown) it is
+/// leaked: a few bytes, never reused dirty, never freed under queued work.
+pub(crate) struct Cleared {
+    ptr: CUdeviceptr,
+    kind: FaultKind,
+    ordinal: usize,
+}
+
+impl Cleared {
+    /// One from `device`'s pool, or a new one cleared on `stream` (before anything queued
+    /// after this reads it). The device's context must be current.
+    pub(crate) fn take(device: &Device, kind: FaultKind, stream: &CudaStream) -> Result<Cleared> {
+        let ordinal = device.ordinal();
+        let pooled = {
+            let mut free = FREE.lock().unwrap_or_else(|p| p.into_inner());
+            free.iter().position(|&(o, k, _)| o == ordinal && k == kind).map(|i| free.swap_remove(i).2)
+        };
+        if let Some(ptr) = pooled {
+            return Ok(Cleared { ptr, kind, ordinal });
+        }
+        // SAFETY: a plain allocation in the current context (the caller's promise).
+        let ptr = unsafe { result::malloc_sync(kind.bytes()) }.map_err(|e| alloc_error(device, kind.bytes(), e))?;
+        let cleared = Cleared { ptr, kind, ordinal };
+        cleared.clear(stream)?;
+        Ok(cleared)
+    }
+
+    pub(crate) fn ptr(&self) -> CUdeviceptr {
+        self.ptr
+    }
+
+    fn clear(&self, stream: &CudaStream) -> Result<()> {
+        // SAFETY: `ptr` is a live allocation of `kind.bytes()` bytes of the stream's
+        // context.
+        unsafe { result::memset_d8_async(self.ptr, self.kind.clear_byte(), self.kind.bytes(), stream.cu_stream()) }
+            .map_err(|e| Error::driver("initialising the kernel's error flag", e))
+    }
+
+    /// Back to the pool, once the work that used it on `stream` has been waited for:
+    /// as it is if it read back `clean` (no fault written), else cleared again and waited
+    /// for first.
+    pub(crate) fn give_back(self, clean: bool, stream: &CudaStream) -> Result<()> {
+        if !clean {
+            self.clear(stream)?;
+            stream.synchronize().map_err(|e| Error::driver("clearing the kernel's error flag", e))?;
+        }
+        FREE.lock().unwrap_or_else(|p| p.into_inner()).push((self.ordinal, self.kind, self.ptr));
+        Ok(())
+    }
+}
