@@ -21,7 +21,16 @@ import os
 import subprocess
 import sys
 
-DEVICE_CASES = ["add_device", "add_scalar", "heavy_f32", "heavy_f64", "latency_1024", "latency_sync_1024", "reduce_sum"]
+DEVICE_CASES = [
+    "add_device",
+    "add_scalar",
+    "heavy_f32",
+    "heavy_f64",
+    "latency_1024",
+    "latency_sync_1024",
+    "latency_fault_1024",
+    "reduce_sum",
+]
 
 
 def run(binary, env, only, log2_n):
@@ -104,8 +113,14 @@ def main():
         for name, cases in results:
             rows.append([name] + [f"{cases[c]['us']:.1f}" if c in cases else "" for c in DEVICE_CASES])
         if results:
-            best = [min((cases[c]["us"], name) for name, cases in results if c in cases) for c in DEVICE_CASES]
-            rows.append([f"**{label}: best**"] + [f"{us:.1f} ({name.split(' ', 1)[1]})" for us, name in best])
+            # A case an older build does not time stays blank.
+            best = [
+                min(((cases[c]["us"], name) for name, cases in results if c in cases), default=None)
+                for c in DEVICE_CASES
+            ]
+            rows.append(
+                [f"**{label}: best**"] + [f"{b[0]:.1f} ({b[1].split(' ', 1)[1]})" if b else "" for b in best]
+            )
     table(f"Device cases, 2^{args.log2_n} elements, µs", ["build / knobs"] + DEVICE_CASES, rows)
 
     if args.reduce_waves:
