@@ -89,6 +89,18 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
     s
 }
 
+/// The best of 10 runs of `f` after a warm-up, in ms.
+fn best_of(f: &mut dyn FnMut() -> gpu_runtime::Result<()>) -> gpu_runtime::Result<f64> {
+    f()?;
+    let mut best = f64::INFINITY;
+    for _ in 0..10 {
+        let t = std::time::Instant::now();
+        f()?;
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    Ok(best * 1e3)
+}
+
 /// `--bench`: the best of 10 calls of `dot` over 1 000 000 rows of 64, with host arrays in
 /// and out and with device arrays (results left on the GPU), as `bench/gufunc_compare.py`
 /// times Numba's `@guvectorize` on the same data.
@@ -96,16 +108,6 @@ fn bench() -> gpu_runtime::Result<()> {
     let (rows, n) = (1_000_000, 64);
     let a = Array::from_shape_fn(IxDyn(&[rows, n]), |ix| ((ix[0] + ix[1]) % 13) as f32);
     let b = Array::from_shape_fn(IxDyn(&[rows, n]), |ix| ((ix[0] * 3 + ix[1]) % 7) as f32);
-    let best_of = |f: &mut dyn FnMut() -> gpu_runtime::Result<()>| -> gpu_runtime::Result<f64> {
-        f()?;
-        let mut best = f64::INFINITY;
-        for _ in 0..10 {
-            let t = std::time::Instant::now();
-            f()?;
-            best = best.min(t.elapsed().as_secs_f64());
-        }
-        Ok(best * 1e3)
-    };
     let check: f32 = (0..n).map(|j| a[[7, j]] * b[[7, j]]).sum();
     let host = best_of(&mut || {
         let r = dot(&a, &b)?;
@@ -124,6 +126,33 @@ fn bench() -> gpu_runtime::Result<()> {
     Ok(())
 }
 
+/// `--bench-shapes`: the best of 10 calls of each function above on device arrays
+/// (results left on the GPU), in ms, for choosing the launch's shape over several kinds of
+/// row (`GPU_VECTORIZE_GUFUNC_BLOCKS_PER_SM`).
+fn bench_shapes() -> gpu_runtime::Result<()> {
+    let rows_of = |rows: usize, n: usize| {
+        Array::from_shape_fn(IxDyn(&[rows, n]), |ix| ((ix[0] * 7 + ix[1] * 3) % 29) as f32 / 7.0)
+    };
+    let (x, y) = (DeviceArray::from_array(&rows_of(1_000_000, 64))?, DeviceArray::from_array(&rows_of(1_000_000, 64))?);
+    let mut times = vec![("dot (1e6, 64)", best_of(&mut || dot::device(&x, &y).map(drop))?)];
+    times.push(("softmax (1e6, 64)", best_of(&mut || softmax::device(&x).map(drop))?));
+    times.push(("argmax (1e6, 64)", best_of(&mut || argmax::device(&x).map(drop))?));
+    times.push(("moving_average w=8 (1e6, 64)", best_of(&mut || moving_average::device(&x, 8usize).map(drop))?));
+    let long = DeviceArray::from_array(&rows_of(16_000, 4096))?;
+    times.push(("dot (16e3, 4096)", best_of(&mut || dot::device(&long, &long).map(drop))?));
+    let f64_rows = Array::from_shape_fn(IxDyn(&[500_000, 64]), |ix| ((ix[0] + ix[1] * 5) % 31) as f64);
+    let z = DeviceArray::from_array(&f64_rows)?;
+    times.push(("standardize f64 (5e5, 64)", best_of(&mut || standardize::device(&z).map(drop))?));
+    let m = DeviceArray::from_array(&Array::from_shape_fn(IxDyn(&[1_000_000, 4, 4]), |ix| {
+        (ix[0] % 5 + ix[1] * ix[2]) as f32
+    }))?;
+    times.push(("matmul 4x4 (1e6)", best_of(&mut || matmul::device(&m, &m).map(drop))?));
+    for (what, ms) in times {
+        println!("{what}: {ms:.3} ms");
+    }
+    Ok(())
+}
+
 fn max_diff(a: &ArrayD<f32>, b: &ArrayD<f32>) -> f32 {
     a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
 }
@@ -131,6 +160,9 @@ fn max_diff(a: &ArrayD<f32>, b: &ArrayD<f32>) -> f32 {
 fn main() -> gpu_runtime::Result<()> {
     if std::env::args().any(|a| a == "--bench") {
         return bench();
+    }
+    if std::env::args().any(|a| a == "--bench-shapes") {
+        return bench_shapes();
     }
     let device = Device::best()?;
     println!("running on {}", device.name());

@@ -291,3 +291,30 @@ fn device_arrays_are_shaped_and_reshaped() {
     assert!(matches!(DeviceArray::<u8>::zeros_on(&cpu, &[usize::MAX, 2]), Err(Error::BadShape { .. })));
     assert_eq!(format!("{z:?}"), "DeviceArray<f64>[2, 0, 3] on the CPU");
 }
+
+/// More loop indices than the simulator's threads (it runs at most two blocks of 256):
+/// each thread takes several through the kernel's grid-stride loop, as on a GPU with a
+/// capped grid, and every index is computed once, in its place; a fault past the first
+/// stride is reported at its own loop index.
+#[test]
+fn the_kernels_grid_stride_loop_covers_every_loop_index() {
+    let rows = 2_000;
+    let a = array(&[rows, 9], |i| (i % 17) as f32 - 8.0);
+    let b = array(&[rows, 9], |i| (i % 5) as f32);
+    let mut want = ArrayD::<f32>::zeros(IxDyn(&[rows]));
+    for r in 0..rows {
+        want[[r]] = (0..9).map(|k| a[[r, k]] * b[[r, k]]).sum();
+    }
+    everywhere!(dot(&a, &b), want);
+    let x = Array::from_shape_fn(IxDyn(&[rows, 4]), |ix| (ix[0] * 4 + ix[1]) as f32);
+    let (best, at) = max_at::simulate(&x).unwrap();
+    assert_eq!(at, ArrayD::from_elem(IxDyn(&[rows]), 3u32));
+    assert_eq!(best, Array::from_shape_fn(IxDyn(&[rows]), |ix| (ix[0] * 4 + 3) as f32));
+    let data: Vec<i32> = (0..rows as i32 * 3).collect();
+    let x = Array::from_shape_vec(IxDyn(&[rows, 3]), data).unwrap();
+    let mut at = ArrayD::<usize>::zeros(IxDyn(&[rows]));
+    at[[1_700]] = 3;
+    let e = read_at::simulate(&x, &at).unwrap_err();
+    assert_eq!(e.to_string(), read_at::cpu(&x, &at).unwrap_err().to_string());
+    assert!(matches!(e, Error::KernelFault { index: 1_700, .. }), "{e}");
+}

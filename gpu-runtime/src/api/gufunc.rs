@@ -375,15 +375,26 @@ pub fn gu_fault(fault: Error, rerun: impl FnOnce() -> Result<Option<Error>>) -> 
     }
 }
 
-/// The launch of the generated kernel: 256 threads a block, one loop index a thread, at
-/// most 65 535 blocks (a grid-stride loop over the rest).
+/// The launch of the generated kernel on `device` (`None`: in the simulator): 256 threads
+/// a block, one loop index a thread, at most 65 535 blocks (a grid-stride loop over the
+/// rest), or at most `GPU_VECTORIZE_GUFUNC_BLOCKS_PER_SM` blocks per multiprocessor. The
+/// simulator runs at most `SIMULATED_BLOCKS` blocks, so that its threads take the
+/// grid-stride loop past 512 loop indices, as a GPU's do past many more.
 pub fn gu_launch_config(loops: usize, device: Option<&Device>) -> crate::launch::LaunchConfig {
-    let blocks = loops.div_ceil(256).clamp(1, 65_535) as u32;
-    let config = crate::launch::LaunchConfig::new(blocks, 256u32);
-    match device {
-        Some(d) => config.device(d),
-        None => config,
-    }
+    let Some(device) = device else {
+        return crate::launch::LaunchConfig::new(gu_blocks(loops, Some(SIMULATED_BLOCKS)) as u32, 256u32);
+    };
+    let cap = crate::launch::gufunc_blocks_per_sm().map(|per_sm| per_sm.saturating_mul(device.sm_count() as usize));
+    crate::launch::LaunchConfig::new(gu_blocks(loops, cap) as u32, 256u32).device(device)
+}
+
+/// The most blocks a simulated gufunc launch uses.
+const SIMULATED_BLOCKS: usize = 2;
+
+/// Blocks of 256 threads for `loops` loop indices: one index a thread, at most 65 535
+/// blocks and at most `cap`, at least one.
+fn gu_blocks(loops: usize, cap: Option<usize>) -> usize {
+    loops.div_ceil(256).min(65_535).min(cap.unwrap_or(usize::MAX)).max(1)
 }
 
 /// Where a call of a `#[guvectorize]` function was asked to run.
@@ -535,4 +546,23 @@ pub fn reduce_axes<T: Scalar>(
         current = next.into();
     }
     Ok(current.into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_launch_has_a_block_per_256_loop_indices_within_its_caps() {
+        assert_eq!(gu_blocks(0, None), 1);
+        assert_eq!(gu_blocks(256, None), 1);
+        assert_eq!(gu_blocks(257, None), 2);
+        assert_eq!(gu_blocks(1 << 40, None), 65_535);
+        assert_eq!(gu_blocks(1_000_000, Some(264)), 264);
+        assert_eq!(gu_blocks(1000, Some(264)), 4);
+        assert_eq!(gu_blocks(1000, Some(0)), 1);
+        let simulated = gu_launch_config(10_000, None);
+        assert_eq!((simulated.grid.x, simulated.block.x), (SIMULATED_BLOCKS as u32, 256));
+        assert!(simulated.device.is_none());
+    }
 }

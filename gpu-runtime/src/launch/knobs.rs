@@ -42,3 +42,15 @@ pub(crate) fn chunk_bytes() -> usize {
     static CELL: OnceLock<usize> = OnceLock::new();
     knob(&CELL, "GPU_VECTORIZE_CHUNK_MIB", |m| (1..=1024).contains(m), 32) << 20
 }
+
+/// At most how many blocks per multiprocessor a `#[guvectorize]` launch uses (a
+/// grid-stride loop covers the other loop indices): `GPU_VECTORIZE_GUFUNC_BLOCKS_PER_SM`;
+/// unset or 0, one loop index per thread. Each thread reads its own cores, so fewer
+/// threads in flight keep more of their rows in the L1 cache: on the H200 two blocks per
+/// multiprocessor ran six of seven row functions 1.1-2.7 times faster and the seventh as
+/// fast (README, "Generalized functions"). It stays off by default until the GPU tests
+/// have run with it.
+pub(crate) fn gufunc_blocks_per_sm() -> Option<usize> {
+    static CELL: OnceLock<usize> = OnceLock::new();
+    Some(knob(&CELL, "GPU_VECTORIZE_GUFUNC_BLOCKS_PER_SM", |_| true, 0)).filter(|&b| b > 0)
+}

@@ -24,6 +24,8 @@ pub use config::LaunchConfig;
 pub(crate) use enqueue::{ErasedOut, Launch, Queued};
 pub(crate) use execute::execute;
 pub use explicit::{ExplicitKernel, ExplicitSpec};
+#[cfg(feature = "ndarray")]
+pub(crate) use knobs::gufunc_blocks_per_sm;
 pub use module::{Kernel, KernelSpec};
 #[cfg(feature = "ndarray")]
 pub(crate) use nd::run_nd;
