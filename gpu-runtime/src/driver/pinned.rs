@@ -98,7 +98,11 @@ impl ReadBack {
             Some(k) => free.swap_remove(k).1,
             None => {
                 drop(free);
-                PinnedBuffer::mapped(device, Self::BYTES)?
+                let buffer = PinnedBuffer::mapped(device, Self::BYTES)?;
+                // Initialised once, so that `bytes` never hands out uninitialised memory.
+                // SAFETY: the new allocation's `BYTES` bytes, used by nothing yet.
+                unsafe { std::ptr::write_bytes(buffer.ptr(), 0, Self::BYTES) };
+                buffer
             }
         };
         Ok(ReadBack { buffer, ordinal })

@@ -50,6 +50,7 @@ pub(crate) fn chunk_bytes() -> usize {
 /// multiprocessor ran six of seven row functions 1.1-2.7 times faster and the seventh as
 /// fast (README, "Generalized functions"). It stays off by default until the GPU tests
 /// have run with it.
+#[cfg(feature = "ndarray")]
 pub(crate) fn gufunc_blocks_per_sm() -> Option<usize> {
     static CELL: OnceLock<usize> = OnceLock::new();
     Some(knob(&CELL, "GPU_VECTORIZE_GUFUNC_BLOCKS_PER_SM", |_| true, 0)).filter(|&b| b > 0)
