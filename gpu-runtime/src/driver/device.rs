@@ -411,11 +411,7 @@ impl Device {
 /// the caller's back. Every kind of call (vectorized, `#[kernel]`, `#[guvectorize]`, on a
 /// GPU or the CPU device) decides with this.
 pub(crate) fn one_device(function: &'static str, on: &[(&'static str, DeviceId)]) -> Result<Option<DeviceId>> {
-    let Some(&(_, first)) = on.first() else { return Ok(None) };
-    if on.iter().any(|&(_, d)| d != first) {
-        return Err(Error::DeviceMismatch { function, devices: on.to_vec() });
-    }
-    Ok(Some(first))
+    agreeing(function, on.iter().copied(), |d| d)
 }
 
 /// [`one_device`] over the devices themselves: the one they all are, if any.
@@ -429,11 +425,21 @@ pub(crate) fn one_of_iter<'d>(
     function: &'static str,
     on: impl Iterator<Item = (&'static str, &'d Device)> + Clone,
 ) -> Result<Option<&'d Device>> {
+    agreeing(function, on, Device::id)
+}
+
+/// The rule of [`one_device`] for parts of any kind, `id` naming each one's device: the
+/// first part if all are on its device, else the error naming every part's.
+fn agreeing<T: Copy>(
+    function: &'static str,
+    on: impl Iterator<Item = (&'static str, T)> + Clone,
+    id: impl Fn(T) -> DeviceId,
+) -> Result<Option<T>> {
     let mut all = on.clone();
     let Some((_, first)) = all.next() else { return Ok(None) };
-    let id = first.id();
-    if all.any(|(_, d)| d.id() != id) {
-        return Err(Error::DeviceMismatch { function, devices: on.map(|(part, d)| (part, d.id())).collect() });
+    let want = id(first);
+    if all.any(|(_, x)| id(x) != want) {
+        return Err(Error::DeviceMismatch { function, devices: on.map(|(part, x)| (part, id(x))).collect() });
     }
     Ok(Some(first))
 }

@@ -208,13 +208,6 @@ pub(crate) unsafe fn launch(
     .map_err(|e| Error::driver("launching the kernel", e))
 }
 
-/// Queues the clearing of the fault word at `ptr` on `stream`.
-pub(crate) fn clear_fault_word(ptr: CUdeviceptr, stream: &CudaStream) -> Result<()> {
-    // SAFETY: `ptr` is a live fault word (8 bytes) of the stream's context.
-    unsafe { result::memset_d8_async(ptr, FaultWord::CLEAR_BYTE, 8, stream.cu_stream()) }
-        .map_err(|e| Error::driver("initialising the kernel's error flag", e))
-}
-
 /// The error a fault word read back after `function`'s launch reports, if any.
 pub(crate) fn fault_result(function: &'static str, word: FaultWord) -> Result<()> {
     match word.decode() {

@@ -40,6 +40,17 @@ impl FaultKind {
             FaultKind::Record => 0,
         }
     }
+
+    /// Queues the clearing of the one at `ptr` on `stream`.
+    ///
+    /// # Safety
+    /// `ptr` must be a live device allocation of at least this kind's bytes in the
+    /// stream's context, which no other queued work reads or writes meanwhile.
+    pub(crate) unsafe fn clear(self, ptr: CUdeviceptr, stream: &CudaStream) -> Result<()> {
+        // SAFETY: the caller's promise.
+        unsafe { result::memset_d8_async(ptr, self.clear_byte(), self.bytes(), stream.cu_stream()) }
+            .map_err(|e| Error::driver("initialising the kernel's error flag", e))
+    }
 }
 
 /// The cleared allocations that no queued work uses: (device ordinal, kind, address).
@@ -79,9 +90,8 @@ impl Cleared {
 
     fn clear(&self, stream: &CudaStream) -> Result<()> {
         // SAFETY: `ptr` is a live allocation of `kind.bytes()` bytes of the stream's
-        // context.
-        unsafe { result::memset_d8_async(self.ptr, self.kind.clear_byte(), self.kind.bytes(), stream.cu_stream()) }
-            .map_err(|e| Error::driver("initialising the kernel's error flag", e))
+        // context, which this value owns: no other work uses it.
+        unsafe { self.kind.clear(self.ptr, stream) }
     }
 
     /// Back to the pool, once the work that used it on `stream` has been waited for:

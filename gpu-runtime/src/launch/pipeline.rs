@@ -13,7 +13,8 @@ use std::sync::{Arc, OnceLock};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, result};
 use kernel_abi::{EntryParams, FaultWord};
 
-use super::enqueue::{clear_fault_word, elementwise_grid, fault_result, launch};
+use super::enqueue::{elementwise_grid, fault_result, launch};
+use super::faults::FaultKind;
 use super::knobs::chunk_bytes;
 use super::module::Entry;
 use super::params::EntryWords;
@@ -247,7 +248,10 @@ unsafe fn pipeline(entry: &Entry, staging: &Staging, run: &mut Run<'_>) -> Resul
         }
         if let Some(f) = run.faults_dev.get(s) {
             let ptr = f.device_ptr(stream).0;
-            clear_fault_word(ptr, stream)?;
+            // SAFETY: the slot's own fault word (8 bytes, this stream's context), used only
+            // by the slot's work on this stream: its earlier chunks run before the clear,
+            // this chunk after it.
+            unsafe { FaultKind::Word.clear(ptr, stream)? };
             words.fault(ptr);
         }
         // SAFETY: the words follow the entry's layout and, by the caller's promise, its
