@@ -250,13 +250,13 @@ fn device_in_surroundings(args: TokenStream, func: syn::ItemFn, surroundings: Op
     }
     if paths.is_empty() {
         // With a spelling error the function is not compiled: check it here for the rest.
-        let failed = spelling.and_then(|e| combined([Some(e), frontend::precheck(&func, &[]).err()]));
+        let failed = spelling.and_then(|e| combined([Some(e), frontend::precheck_device(&func, &[]).err()]));
         let definition = finish_device(&func, Vec::new(), Vec::new(), recursive || failed.is_some());
         let failed = failed.map(|e| e.to_compile_error());
         return quote! { #errors #failed #definition };
     }
     let calls = surroundings.and_then(|s| s.call_errors(&paths, "device function"));
-    if let Some(e) = combined([frontend::precheck(&func, &keys).err(), calls, spelling]) {
+    if let Some(e) = combined([frontend::precheck_device(&func, &keys).err(), calls, spelling]) {
         let definition = finish_device(&func, Vec::new(), Vec::new(), true);
         let e = e.to_compile_error();
         return quote! { #errors #e #definition };
@@ -307,7 +307,7 @@ fn finish_device(
     let mut errors = TokenStream::new();
     let ok = !failed && entries.iter().all(|e| e.ok) && {
         let helpers: Vec<frontend::HelperDef> = entries.iter().map(chain::Entry::helper).collect();
-        match frontend::check_program(func, &callees, &helpers) {
+        match frontend::check_device_program(func, &callees, &helpers) {
             Ok(_) => true,
             Err(e) => {
                 errors = e.to_compile_error();
@@ -324,6 +324,9 @@ fn finish_device(
     let host = if errors.is_empty() {
         let mut host = func.clone();
         host::special_math_hint(&mut host.block);
+        // A device function a kernel calls runs in its simulator too: its arrays (shared
+        // ones among them) are indexed through the simulator's traits, as the kernel's.
+        crate::simcopy::rewrite_device_indexing(&mut host.block);
         host
     } else {
         stubbed(func)

@@ -387,7 +387,8 @@ fn simulated_fn(func: &syn::ItemFn, params: &[ExplicitParam], idents: &[syn::Ide
     }
     let body = if ok {
         let mut block = (*func.block).clone();
-        simcopy::rewrite_indexing(&mut block);
+        let _ = simcopy::rewrite_indexing(&mut block);
+        let traits = simcopy::sim_traits();
         // The parameters were renamed where they clash with the wrappers' own.
         let renames: Vec<TokenStream> = func
             .sig
@@ -406,8 +407,7 @@ fn simulated_fn(func: &syn::ItemFn, params: &[ExplicitParam], idents: &[syn::Ide
             })
             .collect();
         quote!({
-            #[allow(unused_imports)]
-            use ::gpu_runtime::__private::sim::{Load as _, StoreLocal as _, StoreShared as _};
+            #traits
             #(#renames)*
             #block
         })

@@ -17,18 +17,41 @@ use syn::visit_mut::VisitMut;
 
 use ptx_codegen::frontend::unchecked_call;
 
-/// Rewrites every index expression of `block` (see the module's documentation).
-pub fn rewrite_indexing(block: &mut syn::Block) {
-    Indexing.visit_block_mut(block);
+/// Rewrites every index expression of `block` (see the module's documentation), those of
+/// the functions nested in it too (they are compiled for the GPU as part of the kernel, and
+/// run in its simulator).
+pub fn rewrite_indexing(block: &mut syn::Block) -> bool {
+    let mut rewriter = Indexing { rewritten: false };
+    rewriter.visit_block_mut(block);
+    rewriter.rewritten
 }
 
-struct Indexing;
+/// [`rewrite_indexing`] for the host copy of a `#[device]` function: where it indexes
+/// anything, the simulator's traits are brought into scope for it.
+pub fn rewrite_device_indexing(block: &mut syn::Block) {
+    if rewrite_indexing(block) {
+        block.stmts.insert(0, sim_traits());
+    }
+}
+
+/// `use` of the simulator's indexing traits (unnamed, for their methods).
+pub fn sim_traits() -> syn::Stmt {
+    syn::parse_quote! {
+        #[allow(unused_imports)]
+        use ::gpu_runtime::__private::sim::{Load as _, StoreLocal as _, StoreShared as _};
+    }
+}
+
+struct Indexing {
+    rewritten: bool,
+}
 
 impl VisitMut for Indexing {
     fn visit_expr_mut(&mut self, e: &mut syn::Expr) {
         // Children first: an index inside an index, or inside a stored value, is a load.
         match e {
             syn::Expr::Assign(a) if element(&a.left).is_some() => {
+                self.rewritten = true;
                 let (mut base, mut index, _) = element(&a.left).expect("matched above");
                 self.visit_expr_mut(&mut base);
                 self.visit_expr_mut(&mut index);
@@ -41,6 +64,7 @@ impl VisitMut for Indexing {
                 }});
             }
             syn::Expr::Binary(b) if compound(&b.op).is_some() && element(&b.left).is_some() => {
+                self.rewritten = true;
                 let op = compound(&b.op).expect("checked above");
                 let (mut base, mut index, _) = element(&b.left).expect("matched above");
                 self.visit_expr_mut(&mut base);
@@ -56,6 +80,7 @@ impl VisitMut for Indexing {
                 }});
             }
             _ if element(e).is_some() => {
+                self.rewritten = true;
                 let (mut base, mut index, span) = element(e).expect("matched above");
                 self.visit_expr_mut(&mut base);
                 self.visit_expr_mut(&mut index);
@@ -65,8 +90,13 @@ impl VisitMut for Indexing {
         }
     }
 
-    // Items nested in the body (helper functions, constants) are the user's host code.
-    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+    // Of the items nested in the body, functions are part of the kernel; constants and the
+    // rest are the user's host code.
+    fn visit_item_mut(&mut self, item: &mut syn::Item) {
+        if let syn::Item::Fn(f) = item {
+            self.visit_block_mut(&mut f.block);
+        }
+    }
 }
 
 /// An element of an array as a place: `a[i]`, or `*a.get_unchecked(i)` /
@@ -113,7 +143,7 @@ mod tests {
 
     fn rewritten(src: &str) -> String {
         let mut block: syn::Block = syn::parse_str(src).unwrap();
-        rewrite_indexing(&mut block);
+        let _ = rewrite_indexing(&mut block);
         block.into_token_stream().to_string()
     }
 
@@ -155,11 +185,24 @@ mod tests {
     }
 
     #[test]
-    fn plain_assignments_and_nested_items_are_left_alone() {
+    fn plain_assignments_are_left_alone_and_nested_functions_rewritten() {
         assert_eq!(rewritten("{ x = 1; x += 2; }"), "{ x = 1 ; x += 2 ; }");
         assert_eq!(
             rewritten("{ fn h(a: [f32; 2]) -> f32 { a[0] } h(v) }"),
-            "{ fn h (a : [f32 ; 2]) -> f32 { a [0] } h (v) }"
+            "{ fn h (a : [f32 ; 2]) -> f32 { a . __gpu_load (0) } h (v) }"
         );
+        assert_eq!(rewritten("{ const K: usize = 3; K }"), "{ const K : usize = 3 ; K }");
+    }
+
+    #[test]
+    fn a_device_function_gets_the_traits_only_where_it_indexes() {
+        let mut plain: syn::Block = syn::parse_str("{ x * 2.0 }").unwrap();
+        rewrite_device_indexing(&mut plain);
+        assert_eq!(plain.into_token_stream().to_string(), "{ x * 2.0 }");
+        let mut shared: syn::Block = syn::parse_str("{ let s = gpu::shared::<i32, 4>(); s[0] = 1; s[0] }").unwrap();
+        rewrite_device_indexing(&mut shared);
+        let text = shared.into_token_stream().to_string();
+        assert!(text.starts_with("{ # [allow (unused_imports)] use :: gpu_runtime"), "{text}");
+        assert!(text.contains("s . __gpu_store (0 , __gpu_value)"), "{text}");
     }
 }

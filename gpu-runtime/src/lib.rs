@@ -118,7 +118,7 @@ macro_rules! __if_ndarray {
 pub mod gpu {
     pub use crate::grid::Dim3;
     pub use crate::sim::builtins::*;
-    pub use crate::sim::{Shared, Shared2d, SharedSlice, SimScalar};
+    pub use crate::sim::{Shared, Shared2d, Shared3d, SharedSlice, SimScalar};
 
     /// Atomic read-modify-write operations (Numba: `cuda.atomic`): each returns the value
     /// the element held before.

@@ -198,10 +198,17 @@ pub enum Fault {
     /// An index of a slice, a shared array or a local array past its length (explicit
     /// kernels); the record holds the index and the length.
     IndexOutOfBounds = 14,
+    /// A view `s.slice(start, end)` whose start is past the length; the record holds the
+    /// start and the length.
+    SliceStartOutOfRange = 15,
+    /// A view whose end is past the length; the record holds the end and the length.
+    SliceEndOutOfRange = 16,
+    /// A view whose start is past its end; the record holds the start and the end.
+    SliceStartAfterEnd = 17,
 }
 
 impl Fault {
-    pub const ALL: [Fault; 14] = [
+    pub const ALL: [Fault; 17] = [
         Fault::DivideByZero,
         Fault::RemainderByZero,
         Fault::DivideOverflow,
@@ -216,6 +223,9 @@ impl Fault {
         Fault::ShlOverflow,
         Fault::ShrOverflow,
         Fault::IndexOutOfBounds,
+        Fault::SliceStartOutOfRange,
+        Fault::SliceEndOutOfRange,
+        Fault::SliceStartAfterEnd,
     ];
 
     pub fn code(self) -> u32 {
@@ -243,6 +253,9 @@ impl Fault {
             Fault::ShlOverflow => "attempt to shift left with overflow",
             Fault::ShrOverflow => "attempt to shift right with overflow",
             Fault::IndexOutOfBounds => "index out of bounds",
+            Fault::SliceStartOutOfRange => "range start index out of range",
+            Fault::SliceEndOutOfRange => "range end index out of range",
+            Fault::SliceStartAfterEnd => "slice index starts after it ends",
         }
     }
 }
@@ -353,7 +366,8 @@ pub const THREAD_FAULT_WORDS: usize = 8;
 /// that fails swaps word 0 from 0 to 1 (`atom.global.cas.b64`); only the thread that wins
 /// writes the rest, then leaves the kernel (`ret`; never `trap`, which would spoil the
 /// context), so the record names one failed thread: word 1 the [`Fault`] code, word 2 the
-/// index and word 3 the length (for [`Fault::IndexOutOfBounds`], else 0), word 4
+/// index and word 3 the length (for [`Fault::IndexOutOfBounds`] and the `Slice*` faults,
+/// see each; else 0), word 4
 /// `block.x | block.y << 32`, word 5 `block.z | thread.x << 32`, word 6
 /// `thread.y | thread.z << 32`; word 7 is unused. The other threads run on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -399,6 +413,16 @@ impl ThreadFault {
         match Fault::from_code(self.code) {
             Some(Fault::IndexOutOfBounds) => {
                 format!("index out of bounds: the len is {} but the index is {}", self.len, self.index)
+            }
+            // Rust 1.95's messages for `&s[start..end]` (`core::slice::index`).
+            Some(Fault::SliceStartOutOfRange) => {
+                format!("range start index {} out of range for slice of length {}", self.index, self.len)
+            }
+            Some(Fault::SliceEndOutOfRange) => {
+                format!("range end index {} out of range for slice of length {}", self.index, self.len)
+            }
+            Some(Fault::SliceStartAfterEnd) => {
+                format!("slice index starts at {} but ends at {}", self.index, self.len)
             }
             Some(f) => f.message().to_string(),
             None => format!("unknown fault {}", self.code),

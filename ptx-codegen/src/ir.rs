@@ -71,11 +71,15 @@ pub enum ArrayKind {
     Slice { mutable: bool },
     /// `let a = [v; N]` / `[a, b, c]`: `len` elements in the thread's own memory.
     Local { len: u64 },
-    /// `gpu::shared::<T, N>()` (`dims = [N]`) or `gpu::shared_2d::<T, R, C>()` (`[R, C]`,
-    /// row-major): one block-wide array per call site.
+    /// `gpu::shared::<T, N>()` (`dims = [N]`), `gpu::shared_2d::<T, R, C>()` (`[R, C]`) or
+    /// `gpu::shared_3d::<T, A, B, C>()` (`[A, B, C]`), row-major: one block-wide array per
+    /// call site.
     Shared { dims: Vec<u64> },
     /// `gpu::dynamic_shared::<T>()`: the block's dynamic shared memory, sized at launch.
     DynamicShared,
+    /// `s.slice(start, end)`: elements `start..end` of the 1-D shared array, dynamic shared
+    /// memory or view `base`, indexed from 0 and bounds-checked against `end - start`.
+    View { base: u32 },
 }
 
 impl ArrayInfo {
@@ -83,7 +87,7 @@ impl ArrayInfo {
         !matches!(self.kind, ArrayKind::Slice { mutable: false })
     }
 
-    /// How many indices an element takes (2 for `shared_2d`).
+    /// How many indices an element takes (2 for `shared_2d`, 3 for `shared_3d`).
     pub fn rank(&self) -> usize {
         match &self.kind {
             ArrayKind::Shared { dims } => dims.len(),
@@ -374,8 +378,14 @@ pub enum ExprKind {
         index: Vec<Expr>,
         checked: bool,
     },
-    /// `a.len()`.
+    /// `a.len()`: every element, whatever the rank (`R * C` for a 2-D shared array).
     ArrayLen(u32),
+    /// `s.slice(start, end)` (the initialiser of a view, [`ArrayKind::View`]): `bounds`
+    /// holds `start` and `end`.
+    ArrayView {
+        base: u32,
+        bounds: Vec<Expr>,
+    },
     /// `a[i] = v` (`op: None`) or `a[i] op= v`.
     AssignIndex {
         array: u32,
@@ -403,8 +413,16 @@ pub enum ExprKind {
 pub enum AtomicOp {
     Add,
     Sub,
+    /// On floats, Numba's `atomic.min`: a NaN in memory stays, a NaN argument is ignored.
     Min,
     Max,
+    /// Numba's `atomic.nanmin`: NaN is a missing value on either side (on integers, `min`).
+    NanMin,
+    NanMax,
+    /// CUDA's `atom.inc`: `if old >= v { 0 } else { old + 1 }`.
+    Inc,
+    /// CUDA's `atom.dec`: `if old == 0 || old > v { v } else { old - 1 }`.
+    Dec,
     Exchange,
     CompareAndSwap,
     And,
@@ -413,11 +431,15 @@ pub enum AtomicOp {
 }
 
 impl AtomicOp {
-    pub const ALL: [(&'static str, AtomicOp); 9] = [
+    pub const ALL: [(&'static str, AtomicOp); 13] = [
         ("add", AtomicOp::Add),
         ("sub", AtomicOp::Sub),
         ("min", AtomicOp::Min),
         ("max", AtomicOp::Max),
+        ("nanmin", AtomicOp::NanMin),
+        ("nanmax", AtomicOp::NanMax),
+        ("inc", AtomicOp::Inc),
+        ("dec", AtomicOp::Dec),
         ("exchange", AtomicOp::Exchange),
         ("compare_and_swap", AtomicOp::CompareAndSwap),
         ("and", AtomicOp::And),
@@ -429,7 +451,14 @@ impl AtomicOp {
     pub fn types(self) -> &'static [ScalarType] {
         use ScalarType::*;
         match self {
-            AtomicOp::Add | AtomicOp::Sub | AtomicOp::Exchange => &[I32, U32, I64, U64, F32, F64],
+            AtomicOp::Add
+            | AtomicOp::Sub
+            | AtomicOp::Exchange
+            | AtomicOp::Min
+            | AtomicOp::Max
+            | AtomicOp::NanMin
+            | AtomicOp::NanMax => &[I32, U32, I64, U64, F32, F64],
+            AtomicOp::Inc | AtomicOp::Dec => &[U32, U64],
             _ => &[I32, U32, I64, U64],
         }
     }
@@ -452,7 +481,16 @@ pub enum GpuOp {
     ThreadFenceBlock,
     ThreadFenceSystem,
     LaneId,
+    /// `gpu::lanemask_lt()` and its siblings: the lanes below, at or above the thread's own.
+    LaneMask(LaneMask),
     ActiveMask,
+    /// `gpu::syncwarp(mask)`: the lanes of `mask` wait for each other.
+    SyncWarp,
+    /// `gpu::match_any_sync(mask, v)`: the lanes of `mask` whose `v` has the same bits.
+    MatchAny,
+    /// `gpu::match_all_sync(mask, v)`: `(mask, true)` when every lane of `mask` has the same
+    /// bits, else `(0, false)`.
+    MatchAll,
     Shfl,
     ShflUp,
     ShflDown,
@@ -463,6 +501,37 @@ pub enum GpuOp {
     /// `gpu::check_index(i, len)`: `i`, or the index-out-of-bounds fault when `i >= len`
     /// (the bounds check of a view into a slice, as `#[guvectorize]` makes).
     CheckIndex,
+}
+
+/// Which lanes `gpu::lanemask_*()` names, relative to the thread's own lane.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum LaneMask {
+    Lt,
+    Le,
+    Eq,
+    Ge,
+    Gt,
+}
+
+impl LaneMask {
+    pub const ALL: [(&'static str, LaneMask); 5] = [
+        ("lanemask_lt", LaneMask::Lt),
+        ("lanemask_le", LaneMask::Le),
+        ("lanemask_eq", LaneMask::Eq),
+        ("lanemask_ge", LaneMask::Ge),
+        ("lanemask_gt", LaneMask::Gt),
+    ];
+
+    /// The PTX special register's name (`lanemask_lt`).
+    pub fn register(self) -> &'static str {
+        match self {
+            LaneMask::Lt => "lt",
+            LaneMask::Le => "le",
+            LaneMask::Eq => "eq",
+            LaneMask::Ge => "ge",
+            LaneMask::Gt => "gt",
+        }
+    }
 }
 
 impl Function {
@@ -595,7 +664,9 @@ pub fn visit_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
             visit_expr(value, f);
         }
         ExprKind::Atomic { index, args, .. } => index.iter().chain(args).for_each(|a| visit_expr(a, f)),
-        ExprKind::ArrayList(args) | ExprKind::Gpu(_, args) => args.iter().for_each(|a| visit_expr(a, f)),
+        ExprKind::ArrayList(args) | ExprKind::Gpu(_, args) | ExprKind::ArrayView { bounds: args, .. } => {
+            args.iter().for_each(|a| visit_expr(a, f))
+        }
         ExprKind::CompoundAssign(_, _, a) => visit_expr(a, f),
         ExprKind::Binary(_, a, b) | ExprKind::Logical(_, a, b) => {
             visit_expr(a, f);

@@ -239,13 +239,15 @@ pub fn compile_kernel_ir(
     let module = cx.create_module(name);
     // A kernel always takes the fault record: an index can miss in any kernel.
     let how = Lowering { fault_code: true, fastmath: options.fastmath, overflow };
-    let lowered = lower::lower_program(&cx, &module, program, &format!("{name}_body"), how)
-        .and_then(|fns| lower::lower_explicit_entry(&cx, &module, fns[0], program, &abi.symbol, options.launch_bounds));
+    let lowered = lower::lower_program(&cx, &module, program, &format!("{name}_body"), how).and_then(|fns| {
+        lower::mark_convergent(&cx, &fns);
+        lower::lower_explicit_entry(&cx, &module, fns[0], program, &abi.symbol, options.launch_bounds)
+    });
     if let Err(e) = lowered {
         return Err(format!("internal compiler error while lowering `{name}`: {}", e.message));
     }
-    // `activemask` needs PTX 6.3, more than LLVM's default (6.0) for sm_70 and sm_72;
-    // newer targets' defaults are above it.
+    // `activemask` needs PTX 6.2 (LLVM asks 6.3 of sm_70 and sm_72 for it), more than
+    // LLVM's default (6.0) for those; newer targets' defaults are above it.
     let features = if matches!(options.arch.as_str(), "sm_70" | "sm_72") { "+ptx63" } else { "" };
     let out = emit::emit_ptx_with(&cx, &module, &options.arch, features, subnormals(options), &[abi.symbol.as_str()])?;
     dump(&abi.symbol, &out)?;

@@ -1,8 +1,14 @@
 //! Atomic read-modify-write operations on shared arrays and `&mut [T]` parameters
 //! (Numba: `cuda.atomic.*`). Each returns the value the element held before. `array` is
-//! a `&mut [T]` kernel parameter or a shared array (or a reference to one); `index` a
-//! `usize`, or `(row, col)` for a 2-D shared array. An index out of bounds panics as
-//! indexing does.
+//! a `&mut [T]` kernel parameter, a shared array or a view of one (or a reference to one);
+//! `index` a `usize`, or a tuple for a 2-D or 3-D shared array. An index out of bounds
+//! panics as indexing does.
+//!
+//! Float `min` and `max` follow Numba's `cuda.atomic.min`/`max`: the value is stored only
+//! when it compares below (above) the element, so a NaN element stays NaN and a NaN value
+//! is ignored; `nanmin`/`nanmax` treat NaN as a missing value on both sides (a NaN element
+//! is replaced, a NaN value ignored). `-0.0` and `0.0` compare equal, so neither replaces
+//! the other.
 //!
 //! In the simulator they are real atomics (a compare-and-swap loop on the element's
 //! bits), so concurrent threads never lose an update.
@@ -21,7 +27,30 @@ pub trait AtomicNum: SimScalar {
     fn __min(self, v: Self) -> Self;
     #[doc(hidden)]
     fn __max(self, v: Self) -> Self;
+    #[doc(hidden)]
+    fn __nanmin(self, v: Self) -> Self;
+    #[doc(hidden)]
+    fn __nanmax(self, v: Self) -> Self;
 }
+
+/// Element types of CUDA's wrapping counters, `inc` and `dec`: `u32` and `u64`.
+pub trait AtomicCounter: SimScalar {
+    #[doc(hidden)]
+    fn __inc(self, v: Self) -> Self;
+    #[doc(hidden)]
+    fn __dec(self, v: Self) -> Self;
+}
+
+macro_rules! counters {
+    ($($t:ty)*) => {$(
+        impl AtomicCounter for $t {
+            fn __inc(self, v: Self) -> Self { if self >= v { 0 } else { self + 1 } }
+            fn __dec(self, v: Self) -> Self { if self == 0 || self > v { v } else { self - 1 } }
+        }
+    )*};
+}
+
+counters!(u32 u64);
 
 /// Element types with atomic bitwise operations: the integers.
 pub trait AtomicBitwise: SimScalar {
@@ -40,6 +69,8 @@ macro_rules! ints {
             fn __sub(self, v: Self) -> Self { self.wrapping_sub(v) }
             fn __min(self, v: Self) -> Self { Ord::min(self, v) }
             fn __max(self, v: Self) -> Self { Ord::max(self, v) }
+            fn __nanmin(self, v: Self) -> Self { Ord::min(self, v) }
+            fn __nanmax(self, v: Self) -> Self { Ord::max(self, v) }
         }
         impl AtomicBitwise for $t {
             fn __and(self, v: Self) -> Self { self & v }
@@ -53,12 +84,15 @@ ints!(i8 i16 i32 i64 isize u8 u16 u32 u64 usize);
 
 macro_rules! floats {
     ($($t:ty)*) => {$(
-        /// `min`/`max` ignore a NaN operand, as `f32::min` does.
+        /// Numba's rules (see the module's documentation): not `f32::min`, which would
+        /// replace a NaN element.
         impl AtomicNum for $t {
             fn __add(self, v: Self) -> Self { self + v }
             fn __sub(self, v: Self) -> Self { self - v }
-            fn __min(self, v: Self) -> Self { self.min(v) }
-            fn __max(self, v: Self) -> Self { self.max(v) }
+            fn __min(self, v: Self) -> Self { if v < self { v } else { self } }
+            fn __max(self, v: Self) -> Self { if v > self { v } else { self } }
+            fn __nanmin(self, v: Self) -> Self { if !v.is_nan() && (self.is_nan() || v < self) { v } else { self } }
+            fn __nanmax(self, v: Self) -> Self { if !v.is_nan() && (self.is_nan() || v > self) { v } else { self } }
         }
     )*};
 }
@@ -113,6 +147,46 @@ where
     A::Elem: AtomicNum,
 {
     update(array, index, |old| old.__max(value))
+}
+
+/// `array[index] = min(array[index], value)`, NaN a missing value (Numba:
+/// `cuda.atomic.nanmin`; on integers, [`min`]).
+#[track_caller]
+pub fn nanmin<I, A: Cells<I>>(array: A, index: I, value: A::Elem) -> A::Elem
+where
+    A::Elem: AtomicNum,
+{
+    update(array, index, |old| old.__nanmin(value))
+}
+
+/// `array[index] = max(array[index], value)`, NaN a missing value (Numba:
+/// `cuda.atomic.nanmax`; on integers, [`max`]).
+#[track_caller]
+pub fn nanmax<I, A: Cells<I>>(array: A, index: I, value: A::Elem) -> A::Elem
+where
+    A::Elem: AtomicNum,
+{
+    update(array, index, |old| old.__nanmax(value))
+}
+
+/// `array[index] = if old >= value { 0 } else { old + 1 }`: a counter that wraps to 0 past
+/// `value` (Numba: `cuda.atomic.inc`; CUDA's `atomicInc`).
+#[track_caller]
+pub fn inc<I, A: Cells<I>>(array: A, index: I, value: A::Elem) -> A::Elem
+where
+    A::Elem: AtomicCounter,
+{
+    update(array, index, |old| old.__inc(value))
+}
+
+/// `array[index] = if old == 0 || old > value { value } else { old - 1 }`: a counter that
+/// wraps to `value` below 0 (Numba: `cuda.atomic.dec`; CUDA's `atomicDec`).
+#[track_caller]
+pub fn dec<I, A: Cells<I>>(array: A, index: I, value: A::Elem) -> A::Elem
+where
+    A::Elem: AtomicCounter,
+{
+    update(array, index, |old| old.__dec(value))
 }
 
 /// `array[index] = value` (Numba: `cuda.atomic.exch`).

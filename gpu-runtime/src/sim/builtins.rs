@@ -6,7 +6,7 @@ use std::panic::Location;
 use std::sync::atomic::{Ordering, fence};
 
 use super::context::{WARP, with};
-use super::memory::{Shared, Shared2d, SharedSlice, SimScalar};
+use super::memory::{Shared, Shared2d, Shared3d, SharedSlice, SimScalar};
 use crate::grid::Dim3;
 use crate::scalar::Scalar;
 
@@ -82,25 +82,25 @@ pub fn gridsize3() -> (usize, usize, usize) {
 /// `cuda.syncthreads()`). In the simulator, threads that have returned (or panicked) no
 /// longer count.
 pub fn sync_threads() {
-    with("sync_threads()", |c| c.state.sync(true));
+    with("sync_threads()", |c| c.state.sync(c.linear, true));
 }
 
 /// [`sync_threads`], returning how many of the block's threads passed `pred` true
 /// (Numba: `cuda.syncthreads_count(pred)`).
 pub fn sync_threads_count(pred: bool) -> u32 {
-    with("sync_threads_count()", |c| c.state.sync(pred).count)
+    with("sync_threads_count()", |c| c.state.sync(c.linear, pred).count)
 }
 
 /// [`sync_threads`], returning whether every thread of the block passed `pred` true
 /// (Numba: `cuda.syncthreads_and(pred)`).
 pub fn sync_threads_and(pred: bool) -> bool {
-    with("sync_threads_and()", |c| c.state.sync(pred).all)
+    with("sync_threads_and()", |c| c.state.sync(c.linear, pred).all)
 }
 
 /// [`sync_threads`], returning whether any thread of the block passed `pred` true
 /// (Numba: `cuda.syncthreads_or(pred)`).
 pub fn sync_threads_or(pred: bool) -> bool {
-    with("sync_threads_or()", |c| c.state.sync(pred).any)
+    with("sync_threads_or()", |c| c.state.sync(c.linear, pred).any)
 }
 
 /// Orders the thread's memory writes before its later ones, as seen by the whole device
@@ -142,10 +142,54 @@ pub fn lane_id() -> u32 {
     with("lane_id()", |c| c.lane())
 }
 
-/// The lanes of the warp that are running (Numba: `cuda.activemask()`). In the simulator:
-/// the lanes that exist and have not returned.
+/// The lanes of the warp below the thread's own (Numba: `cuda.lanemask_lt()`): bit `l`
+/// set for every lane `l < lane_id()`.
+pub fn lanemask_lt() -> u32 {
+    with("lanemask_lt()", |c| (1u32 << c.lane()) - 1)
+}
+
+/// The lanes at or below the thread's own: `lanemask_lt() | lanemask_eq()`.
+pub fn lanemask_le() -> u32 {
+    with("lanemask_le()", |c| u32::MAX >> (WARP - 1 - c.lane()))
+}
+
+/// The thread's own lane, as a mask: `1 << lane_id()`.
+pub fn lanemask_eq() -> u32 {
+    with("lanemask_eq()", |c| 1u32 << c.lane())
+}
+
+/// The lanes at or above the thread's own: `!lanemask_lt()`.
+pub fn lanemask_ge() -> u32 {
+    with("lanemask_ge()", |c| !((1u32 << c.lane()) - 1))
+}
+
+/// The lanes above the thread's own: `!lanemask_le()`.
+pub fn lanemask_gt() -> u32 {
+    with("lanemask_gt()", |c| !(u32::MAX >> (WARP - 1 - c.lane())))
+}
+
+/// The lanes of the warp that run this call together (Numba: `cuda.activemask()`): in
+/// the two arms of an `if` on the lane, each arm's lanes; lanes that have returned are
+/// not in it. The simulator's model of this (the GPU's hardware decides it): the thread
+/// waits until every live lane of its warp is waiting too, at this call, at another
+/// `active_mask()`, in a warp operation or at `sync_threads`; the lanes at this call are
+/// the mask. A lane that spins, waiting for a lane of its own warp to get past its
+/// `active_mask()`, therefore waits forever in the simulator.
+#[track_caller]
 pub fn active_mask() -> u32 {
-    with("active_mask()", |c| c.warp().alive())
+    let site = Location::caller();
+    with("active_mask()", |c| c.warp().active(c.lane(), site))
+}
+
+/// The lanes of `mask` wait for each other here, and their memory writes before it are
+/// seen by each other after it (Numba: `cuda.syncwarp(mask)`). The thread's own lane
+/// must be in `mask`.
+#[track_caller]
+pub fn syncwarp(mask: u32) {
+    with("syncwarp()", |c| {
+        c.warp().exchange("syncwarp()", c.lane(), mask, 0, false);
+        fence(Ordering::SeqCst);
+    })
 }
 
 mod sealed {
@@ -230,13 +274,37 @@ pub fn any_sync(mask: u32, pred: bool) -> bool {
     with("any_sync()", |c| c.warp().exchange("any_sync()", c.lane(), mask, 0, pred).preds != 0)
 }
 
+/// The lanes of `mask` whose `value` has the same bits as this lane's (Numba:
+/// `cuda.match_any_sync`). Floats compare by their bits: `-0.0` and `0.0` differ, and a
+/// NaN matches a NaN with the same bits.
+#[track_caller]
+pub fn match_any_sync<T: WarpValue>(mask: u32, value: T) -> u32 {
+    with("match_any_sync()", |c| {
+        let bits = value.to_bits();
+        let all = c.warp().exchange("match_any_sync()", c.lane(), mask, bits, false);
+        (0..WARP).filter(|&l| mask & (1 << l) != 0 && all.values[l as usize] == bits).fold(0, |m, l| m | 1 << l)
+    })
+}
+
+/// `(mask, true)` when every lane of `mask` has the same bits of `value`, else `(0, false)`
+/// (Numba: `cuda.match_all_sync`).
+#[track_caller]
+pub fn match_all_sync<T: WarpValue>(mask: u32, value: T) -> (u32, bool) {
+    with("match_all_sync()", |c| {
+        let bits = value.to_bits();
+        let all = c.warp().exchange("match_all_sync()", c.lane(), mask, bits, false);
+        let same = (0..WARP).filter(|&l| mask & (1 << l) != 0).all(|l| all.values[l as usize] == bits);
+        if same { (mask, true) } else { (0, false) }
+    })
+}
+
 /// A block-wide array of `N` elements in shared memory (Numba:
 /// `cuda.shared.array(N, dtype)`): every thread of the block that reaches this call site
 /// gets the same array. On the GPU its contents start undefined; the simulator zeroes it.
 #[track_caller]
 pub fn shared<T: SimScalar, const N: usize>() -> Shared<T, N> {
     let site = Location::caller();
-    with("shared()", |c| c.state.static_shared::<T, _>(site, N, 1, |cells| Shared::from_cells(cells, c.state.id)))
+    with("shared()", |c| c.state.static_shared::<T, _>(site, [N, 1, 1], |cells| Shared::from_cells(cells, c.state.id)))
 }
 
 /// A block-wide `R` × `C` array in shared memory, indexed with `(row, col)` (Numba:
@@ -244,7 +312,19 @@ pub fn shared<T: SimScalar, const N: usize>() -> Shared<T, N> {
 #[track_caller]
 pub fn shared_2d<T: SimScalar, const R: usize, const C: usize>() -> Shared2d<T, R, C> {
     let site = Location::caller();
-    with("shared_2d()", |c| c.state.static_shared::<T, _>(site, R, C, |cells| Shared2d::from_cells(cells, c.state.id)))
+    with("shared_2d()", |c| {
+        c.state.static_shared::<T, _>(site, [R, C, 1], |cells| Shared2d::from_cells(cells, c.state.id))
+    })
+}
+
+/// A block-wide `A` × `B` × `C` array in shared memory, indexed with `(i, j, k)` (Numba:
+/// `cuda.shared.array((A, B, C), dtype)`). Zeroed in the simulator, undefined on the GPU.
+#[track_caller]
+pub fn shared_3d<T: SimScalar, const A: usize, const B: usize, const C: usize>() -> Shared3d<T, A, B, C> {
+    let site = Location::caller();
+    with("shared_3d()", |c| {
+        c.state.static_shared::<T, _>(site, [A, B, C], |cells| Shared3d::from_cells(cells, c.state.id))
+    })
 }
 
 /// The launch's dynamic shared memory (`LaunchConfig::shared_bytes`) viewed as `T`:

@@ -127,12 +127,41 @@ struct Done {
     unread: u32,
 }
 
+/// The lanes that reached one `active_mask()` call site together.
+struct Gathering {
+    site: &'static Location<'static>,
+    id: u64,
+    members: u32,
+    /// Set when the gathering closes: every live lane of the warp was waiting somewhere.
+    closed: bool,
+    unread: u32,
+}
+
 struct WarpState {
     /// Lanes that exist and have neither returned nor panicked.
     alive: u32,
+    /// Lanes waiting in a warp operation, at `active_mask()` or at a block barrier.
+    waiting: u32,
     open: Vec<Round>,
     done: Vec<Done>,
+    gatherings: Vec<Gathering>,
     next_id: u64,
+}
+
+impl WarpState {
+    /// When no live lane is running (each waits somewhere, or has exited), the lanes at
+    /// each `active_mask()` call site are the ones that run it together: they close.
+    fn close_gatherings(&mut self) -> bool {
+        if self.alive & !self.waiting != 0 {
+            return false;
+        }
+        let mut closed = false;
+        for g in self.gatherings.iter_mut().filter(|g| !g.closed) {
+            g.closed = true;
+            closed = true;
+        }
+        closed
+    }
 }
 
 pub(crate) struct Warp {
@@ -147,9 +176,60 @@ pub(crate) struct Exchange {
 }
 
 impl Warp {
-    /// The lanes that are alive.
-    pub(crate) fn alive(&self) -> u32 {
-        lock(&self.state).alive
+    /// `active_mask()` at `site`: the lanes that run this call together. The simulator's
+    /// model of a warp's convergence: the lane waits until every live lane of its warp
+    /// waits too (here or at another call site, in a warp operation or at a barrier) or
+    /// has exited; the lanes waiting at this site then form the mask. So the two arms of
+    /// an `if` on the lane see their own lanes, and lanes that returned are not counted.
+    pub(crate) fn active(&self, lane: u32, site: &'static Location<'static>) -> u32 {
+        let bit = 1u32 << lane;
+        let mut w = lock(&self.state);
+        let open = w.gatherings.iter().position(|g| g.site == site && !g.closed);
+        let id = match open {
+            Some(i) => {
+                w.gatherings[i].members |= bit;
+                w.gatherings[i].id
+            }
+            None => {
+                let id = w.next_id;
+                w.next_id += 1;
+                w.gatherings.push(Gathering { site, id, members: bit, closed: false, unread: 0 });
+                id
+            }
+        };
+        w.waiting |= bit;
+        if w.close_gatherings() {
+            self.changed.notify_all();
+        }
+        loop {
+            if let Some(i) = w.gatherings.iter().position(|g| g.id == id && g.closed) {
+                let g = &mut w.gatherings[i];
+                let members = g.members;
+                if g.unread == 0 {
+                    g.unread = members;
+                }
+                g.unread &= !bit;
+                if g.unread == 0 {
+                    w.gatherings.swap_remove(i);
+                }
+                w.waiting &= !bit;
+                return members;
+            }
+            w = self.changed.wait(w).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// Lane `lane` waits at a block barrier (`true`) or has passed it.
+    fn at_barrier(&self, lane: u32, waiting: bool) {
+        let mut w = lock(&self.state);
+        if waiting {
+            w.waiting |= 1 << lane;
+            if w.close_gatherings() {
+                self.changed.notify_all();
+            }
+        } else {
+            w.waiting &= !(1 << lane);
+        }
     }
 
     /// Waits until every lane of `mask` has called the same warp operation (with the same
@@ -182,6 +262,10 @@ impl Warp {
             w.done.push(Done { id, values: r.values, preds: r.preds, unread: mask });
             self.changed.notify_all();
         }
+        w.waiting |= bit;
+        if w.close_gatherings() {
+            self.changed.notify_all();
+        }
         loop {
             if let Some(i) = w.done.iter().position(|d| d.id == id) {
                 let d = &mut w.done[i];
@@ -190,12 +274,14 @@ impl Warp {
                 if d.unread == 0 {
                     w.done.swap_remove(i);
                 }
+                w.waiting &= !bit;
                 return out;
             }
             let alive = w.alive;
             let arrived = w.open.iter().find(|r| r.id == id).map_or(mask, |r| r.arrived);
             let missing = mask & !arrived & !alive;
             if missing != 0 {
+                w.waiting &= !bit;
                 drop(w);
                 panic!(
                     "gpu::{op}: lane {} named in the mask {mask:#010x} has exited or does not exist, \
@@ -208,7 +294,10 @@ impl Warp {
     }
 
     fn exit(&self, lane: u32) {
-        lock(&self.state).alive &= !(1 << lane);
+        let mut w = lock(&self.state);
+        w.alive &= !(1 << lane);
+        w.waiting &= !(1 << lane);
+        w.close_gatherings();
         self.changed.notify_all();
     }
 }
@@ -217,7 +306,7 @@ impl Warp {
 /// dynamic shared memory viewed as one element type.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum SharedKey {
-    Static { site: &'static Location<'static>, ty: TypeId, rows: usize, cols: usize },
+    Static { site: &'static Location<'static>, ty: TypeId, shape: [usize; 3] },
     Dynamic { ty: TypeId },
 }
 
@@ -243,7 +332,14 @@ impl BlockState {
                 let lanes = (threads - w * WARP).min(WARP);
                 let alive = if lanes == WARP { u32::MAX } else { (1 << lanes) - 1 };
                 Warp {
-                    state: Mutex::new(WarpState { alive, open: Vec::new(), done: Vec::new(), next_id: 0 }),
+                    state: Mutex::new(WarpState {
+                        alive,
+                        waiting: 0,
+                        open: Vec::new(),
+                        done: Vec::new(),
+                        gatherings: Vec::new(),
+                        next_id: 0,
+                    }),
                     changed: Condvar::new(),
                 }
             })
@@ -264,9 +360,9 @@ impl BlockState {
         }
     }
 
-    /// `sync_threads`: waits until every live thread of the block has arrived, and
-    /// returns the votes of all of them.
-    pub(crate) fn sync(&self, pred: bool) -> Votes {
+    /// `sync_threads` of thread `linear`: waits until every live thread of the block has
+    /// arrived, and returns the votes of all of them.
+    pub(crate) fn sync(&self, linear: u32, pred: bool) -> Votes {
         let mut b = lock(&self.barrier);
         b.arrived += 1;
         b.votes.count += u32::from(pred);
@@ -278,9 +374,13 @@ impl BlockState {
             return b.result;
         }
         let generation = b.generation;
+        // Lock order: the barrier, then a warp (`exit` takes them one after the other).
+        let warp = &self.warps[(linear / WARP) as usize];
+        warp.at_barrier(linear % WARP, true);
         while b.generation == generation {
             b = self.opened.wait(b).unwrap_or_else(|p| p.into_inner());
         }
+        warp.at_barrier(linear % WARP, false);
         // No new round can open before this thread arrives at it, so `result` is still
         // this round's.
         b.result
@@ -300,8 +400,8 @@ impl BlockState {
         self.warps[(linear / WARP) as usize].exit(linear % WARP);
     }
 
-    /// The cells of a shared array (`rows * cols` elements, zeroed when first asked
-    /// for), with `f` applied to them while the registry is locked.
+    /// The cells of a shared array (`len` elements, zeroed when first asked for), with
+    /// `f` applied to them while the registry is locked.
     fn cells<T: SimScalar, R>(&self, key: SharedKey, len: usize, f: impl FnOnce(&[T::Atomic]) -> R) -> R {
         let mut shared = lock(&self.shared);
         let entry =
@@ -313,17 +413,16 @@ impl BlockState {
         }
     }
 
-    /// The cells of the static shared array declared at `site` with `rows * cols`
-    /// elements of `T`.
+    /// The cells of the static shared array declared at `site` with `shape` (each
+    /// dimension; 1 past its rank) elements of `T`.
     pub(crate) fn static_shared<T: SimScalar, R>(
         &self,
         site: &'static Location<'static>,
-        rows: usize,
-        cols: usize,
+        shape: [usize; 3],
         f: impl FnOnce(&[T::Atomic]) -> R,
     ) -> R {
-        let key = SharedKey::Static { site, ty: TypeId::of::<T>(), rows, cols };
-        self.cells::<T, R>(key, rows * cols, f)
+        let key = SharedKey::Static { site, ty: TypeId::of::<T>(), shape };
+        self.cells::<T, R>(key, shape.iter().product(), f)
     }
 
     /// The cells of the dynamic shared memory viewed as `T` (`bytes / size_of::<T>()`).

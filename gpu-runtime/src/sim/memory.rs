@@ -243,16 +243,30 @@ impl<T: SimScalar> SharedCells<T> {
         SharedCells { ptr: cells.as_ptr(), len: cells.len(), block, _t: PhantomData }
     }
 
+    /// The cells, to a thread of the block that owns them.
     #[track_caller]
-    fn cell(&self, i: usize) -> &T::Atomic {
+    fn cells(&self) -> &[T::Atomic] {
         if current_block() != Some(self.block) {
             panic!("a shared array was used outside the block that made it (shared memory lives as long as its block)");
         }
-        check(i, self.len);
         // SAFETY: the calling thread runs in block `self.block` (checked above), whose
         // state owns the `len` cells at `ptr` (boxed, never moved or freed while the block
-        // runs) and is kept alive by this thread's context; `i < len`.
-        unsafe { &*self.ptr.add(i) }
+        // runs; a view's are inside its array's) and is kept alive by this thread's context.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+
+    #[track_caller]
+    fn cell(&self, i: usize) -> &T::Atomic {
+        let cells = self.cells();
+        check(i, cells.len());
+        &cells[i]
+    }
+
+    /// Cells `start..end`, checked (and panicking) as Rust checks `&s[start..end]`.
+    #[track_caller]
+    fn slice(&self, start: usize, end: usize) -> SharedCells<T> {
+        let part = &self.cells()[start..end];
+        SharedCells { ptr: part.as_ptr(), len: part.len(), block: self.block, _t: PhantomData }
     }
 }
 
@@ -264,6 +278,12 @@ pub struct Shared<T: SimScalar, const N: usize> {
 /// A block-wide `R` × `C` array in shared memory, indexed with `(row, col)`
 /// ([`crate::gpu::shared_2d`]).
 pub struct Shared2d<T: SimScalar, const R: usize, const C: usize> {
+    cells: SharedCells<T>,
+}
+
+/// A block-wide `A` × `B` × `C` array in shared memory, indexed with `(i, j, k)`
+/// ([`crate::gpu::shared_3d`]).
+pub struct Shared3d<T: SimScalar, const A: usize, const B: usize, const C: usize> {
     cells: SharedCells<T>,
 }
 
@@ -285,6 +305,12 @@ impl<T: SimScalar, const R: usize, const C: usize> std::fmt::Debug for Shared2d<
     }
 }
 
+impl<T: SimScalar, const A: usize, const B: usize, const C: usize> std::fmt::Debug for Shared3d<T, A, B, C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Shared3d<{}, {A}, {B}, {C}>", T::NAME)
+    }
+}
+
 impl<T: SimScalar> std::fmt::Debug for SharedSlice<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "SharedSlice<{}>[{}]", T::NAME, self.cells.len)
@@ -303,6 +329,12 @@ impl<T: SimScalar, const R: usize, const C: usize> Clone for Shared2d<T, R, C> {
     }
 }
 impl<T: SimScalar, const R: usize, const C: usize> Copy for Shared2d<T, R, C> {}
+impl<T: SimScalar, const A: usize, const B: usize, const C: usize> Clone for Shared3d<T, A, B, C> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: SimScalar, const A: usize, const B: usize, const C: usize> Copy for Shared3d<T, A, B, C> {}
 impl<T: SimScalar> Clone for SharedSlice<T> {
     fn clone(&self) -> Self {
         *self
@@ -321,6 +353,13 @@ impl<T: SimScalar, const N: usize> Shared<T, N> {
 
     pub const fn is_empty(&self) -> bool {
         N == 0
+    }
+
+    /// Elements `start..end` as an array of their own, indexed from 0 and bounds-checked
+    /// against `end - start`; it panics as `&s[start..end]` does for a bad range.
+    #[track_caller]
+    pub fn slice(&self, start: usize, end: usize) -> SharedSlice<T> {
+        SharedSlice { cells: self.cells.slice(start, end) }
     }
 }
 
@@ -346,12 +385,46 @@ impl<T: SimScalar, const R: usize, const C: usize> Shared2d<T, R, C> {
         C
     }
 
+    /// `(R, C)`.
+    pub const fn shape(&self) -> (usize, usize) {
+        (R, C)
+    }
+
     /// The flat index of `(row, col)`, each checked as indexing `[[T; C]; R]` checks it.
     #[track_caller]
     pub(crate) fn flat(&self, (row, col): (usize, usize)) -> usize {
         check(row, R);
         check(col, C);
         row * C + col
+    }
+}
+
+impl<T: SimScalar, const A: usize, const B: usize, const C: usize> Shared3d<T, A, B, C> {
+    pub(crate) fn from_cells(cells: &[T::Atomic], block: u64) -> Self {
+        Shared3d { cells: SharedCells::new(cells, block) }
+    }
+
+    /// All elements, `A * B * C`.
+    pub const fn len(&self) -> usize {
+        A * B * C
+    }
+
+    pub const fn is_empty(&self) -> bool {
+        A * B * C == 0
+    }
+
+    /// `(A, B, C)`.
+    pub const fn shape(&self) -> (usize, usize, usize) {
+        (A, B, C)
+    }
+
+    /// The flat index of `(i, j, k)`, each checked as indexing `[[[T; C]; B]; A]` checks it.
+    #[track_caller]
+    pub(crate) fn flat(&self, (i, j, k): (usize, usize, usize)) -> usize {
+        check(i, A);
+        check(j, B);
+        check(k, C);
+        (i * B + j) * C + k
     }
 }
 
@@ -366,6 +439,12 @@ impl<T: SimScalar> SharedSlice<T> {
 
     pub fn is_empty(&self) -> bool {
         self.cells.len == 0
+    }
+
+    /// Elements `start..end` as an array of their own (see [`Shared::slice`]).
+    #[track_caller]
+    pub fn slice(&self, start: usize, end: usize) -> SharedSlice<T> {
+        SharedSlice { cells: self.cells.slice(start, end) }
     }
 }
 
@@ -395,6 +474,15 @@ impl<T: SimScalar, const N: usize> Cells<usize> for Shared<T, N> {
 impl<T: SimScalar, const R: usize, const C: usize> Cells<(usize, usize)> for Shared2d<T, R, C> {
     type Elem = T;
     fn __cell(&self, i: (usize, usize)) -> &T::Atomic {
+        self.cells.cell(self.flat(i))
+    }
+}
+
+impl<T: SimScalar, const A: usize, const B: usize, const C: usize> Cells<(usize, usize, usize)>
+    for Shared3d<T, A, B, C>
+{
+    type Elem = T;
+    fn __cell(&self, i: (usize, usize, usize)) -> &T::Atomic {
         self.cells.cell(self.flat(i))
     }
 }
@@ -434,5 +522,6 @@ macro_rules! shared_access {
 shared_access! {
     impl[const N: usize] Shared<T, N>, usize;
     impl[const R: usize, const C: usize] Shared2d<T, R, C>, (usize, usize);
+    impl[const A: usize, const B: usize, const C: usize] Shared3d<T, A, B, C>, (usize, usize, usize);
     impl[] SharedSlice<T>, usize;
 }

@@ -17,6 +17,6 @@ mod memory;
 mod run;
 
 pub use memory::{
-    AtomicBits, Cells, Load, Shared, Shared2d, SharedSlice, SimScalar, SliceMut, StoreLocal, StoreShared,
+    AtomicBits, Cells, Load, Shared, Shared2d, Shared3d, SharedSlice, SimScalar, SliceMut, StoreLocal, StoreShared,
 };
 pub use run::run;

@@ -80,7 +80,13 @@ impl FnChecker<'_> {
         let mut init = None;
         if let Some(li) = &l.init {
             if let Some((else_tok, _)) = &li.diverge {
-                self.error(else_tok, "`let … else` is not supported in a vectorized function: patterns here cannot fail, so drop the `else`");
+                self.error(
+                    else_tok,
+                    format!(
+                        "`let … else` is not supported in {}: patterns here cannot fail, so drop the `else`",
+                        self.subject()
+                    ),
+                );
             }
             let e = self.expr(&li.expr);
             if self.prog.infer.unify(ty, e.ty).is_err() {
@@ -142,11 +148,14 @@ impl FnChecker<'_> {
         let what = match item {
             // Checked when the block is entered.
             syn::Item::Fn(_) | syn::Item::Const(_) => return,
-            syn::Item::Static(_) => "`static` items are not supported in a vectorized function: use a `const`",
+            syn::Item::Static(_) => format!("`static` items are not supported in {}: use a `const`", self.subject()),
             syn::Item::Use(_) => {
-                "`use` inside a vectorized function is not supported: refer to the scalar types and methods directly"
+                format!(
+                    "`use` inside {} is not supported: refer to the scalar types and methods directly",
+                    self.subject()
+                )
             }
-            _ => "items cannot be declared inside a vectorized function",
+            _ => format!("items cannot be declared inside {}", self.subject()),
         };
         self.error(item, what);
     }
@@ -161,10 +170,24 @@ impl FnChecker<'_> {
 
     pub(super) fn macro_error(&mut self, mac: &syn::Macro) {
         let name = mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
-        self.error(
-            mac,
-            format!("macros such as `{name}!` cannot run on the GPU: a vectorized function computes one value from scalars, with no I/O, allocation or formatting"),
+        let panics = matches!(
+            name.as_str(),
+            "panic" | "assert" | "assert_eq" | "assert_ne" | "unreachable" | "todo" | "unimplemented"
         );
+        let msg = match (self.prog.kernel, panics) {
+            (false, _) => format!(
+                "macros such as `{name}!` cannot run on the GPU: a vectorized function computes one value from scalars, with no I/O, allocation or formatting"
+            ),
+            (true, true) => format!(
+                "`{name}!` cannot run on the GPU: {} stops a thread with an error only where Rust would panic by itself (an index out of bounds, a division by zero); to refuse an input, `return` early or write a flag into a `&mut` slice",
+                self.subject()
+            ),
+            (true, false) => format!(
+                "macros such as `{name}!` cannot run on the GPU: {} has no I/O, allocation or formatting (`print!` and `println!` print in the simulator, and compile to nothing on the GPU)",
+                self.subject()
+            ),
+        };
+        self.error(mac, msg);
     }
 }
 

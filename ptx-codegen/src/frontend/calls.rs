@@ -17,7 +17,7 @@ impl FnChecker<'_> {
             return self.array_method(m, local, a);
         }
         if let Some(t) = &m.turbofish {
-            self.error(t, "generic arguments (`::<…>`) are not supported on methods in a vectorized function");
+            self.error(t, format!("generic arguments (`::<…>`) are not supported on methods in {}", self.subject()));
         }
         let recv = self.expr(&m.receiver);
         let args: Vec<(Expr, &syn::Expr)> = m.args.iter().map(|a| (self.expr(a), a)).collect();
@@ -44,7 +44,7 @@ impl FnChecker<'_> {
         // `String::from("abc")`: the type is the problem, not the arguments it would take.
         if let [.., ty, _] = segments.as_slice() {
             if ty.starts_with(|c: char| c.is_ascii_uppercase()) && ty != "SpecialMath" {
-                self.error(&c.func, format!("`{callee}` cannot run on the GPU: `{ty}` is not a scalar type; a vectorized function computes with f32, f64, integers and bool, and calls their methods (`f32::max(a, b)`), functions marked `#[gpu_runtime::device]` and functions nested in it"));
+                self.error(&c.func, format!("`{callee}` cannot run on the GPU: `{ty}` is not a scalar type; {subject} computes with f32, f64, integers and bool, and calls their methods (`f32::max(a, b)`), functions marked `#[gpu_runtime::device]` and functions nested in it", subject = self.subject()));
                 return self.error_expr(span);
             }
         }
@@ -104,7 +104,7 @@ impl FnChecker<'_> {
                 return self.error_expr(span);
             }
         }
-        self.error(&c.func, format!("cannot find function `{callee}`: a vectorized function can call functions marked `#[gpu_runtime::device]`, functions nested in its body, and the methods of its scalar types (`x.sqrt()`, `f32::max(a, b)`)"));
+        self.error(&c.func, format!("cannot find function `{callee}`: {subject} can call functions marked `#[gpu_runtime::device]`, functions nested in its body, and the methods of its scalar types (`x.sqrt()`, `f32::max(a, b)`)", subject = self.subject()));
         self.error_expr(span)
     }
 
@@ -187,7 +187,13 @@ impl FnChecker<'_> {
             }
             Err(Lookup::Unknown) => {
                 let available = intrinsic::methods_of(t).join(", ");
-                self.error(name_tokens, format!("unknown method `{name}` on `{t}`: the methods of `{t}` a vectorized function can call are {available}"));
+                self.error(
+                    name_tokens,
+                    format!(
+                        "unknown method `{name}` on `{t}`: the methods of `{t}` {subject} can call are {available}",
+                        subject = self.subject()
+                    ),
+                );
                 return self.error_expr(span);
             }
         };

@@ -51,8 +51,11 @@ pub(super) struct ProgramCx {
     pub(super) next_loop: u32,
     /// The program's tuple types, after inference ([`Program::tuples`](crate::ir::Program::tuples)).
     pub(super) tuples: Vec<Vec<ScalarType>>,
-    /// Whether the program is an explicit kernel's (slices, arrays and `gpu::` built-ins).
+    /// Whether the program may use the kernel language (arrays and `gpu::` built-ins): an
+    /// explicit kernel's, or a device function's checked by itself.
     pub(super) kernel: bool,
+    /// Whether the entry function is an explicit kernel (slices in, nothing out).
+    pub(super) kernel_entry: bool,
     /// The program's arrays ([`Type::Array`]).
     pub(super) arrays: Vec<super::kernel::ArrayDecl>,
 }
@@ -119,6 +122,16 @@ impl<'p> FnChecker<'p> {
             self.scopes.last_mut().expect("a scope is open").push((name, id));
         }
         id
+    }
+
+    /// What the program is, as messages name it: "a vectorized function", "a kernel" or
+    /// "a device function" (one checked by itself).
+    pub(super) fn subject(&self) -> &'static str {
+        match self.prog.entry_kind() {
+            "kernel" => "a kernel",
+            "device function" => "a device function",
+            _ => "a vectorized function",
+        }
     }
 
     pub(super) fn lookup(&self, name: &str) -> Option<LocalId> {

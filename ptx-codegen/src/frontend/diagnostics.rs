@@ -31,8 +31,13 @@ impl From<Span> for SpanRange {
 
 impl ProgramCx {
     /// What the program's entry is, in messages: "kernel" or "vectorized function".
+    /// What the program's entry is, as messages name it.
     pub(super) fn entry_kind(&self) -> &'static str {
-        if self.kernel { "kernel" } else { "vectorized function" }
+        match (self.kernel_entry, self.kernel) {
+            (true, _) => "kernel",
+            (false, true) => "device function",
+            (false, false) => "vectorized function",
+        }
     }
 
     pub(super) fn error(&mut self, tokens: impl ToTokens, msg: impl std::fmt::Display) {

@@ -22,7 +22,7 @@ impl FnChecker<'_> {
         self.mk(ExprKind::Block(Block::default()), Type::Error, span)
     }
 
-    pub(super) fn unsupported(&mut self, e: &syn::Expr, msg: &str) -> Expr {
+    pub(super) fn unsupported(&mut self, e: &syn::Expr, msg: impl std::fmt::Display) -> Expr {
         self.error(e, msg);
         self.error_expr(e.span())
     }
@@ -84,17 +84,17 @@ impl FnChecker<'_> {
             syn::Expr::Field(f) if self.prog.kernel && matches!(f.member, syn::Member::Named(_)) => self.dim3_field(f),
             syn::Expr::Array(_) | syn::Expr::Repeat(_) if self.prog.kernel => self.unsupported(e, "a local array is declared by a `let`: `let mut a = [0.0f32; 8];` or `let a = [x, y, z];`, then used by name"),
             syn::Expr::Unsafe(_) => self.unsupported(e, "`unsafe` blocks cannot appear in a vectorized function: the kernel language has no unsafe operations"),
-            syn::Expr::Async(_) | syn::Expr::Await(_) => self.unsupported(e, "`async`/`.await` cannot run in a vectorized function: it computes synchronously, one element per call"),
+            syn::Expr::Async(_) | syn::Expr::Await(_) => self.unsupported(e, format!("`async`/`.await` cannot run in {}: it computes synchronously", self.subject())),
             syn::Expr::Closure(_) if self.prog.kernel => self.unsupported(e, "closures are not supported in a kernel: write a `#[device]` function, or the computation inline"),
             syn::Expr::Closure(_) => self.unsupported(e, "closures are not supported in a vectorized function: write a `#[device]` function, or the computation inline"),
             syn::Expr::Index(_) => self.unsupported(e, "indexing is not supported: a vectorized function sees one element of each argument at a time, as a scalar"),
-            syn::Expr::Field(_) => self.unsupported(e, "field access is not supported: a vectorized function works on scalars (f32, f64, integers, bool) and tuples of them (`t.0`), not structs"),
+            syn::Expr::Field(_) => self.unsupported(e, format!("field access is not supported: {} works on scalars (f32, f64, integers, bool) and tuples of them (`t.0`), not structs", self.subject())),
             syn::Expr::Array(_) | syn::Expr::Repeat(_) => self.unsupported(e, "arrays are not supported in a vectorized function: it computes with scalars; the call broadcasts it over slices"),
-            syn::Expr::Reference(_) => self.unsupported(e, "references are not supported in a vectorized function: it computes with scalar values"),
-            syn::Expr::Struct(_) => self.unsupported(e, "structs are not supported in a vectorized function: it computes with scalars (f32, f64, integers, bool)"),
+            syn::Expr::Reference(_) => self.unsupported(e, format!("references are not supported in {}: it computes with scalar values", self.subject())),
+            syn::Expr::Struct(_) => self.unsupported(e, format!("structs are not supported in {}: it computes with scalars (f32, f64, integers, bool)", self.subject())),
             syn::Expr::Range(_) => self.unsupported(e, "a range is only supported as the iterator of a `for` loop (`for i in 0..n`)"),
-            syn::Expr::Try(_) => self.unsupported(e, "the `?` operator is not supported: a vectorized function has no `Result` or `Option`"),
-            syn::Expr::Let(_) => self.unsupported(e, "`let` patterns in conditions are not supported: a vectorized function has no enums to match on"),
+            syn::Expr::Try(_) => self.unsupported(e, format!("the `?` operator is not supported: {} has no `Result` or `Option`", self.subject())),
+            syn::Expr::Let(_) => self.unsupported(e, format!("`let` patterns in conditions are not supported: {} has no enums to match on", self.subject())),
             syn::Expr::Match(m) => self.match_expr(m),
             _ => {
                 let msg = format!("this expression is not supported in a {}", self.prog.entry_kind());
@@ -140,7 +140,7 @@ impl FnChecker<'_> {
                 None => self.float_lit(f.base10_digits(), f.suffix(), negated, span),
             },
             _ => {
-                self.error(lit, "only numeric and `bool` literals are supported in a vectorized function");
+                self.error(lit, format!("only numeric and `bool` literals are supported in {}", self.subject()));
                 self.error_expr(span)
             }
         }
@@ -229,7 +229,7 @@ impl FnChecker<'_> {
             }
         }
         let text = syntax::render_tokens(p.to_token_stream());
-        self.error(p, format!("unknown path `{text}`: a vectorized function can use its parameters, its variables and the constants of the scalar types (`f32::EPSILON`, `i32::MAX`, `std::f64::consts::PI`)"));
+        self.error(p, format!("unknown path `{text}`: {subject} can use its parameters, its variables and the constants of the scalar types (`f32::EPSILON`, `i32::MAX`, `std::f64::consts::PI`)", subject = self.subject()));
         self.error_expr(span)
     }
 
@@ -282,7 +282,7 @@ impl FnChecker<'_> {
                 Some(id)
             }
             _ => {
-                self.error(e, "only local variables can be assigned in a vectorized function");
+                self.error(e, format!("only local variables can be assigned in {}", self.subject()));
                 None
             }
         }
@@ -310,7 +310,13 @@ impl FnChecker<'_> {
         let span = i.span();
         let cond = match &*i.cond {
             syn::Expr::Let(l) => {
-                self.error(l, "`if let` is not supported in a vectorized function: it has no enums or `Option`s to match; use a plain `if`");
+                self.error(
+                    l,
+                    format!(
+                        "`if let` is not supported in {}: it has no enums or `Option`s to match; use a plain `if`",
+                        self.subject()
+                    ),
+                );
                 self.error_expr(l.span())
             }
             c => {

@@ -10,7 +10,9 @@ use super::context::{FnChecker, LocalKind};
 use super::diagnostics::{SpanRange, TypeUse, conversion_hint};
 use super::infer::VarKind;
 use super::syntax;
-use crate::ir::{ArrayKind, AtomicOp, BinaryOp, Expr, ExprKind, FnId, GpuOp, Literal, LocalId, Param, Stmt, Type};
+use crate::ir::{
+    ArrayKind, AtomicOp, BinaryOp, Expr, ExprKind, FnId, GpuOp, LaneMask, Literal, LocalId, Param, Stmt, Type,
+};
 use crate::ty::ScalarType;
 
 const USIZE: Type = Type::Scalar(ScalarType::Usize);
@@ -24,9 +26,17 @@ for a size chosen at launch, use `gpu::dynamic_shared::<T>()` with `LaunchConfig
 /// The GPU built-ins a kernel can call, for the message about an unknown one.
 const BUILTINS: &str = "thread_idx, block_idx, block_dim, grid_dim, grid1, grid2, grid3, gridsize1, gridsize2, gridsize3, \
 sync_threads, sync_threads_count, sync_threads_and, sync_threads_or, thread_fence, thread_fence_block, \
-thread_fence_system, lane_id, active_mask, shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync, ballot_sync, \
-all_sync, any_sync, check_index, shared, shared_2d, dynamic_shared, atomic::{add, sub, min, max, exchange, compare_and_swap, and, or, xor} \
-and the constant WARP_SIZE";
+thread_fence_system, lane_id, lanemask_lt, lanemask_le, lanemask_eq, lanemask_ge, lanemask_gt, active_mask, \
+syncwarp, shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync, ballot_sync, all_sync, any_sync, match_any_sync, \
+match_all_sync, check_index, shared, shared_2d, shared_3d, dynamic_shared, \
+atomic::{add, sub, min, max, nanmin, nanmax, inc, dec, exchange, compare_and_swap, and, or, xor} and the constant WARP_SIZE";
+
+/// The functions that declare a shared array, by rank (0: dynamic shared memory).
+const SHARED_DECLS: [(&str, usize); 4] = [("dynamic_shared", 0), ("shared", 1), ("shared_2d", 2), ("shared_3d", 3)];
+
+fn shared_rank(name: &str) -> Option<usize> {
+    SHARED_DECLS.iter().find(|(n, _)| *n == name).map(|(_, r)| *r)
+}
 
 /// The rest of a path into the GPU built-ins: `gpu::x`, `gpu_runtime::gpu::x`,
 /// `::gpu_runtime::gpu::x` give `["x"]` (and `["atomic", "add"]` for the atomics).
@@ -44,7 +54,7 @@ pub(super) fn gpu_path(p: &syn::Path) -> Option<Vec<String>> {
 /// fetch): `gpu::sync_threads`, `gpu::atomic::add`, `gpu_runtime::gpu::shared`, …
 pub(super) fn is_gpu_builtin(p: &syn::Path) -> bool {
     match gpu_path(p).as_deref() {
-        Some([name]) => gpu_op(name).is_some() || ["shared", "shared_2d", "dynamic_shared"].contains(&name.as_str()),
+        Some([name]) => gpu_op(name).is_some() || shared_rank(name).is_some(),
         Some([module, _]) => module == "atomic",
         _ => false,
     }
@@ -91,15 +101,18 @@ fn gpu_op(name: &str) -> Option<GpuOp> {
         "ballot_sync" => GpuOp::Ballot,
         "all_sync" => GpuOp::AllSync,
         "any_sync" => GpuOp::AnySync,
+        "syncwarp" => GpuOp::SyncWarp,
+        "match_any_sync" => GpuOp::MatchAny,
+        "match_all_sync" => GpuOp::MatchAll,
         "check_index" => GpuOp::CheckIndex,
-        _ => return None,
+        _ => return LaneMask::ALL.iter().find(|(n, _)| *n == name).map(|(_, m)| GpuOp::LaneMask(*m)),
     })
 }
 
 impl FnChecker<'_> {
     /// Whether this check is of the kernel itself (not of a helper or a nested function).
     pub(super) fn is_kernel_entry(&self) -> bool {
-        self.prog.kernel && self.current == Some(FnId(0))
+        self.prog.kernel_entry && self.current == Some(FnId(0))
     }
 
     /// A kernel's parameters: scalars, `&[T]` and `&mut [T]`. The kernel returns nothing.
@@ -189,12 +202,13 @@ impl FnChecker<'_> {
         self.locals[local.0 as usize].name.clone()
     }
 
-    /// Checks the index of an element of array `a`: a `usize`, or `(usize, usize)` for a
-    /// 2-D shared array.
+    /// Checks the index of an element of array `a`: a `usize`, or a tuple of one `usize`
+    /// per dimension for a 2-D or 3-D shared array.
     fn array_index(&mut self, a: u32, index: &syn::Expr, what: &str) -> Option<Vec<Expr>> {
         let rank = self.prog.array_rank(a);
         let elems: Vec<&syn::Expr> = match (rank, syntax::bare(index)) {
-            (2, syn::Expr::Tuple(t)) if t.elems.len() == 2 => t.elems.iter().collect(),
+            (1, i) => vec![i],
+            (_, syn::Expr::Tuple(t)) if t.elems.len() == rank => t.elems.iter().collect(),
             (2, _) => {
                 self.error(
                     index,
@@ -202,7 +216,13 @@ impl FnChecker<'_> {
                 );
                 return None;
             }
-            (_, i) => vec![i],
+            _ => {
+                self.error(
+                    index,
+                    format!("`{what}` is a 3-D shared array: index it with a triple, `{what}[(i, j, k)]`"),
+                );
+                return None;
+            }
         };
         let mut out = Vec::new();
         let mut ok = true;
@@ -298,8 +318,44 @@ impl FnChecker<'_> {
         let span = m.span();
         let name = syntax::name(&m.method);
         let arr = self.array_name(local);
+        let dims = match &self.prog.arrays[a as usize].1 {
+            ArrayKind::Shared { dims } => Some(dims.clone()),
+            _ => None,
+        };
+        let usize_lit = |cx: &mut Self, v: u64| cx.mk(ExprKind::Lit(Literal::Int(v.into())), USIZE, span);
         match (name.as_str(), m.args.len()) {
+            // Every element, whatever the rank (Rust's `len` of `[[T; C]; R]` would be `R`;
+            // Numba's `size` is the model here, as the simulator's `Shared2d::len`).
             ("len", 0) => self.mk(ExprKind::ArrayLen(a), USIZE, span),
+            ("is_empty", 0) => {
+                let len = self.mk(ExprKind::ArrayLen(a), USIZE, span);
+                let zero = usize_lit(self, 0);
+                self.mk(ExprKind::Binary(BinaryOp::Eq, Box::new(len), Box::new(zero)), BOOL, span)
+            }
+            ("shape", 0) if dims.as_ref().is_some_and(|d| d.len() > 1) => {
+                let dims = dims.expect("checked");
+                let elems: Vec<Expr> = dims.iter().map(|d| usize_lit(self, *d)).collect();
+                let ty = self.prog.infer.tuple(vec![USIZE; dims.len()]);
+                self.mk(ExprKind::Tuple(elems), ty, span)
+            }
+            ("rows" | "cols", 0) if dims.as_ref().is_some_and(|d| d.len() == 2) => {
+                let dims = dims.expect("checked");
+                usize_lit(self, if name == "rows" { dims[0] } else { dims[1] })
+            }
+            ("shape" | "rows" | "cols", _) => {
+                let what = if name == "shape" { "a 2-D or 3-D" } else { "a 2-D" };
+                self.error(&m.method, format!("`{name}()` is a method of {what} shared array; `{arr}` has `len()`"));
+                self.error_expr(span)
+            }
+            ("slice", _) => {
+                self.error(
+                    m,
+                    format!(
+                        "a view is bound with `let`: `let part = {arr}.slice(start, end);`, then indexed as `part[i]`"
+                    ),
+                );
+                self.error_expr(span)
+            }
             ("get_unchecked" | "get_unchecked_mut", 1) => {
                 let deref = std::mem::take(&mut self.under_deref);
                 if self.unsafe_depth == 0 {
@@ -319,7 +375,10 @@ impl FnChecker<'_> {
                 // atomically), only its element is.
                 let shared = matches!(
                     kind,
-                    ArrayKind::Slice { mutable: true } | ArrayKind::Shared { .. } | ArrayKind::DynamicShared
+                    ArrayKind::Slice { mutable: true }
+                        | ArrayKind::Shared { .. }
+                        | ArrayKind::DynamicShared
+                        | ArrayKind::View { .. }
                 );
                 if shared && !deref {
                     self.error(m, format!("take the element itself, `*{arr}.{name}(i)`: a reference into a `&mut` slice or a shared array cannot be kept"));
@@ -328,19 +387,16 @@ impl FnChecker<'_> {
                 let ty = self.prog.arrays[a as usize].0;
                 self.mk(ExprKind::Index { array: a, index, checked: false }, ty, span)
             }
-            ("len" | "get_unchecked" | "get_unchecked_mut", n) => {
+            ("len" | "is_empty" | "get_unchecked" | "get_unchecked_mut", n) => {
+                let want = usize::from(name.starts_with("get"));
                 self.error(
                     m,
-                    format!(
-                        "`{name}` takes {} argument{}, but {n} were given",
-                        usize::from(name != "len"),
-                        if name == "len" { "s" } else { "" }
-                    ),
+                    format!("`{name}` takes {want} argument{}, but {n} were given", if want == 1 { "" } else { "s" }),
                 );
                 self.error_expr(span)
             }
             _ => {
-                self.error(&m.method, format!("unknown method `{name}` on `{arr}`: a kernel's slices and arrays have `len()`, `get_unchecked(i)` and `get_unchecked_mut(i)` (in `unsafe`) and indexing (`{arr}[i]`)"));
+                self.error(&m.method, format!("unknown method `{name}` on `{arr}`: a kernel's slices and arrays have `len()`, `is_empty()`, `get_unchecked(i)` and `get_unchecked_mut(i)` (in `unsafe`) and indexing (`{arr}[i]`); shared arrays also `slice(start, end)` (1-D), `shape()` (2-D and 3-D), `rows()` and `cols()` (2-D)"));
                 self.error_expr(span)
             }
         }
@@ -377,13 +433,43 @@ impl FnChecker<'_> {
                 }
                 (elem, ArrayKind::Local { len: vals.len() as u64 }, ExprKind::ArrayList(vals))
             }
+            syn::Expr::MethodCall(m) if syntax::name(&m.method) == "slice" => {
+                let (local, base) = self.array_local(&m.receiver)?;
+                let (elem, kind) = self.prog.arrays[base as usize].clone_parts();
+                let arr = self.array_name(local);
+                let viewable = match &kind {
+                    ArrayKind::Shared { dims } => dims.len() == 1,
+                    ArrayKind::DynamicShared | ArrayKind::View { .. } => true,
+                    _ => false,
+                };
+                if !viewable {
+                    self.error(m, format!("`slice(start, end)` makes a view of a 1-D shared array, of dynamic shared memory or of another view; `{arr}` is {}", kind_phrase(&kind)));
+                    return Some(None);
+                }
+                if m.args.len() != 2 {
+                    self.error(m, format!("`slice` takes 2 arguments (the start and the end, `{arr}.slice(start, end)`), but {} were given", m.args.len()));
+                    return Some(None);
+                }
+                let mut bounds = Vec::new();
+                for b in &m.args {
+                    let e = self.expr(b);
+                    if self.prog.infer.unify(e.ty, USIZE).is_err() {
+                        let found = self.prog.infer.describe(e.ty);
+                        let hint = conversion_hint(b, &found, "usize");
+                        self.error(
+                            b,
+                            format!("mismatched types: a view's start and end are `usize`, found `{found}`{hint}"),
+                        );
+                    }
+                    bounds.push(e);
+                }
+                (elem, ArrayKind::View { base }, ExprKind::ArrayView { base, bounds })
+            }
             syn::Expr::Call(c) => {
                 let syn::Expr::Path(p) = &*c.func else { return None };
                 let rest = gpu_path(&p.path)?;
                 let kind = match rest.as_slice() {
-                    [s] if s == "shared" => 1,
-                    [s] if s == "shared_2d" => 2,
-                    [s] if s == "dynamic_shared" => 0,
+                    [s] => shared_rank(s)?,
                     _ => return None,
                 };
                 if !c.args.is_empty() {
@@ -470,13 +556,14 @@ impl FnChecker<'_> {
         }
     }
 
-    /// `<T, N>` / `<T, R, C>` / `<T>` of `gpu::shared*`.
+    /// `<T, N>` / `<T, R, C>` / `<T, A, B, C>` / `<T>` of `gpu::shared*`.
     fn shared_generics(&mut self, seg: &syn::PathSegment, rank: usize) -> Option<(ScalarType, Vec<u64>)> {
         let name = syntax::name(&seg.ident);
         let want = match rank {
             0 => "`gpu::dynamic_shared::<T>()`",
             1 => "`gpu::shared::<T, N>()`",
-            _ => "`gpu::shared_2d::<T, ROWS, COLUMNS>()`",
+            2 => "`gpu::shared_2d::<T, ROWS, COLUMNS>()`",
+            _ => "`gpu::shared_3d::<T, A, B, C>()`",
         };
         let syn::PathArguments::AngleBracketed(args) = &seg.arguments else {
             self.error(seg, format!("`gpu::{name}` needs its element type and size: write {want}"));
@@ -534,7 +621,7 @@ impl FnChecker<'_> {
             }
         }
         let name = rest.join("::");
-        if matches!(name.as_str(), "shared" | "shared_2d" | "dynamic_shared") {
+        if shared_rank(&name).is_some() {
             self.error(c, format!("`gpu::{name}` declares a shared array: call it as the value of a `let` (`let tile = gpu::shared::<f32, 256>();`)"));
             return self.error_expr(span);
         }
@@ -553,7 +640,13 @@ impl FnChecker<'_> {
             }
             GpuOp::SyncThreadsCount => (vec![Some(BOOL)], U32),
             GpuOp::SyncThreadsAnd | GpuOp::SyncThreadsOr => (vec![Some(BOOL)], BOOL),
-            GpuOp::LaneId | GpuOp::ActiveMask => (vec![], U32),
+            GpuOp::LaneId | GpuOp::ActiveMask | GpuOp::LaneMask(_) => (vec![], U32),
+            GpuOp::SyncWarp => (vec![Some(U32)], Type::Unit),
+            GpuOp::MatchAny => (vec![Some(U32), None], U32),
+            GpuOp::MatchAll => {
+                let pair = self.prog.infer.tuple(vec![U32, BOOL]);
+                (vec![Some(U32), None], pair)
+            }
             GpuOp::Ballot => (vec![Some(U32), Some(BOOL)], U32),
             GpuOp::AllSync | GpuOp::AnySync => (vec![Some(U32), Some(BOOL)], BOOL),
             GpuOp::CheckIndex => (vec![Some(USIZE), Some(USIZE)], USIZE),
@@ -590,9 +683,10 @@ impl FnChecker<'_> {
                     Type::Scalar(_) | Type::Infer(_) | Type::Error => {}
                     t => {
                         let found = self.prog.infer.describe(t);
+                        let verb = if name.starts_with("match") { "compares" } else { "shuffles" };
                         self.error(
                             *src,
-                            format!("`gpu::{name}` shuffles a scalar (f32, f64, integers, bool), not `{found}`"),
+                            format!("`gpu::{name}` {verb} a scalar (f32, f64, integers, bool), not `{found}`"),
                         );
                     }
                 },
@@ -700,6 +794,17 @@ impl FnChecker<'_> {
     }
 }
 
+/// How a message names an array of this kind.
+fn kind_phrase(kind: &ArrayKind) -> &'static str {
+    match kind {
+        ArrayKind::Slice { .. } => "a slice parameter",
+        ArrayKind::Local { .. } => "the thread's own array",
+        ArrayKind::Shared { dims } if dims.len() == 2 => "a 2-D shared array",
+        ArrayKind::Shared { .. } => "a 3-D shared array",
+        ArrayKind::DynamicShared | ArrayKind::View { .. } => "a view",
+    }
+}
+
 /// The array table of the program's check: element type (an inference type until the end)
 /// and kind, with where it is declared.
 #[derive(Clone)]
@@ -729,10 +834,9 @@ impl super::context::ProgramCx {
         let ArrayDecl(elem, kind, _) = &self.arrays[a as usize];
         let t = self.infer.describe(*elem);
         match kind {
-            ArrayKind::Slice { .. } | ArrayKind::DynamicShared => format!("[{t}]"),
+            ArrayKind::Slice { .. } | ArrayKind::DynamicShared | ArrayKind::View { .. } => format!("[{t}]"),
             ArrayKind::Local { len } => format!("[{t}; {len}]"),
-            ArrayKind::Shared { dims } if dims.len() == 1 => format!("[{t}; {}]", dims[0]),
-            ArrayKind::Shared { dims } => format!("[[{t}; {}]; {}]", dims[1], dims[0]),
+            ArrayKind::Shared { dims } => dims.iter().rev().fold(t, |inner, d| format!("[{inner}; {d}]")),
         }
     }
 

@@ -116,9 +116,14 @@ fn indices_are_usize() {
 
 #[test]
 fn atomics_name_their_types() {
+    ok("fn k(x: &mut [f32], y: &mut [f64]) { gpu::atomic::min(x, 0, 1.0); gpu::atomic::nanmax(y, 0, 1.0); }");
     error_containing(
-        "fn k(x: &mut [f32]) { gpu::atomic::min(x, 0, 1.0); }",
-        "`gpu::atomic::min` is not supported on `f32`: it supports i32, u32, i64, u64",
+        "fn k(x: &mut [i32]) { gpu::atomic::inc(x, 0, 1); }",
+        "`gpu::atomic::inc` is not supported on `i32`: it supports u32, u64",
+    );
+    error_containing(
+        "fn k(x: &mut [f32]) { gpu::atomic::xor(x, 0, 1.0); }",
+        "`gpu::atomic::xor` is not supported on `f32`: it supports i32, u32, i64, u64",
     );
     error_containing(
         "fn k(x: &mut [u8]) { gpu::atomic::add(x, 0, 1); }",
@@ -196,4 +201,118 @@ fn dims_and_local_arrays_take_type_annotations() {
     error_containing("fn k(o: &mut [f32]) { let t: gpu::Dim3 = 1u32; }", "mismatched types");
     error_containing("fn k(o: &mut [f32]) { let t: u32 = gpu::thread_idx(); }", "mismatched types");
     error_containing("fn k(o: &mut [f32]) { let a: [f32; 3] = [0.0; 4]; }", "expected an array of 3 elements");
+}
+
+/// What `len()` and `shape()` give for each kind of array: every element, whatever the rank
+/// (the simulator's `Shared2d::len` is `R * C`), and the dimensions as constants.
+#[test]
+fn array_lengths_and_shapes() {
+    let p = ok("fn k(o: &mut [usize]) {
+        let s = gpu::shared_2d::<i32, 2, 3>();
+        let c = gpu::shared_3d::<u8, 2, 3, 4>();
+        let (r, k) = s.shape();
+        o[0] = s.len() + c.len() + r + k + s.rows() + s.cols();
+        let (a, b, d) = c.shape();
+        o[1] = a + b + d + c[(1, 2, 3)] as usize;
+    }");
+    assert_eq!(p.arrays[1].kind, ArrayKind::Shared { dims: vec![2, 3] });
+    assert_eq!(p.arrays[2].kind, ArrayKind::Shared { dims: vec![2, 3, 4] });
+    let mut tuples = Vec::new();
+    visit_block(&p.entry().body, &mut |e| {
+        if let ExprKind::Tuple(elems) = &e.kind {
+            tuples.push(elems.iter().map(|e| format!("{:?}", e.kind)).collect::<Vec<_>>().join(", "));
+        }
+    });
+    assert_eq!(tuples, ["Lit(Int(2)), Lit(Int(3))", "Lit(Int(2)), Lit(Int(3)), Lit(Int(4))"]);
+    error_containing(
+        "fn k(o: &mut [usize]) { o[0] = o.shape().0; }",
+        "`shape()` is a method of a 2-D or 3-D shared array",
+    );
+    error_containing(
+        "fn k(o: &mut [usize]) { let s = gpu::shared::<u8, 4>(); o[0] = s.rows(); }",
+        "`rows()` is a method of a 2-D shared array",
+    );
+    error_containing(
+        "fn k(o: &mut [u8]) { let c = gpu::shared_3d::<u8, 2, 3, 4>(); o[0] = c[(1, 2)]; }",
+        "a 3-D shared array: index it with a triple",
+    );
+    error_containing(
+        "fn k(o: &mut [u8]) { let c = gpu::shared_3d::<u8, 2, 3>(); }",
+        "`gpu::shared_3d` takes 4 generic arguments",
+    );
+}
+
+#[test]
+fn views_of_shared_memory() {
+    let p = ok("fn k(o: &mut [f32], a: usize, b: usize) {
+        let s = gpu::shared::<f32, 64>();
+        let d = gpu::dynamic_shared::<f32>();
+        let v = s.slice(a, b);
+        let w = v.slice(1, 3);
+        let e = d.slice(0, a);
+        w[0] = e[1];
+        gpu::atomic::add(v, 2, 1.0);
+        o[0] = v[0] + unsafe { *w.get_unchecked(1) } + v.len() as f32;
+    }");
+    let views: Vec<&ArrayKind> =
+        p.arrays.iter().map(|a| &a.kind).filter(|k| matches!(k, ArrayKind::View { .. })).collect();
+    assert_eq!(views, [&ArrayKind::View { base: 1 }, &ArrayKind::View { base: 3 }, &ArrayKind::View { base: 2 }]);
+    error_containing(
+        "fn k(o: &mut [f32]) { let v = o.slice(0, 2); }",
+        "`slice(start, end)` makes a view of a 1-D shared array, of dynamic shared memory or of another view; `o` is a slice parameter",
+    );
+    error_containing(
+        "fn k(o: &mut [f32]) { let s = gpu::shared_2d::<f32, 2, 2>(); let v = s.slice(0, 2); }",
+        "`s` is a 2-D shared array",
+    );
+    error_containing(
+        "fn k(o: &mut [f32]) { let s = gpu::shared::<f32, 8>(); o[0] = s.slice(0, 2)[0]; }",
+        "a view is bound with `let`",
+    );
+    error_containing(
+        "fn k(o: &mut [f32], a: i32) { let s = gpu::shared::<f32, 8>(); let v = s.slice(a, 4); }",
+        "a view's start and end are `usize`, found `i32`",
+    );
+}
+
+#[test]
+fn warp_matches_masks_and_syncwarp() {
+    ok("fn k(a: &[f64], b: &[u8], o: &mut [u32]) {
+        let i = gpu::grid1();
+        let (m, all) = gpu::match_all_sync(0xffffffff, a[i]);
+        gpu::syncwarp(m);
+        o[i] = gpu::match_any_sync(0xffffffff, b[i]) + gpu::lanemask_lt() + gpu::lanemask_le()
+            + gpu::lanemask_eq() + gpu::lanemask_ge() + gpu::lanemask_gt() + all as u32;
+    }");
+    error_containing("fn k(o: &mut [u32]) { gpu::syncwarp(); }", "`gpu::syncwarp` takes 1 argument, but 0 were given");
+    error_containing("fn k(o: &mut [u32]) { o[0] = gpu::match_all_sync(1u32, 2u32); }", "mismatched types");
+}
+
+#[test]
+fn panics_in_a_kernel_are_named_for_a_kernel() {
+    error_containing(
+        "fn k(o: &mut [u32]) { if o[0] == 0 { panic!(\"zero\"); } }",
+        "`panic!` cannot run on the GPU: a kernel stops a thread with an error only where Rust would panic by itself",
+    );
+    error_containing(
+        "fn k(o: &mut [u32]) { let v = vec![1]; }",
+        "macros such as `vec!` cannot run on the GPU: a kernel has no I/O",
+    );
+    error_containing("fn k(o: &mut [u32]) { let r = &o; }", "references are not supported in a kernel");
+}
+
+/// A device function checked by itself may use the kernel language (a kernel calls it).
+#[test]
+fn device_functions_may_use_shared_memory() {
+    let item: syn::ItemFn = syn::parse_str(
+        "fn tally(v: u32) -> u32 { let s = gpu::shared::<u32, 32>(); gpu::atomic::add(s, 0, v); gpu::sync_threads(); s[0] }",
+    )
+    .unwrap();
+    let p = check_device_program(&item, &[], &[]).unwrap();
+    assert_eq!(p.arrays[0].kind, ArrayKind::Shared { dims: vec![32] });
+    let e = check_program(&item, &[], &[]).unwrap_err().to_string();
+    assert!(e.contains("is a GPU built-in of explicit kernels"), "{e}");
+    let item: syn::ItemFn = syn::parse_str("fn f(x: f32) -> f32 { x.frobnicate() }").unwrap();
+    let e = check_device_program(&item, &[], &[]).unwrap_err().to_string();
+    assert!(e.contains("a device function can call"), "{e}");
 }

@@ -56,7 +56,7 @@ impl FnChecker<'_> {
             syn::Expr::Let(l) => {
                 self.error(
                     l,
-                    "`while let` is not supported in a vectorized function: use `while` with a `bool` condition",
+                    format!("`while let` is not supported in {}: use `while` with a `bool` condition", self.subject()),
                 );
                 self.error_expr(l.span())
             }
@@ -113,13 +113,16 @@ impl FnChecker<'_> {
     /// `a..b`, `a..=b`, optionally followed by `.rev()` and then `.step_by(k)`.
     #[allow(clippy::type_complexity)]
     fn range_iter(&mut self, e: &syn::Expr) -> Option<(Expr, Expr, bool, bool, Option<Expr>)> {
-        const SUPPORTED: &str = "a `for` loop in a vectorized function iterates over an integer range: `a..b`, `a..=b`, optionally with `.rev()` and then `.step_by(k)`";
+        let supported = format!(
+            "a `for` loop in {} iterates over an integer range: `a..b`, `a..=b`, optionally with `.rev()` and then `.step_by(k)`",
+            self.subject()
+        );
         match e {
             syn::Expr::Paren(p) => self.range_iter(&p.expr),
             syn::Expr::Group(g) => self.range_iter(&g.expr),
             syn::Expr::Range(r) => {
                 let (Some(a), Some(b)) = (&r.start, &r.end) else {
-                    self.error(r, format!("an open range cannot be iterated here: {SUPPORTED}"));
+                    self.error(r, format!("an open range cannot be iterated here: {supported}"));
                     return None;
                 };
                 let inclusive = matches!(r.limits, syn::RangeLimits::Closed(_));
@@ -129,7 +132,7 @@ impl FnChecker<'_> {
             syn::Expr::MethodCall(m) if m.method == "rev" && m.args.is_empty() => {
                 let (s, e2, inc, rev, step) = self.range_iter(&m.receiver)?;
                 if step.is_some() || rev {
-                    self.error(&m.method, format!("`.rev()` must come right after the range: {SUPPORTED}"));
+                    self.error(&m.method, format!("`.rev()` must come right after the range: {supported}"));
                     return None;
                 }
                 Some((s, e2, inc, true, None))
@@ -137,7 +140,7 @@ impl FnChecker<'_> {
             syn::Expr::MethodCall(m) if m.method == "step_by" && m.args.len() == 1 => {
                 let (s, e2, inc, rev, step) = self.range_iter(&m.receiver)?;
                 if step.is_some() {
-                    self.error(&m.method, format!("`.step_by` can be applied once: {SUPPORTED}"));
+                    self.error(&m.method, format!("`.step_by` can be applied once: {supported}"));
                     return None;
                 }
                 let k = self.expr(&m.args[0]);
@@ -151,7 +154,7 @@ impl FnChecker<'_> {
                 Some((s, e2, inc, rev, Some(k)))
             }
             _ => {
-                self.error(e, SUPPORTED);
+                self.error(e, supported);
                 None
             }
         }

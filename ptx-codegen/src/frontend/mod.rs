@@ -58,7 +58,7 @@ pub fn check_program(
     entry_callees: &[(String, String)],
     helpers: &[HelperDef],
 ) -> Result<Program, syn::Error> {
-    check(entry, entry_callees, helpers, false)
+    check(entry, entry_callees, helpers, Mode::Vectorized)
 }
 
 /// [`check_program`] for an explicit kernel (`#[kernel]`): the entry takes slices and
@@ -68,21 +68,50 @@ pub fn check_kernel_program(
     entry_callees: &[(String, String)],
     helpers: &[HelperDef],
 ) -> Result<Program, syn::Error> {
-    check(entry, entry_callees, helpers, true)
+    check(entry, entry_callees, helpers, Mode::Kernel)
+}
+
+/// [`check_program`] for a `#[device]` function by itself: a scalar function that may use
+/// the kernel language (local and shared arrays, the `gpu::` built-ins), which only a
+/// kernel can then call (a vectorized function's own check refuses them).
+pub fn check_device_program(
+    entry: &syn::ItemFn,
+    entry_callees: &[(String, String)],
+    helpers: &[HelperDef],
+) -> Result<Program, syn::Error> {
+    check(entry, entry_callees, helpers, Mode::Device)
+}
+
+/// What a check's entry function is.
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Mode {
+    /// A vectorized function: scalars only.
+    Vectorized,
+    /// An explicit kernel: slices, arrays and the `gpu::` built-ins; it returns nothing.
+    Kernel,
+    /// A device function: a scalar signature, the kernel language in its body.
+    Device,
+}
+
+impl Mode {
+    fn program(self, functions: usize) -> ProgramCx {
+        ProgramCx {
+            functions: vec![None; functions],
+            sigs: vec![None; functions],
+            kernel: self != Mode::Vectorized,
+            kernel_entry: self == Mode::Kernel,
+            ..ProgramCx::default()
+        }
+    }
 }
 
 fn check(
     entry: &syn::ItemFn,
     entry_callees: &[(String, String)],
     helpers: &[HelperDef],
-    kernel: bool,
+    mode: Mode,
 ) -> Result<Program, syn::Error> {
-    let mut cx = ProgramCx {
-        functions: vec![None; helpers.len() + 1],
-        sigs: vec![None; helpers.len() + 1],
-        kernel,
-        ..ProgramCx::default()
-    };
+    let mut cx = mode.program(helpers.len() + 1);
     let ids: Vec<(String, FnId)> =
         helpers.iter().enumerate().map(|(i, h)| (h.id.clone(), FnId(i as u32 + 1))).collect();
     let scope_of = |callees: &[(String, String)]| ItemScope {
@@ -92,7 +121,7 @@ fn check(
             .collect(),
         consts: Vec::new(),
     };
-    cx.sigs[0] = if kernel { None } else { fn_sig(entry) };
+    cx.sigs[0] = if cx.kernel_entry { None } else { fn_sig(entry) };
     for (i, h) in helpers.iter().enumerate() {
         cx.sigs[i + 1] = fn_sig(&h.item);
     }
@@ -131,19 +160,24 @@ fn has_error_type(f: &crate::ir::Function) -> bool {
 /// definitions have not been fetched yet) are taken on trust: every other problem is
 /// reported now, before the macro goes to fetch them.
 pub fn precheck(entry: &syn::ItemFn, external: &[String]) -> Result<(), syn::Error> {
-    precheck_as(entry, external, false)
+    precheck_as(entry, external, Mode::Vectorized)
 }
 
 /// [`precheck`] for an explicit kernel.
 pub fn precheck_kernel(entry: &syn::ItemFn, external: &[String]) -> Result<(), syn::Error> {
-    precheck_as(entry, external, true)
+    precheck_as(entry, external, Mode::Kernel)
 }
 
-fn precheck_as(entry: &syn::ItemFn, external: &[String], kernel: bool) -> Result<(), syn::Error> {
+/// [`precheck`] for a device function ([`check_device_program`]).
+pub fn precheck_device(entry: &syn::ItemFn, external: &[String]) -> Result<(), syn::Error> {
+    precheck_as(entry, external, Mode::Device)
+}
+
+fn precheck_as(entry: &syn::ItemFn, external: &[String], mode: Mode) -> Result<(), syn::Error> {
     // FnId(1) stands for every external function: no signature, so its calls check their
     // arguments and give an error type without a message.
-    let sig0 = if kernel { None } else { fn_sig(entry) };
-    let mut cx = ProgramCx { functions: vec![None, None], sigs: vec![sig0, None], kernel, ..ProgramCx::default() };
+    let mut cx = mode.program(2);
+    cx.sigs[0] = if cx.kernel_entry { None } else { fn_sig(entry) };
     let scope = ItemScope { fns: external.iter().map(|p| (p.clone(), FnId(1))).collect(), consts: Vec::new() };
     cx.check_fn(FnId(0), entry, vec![scope], Vec::new());
     cx.calls.retain(|&(_, to, _)| to != FnId(1));
@@ -166,7 +200,7 @@ pub fn signature_types(sig: &syn::Signature) -> Result<(Vec<ScalarType>, RetType
 /// A kernel's parameters from its signature alone (the macro needs them even when the
 /// body has errors).
 pub fn kernel_signature(sig: &syn::Signature) -> Result<Vec<crate::ExplicitParam>, syn::Error> {
-    let mut cx = ProgramCx { kernel: true, ..ProgramCx::default() };
+    let mut cx = Mode::Kernel.program(1);
     let params = FnChecker::new(&mut cx, Some(FnId(0)), Vec::new(), Vec::new()).kernel_signature(sig);
     if let Some(e) = cx.combined_errors() {
         return Err(e);

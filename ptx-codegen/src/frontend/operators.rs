@@ -161,7 +161,7 @@ impl FnChecker<'_> {
                 self.error_expr(span)
             }
             syn::UnOp::Deref(_) => {
-                self.error(u, "dereferencing (`*`) is not supported: a vectorized function has no references");
+                self.error(u, format!("dereferencing (`*`) is not supported: {} has no references", self.subject()));
                 self.error_expr(span)
             }
             _ => {

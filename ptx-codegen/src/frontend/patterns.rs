@@ -32,7 +32,7 @@ impl FnChecker<'_> {
             syn::Pat::Tuple(_) | syn::Pat::TupleStruct(_) | syn::Pat::Struct(_) | syn::Pat::Slice(_) => {
                 self.error(
                     pat,
-                    format!("destructuring is not supported in a {what}: a vectorized function works on scalars, so bind a single name (`x`)"),
+                    format!("destructuring is not supported in a {what}: {subject} works on scalars, so bind a single name (`x`)", subject = self.subject()),
                 );
                 None
             }
@@ -216,7 +216,7 @@ impl FnChecker<'_> {
                     .reduce(|a, b| self.mk(ExprKind::Logical(LogicalOp::Or, Box::new(a), Box::new(b)), bool_ty, span))
             }
             _ => {
-                self.error(pat, "this pattern is not supported: a `match` in a vectorized function takes literals (`3`, `true`), ranges (`1..=9`), constants (`i32::MAX`), `|`, `_` and bindings (`n`, `n @ 1..=9`)");
+                self.error(pat, format!("this pattern is not supported: a `match` in {} takes literals (`3`, `true`), ranges (`1..=9`), constants (`i32::MAX`), `|`, `_` and bindings (`n`, `n @ 1..=9`)", self.subject()));
                 None
             }
         }

@@ -26,7 +26,11 @@ impl FnChecker<'_> {
                 }
                 Type::Unit => self.error_at(
                     l.span,
-                    format!("`{}` holds `()`: a variable in a vectorized function must hold a scalar", l.name),
+                    format!(
+                        "`{}` holds `()`: a variable in {subject} must hold a scalar",
+                        l.name,
+                        subject = self.subject()
+                    ),
                 ),
             }
             locals.push(Local { name: l.name, ty, mutable: l.mutable });
@@ -90,7 +94,10 @@ impl ProgramCx {
             | ExprKind::SharedArray
             | ExprKind::ArrayLen(_) => {}
             ExprKind::ArrayRepeat(a, _) => self.resolve_expr(a),
-            ExprKind::ArrayList(args) | ExprKind::Gpu(_, args) | ExprKind::Index { index: args, .. } => {
+            ExprKind::ArrayList(args)
+            | ExprKind::Gpu(_, args)
+            | ExprKind::Index { index: args, .. }
+            | ExprKind::ArrayView { bounds: args, .. } => {
                 for a in args {
                     self.resolve_expr(a);
                 }

@@ -34,7 +34,13 @@ impl ProgramCx {
 impl FnChecker<'_> {
     pub(super) fn signature(&mut self, sig: &syn::Signature) -> (Vec<Param>, Option<RetType>) {
         if let Some(a) = &sig.asyncness {
-            self.error(a, "`async fn` cannot be vectorized: a vectorized function is a plain scalar function that runs once per element");
+            self.error(
+                a,
+                format!(
+                    "`async fn` cannot be vectorized: {} is a plain scalar function that runs once per element",
+                    self.subject()
+                ),
+            );
         }
         if let Some(u) = &sig.unsafety {
             self.error(
@@ -43,24 +49,27 @@ impl FnChecker<'_> {
             );
         }
         if let Some(abi) = &sig.abi {
-            self.error(abi, "a vectorized function cannot declare an ABI (`extern`): remove it");
+            self.error(abi, format!("{} cannot declare an ABI (`extern`): remove it", self.subject()));
         }
         self.generic_names = sig.generics.type_params().map(|p| p.ident.to_string()).collect();
         if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
             self.error(
                 &sig.generics,
-                "a vectorized function is compiled for concrete types: write `#[vectorize(types(f32, f64))]` to compile `fn f<T: Float>(…)` for each listed type, or use concrete types (`fn f(x: f32) -> f32`)",
+                format!("{} is compiled for concrete types: write `#[vectorize(types(f32, f64))]` to compile `fn f<T: Float>(…)` for each listed type, or use concrete types (`fn f(x: f32) -> f32`)", self.subject()),
             );
         }
         if let Some(v) = &sig.variadic {
-            self.error(v, "a vectorized function cannot be variadic");
+            self.error(v, format!("{} cannot be variadic", self.subject()));
         }
         let mut params = Vec::new();
         for input in &sig.inputs {
             match input {
                 syn::FnArg::Receiver(r) => self.error(
                     r,
-                    "a vectorized function cannot take `self`: write a free function whose parameters are scalars",
+                    format!(
+                        "{} cannot take `self`: write a free function whose parameters are scalars",
+                        self.subject()
+                    ),
                 ),
                 syn::FnArg::Typed(pt) => {
                     let Some((name, mutable, span)) = self.binding(&pt.pat, "parameter") else {
@@ -83,7 +92,7 @@ impl FnChecker<'_> {
             syn::ReturnType::Default => {
                 self.error_at(
                     sig.paren_token.span.close(),
-                    "a vectorized function must return a value: add a return type such as `-> f32`",
+                    format!("{} must return a value: add a return type such as `-> f32`", self.subject()),
                 );
                 None
             }
@@ -93,7 +102,8 @@ impl FnChecker<'_> {
                     self.error(
                         t,
                         format!(
-                            "a vectorized function returns at most {MAX_OUTPUTS} values (one output array each), not {}: return fewer, or split it into several functions",
+                            "{} returns at most {MAX_OUTPUTS} values (one output array each), not {}: return fewer, or split it into several functions",
+                            self.subject(),
                             t.elems.len()
                         ),
                     );

@@ -8,7 +8,7 @@ use inkwell::intrinsics::Intrinsic as LlvmIntrinsic;
 use inkwell::module::{Linkage, Module};
 use inkwell::types::{BasicMetadataTypeEnum, BasicType};
 use inkwell::values::{AsValueRef, BasicMetadataValueEnum, BasicValueEnum, FunctionValue, IntValue, PointerValue};
-use inkwell::{AddressSpace, AtomicOrdering, AtomicRMWBinOp, IntPredicate};
+use inkwell::{AddressSpace, AtomicOrdering, AtomicRMWBinOp, FloatPredicate, IntPredicate};
 use proc_macro2::Span;
 
 use super::{FnLower, LResult, Value, basic_value, internal, memory_type};
@@ -17,14 +17,13 @@ use crate::ir::{ArrayKind, AtomicOp, Expr, ExprKind, GpuOp, LocalId, Program, Ty
 use crate::options::LaunchBounds;
 use crate::ty::ScalarType;
 
-/// Where an array's elements are, for the function being lowered.
+/// Where an array's elements are, for the function being lowered. A shared array's shape
+/// is the program's ([`ArrayKind::Shared`]), known when the kernel is compiled.
 #[derive(Copy, Clone)]
 pub(super) struct ArrayPlace<'ctx> {
     pub(super) ptr: PointerValue<'ctx>,
-    /// The length in elements (`i64`); for a 2-D shared array, the rows.
+    /// Every element (`i64`), whatever the rank: what `len()` gives, as in the simulator.
     pub(super) len: IntValue<'ctx>,
-    /// The columns of a 2-D shared array.
-    pub(super) columns: Option<u64>,
 }
 
 /// The global address space (slices) and the shared one.
@@ -73,7 +72,7 @@ impl<'ctx> FnLower<'_, 'ctx> {
                     Some(p) => *p,
                     None => {
                         let ptr = self.alloca(mt.array_type(*len as u32).into(), &self.func.local(local).name)?;
-                        let p = ArrayPlace { ptr, len: i64t.const_int(*len, false), columns: None };
+                        let p = ArrayPlace { ptr, len: i64t.const_int(*len, false) };
                         self.arrays.insert(a, p);
                         p
                     }
@@ -114,11 +113,7 @@ impl<'ctx> FnLower<'_, 'ctx> {
                         g
                     }
                 };
-                let (len, columns) = match dims.as_slice() {
-                    [r, c] => (*r, Some(*c)),
-                    _ => (total, None),
-                };
-                let p = ArrayPlace { ptr: g.as_pointer_value(), len: i64t.const_int(len, false), columns };
+                let p = ArrayPlace { ptr: g.as_pointer_value(), len: i64t.const_int(total, false) };
                 self.arrays.insert(a, p);
             }
             (ArrayKind::DynamicShared, ExprKind::SharedArray) => {
@@ -138,22 +133,42 @@ impl<'ctx> FnLower<'_, 'ctx> {
                     }
                 };
                 // LLVM 19 has no intrinsic for this special register.
-                let bytes = self.asm_u32("mov.u32 $0, %dynamic_smem_size;", false)?;
+                let bytes = self.asm_u32("mov.u32 $0, %dynamic_smem_size;")?;
                 let bytes = self.builder.build_int_z_extend(bytes, i64t, "bytes")?;
                 let size = i64t.const_int(info.elem.size_bytes() as u64, false);
                 let len = self.builder.build_int_unsigned_div(bytes, size, "len")?;
-                self.arrays.insert(a, ArrayPlace { ptr: g.as_pointer_value(), len, columns: None });
+                self.arrays.insert(a, ArrayPlace { ptr: g.as_pointer_value(), len });
+            }
+            (ArrayKind::View { base }, ExprKind::ArrayView { bounds, .. }) => {
+                let (Some(start), Some(end)) = (self.expr(&bounds[0])?, self.expr(&bounds[1])?) else {
+                    return Ok(());
+                };
+                let (start, end) = (start.into_int_value(), end.into_int_value());
+                let whole = self.place(*base, init.span)?;
+                // The checks of `&s[start..end]`, in Rust's order (and with its messages,
+                // `kernel_abi::Fault`): the start, the end, then the two against each other.
+                let b = &self.builder;
+                let start_past = b.build_int_compare(IntPredicate::UGT, start, whole.len, "start_past")?;
+                self.raise_at(start_past, Fault::SliceStartOutOfRange, start, whole.len)?;
+                let end_past = self.builder.build_int_compare(IntPredicate::UGT, end, whole.len, "end_past")?;
+                self.raise_at(end_past, Fault::SliceEndOutOfRange, end, whole.len)?;
+                let inverted = self.builder.build_int_compare(IntPredicate::UGT, start, end, "inverted")?;
+                self.raise_at(inverted, Fault::SliceStartAfterEnd, start, end)?;
+                // SAFETY: `start <= end <= len` (checked above): the address is in the array.
+                let ptr = unsafe { self.builder.build_in_bounds_gep(mt, whole.ptr, &[start], "view")? };
+                let len = self.builder.build_int_sub(end, start, "view_len")?;
+                self.arrays.insert(a, ArrayPlace { ptr, len });
             }
             _ => return Err(internal("an array initialiser of the wrong kind", init.span)),
         }
         Ok(())
     }
 
-    /// An inline-assembly instruction that writes one `u32` (`$0`). `volatile`: its value
-    /// depends on where it runs (not to be merged or moved).
-    fn asm_u32(&self, asm: &str, volatile: bool) -> LResult<IntValue<'ctx>> {
+    /// An inline-assembly instruction that writes one `u32` (`$0`), a value that is the same
+    /// wherever in the kernel it is read (LLVM may merge or move it).
+    fn asm_u32(&self, asm: &str) -> LResult<IntValue<'ctx>> {
         let ty = self.cx.i32_type().fn_type(&[], false);
-        let f = self.cx.create_inline_asm(ty, asm.to_string(), "=r".to_string(), volatile, false, None, false);
+        let f = self.cx.create_inline_asm(ty, asm.to_string(), "=r".to_string(), false, false, None, false);
         let call = self.builder.build_indirect_call(ty, f, &[], "asm")?;
         Ok(basic_value(call.try_as_basic_value(), self.func.span)?.into_int_value())
     }
@@ -180,21 +195,31 @@ impl<'ctx> FnLower<'_, 'ctx> {
         }
         let place = self.place(a, span)?;
         let i64t = self.cx.i64_type();
-        let linear = match (place.columns, idx.as_slice()) {
-            (Some(c), [i, j]) => {
-                let cols = i64t.const_int(c, false);
-                if checked {
-                    self.check_bounds(*i, place.len)?;
-                    self.check_bounds(*j, cols)?;
-                }
-                let row = self.builder.build_int_mul(*i, cols, "row")?;
-                self.builder.build_int_add(row, *j, "linear")?
-            }
-            (None, [i]) => {
+        let linear = match (&self.array_info[a as usize].kind, idx.as_slice()) {
+            (_, [i]) => {
                 if checked {
                     self.check_bounds(*i, place.len)?;
                 }
                 *i
+            }
+            // Row-major, each index checked against its own dimension (as indexing
+            // `[[T; C]; R]` checks it).
+            (ArrayKind::Shared { dims }, idx) if dims.len() == idx.len() => {
+                let dims = dims.clone();
+                let mut linear = i64t.const_zero();
+                for (k, (i, d)) in idx.iter().zip(&dims).enumerate() {
+                    let d = i64t.const_int(*d, false);
+                    if checked {
+                        self.check_bounds(*i, d)?;
+                    }
+                    linear = if k == 0 {
+                        *i
+                    } else {
+                        let scaled = self.builder.build_int_mul(linear, d, "scaled")?;
+                        self.builder.build_int_add(scaled, *i, "linear")?
+                    };
+                }
+                linear
             }
             _ => return Err(internal("an index of the wrong rank", span)),
         };
@@ -207,11 +232,18 @@ impl<'ctx> FnLower<'_, 'ctx> {
 
     fn check_bounds(&mut self, i: IntValue<'ctx>, len: IntValue<'ctx>) -> LResult<()> {
         let out = self.builder.build_int_compare(IntPredicate::UGE, i, len, "out_of_bounds")?;
-        self.raise_bounds(out, i, len)
+        self.raise_at(out, Fault::IndexOutOfBounds, i, len)
     }
 
-    /// `if cond { raise IndexOutOfBounds(index, len) }`, on a branch marked unlikely.
-    fn raise_bounds(&mut self, cond: IntValue<'ctx>, index: IntValue<'ctx>, len: IntValue<'ctx>) -> LResult<()> {
+    /// `if cond { raise fault(index, len) }`, on a branch marked unlikely: a fault of the
+    /// fault record's kind, which carries two numbers (an index and a length).
+    fn raise_at(
+        &mut self,
+        cond: IntValue<'ctx>,
+        fault: Fault,
+        index: IntValue<'ctx>,
+        len: IntValue<'ctx>,
+    ) -> LResult<()> {
         let Some(err) = self.err else {
             return Err(internal("an index is checked in a function without a fault record", self.func.span));
         };
@@ -221,7 +253,7 @@ impl<'ctx> FnLower<'_, 'ctx> {
         self.builder.build_conditional_branch(cond, fail, cont)?;
         self.builder.position_at_end(fail);
         let st = fault_struct(self.cx);
-        let code = self.cx.i32_type().const_int(Fault::IndexOutOfBounds.code() as u64, false);
+        let code = self.cx.i32_type().const_int(fault.code() as u64, false);
         self.builder.build_store(err, code)?;
         self.builder.build_store(self.builder.build_struct_gep(st, err, 1, "fault_index")?, index)?;
         self.builder.build_store(self.builder.build_struct_gep(st, err, 2, "fault_len")?, len)?;
@@ -330,6 +362,9 @@ impl<'ctx> FnLower<'_, 'ctx> {
                     let old = b.build_atomicrmw(AtomicRMWBinOp::Xchg, p, bits, ord)?;
                     b.build_bit_cast(old, v.get_type(), "old")?
                 }
+                AtomicOp::Min | AtomicOp::Max | AtomicOp::NanMin | AtomicOp::NanMax => {
+                    self.float_min_max(op, p, t, v.into_float_value())?.into()
+                }
                 _ => return Err(internal("a float atomic the frontend refuses", span)),
             }));
         }
@@ -337,10 +372,17 @@ impl<'ctx> FnLower<'_, 'ctx> {
         let rmw = match op {
             AtomicOp::Add => AtomicRMWBinOp::Add,
             AtomicOp::Sub => AtomicRMWBinOp::Sub,
-            AtomicOp::Min if signed => AtomicRMWBinOp::Min,
-            AtomicOp::Min => AtomicRMWBinOp::UMin,
-            AtomicOp::Max if signed => AtomicRMWBinOp::Max,
-            AtomicOp::Max => AtomicRMWBinOp::UMax,
+            AtomicOp::Min | AtomicOp::NanMin if signed => AtomicRMWBinOp::Min,
+            AtomicOp::Min | AtomicOp::NanMin => AtomicRMWBinOp::UMin,
+            AtomicOp::Max | AtomicOp::NanMax if signed => AtomicRMWBinOp::Max,
+            AtomicOp::Max | AtomicOp::NanMax => AtomicRMWBinOp::UMax,
+            // LLVM 19's NVPTX backend makes a compare-and-swap loop of `uinc_wrap` and
+            // `udec_wrap`; 32-bit ones have their own instructions.
+            AtomicOp::Inc | AtomicOp::Dec if t.bits() == 32 => {
+                return Ok(Some(self.atom_inc_dec(op == AtomicOp::Inc, p, v.into_int_value())?.into()));
+            }
+            AtomicOp::Inc => AtomicRMWBinOp::UIncWrap,
+            AtomicOp::Dec => AtomicRMWBinOp::UDecWrap,
             AtomicOp::Exchange => AtomicRMWBinOp::Xchg,
             AtomicOp::And => AtomicRMWBinOp::And,
             AtomicOp::Or => AtomicRMWBinOp::Or,
@@ -348,6 +390,78 @@ impl<'ctx> FnLower<'_, 'ctx> {
             AtomicOp::CompareAndSwap => unreachable!("handled above"),
         };
         Ok(Some(b.build_atomicrmw(rmw, p, v.into_int_value(), ord)?.into()))
+    }
+
+    /// A float atomic minimum or maximum, with Numba's NaN rules: `min`/`max` store `v`
+    /// only when it is ordered below/above the value in memory (so a NaN in memory stays
+    /// and a NaN `v` is ignored); `nanmin`/`nanmax` also replace a NaN in memory (a NaN `v`
+    /// is still ignored). IEEE comparisons: `-0.0` and `0.0` are equal. A compare-and-swap
+    /// loop on the bits, which returns the value it decided on (the old value, as an atomic
+    /// read would have seen it).
+    fn float_min_max(
+        &mut self,
+        op: AtomicOp,
+        p: PointerValue<'ctx>,
+        t: ScalarType,
+        v: inkwell::values::FloatValue<'ctx>,
+    ) -> LResult<inkwell::values::FloatValue<'ctx>> {
+        let it = bits_type(self.cx, t);
+        let ord = AtomicOrdering::Monotonic;
+        let b = &self.builder;
+        let v_bits = b.build_bit_cast(v, it, "v_bits")?.into_int_value();
+        let first = b.build_load(it, p, "first")?.into_int_value();
+        // An atomic load must be aligned to its size (the module's data layout is not set
+        // yet, and LLVM's default aligns `i64` to 4 bytes, which it would turn into a call).
+        first
+            .as_instruction()
+            .and_then(|i| i.set_alignment(t.size_bytes() as u32).ok().and_then(|_| i.set_atomic_ordering(ord).ok()))
+            .ok_or_else(|| internal("cannot make the load atomic", self.func.span))?;
+        let from = b.get_insert_block().ok_or_else(|| internal("an unpositioned builder", self.func.span))?;
+        let head = self.cx.append_basic_block(self.llfn, "minmax");
+        let swap = self.cx.append_basic_block(self.llfn, "minmax_swap");
+        let done = self.cx.append_basic_block(self.llfn, "minmax_done");
+        b.build_unconditional_branch(head)?;
+        b.position_at_end(head);
+        let cur = b.build_phi(it, "cur")?;
+        cur.add_incoming(&[(&first, from)]);
+        let cur_bits = cur.as_basic_value().into_int_value();
+        let cur_f = b.build_bit_cast(cur_bits, v.get_type(), "cur_f")?.into_float_value();
+        let (pred, nan_replaced) = match op {
+            AtomicOp::Min => (FloatPredicate::OGT, false),
+            AtomicOp::Max => (FloatPredicate::OLT, false),
+            AtomicOp::NanMin => (FloatPredicate::UGT, true),
+            _ => (FloatPredicate::ULT, true),
+        };
+        let mut store = b.build_float_compare(pred, cur_f, v, "better")?;
+        if nan_replaced {
+            let v_ordered = b.build_float_compare(FloatPredicate::ORD, v, v, "v_ordered")?;
+            store = b.build_and(store, v_ordered, "store")?;
+        }
+        b.build_conditional_branch(store, swap, done)?;
+        b.position_at_end(swap);
+        let pair = b.build_cmpxchg(p, cur_bits, v_bits, ord, ord)?;
+        let seen = b.build_extract_value(pair, 0, "seen")?.into_int_value();
+        let swapped = b.build_extract_value(pair, 1, "swapped")?.into_int_value();
+        cur.add_incoming(&[(&seen, swap)]);
+        b.build_conditional_branch(swapped, done, head)?;
+        b.position_at_end(done);
+        // The old value: what the last comparison saw (swapped or left alone).
+        let old = b.build_phi(it, "old")?;
+        old.add_incoming(&[(&cur_bits, head), (&cur_bits, swap)]);
+        Ok(b.build_bit_cast(old.as_basic_value(), v.get_type(), "old_f")?.into_float_value())
+    }
+
+    /// `atom.inc.u32` / `atom.dec.u32` on global or shared memory (by the pointer's address
+    /// space), as inline assembly that reads and writes memory.
+    fn atom_inc_dec(&self, inc: bool, p: PointerValue<'ctx>, v: IntValue<'ctx>) -> LResult<IntValue<'ctx>> {
+        let space = if p.get_type().get_address_space() == AddressSpace::from(SHARED) { "shared" } else { "global" };
+        let op = if inc { "inc" } else { "dec" };
+        let i32t = self.cx.i32_type();
+        let ty = i32t.fn_type(&[p.get_type().into(), i32t.into()], false);
+        let asm = format!("atom.{space}.{op}.u32 $0, [$1], $2;");
+        let f = self.cx.create_inline_asm(ty, asm, "=r,l,r,~{memory}".to_string(), true, false, None, false);
+        let call = self.builder.build_indirect_call(ty, f, &[p.into(), v.into()], "old")?;
+        Ok(basic_value(call.try_as_basic_value(), self.func.span)?.into_int_value())
     }
 
     fn sreg(&self, name: &str) -> LResult<IntValue<'ctx>> {
@@ -432,13 +546,25 @@ impl<'ctx> FnLower<'_, 'ctx> {
                 return Ok(None);
             }
             GpuOp::LaneId => self.sreg("laneid")?.into(),
+            GpuOp::LaneMask(m) => self.sreg(&format!("lanemask.{}", m.register()))?.into(),
             GpuOp::CheckIndex => {
                 let (i, len) = (vals[0].into_int_value(), vals[1].into_int_value());
                 self.check_bounds(i, len)?;
                 i.into()
             }
-            // `llvm.nvvm.activemask` needs PTX 6.2, more than LLVM's default for sm_70.
-            GpuOp::ActiveMask => self.asm_u32("activemask.b32 $0;", true)?.into(),
+            // The intrinsics of the warp's built-ins are `convergent` (LLVM moves no call of
+            // one into or out of a branch, nor merges the calls of two branches) and read or
+            // write memory LLVM cannot see (it does not assume two calls give the same value).
+            // `activemask` needs PTX 6.2 (see `compile_kernel_ir`).
+            GpuOp::ActiveMask => self.llvm("llvm.nvvm.activemask", &[], &[])?,
+            GpuOp::SyncWarp => {
+                self.call_void("llvm.nvvm.bar.warp.sync", &[vals[0].into()])?;
+                return Ok(None);
+            }
+            GpuOp::MatchAny | GpuOp::MatchAll => {
+                let t = self.scalar_of(&args[1])?;
+                return self.warp_match(op, vals[0].into_int_value(), vals[1], t, e).map(Some);
+            }
             GpuOp::Ballot => self.llvm("llvm.nvvm.vote.ballot.sync", &[], &[vals[0].into(), vals[1].into()])?,
             GpuOp::AllSync => self.llvm("llvm.nvvm.vote.all.sync", &[], &[vals[0].into(), vals[1].into()])?,
             GpuOp::AnySync => self.llvm("llvm.nvvm.vote.any.sync", &[], &[vals[0].into(), vals[1].into()])?,
@@ -448,6 +574,36 @@ impl<'ctx> FnLower<'_, 'ctx> {
             }
         };
         Ok(Some(v))
+    }
+
+    /// `match_any_sync`/`match_all_sync` on the bits of a scalar: 64-bit values as such,
+    /// narrower ones widened to 32 bits (equal bits stay equal, different ones different).
+    fn warp_match(
+        &self,
+        op: GpuOp,
+        mask: IntValue<'ctx>,
+        v: BasicValueEnum<'ctx>,
+        t: ScalarType,
+        e: &Expr,
+    ) -> LResult<BasicValueEnum<'ctx>> {
+        let b = &self.builder;
+        let it = bits_type(self.cx, t);
+        let x = if t.is_float() { b.build_bit_cast(v, it, "bits")?.into_int_value() } else { v.into_int_value() };
+        let wide = t.bits().max(8) == 64;
+        let x = if wide { x } else { b.build_int_z_extend_or_bit_cast(x, self.cx.i32_type(), "wide")? };
+        let width = if wide { "i64" } else { "i32" };
+        if op == GpuOp::MatchAny {
+            return self.llvm(&format!("llvm.nvvm.match.any.sync.{width}"), &[], &[mask.into(), x.into()]);
+        }
+        let pair = self.llvm(&format!("llvm.nvvm.match.all.sync.{width}p"), &[], &[mask.into(), x.into()])?;
+        let pair = pair.into_struct_value();
+        let st = self.value_type(e.ty).ok_or_else(|| internal("match_all_sync without a type", e.span))?;
+        let mut agg = st.into_struct_type().get_undef();
+        for i in 0..2 {
+            let field = b.build_extract_value(pair, i, "field")?;
+            agg = b.build_insert_value(agg, field, i, "pair")?.into_struct_value();
+        }
+        Ok(agg.into())
     }
 
     fn call_void(&self, name: &str, args: &[BasicMetadataValueEnum<'ctx>]) -> LResult<()> {
@@ -499,6 +655,17 @@ impl<'ctx> FnLower<'_, 'ctx> {
             b.build_int_truncate(shfl(wide)?, it, "narrow")?
         };
         Ok(if t.is_float() { b.build_bit_cast(r, v.get_type(), "value")? } else { r.into() })
+    }
+}
+
+/// Marks the functions of a kernel program `convergent`, as clang marks every CUDA device
+/// function: a call of one may reach a warp built-in or a barrier, so LLVM must not move it
+/// into or out of a branch, nor merge the calls of two branches, before inlining it (the
+/// intrinsics themselves are convergent). LLVM drops the mark where nothing needs it.
+pub fn mark_convergent<'ctx>(cx: &'ctx Context, functions: &[FunctionValue<'ctx>]) {
+    let convergent = cx.create_enum_attribute(Attribute::get_named_enum_kind_id("convergent"), 0);
+    for f in functions {
+        f.add_attribute(AttributeLoc::Function, convergent);
     }
 }
 

@@ -15,7 +15,7 @@ mod reduce;
 use std::collections::HashMap;
 
 pub use entry::{EntryKind, Weight, lower_kernel_entry};
-pub use kernel::lower_explicit_entry;
+pub use kernel::{lower_explicit_entry, mark_convergent};
 pub use reduce::lower_reduce_entry;
 
 use inkwell::basic_block::BasicBlock;
@@ -192,7 +192,7 @@ fn lower_body<'ctx>(
         if p.slice.is_some() {
             let Type::Array(a) = f.local(p.local).ty else { return Err(internal("a slice without an array", f.span)) };
             let len = llfn.get_nth_param(i + 1).ok_or_else(|| internal("missing parameter", f.span))?;
-            let place = kernel::ArrayPlace { ptr: v.into_pointer_value(), len: len.into_int_value(), columns: None };
+            let place = kernel::ArrayPlace { ptr: v.into_pointer_value(), len: len.into_int_value() };
             fl.arrays.insert(a, place);
             i += 2;
             continue;
@@ -484,6 +484,7 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
             ExprKind::ArrayList(_)
             | ExprKind::ArrayRepeat(..)
             | ExprKind::SharedArray
+            | ExprKind::ArrayView { .. }
             | ExprKind::Index { .. }
             | ExprKind::ArrayLen(_)
             | ExprKind::AssignIndex { .. }

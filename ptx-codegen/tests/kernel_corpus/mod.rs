@@ -13,6 +13,10 @@ pub fn corpus() -> Vec<(String, String)> {
         ("sub", 1),
         ("min", 1),
         ("max", 1),
+        ("nanmin", 1),
+        ("nanmax", 1),
+        ("inc", 1),
+        ("dec", 1),
         ("exchange", 1),
         ("compare_and_swap", 2),
         ("and", 1),
@@ -20,8 +24,12 @@ pub fn corpus() -> Vec<(String, String)> {
         ("xor", 1),
     ] {
         for t in types {
-            let float = t.starts_with('f');
-            if float && !matches!(op, "add" | "sub" | "exchange") {
+            let supported = match op {
+                "add" | "sub" | "exchange" | "min" | "max" | "nanmin" | "nanmax" => true,
+                "inc" | "dec" => t.starts_with('u'),
+                _ => !t.starts_with('f'),
+            };
+            if !supported {
                 continue;
             }
             let vals = if args == 2 { "v, v" } else { "v" };
@@ -40,6 +48,10 @@ pub fn corpus() -> Vec<(String, String)> {
             ));
         }
     }
+    // Every warp built-in inside a divergent branch (even and odd lanes, each with its own
+    // mask), written the same way in both arms: `tests/convergence.rs` checks that each
+    // call stays in its own arm.
+    out.extend(divergent().into_iter().map(|(n, s, _)| (n, s)));
     // Every shuffle on every scalar type.
     for t in ["f32", "f64", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "usize", "isize", "bool"] {
         out.push((
@@ -61,7 +73,129 @@ pub fn corpus() -> Vec<(String, String)> {
     out
 }
 
+/// `(name, source, [(PTX instruction, how many times the source calls it)])` of the kernels
+/// that call the warp's built-ins in divergent branches.
+pub fn divergent() -> Vec<(String, String, Vec<(&'static str, usize)>)> {
+    let arms = |name: &str, even: &str, odd: &str, ptx: Vec<(&'static str, usize)>| {
+        let src = format!(
+            "fn {name}(x: &[u32], out: &mut [u32]) {{
+                let i = gpu::grid1();
+                let lane = gpu::lane_id();
+                let v = x[i];
+                if lane % 2 == 0 {{
+                    out[i] = {even};
+                }} else {{
+                    out[i] = {odd};
+                }}
+            }}"
+        );
+        (name.to_string(), src, ptx)
+    };
+    let same = |name: &str, call: &str, ptx: Vec<(&'static str, usize)>| arms(name, call, call, ptx);
+    // Masks of the even and of the odd lanes, as each arm's own.
+    let (e, o) = ("0x5555_5555u32", "0xaaaa_aaaau32");
+    let both = |f: &dyn Fn(&str) -> String| (f(e), f(o));
+    let pair = |name: &str, f: &dyn Fn(&str) -> String, ptx: Vec<(&'static str, usize)>| {
+        let (even, odd) = both(f);
+        arms(name, &even, &odd, ptx)
+    };
+    vec![
+        same("diverge_active_mask", "gpu::active_mask()", vec![("activemask.b32", 2)]),
+        pair("diverge_ballot", &|m| format!("gpu::ballot_sync({m}, v % 3 == 0)"), vec![("vote.sync.ballot.b32", 2)]),
+        pair("diverge_all", &|m| format!("gpu::all_sync({m}, v > 2) as u32"), vec![("vote.sync.all.pred", 2)]),
+        pair("diverge_any", &|m| format!("gpu::any_sync({m}, v > 90) as u32"), vec![("vote.sync.any.pred", 2)]),
+        pair("diverge_shfl", &|m| format!("gpu::shfl_sync({m}, v, (lane + 2) % 32)"), vec![("shfl.sync.idx.b32", 2)]),
+        pair("diverge_shfl_up", &|m| format!("gpu::shfl_up_sync({m}, v, 2)"), vec![("shfl.sync.up.b32", 2)]),
+        pair("diverge_shfl_down", &|m| format!("gpu::shfl_down_sync({m}, v, 4)"), vec![("shfl.sync.down.b32", 2)]),
+        pair("diverge_shfl_xor", &|m| format!("gpu::shfl_xor_sync({m}, v, 2)"), vec![("shfl.sync.bfly.b32", 2)]),
+        pair("diverge_match_any", &|m| format!("gpu::match_any_sync({m}, v % 4)"), vec![("match.any.sync.b32", 2)]),
+        pair(
+            "diverge_match_all",
+            &|m| format!("{{ let (mask, all) = gpu::match_all_sync({m}, v / 64); mask ^ all as u32 }}"),
+            vec![("match.all.sync.b32", 2)],
+        ),
+        pair("diverge_syncwarp", &|m| format!("{{ gpu::syncwarp({m}); v + 1 }}"), vec![("bar.warp.sync", 2)]),
+    ]
+}
+
 const FIXED: &[(&str, &str)] = &[
+    (
+        "shapes",
+        "fn shapes(out: &mut [usize], n: usize) {
+            let s1 = gpu::shared::<i32, 6>();
+            let s2 = gpu::shared_2d::<i32, 2, 3>();
+            let s3 = gpu::shared_3d::<u8, 2, 3, 4>();
+            let d = gpu::dynamic_shared::<f64>();
+            let local = [0u16; 5];
+            let part = s1.slice(1, 4);
+            let inner = part.slice(1, n);
+            let (r, c) = s2.shape();
+            let (a, b, k) = s3.shape();
+            out[0] = s1.len();
+            out[1] = s2.len();
+            out[2] = r * 10 + c;
+            out[3] = s2.rows() * 10 + s2.cols();
+            out[4] = s3.len();
+            out[5] = a * 100 + b * 10 + k;
+            out[6] = d.len();
+            out[7] = local.len();
+            out[8] = part.len();
+            out[9] = inner.len();
+            out[10] = out.len();
+            out[11] = s1.is_empty() as usize;
+        }",
+    ),
+    (
+        "views",
+        "fn views(x: &[f32], out: &mut [f32], start: usize, end: usize) {
+            let t = gpu::thread_idx().x as usize;
+            let tile = gpu::shared::<f32, 64>();
+            let dyn_tile = gpu::dynamic_shared::<f32>();
+            tile[t % 64] = x[t];
+            dyn_tile[t] = x[t] * 2.0;
+            gpu::sync_threads();
+            let part = tile.slice(start, end);
+            let dyn_part = dyn_tile.slice(start, end);
+            if t < part.len() {
+                out[t] = part[t] + dyn_part[t];
+                gpu::atomic::add(part, t, 1.0);
+                let v = unsafe { *dyn_part.get_unchecked(t) };
+                out[t] += v;
+            }
+        }",
+    ),
+    (
+        "cube",
+        "fn cube(x: &[i64], out: &mut [i64]) {
+            let s = gpu::shared_3d::<i64, 4, 8, 8>();
+            let t = gpu::thread_idx();
+            let (i, j, k) = (t.z as usize, t.y as usize, t.x as usize);
+            s[(i, j, k)] = x[gpu::grid1()];
+            gpu::sync_threads();
+            out[gpu::grid1()] = s[(3 - i, 7 - j, 7 - k)] + gpu::atomic::max(s, (i, j, 0), 5);
+        }",
+    ),
+    (
+        "lane_masks",
+        "fn lane_masks(out: &mut [u32]) {
+            let i = gpu::grid1() * 5;
+            out[i] = gpu::lanemask_lt();
+            out[i + 1] = gpu::lanemask_le();
+            out[i + 2] = gpu::lanemask_eq();
+            out[i + 3] = gpu::lanemask_ge();
+            out[i + 4] = gpu::lanemask_gt();
+        }",
+    ),
+    (
+        "warp_matches",
+        "fn warp_matches(a: &[f64], b: &[u8], out: &mut [u32], ok: &mut [bool]) {
+            let i = gpu::grid1();
+            let (m, all) = gpu::match_all_sync(0xffffffff, a[i]);
+            out[i] = gpu::match_any_sync(0xffffffff, a[i]) ^ gpu::match_any_sync(0xffffffff, b[i]) ^ m;
+            gpu::syncwarp(0xffffffff);
+            ok[i] = all;
+        }",
+    ),
     (
         "check_index",
         "fn check_index(x: &[f32], n: usize, y: &mut [f32]) {
