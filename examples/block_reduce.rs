@@ -6,7 +6,7 @@
 use gpu_runtime::{Error, gpu, kernel};
 
 #[kernel]
-fn block_sum(x: &[f64], partial: &mut [f64]) {
+pub fn block_sum(x: &[f64], partial: &mut [f64]) {
     const BLOCK: usize = 256;
     let cache = gpu::shared::<f64, 256>();
     let t = gpu::thread_idx().x as usize;

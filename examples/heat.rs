@@ -5,7 +5,7 @@
 use gpu_runtime::{DeviceVec, Error, gpu, kernel};
 
 #[kernel]
-fn heat_step(u: &[f32], next: &mut [f32], h: usize, w: usize, k: f32) {
+pub fn heat_step(u: &[f32], next: &mut [f32], h: usize, w: usize, k: f32) {
     let (x, y) = gpu::grid2();
     if y < h && x < w {
         let i = y * w + x;

@@ -5,7 +5,7 @@
 use gpu_runtime::{Error, gpu, kernel};
 
 #[kernel]
-fn histogram(data: &[u8], bins: &mut [u32]) {
+pub fn histogram(data: &[u8], bins: &mut [u32]) {
     let local = gpu::shared::<u32, 256>();
     let t = gpu::thread_idx().x as usize;
     let step = gpu::block_dim().x as usize;

@@ -427,6 +427,24 @@ mod tests {
         short_input_faults(|a, b, c| Kind::RegTile.simulate(a, b, c, 256));
     }
 
+    /// The GPU against the simulator (the suite of `tests/gpu_sim.rs` for this example's
+    /// kernels): the same C, bit for bit, from each kernel.
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn gpu_matches_the_simulator() {
+        let (a, b) = (random(N * N, 5), random(N * N, 6));
+        let (da, db) = (DeviceVec::from_slice(&a).unwrap(), DeviceVec::from_slice(&b).unwrap());
+        for kind in Kind::ALL {
+            let mut dc = DeviceVec::<f32>::zeros(N * N).unwrap();
+            kind.launch(&da, &db, &mut dc, N).unwrap();
+            let mut c = vec![f32::NAN; N * N];
+            kind.simulate(&a, &b, &mut c, N).unwrap();
+            let gpu = dc.to_vec().unwrap();
+            let differ = gpu.iter().zip(&c).filter(|(g, s)| g.to_bits() != s.to_bits()).count();
+            assert_eq!(differ, 0, "{kind:?}: {differ} elements differ from the simulator's");
+        }
+    }
+
     #[test]
     #[ignore = "needs a CUDA GPU"]
     fn gpu_short_input_faults() {

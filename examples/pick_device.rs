@@ -17,7 +17,7 @@ fn sum(a: f32, b: f32) -> f32 {
 
 /// `y = a * y + b`, in place.
 #[kernel]
-fn scale_shift(a: f32, b: f32, y: &mut [f32]) {
+pub fn scale_shift(a: f32, b: f32, y: &mut [f32]) {
     let mut i = gpu::grid1();
     while i < y.len() {
         y[i] = a * y[i] + b;

@@ -261,3 +261,109 @@ fn a_kernel_without_parameters() {
     let e = no_params::simulate(1u32, 33u32).unwrap_err();
     assert!(e.to_string().contains("index out of bounds: the len is 32 but the index is 32"), "{e}");
 }
+
+mod parity;
+
+fn outcome<'a>(outs: &'a [parity::Outcome], name: &str) -> &'a Result<Vec<u64>, String> {
+    &outs.iter().find(|o| o.name == name).unwrap_or_else(|| panic!("no run of {name}")).result
+}
+
+/// The outputs of a run, read back as `T` (each word holds one element's bits).
+fn words<T: Copy>(outs: &[parity::Outcome], name: &str, from: impl Fn(u64) -> T) -> Vec<T> {
+    match outcome(outs, name) {
+        Ok(v) => v.iter().map(|w| from(*w)).collect(),
+        Err(e) => panic!("{name}: {e}"),
+    }
+}
+
+/// Every kernel of the GPU = simulator suite runs in the simulator; the ones meant to fault
+/// fault with Rust's message; the new built-ins give what their references say.
+#[test]
+fn the_parity_kernels_in_the_simulator() {
+    let outs = parity::all(false);
+    let faults = [
+        ("off_by_one", "index out of bounds: the len is 100 but the index is 100"),
+        ("divide", "attempt to divide by zero"),
+        ("fault_before_barrier", "attempt to divide by zero"),
+        ("view_window(30, 70)", "range end index 70 out of range for slice of length 64"),
+        ("view_window(50, 10)", "slice index starts at 50 but ends at 10"),
+        ("view_window(70, 80)", "range start index 70 out of range for slice of length 64"),
+    ];
+    for o in &outs {
+        match (&o.result, faults.iter().find(|(n, _)| *n == o.name)) {
+            (Ok(_), None) => {}
+            (Err(e), Some((_, want))) => assert!(e.contains(want), "{}: {e}", o.name),
+            (r, _) => panic!("{}: {r:?}", o.name),
+        }
+    }
+    let usizes = |name| words(&outs, name, |w| w as usize);
+    assert_eq!(usizes("len_shared_2d"), [6, 2, 3, 2, 3]);
+    assert_eq!(usizes("len_shared_3d"), [24, 2, 3, 4]);
+    assert_eq!(usizes("len_shared"), [5, 0]);
+    assert_eq!(usizes("len_dynamic_shared"), [25, 12]);
+    assert_eq!(usizes("len_view"), [17, 15, 0]);
+    assert_eq!(usizes("len_local_and_slices"), [7, 9, 4, 0]);
+
+    let mirrored = words(&outs, "mirror_3d", |w| w as i64);
+    for (g, v) in mirrored.iter().enumerate() {
+        let (b, e) = (g / 256, g % 256);
+        let (i, j, k) = (e / 64, e / 8 % 8, e % 8);
+        assert_eq!(*v, ((b * 256 + ((3 - i) * 8 + (7 - j)) * 8 + (7 - k)) * 3) as i64 - 700, "element {g}");
+    }
+
+    let x = floats(128, 9);
+    let window = words(&outs, "view_window", |w| f64::from_bits(w) as f32);
+    for (i, v) in window.iter().enumerate() {
+        let (b, t) = (i / 64, i % 64);
+        let want = if t < 35 { x[b * 64 + 5 + t] + 2.0 * x[b * 64 + 5 + t] } else { -1.0 };
+        assert_eq!(v.to_bits(), want.to_bits(), "element {i}");
+    }
+
+    let x: Vec<u32> = (0..128).map(|i| (i % 3 != 0) as u32 * i).collect();
+    let counts = words(&outs, "nested_shared", |w| w as u32);
+    for (i, c) in counts.iter().enumerate() {
+        let block = &x[i / 64 * 64..i / 64 * 64 + 64];
+        assert_eq!(*c, block.iter().filter(|v| **v != 0).count() as u32, "thread {i}");
+    }
+    let x: Vec<i32> = (0..128).map(|i| (i * 7919) % 1000 - 500).collect();
+    let maxima = words(&outs, "device_shared", |w| w as u32 as i32);
+    for (i, m) in maxima.iter().enumerate() {
+        assert_eq!(*m, *x[i / 64 * 64..i / 64 * 64 + 64].iter().max().unwrap(), "thread {i}");
+    }
+
+    // Numba's NaN rules, bit for bit (the old value is the element before the update).
+    let (mem, v) = parity::nan_cases();
+    let got = words(&outs, "nan_rules", |w| f64::from_bits(w) as f32);
+    let (after, old) = got.split_at(mem.len());
+    for i in 0..mem.len() {
+        let want = reference::nan_rule(i % 4, mem[i], v[i]);
+        assert_eq!(after[i].to_bits(), want.to_bits(), "op {} of {:?} with {:?}", i % 4, mem[i], v[i]);
+        assert_eq!(old[i].to_bits(), mem[i].to_bits(), "old value {i}");
+    }
+    let values = parity::with_nans(1024);
+    let finite = values.iter().filter(|v| !v.is_nan());
+    let (hi, lo) = (finite.clone().fold(f64::MIN, |a, b| a.max(*b)), finite.fold(f64::MAX, |a, b| a.min(*b)));
+    assert_eq!(words(&outs, "nan_extremes", f64::from_bits), [hi, lo, hi, lo]);
+
+    let c: Vec<u32> = parity::small_u32(32, 12).iter().map(|v| v % 32).collect();
+    let mem: Vec<u32> = parity::small_u32(32, 13).iter().map(|v| v % 32).collect();
+    let got = words(&outs, "counters", |w| w);
+    for i in 0..32 {
+        let want = if i % 2 == 0 { reference::inc(mem[i], c[i]) } else { reference::dec(mem[i], c[i]) };
+        assert_eq!((got[i] as u32, got[32 + i] as u32), (want, mem[i]), "thread {i}: {} against {}", mem[i], c[i]);
+    }
+    // 96 increments of a counter that wraps past 9, and 96 decrements of one from 0.
+    assert_eq!(&got[64..], &[6, 4]);
+    assert_eq!(words(&outs, "lane_masks", |w| w as u32), reference::lane_masks(64));
+}
+
+/// The warp's built-ins in divergent branches: each arm's lanes see their own arm (Numba's
+/// `test_activemask` among them), in whole and in partial warps.
+#[test]
+fn divergent_warp_built_ins_in_the_simulator() {
+    for (name, _) in parity::DIVERGENT {
+        let (x, out) = parity::run_divergent(false, name);
+        let want = reference::divergent(name, &x, parity::divergent_block(name));
+        assert_eq!(out.unwrap(), want, "{name}");
+    }
+}

@@ -2,7 +2,7 @@
 //! tests (`tests/gpu_kernels.rs`), with the plain loops they are checked against.
 #![allow(dead_code)]
 
-use gpu_runtime::{gpu, kernel, vectorize};
+use gpu_runtime::{device, gpu, kernel, vectorize};
 
 /// Threads per block of the tiled kernels (and the side of a tile).
 pub const TPB: usize = 16;
@@ -302,6 +302,89 @@ pub fn divide(x: &[i32], d: &[i32], out: &mut [i32]) {
 
 /// Plain loops the kernels are checked against.
 pub mod reference {
+    /// The lanes of `i`'s parity in its warp, of a launch of `block` threads per block (the
+    /// lanes that run an arm of the divergent kernels together), and the first thread of
+    /// the warp.
+    pub fn parity_group(i: usize, block: usize) -> (u32, usize) {
+        let t = i % block;
+        let base = i - t % 32;
+        let lanes = (block - (t - t % 32)).min(32);
+        let exist = if lanes == 32 { u32::MAX } else { (1u32 << lanes) - 1 };
+        let parity = if t % 2 == 0 { 0x5555_5555 } else { 0xaaaa_aaaa };
+        (exist & parity, base)
+    }
+
+    /// The lanes of `mask` (bits) for which `f(lane)` holds.
+    fn lanes_where(mask: u32, f: impl Fn(usize) -> bool) -> u32 {
+        (0..32).filter(|&l| mask & (1 << l) != 0 && f(l)).fold(0, |m, l| m | 1 << l)
+    }
+
+    /// What the divergent kernel `name` writes for input `x` in blocks of `block` threads.
+    pub fn divergent(name: &str, x: &[u32], block: usize) -> Vec<u32> {
+        let mut out = Vec::new();
+        for i in 0..x.len() {
+            let (group, base) = parity_group(i, block);
+            let lane = i - base;
+            let at = |l: usize| x[base + l];
+            match name {
+                "diverge_active_mask" => out.push(group),
+                "diverge_ballot" => out.push(lanes_where(group, |l| at(l) % 3 == 0)),
+                "diverge_all_any" => {
+                    let all = lanes_where(group, |l| at(l) > 40) == group;
+                    let any = lanes_where(group, |l| at(l) > 90) != 0;
+                    out.push(all as u32 | (any as u32) << 1);
+                }
+                "diverge_shfl" => out.push(at(lane ^ 2)),
+                "diverge_shfl_up_xor" => {
+                    let up = if lane >= 2 { at(lane - 2) } else { x[i] };
+                    out.push(up.wrapping_mul(1000).wrapping_add(at(lane ^ 2)));
+                }
+                "diverge_shfl_down" => out.push(if lane + 4 < 32 { at(lane + 4) } else { x[i] }),
+                "diverge_match" => {
+                    out.push(lanes_where(group, |l| at(l) % 4 == x[i] % 4));
+                    let same = lanes_where(group, |l| at(l) / 64 == x[i] / 64) == group;
+                    out.push(if same { group } else { 7 });
+                }
+                "diverge_syncwarp" => out.push(at(lane ^ 2)),
+                _ => panic!("no reference for {name}"),
+            }
+        }
+        out
+    }
+
+    /// `lanemask_lt`, `le`, `eq`, `ge`, `gt` of `threads` threads (whole warps).
+    pub fn lane_masks(threads: usize) -> Vec<u32> {
+        (0..threads)
+            .flat_map(|i| {
+                let l = (i % 32) as u32;
+                let lt = (1u32 << l) - 1;
+                let le = lt | 1 << l;
+                [lt, le, 1 << l, !lt, !le]
+            })
+            .collect()
+    }
+
+    /// Numba's rules for float atomic `min` (`k = 0`), `max`, `nanmin`, `nanmax` (3): the new
+    /// value of an element `m` given `v`.
+    pub fn nan_rule(k: usize, m: f32, v: f32) -> f32 {
+        match k {
+            0 if v < m => v,
+            1 if v > m => v,
+            2 if !v.is_nan() && (m.is_nan() || v < m) => v,
+            3 if !v.is_nan() && (m.is_nan() || v > m) => v,
+            _ => m,
+        }
+    }
+
+    /// CUDA's `atomicInc` and `atomicDec`: the new value of `old` against `c`.
+    pub fn inc(old: u32, c: u32) -> u32 {
+        if old >= c { 0 } else { old + 1 }
+    }
+
+    pub fn dec(old: u32, c: u32) -> u32 {
+        if old == 0 || old > c { c } else { old - 1 }
+    }
+
     /// The host copy of `unrolled_loops`, by hand (what the GPU must match).
     pub fn unrolled(v: i32) -> [i32; 8] {
         let mut a = [0i32; 8];
@@ -491,4 +574,322 @@ pub fn no_params() {
     let t = gpu::thread_idx().x as usize;
     s[t] = t as u32;
     gpu::sync_threads();
+}
+
+// ---- The warp's built-ins in divergent branches ---------------------------------------
+//
+// Each kernel calls one built-in in both arms of an `if` on the lane's parity, so the even
+// and the odd lanes of a warp run it apart. Launched with blocks of 48 threads, the second
+// warp of each block is partial (16 lanes), except where a lane would read a lane that
+// does not exist (`shfl_down_sync`: 64 threads). `reference::divergent` is what each gives.
+
+/// Numba's `test_activemask`: the even lanes see 0x55555555, the odd ones 0xAAAAAAAA (of
+/// the lanes that exist).
+#[kernel]
+pub fn diverge_active_mask(out: &mut [u32]) {
+    let i = gpu::grid1();
+    if gpu::lane_id() % 2 == 0 {
+        out[i] = gpu::active_mask();
+    } else {
+        out[i] = gpu::active_mask();
+    }
+}
+
+#[kernel]
+pub fn diverge_ballot(x: &[u32], out: &mut [u32]) {
+    let i = gpu::grid1();
+    let v = x[i];
+    if gpu::lane_id() % 2 == 0 {
+        out[i] = gpu::ballot_sync(gpu::active_mask(), v % 3 == 0);
+    } else {
+        out[i] = gpu::ballot_sync(gpu::active_mask(), v % 3 == 0);
+    }
+}
+
+#[kernel]
+pub fn diverge_all_any(x: &[u32], out: &mut [u32]) {
+    let i = gpu::grid1();
+    let v = x[i];
+    if gpu::lane_id() % 2 == 0 {
+        let m = gpu::active_mask();
+        out[i] = gpu::all_sync(m, v > 40) as u32 | (gpu::any_sync(m, v > 90) as u32) << 1;
+    } else {
+        let m = gpu::active_mask();
+        out[i] = gpu::all_sync(m, v > 40) as u32 | (gpu::any_sync(m, v > 90) as u32) << 1;
+    }
+}
+
+#[kernel]
+pub fn diverge_shfl(x: &[u32], out: &mut [u32]) {
+    let i = gpu::grid1();
+    let (v, lane) = (x[i], gpu::lane_id());
+    if lane % 2 == 0 {
+        out[i] = gpu::shfl_sync(gpu::active_mask(), v, lane ^ 2);
+    } else {
+        out[i] = gpu::shfl_sync(gpu::active_mask(), v, lane ^ 2);
+    }
+}
+
+#[kernel]
+pub fn diverge_shfl_up_xor(x: &[u32], out: &mut [u32]) {
+    let i = gpu::grid1();
+    let v = x[i];
+    if gpu::lane_id() % 2 == 0 {
+        let m = gpu::active_mask();
+        out[i] = gpu::shfl_up_sync(m, v, 2) * 1000 + gpu::shfl_xor_sync(m, v, 2);
+    } else {
+        let m = gpu::active_mask();
+        out[i] = gpu::shfl_up_sync(m, v, 2) * 1000 + gpu::shfl_xor_sync(m, v, 2);
+    }
+}
+
+/// Launched with whole warps: a lane near the end of a partial warp would read a lane that
+/// does not exist (undefined on the GPU, a panic in the simulator).
+#[kernel]
+pub fn diverge_shfl_down(x: &[u32], out: &mut [u32]) {
+    let i = gpu::grid1();
+    let v = x[i];
+    if gpu::lane_id() % 2 == 0 {
+        out[i] = gpu::shfl_down_sync(gpu::active_mask(), v, 4);
+    } else {
+        out[i] = gpu::shfl_down_sync(gpu::active_mask(), v, 4);
+    }
+}
+
+/// `out[2i]`: the lanes with the same `v % 4`; `out[2i + 1]`: whether the group's `v / 64`
+/// all agree (the mask if so).
+#[kernel]
+pub fn diverge_match(x: &[u32], out: &mut [u32]) {
+    let i = gpu::grid1();
+    let v = x[i];
+    if gpu::lane_id() % 2 == 0 {
+        let m = gpu::active_mask();
+        out[2 * i] = gpu::match_any_sync(m, v % 4);
+        let (same, all) = gpu::match_all_sync(m, v / 64);
+        out[2 * i + 1] = if all { same } else { 7 };
+    } else {
+        let m = gpu::active_mask();
+        out[2 * i] = gpu::match_any_sync(m, v % 4);
+        let (same, all) = gpu::match_all_sync(m, v / 64);
+        out[2 * i + 1] = if all { same } else { 7 };
+    }
+}
+
+/// Numba's `test_useful_syncwarp`, per parity: each lane writes shared memory, the group
+/// waits at `syncwarp`, then reads its partner's value.
+#[kernel]
+pub fn diverge_syncwarp(x: &[u32], out: &mut [u32]) {
+    let s = gpu::shared::<u32, 64>();
+    let i = gpu::grid1();
+    let t = gpu::thread_idx().x as usize;
+    s[t] = x[i];
+    if gpu::lane_id() % 2 == 0 {
+        gpu::syncwarp(gpu::active_mask());
+        out[i] = s[t ^ 2];
+    } else {
+        gpu::syncwarp(gpu::active_mask());
+        out[i] = s[t ^ 2];
+    }
+}
+
+/// `lanemask_lt`, `le`, `eq`, `ge`, `gt` of each thread (five words).
+#[kernel]
+pub fn lane_masks(out: &mut [u32]) {
+    let i = 5 * gpu::grid1();
+    out[i] = gpu::lanemask_lt();
+    out[i + 1] = gpu::lanemask_le();
+    out[i + 2] = gpu::lanemask_eq();
+    out[i + 3] = gpu::lanemask_ge();
+    out[i + 4] = gpu::lanemask_gt();
+}
+
+// ---- The length and shape of every kind of array ------------------------------------
+
+/// Numba's `test_issue_1051_shared_size_broken_2d`: a 2-D shared array's `len()` is every
+/// element (6), then its shape.
+#[kernel]
+pub fn len_shared_2d(out: &mut [usize]) {
+    let s = gpu::shared_2d::<i32, 2, 3>();
+    let (r, c) = s.shape();
+    out[0] = s.len();
+    out[1] = r;
+    out[2] = c;
+    out[3] = s.rows();
+    out[4] = s.cols();
+}
+
+#[kernel]
+pub fn len_shared_3d(out: &mut [usize]) {
+    let s = gpu::shared_3d::<u8, 2, 3, 4>();
+    let (a, b, c) = s.shape();
+    out[0] = s.len();
+    out[1] = a;
+    out[2] = b;
+    out[3] = c;
+}
+
+#[kernel]
+pub fn len_shared(out: &mut [usize]) {
+    let s = gpu::shared::<f64, 5>();
+    out[0] = s.len();
+    out[1] = s.is_empty() as usize;
+}
+
+/// The dynamic shared memory, as `f32` and as `f64` (`bytes / size`).
+#[kernel]
+pub fn len_dynamic_shared(out: &mut [usize]) {
+    let f = gpu::dynamic_shared::<f32>();
+    let d = gpu::dynamic_shared::<f64>();
+    out[0] = f.len();
+    out[1] = d.len();
+}
+
+/// Views of a shared array and of a view: `end - start` elements each.
+#[kernel]
+pub fn len_view(out: &mut [usize], start: usize, end: usize) {
+    let s = gpu::shared::<u16, 40>();
+    let v = s.slice(start, end);
+    let w = v.slice(1, v.len() - 1);
+    out[0] = v.len();
+    out[1] = w.len();
+    out[2] = w.is_empty() as usize;
+}
+
+/// A local array, a read-only and a written slice.
+#[kernel]
+pub fn len_local_and_slices(x: &[u8], out: &mut [usize]) {
+    let a = [0i64; 7];
+    out[0] = a.len();
+    out[1] = x.len();
+    out[2] = out.len();
+    out[3] = x.is_empty() as usize;
+}
+
+// ---- Shared memory: 3-D arrays, views, arrays in nested and device functions -----------
+
+/// Each block of 4×8×8 threads writes its values into a 3-D shared array and reads them
+/// back mirrored along all three axes.
+#[kernel]
+pub fn mirror_3d(x: &[i64], out: &mut [i64]) {
+    let s = gpu::shared_3d::<i64, 4, 8, 8>();
+    let t = gpu::thread_idx();
+    let (i, j, k) = (t.z as usize, t.y as usize, t.x as usize);
+    let g = gpu::block_idx().x as usize * 256 + (i * 8 + j) * 8 + k;
+    s[(i, j, k)] = x[g];
+    gpu::sync_threads();
+    out[g] = s[(3 - i, 7 - j, 7 - k)];
+}
+
+/// Each block stages its 64 values in shared memory, then thread t adds the t-th value of
+/// the view `start..end` (and of the same view of the dynamic shared memory); past the view,
+/// -1. A bad range faults as `&s[start..end]` panics.
+#[kernel]
+pub fn view_window(x: &[f32], out: &mut [f32], start: usize, end: usize) {
+    let s = gpu::shared::<f32, 64>();
+    let d = gpu::dynamic_shared::<f32>();
+    let t = gpu::thread_idx().x as usize;
+    let i = gpu::grid1();
+    s[t] = x[i];
+    d[t] = 2.0 * x[i];
+    gpu::sync_threads();
+    let v = s.slice(start, end);
+    let w = d.slice(start, end);
+    out[i] = if t < v.len() { v[t] + w[t] } else { -1.0 };
+}
+
+/// A shared array declared in a function nested in the kernel: the block's running count
+/// of nonzero inputs.
+#[kernel]
+pub fn nested_shared(x: &[u32], out: &mut [u32]) {
+    fn count(v: u32) -> u32 {
+        let c = gpu::shared::<u32, 1>();
+        if gpu::thread_idx().x == 0 {
+            c[0] = 0;
+        }
+        gpu::sync_threads();
+        if v != 0 {
+            gpu::atomic::add(c, 0, 1u32);
+        }
+        gpu::sync_threads();
+        c[0]
+    }
+    let i = gpu::grid1();
+    out[i] = count(x[i]);
+}
+
+/// A device function with a shared array: the block's largest input.
+#[device]
+pub fn block_max(v: i32) -> i32 {
+    let m = gpu::shared::<i32, 1>();
+    if gpu::thread_idx().x == 0 {
+        m[0] = i32::MIN;
+    }
+    gpu::sync_threads();
+    gpu::atomic::max(m, 0, v);
+    gpu::sync_threads();
+    m[0]
+}
+
+#[kernel]
+pub fn device_shared(x: &[i32], out: &mut [i32]) {
+    let i = gpu::grid1();
+    out[i] = block_max(x[i]);
+}
+
+// ---- Numba's atomics: NaN rules, counters ---------------------------------------------
+
+/// Thread i applies `min`, `max`, `nanmin`, `nanmax` (by `i % 4`) to `mem[i]` with `v[i]`,
+/// and keeps the old value; one thread per element (see `reference::nan_rules`).
+#[kernel]
+pub fn nan_rules(v: &[f32], mem: &mut [f32], old: &mut [f32]) {
+    let i = gpu::grid1();
+    if i < v.len() {
+        old[i] = match i % 4 {
+            0 => gpu::atomic::min(mem, i, v[i]),
+            1 => gpu::atomic::max(mem, i, v[i]),
+            2 => gpu::atomic::nanmin(mem, i, v[i]),
+            _ => gpu::atomic::nanmax(mem, i, v[i]),
+        };
+    }
+}
+
+/// Numba's bulk `nanmax`/`nanmin` tests: every thread into one element (`ext[0]` the
+/// largest, `ext[1]` the smallest), a global and a shared one, with NaNs among the values.
+#[kernel]
+pub fn nan_extremes(v: &[f64], ext: &mut [f64]) {
+    let s = gpu::shared::<f64, 2>();
+    let t = gpu::thread_idx().x as usize;
+    if t == 0 {
+        s[0] = f64::NEG_INFINITY;
+        s[1] = f64::INFINITY;
+    }
+    gpu::sync_threads();
+    let mut i = gpu::grid1();
+    while i < v.len() {
+        gpu::atomic::nanmax(ext, 0, v[i]);
+        gpu::atomic::nanmin(ext, 1, v[i]);
+        gpu::atomic::nanmax(s, 0, v[i]);
+        gpu::atomic::nanmin(s, 1, v[i]);
+        i += gpu::gridsize1();
+    }
+    gpu::sync_threads();
+    if t == 0 {
+        gpu::atomic::nanmax(ext, 2, s[0]);
+        gpu::atomic::nanmin(ext, 3, s[1]);
+    }
+}
+
+/// Numba's `atomic.inc`/`dec` tests: thread i counts `mem[i]` up (even i) or down (odd i)
+/// against `c[i]`, keeping the old value; the last two threads count `counters` (u64) up
+/// and down against 9 as many times as `rounds` says.
+#[kernel]
+pub fn counters(c: &[u32], mem: &mut [u32], old: &mut [u32], counters: &mut [u64], rounds: usize) {
+    let i = gpu::grid1();
+    if i < c.len() {
+        old[i] = if i % 2 == 0 { gpu::atomic::inc(mem, i, c[i]) } else { gpu::atomic::dec(mem, i, c[i]) };
+    }
+    for _ in 0..rounds {
+        gpu::atomic::inc(counters, 0, 9u64);
+        gpu::atomic::dec(counters, 1, 9u64);
+    }
 }
