@@ -6,11 +6,13 @@ use quote::{format_ident, quote};
 
 use ptx_codegen::Target;
 
+use crate::runtime::private;
 use crate::signature::Slot;
 use crate::vectorized::Vectorized;
 use crate::{chain, cpu, function, gpu, host, kernel, nd};
 
 pub fn generate(v: &Vectorized) -> TokenStream {
+    let p = private();
     let Vectorized {
         func, name, idents, outer_arg_list, host_ty, outer_generics, outer_function_ty, outer_bound, ..
     } = v;
@@ -43,7 +45,7 @@ pub fn generate(v: &Vectorized) -> TokenStream {
     let function = function::items(v);
 
     let wrapper_body = match v.target {
-        Target::Cuda => quote!(::gpu_runtime::__private::call::<#outer_function_ty>(#outer_bound)),
+        Target::Cuda => quote!(#p::call::<#outer_function_ty>(#outer_bound)),
         Target::Cpu => quote!(#name::cpu(#(#idents),*)),
         Target::Parallel => quote!(#name::parallel(#(#idents),*)),
     };

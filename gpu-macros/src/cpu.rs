@@ -6,6 +6,7 @@ use quote::quote;
 
 use ptx_codegen::Target;
 
+use crate::runtime::private;
 use crate::vectorized::Vectorized;
 
 /// How a loop over the elements runs on the host.
@@ -25,33 +26,36 @@ impl HostLoop {
 
     /// The runtime's name for the same choice (`gpu_runtime::__private::HostLoop`).
     pub fn runtime_tokens(self) -> TokenStream {
+        let p = private();
         match self {
-            HostLoop::Sequential => quote!(::gpu_runtime::__private::HostLoop::Sequential),
-            HostLoop::Parallel => quote!(::gpu_runtime::__private::HostLoop::Parallel),
+            HostLoop::Sequential => quote!(#p::HostLoop::Sequential),
+            HostLoop::Parallel => quote!(#p::HostLoop::Parallel),
         }
     }
 }
 
 /// `cpu` and `parallel`: the computation on the host, whatever the target.
 pub fn api(v: &Vectorized) -> TokenStream {
+    let p = private();
     let Vectorized { generics, arg_list, host_ty, function_ty: f, bound, .. } = v;
     let (sequential, parallel) = (HostLoop::Sequential.runtime_tokens(), HostLoop::Parallel.runtime_tokens());
     quote! {
         /// Runs the same computation on the CPU, element by element (device arrays are
         /// copied to the host first).
         pub fn cpu<'__a, #generics>(#arg_list) -> ::gpu_runtime::Result<#host_ty> {
-            ::gpu_runtime::__private::host::<#f>(#sequential, #bound)
+            #p::host::<#f>(#sequential, #bound)
         }
 
         /// Runs the same computation on the CPU, split over threads with rayon.
         pub fn parallel<'__a, #generics>(#arg_list) -> ::gpu_runtime::Result<#host_ty> {
-            ::gpu_runtime::__private::host::<#f>(#parallel, #bound)
+            #p::host::<#f>(#parallel, #bound)
         }
     }
 }
 
 /// `into` for the CPU targets, which loops as the target does.
 pub fn into(v: &Vectorized) -> TokenStream {
+    let p = private();
     let Vectorized { generics, arg_list, out, function_ty: f, bound, .. } = v;
     let out_trait = quote!(Output);
     let (out_ty, out_conv) = (v.out_ty(quote!('__o), &out_trait), v.out_conv(&out_trait, quote!(into_out)));
@@ -60,13 +64,14 @@ pub fn into(v: &Vectorized) -> TokenStream {
         /// Runs the function (on this function's CPU target) and writes the results into
         /// `out`, whose length must be the call's.
         pub fn into<'__a, '__o, #generics>(#out: #out_ty, #arg_list) -> ::gpu_runtime::Result<()> {
-            ::gpu_runtime::__private::host_into::<#f>(#order, #out_conv, #bound)
+            #p::host_into::<#f>(#order, #out_conv, #bound)
         }
     }
 }
 
 /// `reduce` for the CPU targets, for a reducible function (nothing otherwise).
 pub fn reduce(v: &Vectorized) -> TokenStream {
+    let p = private();
     if !v.reducible {
         return TokenStream::new();
     }
@@ -78,7 +83,7 @@ pub fn reduce(v: &Vectorized) -> TokenStream {
         /// one; where the function panics, the first step that does is the error.
         pub fn reduce<'__a, #generics>(values: impl Param<'__a, #ret_ty>) -> ::gpu_runtime::Result<#ret_ty> {
             let __values = Param::into_arg(values).to_host()?;
-            ::gpu_runtime::__private::host_reduce(#name_str, __values, #identity_expr, #order, |a, b| #scalar_call(a, b))
+            #p::host_reduce(#name_str, __values, #identity_expr, #order, |a, b| #scalar_call(a, b))
         }
     }
 }

@@ -16,6 +16,7 @@ use ptx_codegen::{ExplicitParam, ExplicitParamKind, KernelVariants, Options, Ptx
 
 use crate::chain;
 use crate::entry;
+use crate::runtime::private;
 use crate::signature::scalar_tokens;
 use crate::simcopy;
 use crate::source::{Surroundings, associated_error, with_module_consts};
@@ -147,6 +148,7 @@ fn generate(
     compiled: Option<&KernelVariants>,
     max_threads: Option<u32>,
 ) -> TokenStream {
+    let p = private();
     let name = &func.sig.ident;
     let name_str = name.to_string();
     let max_threads = match max_threads {
@@ -179,25 +181,25 @@ fn generate(
         ExplicitParamKind::Scalar(t) => scalar_tokens(*t),
         ExplicitParamKind::Slice { elem, mutable: false } => {
             let t = scalar_tokens(*elem);
-            quote!(impl ::gpu_runtime::__private::KernelIn<'__a, #t>)
+            quote!(impl #p::KernelIn<'__a, #t>)
         }
         ExplicitParamKind::Slice { elem, mutable: true } => {
             let t = scalar_tokens(*elem);
-            quote!(impl ::gpu_runtime::__private::KernelInOut<'__a, #t>)
+            quote!(impl #p::KernelInOut<'__a, #t>)
         }
     });
     let kargs: Vec<TokenStream> = idents
         .iter()
         .zip(params)
-        .map(|(id, p)| {
-            let pname = &p.name;
-            match &p.kind {
-                ExplicitParamKind::Scalar(_) => quote!(::gpu_runtime::__private::KArg::scalar(#id)),
+        .map(|(id, param)| {
+            let pname = &param.name;
+            match &param.kind {
+                ExplicitParamKind::Scalar(_) => quote!(#p::KArg::scalar(#id)),
                 ExplicitParamKind::Slice { mutable: false, .. } => {
-                    quote!(::gpu_runtime::__private::KArg::input(#pname, #id))
+                    quote!(#p::KArg::input(#pname, #id))
                 }
                 ExplicitParamKind::Slice { mutable: true, .. } => {
-                    quote!(::gpu_runtime::__private::KArg::output(#pname, #id))
+                    quote!(#p::KArg::output(#pname, #id))
                 }
             }
         })
@@ -206,13 +208,13 @@ fn generate(
     let typed_bind: Vec<TokenStream> = idents
         .iter()
         .zip(params)
-        .map(|(id, p)| match &p.kind {
+        .map(|(id, param)| match &param.kind {
             ExplicitParamKind::Scalar(_) => TokenStream::new(),
             ExplicitParamKind::Slice { mutable: false, .. } => {
-                quote!(let #id = ::gpu_runtime::__private::KernelIn::into_kernel_in(#id);)
+                quote!(let #id = #p::KernelIn::into_kernel_in(#id);)
             }
             ExplicitParamKind::Slice { mutable: true, .. } => {
-                quote!(let #id = ::gpu_runtime::__private::KernelInOut::into_kernel_in_out(#id);)
+                quote!(let #id = #p::KernelInOut::into_kernel_in_out(#id);)
             }
         })
         .collect();
@@ -221,9 +223,9 @@ fn generate(
     let (array_devices, host_bind): (Vec<TokenStream>, Vec<TokenStream>) = idents
         .iter()
         .zip(params)
-        .filter(|(_, p)| matches!(p.kind, ExplicitParamKind::Slice { .. }))
-        .map(|(id, p)| {
-            let pname = &p.name;
+        .filter(|(_, param)| matches!(param.kind, ExplicitParamKind::Slice { .. }))
+        .map(|(id, param)| {
+            let pname = &param.name;
             (quote!((#pname, #id.device_id())), quote!(let #id = #id.host_on(#name_str, #pname, __cpu)?;))
         })
         .unzip();
@@ -237,16 +239,16 @@ fn generate(
     let shared_slices: Vec<TokenStream> = idents
         .iter()
         .zip(params)
-        .filter(|(_, p)| matches!(p.kind, ExplicitParamKind::Slice { mutable: true, .. }))
-        .map(|(id, _)| quote!(let #id = ::gpu_runtime::__private::sim::SliceMut::new(#id);))
+        .filter(|(_, param)| matches!(param.kind, ExplicitParamKind::Slice { mutable: true, .. }))
+        .map(|(id, _)| quote!(let #id = #p::sim::SliceMut::new(#id);))
         .collect();
     let spec_params: Vec<TokenStream> = params
         .iter()
-        .map(|p| {
-            let pname = &p.name;
-            match p.kind {
-                ExplicitParamKind::Scalar(_) => quote!((#pname, ::gpu_runtime::__private::KernelParam::Scalar)),
-                ExplicitParamKind::Slice { .. } => quote!((#pname, ::gpu_runtime::__private::KernelParam::Slice)),
+        .map(|param| {
+            let pname = &param.name;
+            match param.kind {
+                ExplicitParamKind::Scalar(_) => quote!((#pname, #p::KernelParam::Scalar)),
+                ExplicitParamKind::Slice { .. } => quote!((#pname, #p::KernelParam::Slice)),
             }
         })
         .collect();
@@ -284,8 +286,8 @@ fn generate(
             pub const PTX: &str = #ptx;
 
             #[doc(hidden)]
-            pub static KERNEL: ::gpu_runtime::__private::ExplicitKernel =
-                ::gpu_runtime::__private::ExplicitKernel::new(::gpu_runtime::__private::ExplicitSpec {
+            pub static KERNEL: #p::ExplicitKernel =
+                #p::ExplicitKernel::new(#p::ExplicitSpec {
                     name: #name_str,
                     symbol: #symbol,
                     ptx: PTX,
@@ -314,10 +316,10 @@ fn generate(
                 #(#typed_bind)*
                 // On the CPU device the kernel runs in the simulator, on the host's data.
                 if let ::core::option::Option::Some(__cpu) =
-                    &::gpu_runtime::__private::explicit_on_cpu(#name_str, config, &[#(#array_devices),*])?
+                    &#p::explicit_on_cpu(#name_str, config, &[#(#array_devices),*])?
                 {
                     #(#host_bind)*
-                    return ::gpu_runtime::__private::cpu_pending(simulate_with(config, #(#idents),*));
+                    return #p::cpu_pending(simulate_with(config, #(#idents),*));
                 }
                 KERNEL.launch_async(config, ::std::vec![#(#kargs),*])
             }
@@ -335,7 +337,7 @@ fn generate(
             /// [`simulate`] as `config` says (its dynamic shared memory).
             pub fn simulate_with(config: &::gpu_runtime::LaunchConfig, #(#sim_params),*) -> ::gpu_runtime::Result<()> {
                 #(#shared_slices)*
-                ::gpu_runtime::__private::sim::run(#name_str, config, #max_threads, &|| __simulated(#(#idents),*))
+                #p::sim::run(#name_str, config, #max_threads, &|| __simulated(#(#idents),*))
             }
 
             #simulated
@@ -362,6 +364,7 @@ fn typed(
 /// The body as the simulator runs it: `&mut [T]` parameters as `SliceMut`, indexing
 /// through the simulator's traits. A body with errors is not repeated (they are reported).
 fn simulated_fn(func: &syn::ItemFn, params: &[ExplicitParam], idents: &[syn::Ident], ok: bool) -> TokenStream {
+    let p = private();
     let mutable: Vec<bool> = func
         .sig
         .inputs
@@ -376,7 +379,7 @@ fn simulated_fn(func: &syn::ItemFn, params: &[ExplicitParam], idents: &[syn::Ide
         }
         ExplicitParamKind::Slice { elem, mutable: true } => {
             let t = scalar_tokens(*elem);
-            quote!(::gpu_runtime::__private::sim::SliceMut<'_, #t>)
+            quote!(#p::sim::SliceMut<'_, #t>)
         }
     });
     // A parameter declared `mut` stays assignable in the body.

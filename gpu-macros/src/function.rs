@@ -9,12 +9,13 @@ use quote::quote;
 
 use ptx_codegen::Target;
 
+use crate::runtime::private;
 use crate::vectorized::Vectorized;
 
 /// The type, its `VectorFn` impl and, for the GPU target, its `GpuFn` impl.
 pub fn items(v: &Vectorized) -> TokenStream {
     let Vectorized { idents, tys, ret_ty, name_str, name_strs, scalar_call, function_ty, .. } = v;
-    let p = quote!(::gpu_runtime::__private);
+    let p = private();
     let count = idents.len();
     let (def, impl_generics) = match v.signature.generic {
         None => (

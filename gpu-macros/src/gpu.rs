@@ -5,6 +5,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
+use crate::runtime::private;
 use crate::vectorized::Vectorized;
 
 /// The calls of the kernel: on a chosen device, with results left on the device, into
@@ -16,7 +17,7 @@ pub fn api(v: &Vectorized) -> TokenStream {
     let out_trait = quote!(Output);
     let (out_ty, out_conv) = (v.out_ty(quote!('__o), &out_trait), v.out_conv(&out_trait, quote!(into_out)));
     let launch_out_ty = v.out_ty(quote!('__a), &out_trait);
-    let p = quote!(::gpu_runtime::__private);
+    let p = private();
     quote! {
         /// Runs the function on `device`.
         pub fn on<'__a, #generics>(#device: &::gpu_runtime::Device, #arg_list) -> ::gpu_runtime::Result<#host_ty> {
@@ -65,6 +66,7 @@ pub fn api(v: &Vectorized) -> TokenStream {
 
 /// `reduce` on the GPU, for a reducible function (nothing otherwise).
 pub fn reduce(v: &Vectorized) -> TokenStream {
+    let p = private();
     if !v.reducible {
         return TokenStream::new();
     }
@@ -78,10 +80,10 @@ pub fn reduce(v: &Vectorized) -> TokenStream {
         /// `Error::EmptyReduce` without one.
         pub fn reduce<'__a, #generics>(values: impl Param<'__a, #ret_ty>) -> ::gpu_runtime::Result<#ret_ty> {
             let __values = Param::into_arg(values);
-            if let ::core::option::Option::Some(__cpu) = &::gpu_runtime::__private::cpu_target(::core::option::Option::None, &[__values.device_id()]) {
+            if let ::core::option::Option::Some(__cpu) = &#p::cpu_target(::core::option::Option::None, &[__values.device_id()]) {
                 let __values = __values.host_on(#name_str, "values", __cpu)?;
-                let __parallel = ::gpu_runtime::__private::HostLoop::Parallel;
-                return ::gpu_runtime::__private::host_reduce(#name_str, __values, #identity_expr, __parallel, |a, b| #scalar_call(a, b));
+                let __parallel = #p::HostLoop::Parallel;
+                return #p::host_reduce(#name_str, __values, #identity_expr, __parallel, |a, b| #scalar_call(a, b));
             }
             // SAFETY: the argument has the kernel's element type.
             unsafe { #kernel.reduce::<#ret_ty>(::core::option::Option::None, __values.erase(), #identity_expr) }

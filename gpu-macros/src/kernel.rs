@@ -7,6 +7,7 @@ use quote::{ToTokens, format_ident, quote};
 
 use ptx_codegen::{ScalarType, Target, Variants};
 
+use crate::runtime::private;
 use crate::signature::{Slot, scalar_tokens};
 use crate::vectorized::{Instance, Vectorized};
 
@@ -20,6 +21,7 @@ pub fn items(v: &Vectorized) -> TokenStream {
 }
 
 fn concrete(v: &Vectorized) -> TokenStream {
+    let p = private();
     if v.target != Target::Cuda {
         return TokenStream::new();
     }
@@ -34,12 +36,13 @@ fn concrete(v: &Vectorized) -> TokenStream {
         pub const LLVM_IR: &str = #llvm_ir;
 
         #[doc(hidden)]
-        pub static KERNEL: ::gpu_runtime::__private::Kernel = #kernel_spec;
+        pub static KERNEL: #p::Kernel = #kernel_spec;
     }
 }
 
 /// The `Element` trait of a generic function, its implementations and their kernels.
 fn element(v: &Vectorized) -> TokenStream {
+    let p = private();
     let gpu = v.target == Target::Cuda;
     let (name_str, idents) = (&v.name_str, &v.idents);
     let listed: Vec<&str> = v.instances.iter().filter_map(|i| i.ty.map(ScalarType::rust_name)).collect();
@@ -57,7 +60,7 @@ fn element(v: &Vectorized) -> TokenStream {
             /// The PTX of this type's kernel.
             const PTX: &'static str;
             #[doc(hidden)]
-            fn kernel() -> &'static ::gpu_runtime::__private::Kernel;
+            fn kernel() -> &'static #p::Kernel;
         }
     } else {
         TokenStream::new()
@@ -92,6 +95,7 @@ fn element(v: &Vectorized) -> TokenStream {
 
 /// One listed type's kernel items (GPU target only) and `Element` impl.
 fn element_impl(v: &Vectorized, inst: &Instance) -> TokenStream {
+    let p = private();
     let gpu = v.target == Target::Cuda;
     let (name, name_str, idents) = (v.name, &v.name_str, &v.idents);
     let t = inst.ty.expect("a generic function's instances have types");
@@ -115,7 +119,7 @@ fn element_impl(v: &Vectorized, inst: &Instance) -> TokenStream {
             #[doc(hidden)]
             pub const #ir_name: &str = #llvm_ir;
             #[doc(hidden)]
-            pub static #kernel_name: ::gpu_runtime::__private::Kernel = #kernel_spec;
+            pub static #kernel_name: #p::Kernel = #kernel_spec;
         }
     } else {
         TokenStream::new()
@@ -123,7 +127,7 @@ fn element_impl(v: &Vectorized, inst: &Instance) -> TokenStream {
     let gpu_impl = if gpu {
         quote! {
             const PTX: &'static str = #ptx_name;
-            fn kernel() -> &'static ::gpu_runtime::__private::Kernel {
+            fn kernel() -> &'static #p::Kernel {
                 &#kernel_name
             }
         }
@@ -168,6 +172,7 @@ fn by_profile<T: ToTokens + PartialEq>(
 
 /// The runtime's `Kernel` for one compiled instance, whose PTX is the constant `ptx`.
 fn spec(v: &Vectorized, k: Option<&Variants>, ptx: TokenStream) -> TokenStream {
+    let p = private();
     let (name_str, name_strs) = (&v.name_str, &v.name_strs);
     // The other entries' names follow from `entry` (`kernel_abi`); both variants share them.
     let (entry, reducible) = match k {
@@ -179,7 +184,7 @@ fn spec(v: &Vectorized, k: Option<&Variants>, ptx: TokenStream) -> TokenStream {
         None => quote!(false),
     };
     quote! {
-        ::gpu_runtime::__private::Kernel::new(::gpu_runtime::__private::KernelSpec {
+        #p::Kernel::new(#p::KernelSpec {
             name: #name_str,
             ptx: #ptx,
             entry: #entry,

@@ -14,6 +14,7 @@ mod gufunc;
 mod host;
 mod kernel;
 mod nd;
+mod runtime;
 mod signature;
 mod simcopy;
 mod source;

@@ -7,11 +7,13 @@ use quote::quote;
 use ptx_codegen::Target;
 
 use crate::cpu::HostLoop;
+use crate::runtime::private;
 use crate::vectorized::Vectorized;
 
 /// `name::nd`, `name::nd_into` and `name::nd_cpu`. They exist when `gpu-runtime`'s
 /// `ndarray` feature is on (`__if_ndarray!`).
 pub fn api(v: &Vectorized) -> TokenStream {
+    let p = private();
     let Vectorized { generics, out, ret_ty, .. } = v;
     let nd_ty = v.signature.ret.arrays(|s| v.slot_tokens(s), quote!(::gpu_runtime::nd::ArrayD));
     let out_ty = v.out_ty(quote!('__o), &quote!(::gpu_runtime::nd::NdOut));
@@ -23,11 +25,11 @@ pub fn api(v: &Vectorized) -> TokenStream {
             let element = element(v);
             // A fault gets Rust's message at its element, from the original on the host.
             let message_at = quote! {
-                |__i: u64| ::gpu_runtime::__private::nd_message_at(#name_str, &[#(#name_strs),*], &__erased, __i, #element)
+                |__i: u64| #p::nd_message_at(#name_str, &[#(#name_strs),*], &__erased, __i, #element)
             };
             let (cpu_nd, cpu_nd_into) = (host_nd(v, HostLoop::Parallel), host_nd_into(v, HostLoop::Parallel));
             // `ndarray` arrays are host memory: the default device decides.
-            let is_cpu = quote!(::gpu_runtime::__private::default_cpu().is_some());
+            let is_cpu = quote!(#p::default_cpu().is_some());
             (
                 quote! {
                     if #is_cpu {
@@ -36,7 +38,7 @@ pub fn api(v: &Vectorized) -> TokenStream {
                     let __erased = #erased;
                     // SAFETY: the arguments follow the kernel's inputs in order and type.
                     let __r = unsafe { #kernel.call_nd::<#ret_ty>(&__erased) };
-                    ::gpu_runtime::__private::with_host_message(__r, #message_at)
+                    #p::with_host_message(__r, #message_at)
                 },
                 quote! {
                     if #is_cpu {
@@ -45,7 +47,7 @@ pub fn api(v: &Vectorized) -> TokenStream {
                     let __erased = #erased;
                     // SAFETY: the arguments follow the kernel's inputs in order and type.
                     let __r = unsafe { #kernel.call_nd_into::<#ret_ty>(&__erased, #out_conv) };
-                    ::gpu_runtime::__private::with_host_message(__r, #message_at)
+                    #p::with_host_message(__r, #message_at)
                 },
             )
         }
@@ -95,24 +97,27 @@ fn nd_out_conv(v: &Vectorized) -> TokenStream {
 
 /// The function at one broadcast position, for the runtime's N-d loop.
 fn element(v: &Vectorized) -> TokenStream {
+    let p = private();
     let Vectorized { tys, scalar_call, .. } = v;
     let ks = 0..v.idents.len();
     // SAFETY (in the expansion): argument `k` has the parameter's type `tys[k]`.
-    quote! { |__at: &::gpu_runtime::__private::NdAt<'_>| #scalar_call(#(unsafe { __at.get::<#tys>(#ks) }),*) }
+    quote! { |__at: &#p::NdAt<'_>| #scalar_call(#(unsafe { __at.get::<#tys>(#ks) }),*) }
 }
 
 /// `nd`'s body on the host.
 fn host_nd(v: &Vectorized, how: HostLoop) -> TokenStream {
+    let p = private();
     let Vectorized { name_str, name_strs, ret_ty, .. } = v;
     let (erased, element, order) = (nd_erased(v), element(v), how.runtime_tokens());
-    quote! { ::gpu_runtime::__private::host_nd::<#ret_ty>(#name_str, &[#(#name_strs),*], &#erased, #order, #element) }
+    quote! { #p::host_nd::<#ret_ty>(#name_str, &[#(#name_strs),*], &#erased, #order, #element) }
 }
 
 /// `nd_into`'s body on the host.
 fn host_nd_into(v: &Vectorized, how: HostLoop) -> TokenStream {
+    let p = private();
     let Vectorized { name_str, name_strs, ret_ty, .. } = v;
     let (erased, out_conv, element, order) = (nd_erased(v), nd_out_conv(v), element(v), how.runtime_tokens());
-    quote! { ::gpu_runtime::__private::host_nd_into::<#ret_ty>(#name_str, &[#(#name_strs),*], &#erased, #out_conv, #order, #element) }
+    quote! { #p::host_nd_into::<#ret_ty>(#name_str, &[#(#name_strs),*], &#erased, #out_conv, #order, #element) }
 }
 
 /// `name::reduce_axis` and `name::reduce_axes` for a reducible function that is not
@@ -134,7 +139,7 @@ pub fn reduce_axis(v: &Vectorized) -> TokenStream {
         Target::Cpu => "cpu",
         Target::Parallel => "parallel",
     };
-    let p = quote!(::gpu_runtime::__private);
+    let p = private();
     quote! {
         ::gpu_runtime::__if_ndarray! {
             #[doc(hidden)]

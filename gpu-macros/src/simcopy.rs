@@ -15,6 +15,7 @@ use quote::quote_spanned;
 use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 
+use crate::runtime::private;
 use ptx_codegen::frontend::unchecked_call;
 
 /// Rewrites every index expression of `block` (see the module's documentation), those of
@@ -36,9 +37,10 @@ pub fn rewrite_device_indexing(block: &mut syn::Block) {
 
 /// `use` of the simulator's indexing traits (unnamed, for their methods).
 pub fn sim_traits() -> syn::Stmt {
+    let p = private();
     syn::parse_quote! {
         #[allow(unused_imports)]
-        use ::gpu_runtime::__private::sim::{Load as _, StoreLocal as _, StoreShared as _};
+        use #p::sim::{Load as _, StoreLocal as _, StoreShared as _};
     }
 }
 

@@ -127,31 +127,37 @@ pub mod gpu {
     }
 }
 
-/// Used by the code `#[vectorize]` generates; not a stable API. Nothing here lets safe
-/// code cause undefined behaviour: the erased arguments and outputs are opaque and made
-/// only from live borrows, and what launches or reads through them is `unsafe`.
+/// The door between the code the macros generate and the runtime: exactly the names that
+/// generated code uses (`gpu-macros` spells the path in one place, `paths::private`), not
+/// a stable API. Nothing here lets safe code cause undefined behaviour: the erased
+/// arguments and outputs are opaque and made only from live borrows, and what launches or
+/// reads through them is `unsafe`.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::api::host_map;
+    // `#[vectorize]`: the generated `__Function` type and the calls, one each.
     pub use crate::api::{
         GpuFn, VectorFn, call, cpu_pending, cpu_target, default_cpu, device, explicit_on_cpu, host, host_arg,
         host_into, host_reduce, into, launch, launch_device, launch_into, on, on_devices,
     };
+    pub use crate::data::{ErasedArg, HostLoop};
+    pub use crate::launch::{Kernel, KernelSpec};
+    pub use crate::panics::{catch_quiet, with_host_message};
+    // `name::nd` and `name::reduce_axis` of a vectorized function (with `ndarray`).
     #[cfg(feature = "ndarray")]
-    pub use crate::api::{
-        GuHost, GuIn, GuLayout, GuOut, GuPlan, GuRun, GuWhere, gu_along, gu_array, gu_device_array, gu_device_output,
-        gu_fault, gu_launch_config, gu_output, gu_run, host_nd, host_nd_into, nd_message_at, reduce_axes,
-    };
+    pub use crate::api::{host_nd, host_nd_into, nd_message_at, reduce_axes};
     #[cfg(feature = "ndarray")]
-    pub use crate::data::nd::{ErasedNd, NdAt};
-    pub use crate::data::{ErasedArg, HostLoop, KArg, KernelIn, KernelInOut, KernelInOutRef, KernelInRef};
-    pub use crate::launch::{ExplicitKernel, ExplicitSpec, Kernel, KernelSpec};
-    pub use crate::panics::{catch_quiet, first_panic, with_host_message};
+    pub use crate::data::nd::NdAt;
+    // `#[guvectorize]`: the generated `__Gufunc` type and the calls.
+    #[cfg(feature = "ndarray")]
+    pub use crate::api::{GuFn, GuLayout, GuOutputs, GuPlan, GuWhere, Hosts, Laid, gu, gu_device};
+    // `#[kernel]`: the kernel's description and its arguments.
+    pub use crate::data::{KArg, KernelIn, KernelInOut};
+    pub use crate::launch::{ExplicitKernel, ExplicitSpec};
     pub use kernel_abi::KernelParam;
-    pub use rayon;
 
-    /// What the simulator copy of a `#[kernel]` uses (see the `sim` module's docs).
+    /// What the simulator copy of a `#[kernel]` uses (see the `sim` module's docs): its
+    /// indexing traits, its `&mut [T]` parameters and the run over a grid.
     pub mod sim {
-        pub use crate::sim::*;
+        pub use crate::sim::{Load, SliceMut, StoreLocal, StoreShared, run};
     }
 }

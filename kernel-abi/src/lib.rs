@@ -39,6 +39,11 @@ pub const REDUCE_BLOCK: u32 = 256;
 /// output array each).
 pub const MAX_OUTPUTS: usize = 6;
 
+/// The most inputs and outputs of a `#[guvectorize]` function: the runtime's generic call
+/// takes a tuple of each, implemented up to these arities.
+pub const GUFUNC_MAX_INPUTS: usize = 10;
+pub const GUFUNC_MAX_OUTPUTS: usize = 8;
+
 /// The PTX symbol of the elementwise entry of the function `name`.
 pub fn entry_symbol(name: &str) -> String {
     format!("vectorize_{name}")

@@ -28,7 +28,10 @@ use syn::ext::IdentExt;
 
 use lower::{EntryKind, Lowering, Weight};
 
-pub use abi::{ExplicitAbi, ExplicitParam, ExplicitParamKind, Fault, KernelAbi, entry_symbol};
+pub use abi::{
+    ExplicitAbi, ExplicitParam, ExplicitParamKind, Fault, GUFUNC_MAX_INPUTS, GUFUNC_MAX_OUTPUTS, KernelAbi,
+    entry_symbol,
+};
 pub use cache::PtxCache;
 pub use ir::IntOverflow;
 pub use options::{LaunchBounds, Options, Target};

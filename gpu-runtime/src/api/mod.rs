@@ -12,11 +12,8 @@ mod vectorized;
 
 pub use cpu_device::{cpu_pending, cpu_target, default_cpu, explicit_on_cpu, host_reduce};
 #[cfg(feature = "ndarray")]
-pub use gufunc::{
-    GuHost, GuIn, GuLayout, GuOut, GuPlan, GuRun, GuWhere, gu_along, gu_array, gu_device_array, gu_device_output,
-    gu_fault, gu_launch_config, gu_output, gu_run, reduce_axes,
-};
-pub use host::host_map;
+pub use gufunc::{GuFn, GuLayout, GuOutputs, GuPlan, GuWhere, Hosts, Laid, gu, gu_device, reduce_axes};
+
 #[cfg(feature = "ndarray")]
 pub use host::{host_nd, host_nd_into, nd_message_at};
 pub use vectorized::{

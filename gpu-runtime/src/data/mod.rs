@@ -22,7 +22,7 @@ pub use array::{DeviceSlice, DeviceSliceMut, DeviceVec};
 #[cfg(feature = "ndarray")]
 pub use device_array::DeviceArray;
 pub(crate) use karg::{InOutMem, KArgKind, check_aliasing};
-pub use karg::{KArg, KernelIn, KernelInOut, KernelInOutRef, KernelInRef};
+pub use karg::{KArg, KernelIn, KernelInOut, KernelInRef};
 pub use mat::{Mat, MatMut};
 pub use results::OutSlot;
 pub use results::Results;

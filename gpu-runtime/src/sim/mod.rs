@@ -16,7 +16,5 @@ mod context;
 mod memory;
 mod run;
 
-pub use memory::{
-    AtomicBits, Cells, Load, Shared, Shared2d, Shared3d, SharedSlice, SimScalar, SliceMut, StoreLocal, StoreShared,
-};
+pub use memory::{Load, Shared, Shared2d, Shared3d, SharedSlice, SimScalar, SliceMut, StoreLocal, StoreShared};
 pub use run::run;

@@ -33,7 +33,7 @@ pub use callees::{external_callees, path_key};
 use context::{FnChecker, ProgramCx};
 use items::ItemScope;
 use signature::fn_sig;
-pub use syntax::unchecked_call;
+pub use syntax::{scalar_type, unchecked_call};
 
 /// A helper function the vectorized function calls, collected from the crate (a
 /// `#[device]` function): its id, its item, and its own callees (as written in its body)

@@ -1,23 +1,17 @@
-//! `#[guvectorize]`: generalized functions (NumPy's and Numba's gufuncs). Each parameter
-//! has core dimensions named in the layout (`"(n),(n)->()"`); the dimensions in front of
-//! them are loop dimensions, broadcast together by NumPy's rules, and the function runs
-//! once per loop index on views of its arguments' cores.
-//!
-//! What the generated code calls: [`GuPlan::new`] checks the shapes and sizes the core
-//! dimensions, [`GuIn::new`] lays each input out as one contiguous core per loop index
-//! (borrowed where it already is), the call runs on the host (`host_map`) or as the
-//! generated kernel, and [`gu_array`] (host) or [`gu_device_array`] (`name::device`) gives
-//! each output its shape.
+//! A call's layout: the plan (the loop shape and every core dimension's size, from the
+//! inputs' shapes) and each input laid out as one contiguous core per loop index, on the
+//! host or on the device that holds it.
 
 use std::borrow::Cow;
 
+use ndarray::{ArrayD, ArrayViewD, IxDyn};
+
 use crate::data::nd::{GuRef, NdRef, broadcast_shapes};
-use crate::data::{DeviceArray, DeviceSlice, DeviceVec, HostLoop, KernelIn, KernelInRef};
+use crate::data::{DeviceSlice, DeviceVec, KernelIn, KernelInRef};
+use crate::driver::Device;
 use crate::driver::staged::STAGED_MIN_BYTES;
-use crate::driver::{Device, default_cpu, default_device, one_of};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
-use ndarray::{ArrayD, ArrayViewD, IxDyn};
 
 /// A function's layout, as the macro writes it.
 #[derive(Debug)]
@@ -308,148 +302,10 @@ impl<T: Scalar> GuHost<'_, T> {
     }
 }
 
-/// One output of a call, where it was computed.
-#[derive(Debug)]
-pub enum GuOut<T: Scalar> {
-    Host(Vec<T>),
-    Device(DeviceVec<T>),
-}
-
-/// A zeroed output for output `k` of the layout: `loops` cores.
-pub fn gu_output<T: Scalar>(layout: &GuLayout, plan: &GuPlan, k: usize) -> Vec<T> {
-    vec![T::from_bits(0); plan.loops * out_len(layout, plan, k)]
-}
-
-/// A zeroed output for output `k` of the layout on `device`.
-pub fn gu_device_output<T: Scalar>(
-    layout: &GuLayout,
-    plan: &GuPlan,
-    k: usize,
-    device: &Device,
-) -> Result<DeviceVec<T>> {
-    DeviceVec::zeros_on(device, plan.loops * out_len(layout, plan, k))
-}
-
-fn out_len(layout: &GuLayout, plan: &GuPlan, k: usize) -> usize {
-    plan.core(layout.outputs[k].1).iter().product()
-}
-
-/// The shape of output `k`: the loop shape, then its core.
-fn out_shape(layout: &GuLayout, plan: &GuPlan, k: usize) -> Vec<usize> {
-    plan.loop_shape.iter().copied().chain(plan.core(layout.outputs[k].1)).collect()
-}
-
-/// Output `k` in host memory, shaped (`name(..)`).
-pub fn gu_array<T: Scalar>(layout: &GuLayout, plan: &GuPlan, k: usize, out: GuOut<T>) -> Result<ArrayD<T>> {
-    let data = match out {
-        GuOut::Host(v) => v,
-        GuOut::Device(v) => v.to_vec()?,
-    };
-    ArrayD::from_shape_vec(IxDyn(&out_shape(layout, plan, k)), data)
-        .map_err(|e| Error::internal(format!("`{}`: an output of the wrong size: {e}", layout.function)))
-}
-
-/// Output `k` on the device that computed it, shaped (`name::device(..)`): a call that
-/// ran on the host gives the CPU device's arrays.
-pub fn gu_device_array<T: Scalar>(layout: &GuLayout, plan: &GuPlan, k: usize, out: GuOut<T>) -> Result<DeviceArray<T>> {
-    let data = match out {
-        GuOut::Host(v) => DeviceVec::from_slice_on(&Device::cpu(), &v)?,
-        GuOut::Device(v) => v,
-    };
-    DeviceArray::from_vec(data, &out_shape(layout, plan, k))
-}
-
-/// A thread fault of the generated kernel, as the host reports it: the first loop index
-/// at which the function on the host panics, with Rust's message (the same error a call
-/// on the CPU gives), found by `rerun` (`first_panic` over the inputs, brought to the
-/// host if they are not there). `rerun` runs for a thread fault only: any other error
-/// (out of memory, a driver error) is returned as it is, without copying the inputs; so
-/// is the kernel's fault where the host does not fail or cannot rerun.
-pub fn gu_fault(fault: Error, rerun: impl FnOnce() -> Result<Option<Error>>) -> Error {
-    if !matches!(fault, Error::ThreadFault { .. }) {
-        return fault;
-    }
-    match rerun() {
-        Ok(Some(first)) => first,
-        _ => fault,
-    }
-}
-
-/// The launch of the generated kernel on `device` (`None`: in the simulator): 256 threads
-/// a block, one loop index a thread, at most 65 535 blocks (a grid-stride loop over the
-/// rest), or at most `GPU_VECTORIZE_GUFUNC_BLOCKS_PER_SM` blocks per multiprocessor. The
-/// simulator runs at most `SIMULATED_BLOCKS` blocks, so that its threads take the
-/// grid-stride loop past 512 loop indices, as a GPU's do past many more.
-pub fn gu_launch_config(loops: usize, device: Option<&Device>) -> crate::launch::LaunchConfig {
-    let Some(device) = device else {
-        return crate::launch::LaunchConfig::new(gu_blocks(loops, Some(SIMULATED_BLOCKS)) as u32, 256u32);
-    };
-    let cap = crate::launch::gufunc_blocks_per_sm().map(|per_sm| per_sm.saturating_mul(device.sm_count() as usize));
-    crate::launch::LaunchConfig::new(gu_blocks(loops, cap) as u32, 256u32).device(device)
-}
-
-/// The most blocks a simulated gufunc launch uses.
-const SIMULATED_BLOCKS: usize = 2;
-
-/// Blocks of 256 threads for `loops` loop indices: one index a thread, at most 65 535
-/// blocks and at most `cap`, at least one.
-fn gu_blocks(loops: usize, cap: Option<usize>) -> usize {
-    loops.div_ceil(256).min(65_535).min(cap.unwrap_or(usize::MAX)).max(1)
-}
-
-/// Where a call of a `#[guvectorize]` function was asked to run.
-#[derive(Clone, Copy, Debug)]
-pub enum GuWhere<'d> {
-    /// Where its device arrays are, else the default device (a GPU, or the CPU device).
-    Default,
-    /// `name::on(&device, ..)`.
-    On(&'d Device),
-    /// `name::cpu`: a loop on this thread.
-    Cpu,
-    /// `name::parallel`: split over rayon's threads.
-    Parallel,
-    /// `name::simulate`: the generated kernel in the simulator.
-    Simulate,
-}
-
-/// Where a call of a `#[guvectorize]` function runs.
-#[derive(Clone, Debug)]
-pub enum GuRun {
-    Host(HostLoop),
-    /// The generated kernel, on this GPU.
-    Gpu(Device),
-    Simulate,
-}
-
-/// The device of a call: the device it names, else its device arrays', else the default
-/// (the CPU device and the CPU targets run on the host, the rest on a GPU). Arrays on
-/// another device than the call's are `Error::DeviceMismatch`; the CPU targets and the
-/// simulator read any array (a GPU's is copied to the host, as `name::cpu` of a
-/// vectorized function does).
-pub fn gu_run(how: GuWhere<'_>, function: &'static str, arrays: &[(&'static str, Option<&Device>)]) -> Result<GuRun> {
-    let mut on: Vec<(&'static str, &Device)> = Vec::new();
-    match how {
-        GuWhere::Cpu => return Ok(GuRun::Host(HostLoop::Sequential)),
-        GuWhere::Parallel => return Ok(GuRun::Host(HostLoop::Parallel)),
-        GuWhere::Simulate => return Ok(GuRun::Simulate),
-        GuWhere::On(d) => on.push(("device", d)),
-        GuWhere::Default => {}
-    }
-    on.extend(arrays.iter().filter_map(|&(name, d)| Some((name, d?))));
-    let device = match one_of(function, &on)? {
-        Some(d) => d.clone(),
-        None => match default_cpu() {
-            Some(cpu) => cpu,
-            None => default_device()?,
-        },
-    };
-    Ok(if device.is_cpu() { GuRun::Host(HostLoop::Parallel) } else { GuRun::Gpu(device) })
-}
-
 /// Input `k` with its core taken along `axis` (`name::along`): for an input with one core
 /// dimension, that axis moves last (a view of host data; a device array is copied to the
 /// host to be transposed, and back for the kernel); others are as they are.
-pub fn gu_along<'a, T: Scalar>(
+pub(super) fn gu_along<'a, T: Scalar>(
     layout: &GuLayout,
     k: usize,
     axis: Option<usize>,
@@ -479,90 +335,4 @@ pub fn gu_along<'a, T: Scalar>(
         }
         scalar @ GuRef::Nd(NdRef::Scalar(_)) => scalar,
     })
-}
-
-/// At most this many results along an axis, each of at least [`LONG_LINE`] elements: each
-/// line is reduced as a whole array (a block reduction on the GPU) rather than by one
-/// thread folding it.
-const FEW_LINES: usize = 32;
-const LONG_LINE: usize = 1 << 16;
-
-/// `name::reduce_axes`: folds `values` along each of `axes` (highest first, so the others
-/// keep their numbers): with `fold` (the function's generated `(n)->()` gufunc taken along
-/// an axis, one thread a result), or, for a few long lines, with `line` (the function's
-/// `reduce` of one line). An empty axis gives `identity` everywhere, or
-/// `Error::EmptyReduce`. A fault's index is the result's (C order), either way.
-pub fn reduce_axes<T: Scalar>(
-    function: &'static str,
-    values: NdRef<'_, T>,
-    axes: &[usize],
-    identity: Option<T>,
-    fold: impl Fn(ndarray::ArrayViewD<'_, T>, usize) -> Result<ArrayD<T>>,
-    line: impl Fn(&[T]) -> Result<T>,
-) -> Result<ArrayD<T>> {
-    let mut current: ndarray::CowArray<'_, T, IxDyn> = match values {
-        NdRef::Scalar(v) => ArrayD::from_elem(IxDyn(&[]), v).into(),
-        NdRef::Host(view) => view.into(),
-    };
-    let ndim = current.ndim();
-    let mut order: Vec<usize> = axes.to_vec();
-    order.sort_unstable_by(|a, b| b.cmp(a));
-    order.dedup();
-    if let Some(&axis) = order.first().filter(|&&a| a >= ndim) {
-        return Err(Error::BadAxis { function, param: "values", axis, ndim });
-    }
-    for axis in order {
-        let mut shape = current.shape().to_vec();
-        let n = shape.remove(axis);
-        let results: usize = shape.iter().product();
-        let next = if n == 0 {
-            match identity {
-                Some(v) => ArrayD::from_elem(IxDyn(&shape), v),
-                None => return Err(Error::EmptyReduce { function }),
-            }
-        } else if results <= FEW_LINES && n >= LONG_LINE {
-            let mut out = Vec::with_capacity(results);
-            for (k, lane) in current.lanes(ndarray::Axis(axis)).into_iter().enumerate() {
-                let r = match lane.as_slice() {
-                    Some(s) => line(s),
-                    None => line(&lane.to_vec()),
-                };
-                out.push(r.map_err(|e| match e {
-                    Error::KernelFault { function, message, .. } => {
-                        Error::KernelFault { function, index: k as u64, message }
-                    }
-                    e => e,
-                })?);
-            }
-            ArrayD::from_shape_vec(IxDyn(&shape), out)
-                .map_err(|e| Error::internal(format!("`{function}`: results of a reduction: {e}")))?
-        } else {
-            // The generated gufunc reports faults under its own name: give the function's.
-            fold(current.view(), axis).map_err(|e| match e {
-                Error::KernelFault { index, message, .. } => Error::KernelFault { function, index, message },
-                e => e,
-            })?
-        };
-        current = next.into();
-    }
-    Ok(current.into_owned())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_launch_has_a_block_per_256_loop_indices_within_its_caps() {
-        assert_eq!(gu_blocks(0, None), 1);
-        assert_eq!(gu_blocks(256, None), 1);
-        assert_eq!(gu_blocks(257, None), 2);
-        assert_eq!(gu_blocks(1 << 40, None), 65_535);
-        assert_eq!(gu_blocks(1_000_000, Some(264)), 264);
-        assert_eq!(gu_blocks(1000, Some(264)), 4);
-        assert_eq!(gu_blocks(1000, Some(0)), 1);
-        let simulated = gu_launch_config(10_000, None);
-        assert_eq!((simulated.grid.x, simulated.block.x), (SIMULATED_BLOCKS as u32, 256));
-        assert!(simulated.device.is_none());
-    }
 }

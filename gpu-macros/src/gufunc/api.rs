@@ -1,0 +1,287 @@
+//! What `#[guvectorize]` writes into the user's crate: the wrapper function, and a module
+//! with the layout, the original function (`scalar`), the kernel, the type `__Gufunc`
+//! implementing the runtime's `GuFn` (what depends on the function's types) and the calls,
+//! each one line into the runtime's generic `gu`/`gu_device`.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use super::kernel::gpu_items;
+use super::layout::{Kind, Layout, Param};
+use super::{Surface, is_reduction};
+use crate::runtime::private;
+
+/// The function's parts the generated items share.
+pub(super) struct Gufunc<'a> {
+    pub(super) func: &'a syn::ItemFn,
+    pub(super) layout: &'a Layout,
+    pub(super) inputs: Vec<&'a Param>,
+    pub(super) outputs: Vec<&'a Param>,
+    /// Every parameter, in order.
+    pub(super) params: &'a [Param],
+    /// The types of the returned `()` outputs.
+    pub(super) rets: &'a [syn::Ident],
+}
+
+impl Gufunc<'_> {
+    /// Each output's element type: the written ones, then the returned ones.
+    fn out_elems(&self) -> Vec<&syn::Ident> {
+        self.outputs.iter().map(|p| &p.elem).chain(self.rets).collect()
+    }
+
+    /// The names the buffers of the outputs have in the generated code: `__o0`, … for the
+    /// written ones, `__ret0`, … for the returned ones.
+    pub(super) fn out_bufs(&self) -> Vec<syn::Ident> {
+        (0..self.outputs.len())
+            .map(|k| format_ident!("__o{}", k))
+            .chain((0..self.rets.len()).map(|k| format_ident!("__ret{}", k)))
+            .collect()
+    }
+}
+
+pub(super) fn generate(g: &Gufunc<'_>, target: ptx_codegen::Target, surface: Surface) -> TokenStream {
+    let p = private();
+    let Gufunc { func, layout, inputs, outputs, rets, .. } = g;
+    let vis = &func.vis;
+    let name = &func.sig.ident;
+    let name_str = name.to_string();
+    let text = &layout.text;
+    let in_idents: Vec<&syn::Ident> = inputs.iter().map(|p| &p.ident).collect();
+    let in_elems: Vec<&syn::Ident> = inputs.iter().map(|p| &p.elem).collect();
+
+    // The layout, with the outputs' names (a returned output is `out`, or `result` where a
+    // parameter is `out`; several are `out.0`, `out.1`, …).
+    let ret_name = if inputs.iter().chain(outputs).any(|p| p.ident == "out") { "result" } else { "out" };
+    let strs = |v: &[String]| quote!(&[#(#v),*]);
+    let layout_inputs = inputs.iter().zip(&layout.inputs).map(|(p, d)| {
+        let (n, d) = (p.ident.to_string(), strs(d));
+        quote!((#n, #d))
+    });
+    let ret_names: Vec<String> = match rets.len() {
+        1 => vec![ret_name.to_string()],
+        n => (0..n).map(|k| format!("{ret_name}.{k}")).collect(),
+    };
+    let out_names: Vec<String> = outputs.iter().map(|p| p.ident.to_string()).chain(ret_names).collect();
+    let layout_outputs = out_names.iter().zip(&layout.outputs).map(|(n, d)| {
+        let d = strs(d);
+        quote!((#n, #d))
+    });
+
+    let out_elems = g.out_elems();
+    let arrays: Vec<TokenStream> = out_elems.iter().map(|t| quote!(::gpu_runtime::nd::ArrayD<#t>)).collect();
+    let out_ty = if arrays.len() == 1 { arrays[0].clone() } else { quote!((#(#arrays),*)) };
+    let dev_arrays: Vec<TokenStream> = out_elems.iter().map(|t| quote!(::gpu_runtime::DeviceArray<#t>)).collect();
+    let dev_out_ty = if dev_arrays.len() == 1 { dev_arrays[0].clone() } else { quote!((#(#dev_arrays),*)) };
+    let arg_list = quote! { #(#in_idents: impl ::gpu_runtime::nd::GuArg<'__a, #in_elems>),* };
+    // The arguments as the runtime takes them: one `GuRef` each, in a tuple.
+    let args = quote! { (#(::gpu_runtime::nd::GuArg::into_gu(#in_idents),)*) };
+    let default_where = match target {
+        ptx_codegen::Target::Cuda => quote!(#p::GuWhere::Default),
+        ptx_codegen::Target::Cpu => quote!(#p::GuWhere::Cpu),
+        ptx_codegen::Target::Parallel => quote!(#p::GuWhere::Parallel),
+    };
+    let none = quote!(::core::option::Option::None);
+
+    let scalar_fn = {
+        let mut f = (*func).clone();
+        f.sig.ident = format_ident!("scalar", span = name.span());
+        f.vis = syn::parse_quote!(pub);
+        f.attrs.retain(|a| !a.path().is_ident("doc"));
+        // The same body is the GPU's, whose language indexes and has no iterators.
+        f.attrs.push(syn::parse_quote!(#[allow(clippy::needless_range_loop)]));
+        f
+    };
+    let docs: Vec<&syn::Attribute> = func.attrs.iter().filter(|a| a.path().is_ident("doc")).collect();
+    let (kernel_items, kernel_methods) = match target {
+        ptx_codegen::Target::Cuda => gpu_items(g),
+        _ => (TokenStream::new(), TokenStream::new()),
+    };
+    let gufunc_impl = gufunc_impl(g, kernel_methods);
+
+    let along = is_reduction(layout).then(|| {
+        quote! {
+            /// As the plain call, with the core of every input with one core dimension
+            /// taken along `axis` (NumPy's `axis=`) instead of the last: the results have
+            /// that axis removed. An axis past an input's last is `Error::BadAxis`.
+            pub fn along<'__a>(axis: usize, #arg_list) -> ::gpu_runtime::Result<#out_ty> {
+                #p::gu::<__Gufunc>(#default_where, &[], ::core::option::Option::Some(axis), #args)
+            }
+        }
+    });
+    let simulate = (target == ptx_codegen::Target::Cuda).then(|| {
+        quote! {
+            /// Runs the generated kernel in the simulator, on the host (as the GPU would
+            /// run it: the same windows and bounds checks).
+            pub fn simulate<'__a>(#arg_list) -> ::gpu_runtime::Result<#out_ty> {
+                #p::gu::<__Gufunc>(#p::GuWhere::Simulate, &[], #none, #args)
+            }
+        }
+    });
+    let wrapper = quote! {
+        #(#docs)*
+        #[allow(clippy::too_many_arguments)]
+        #vis fn #name<'__a>(#arg_list) -> ::gpu_runtime::Result<#out_ty> {
+            #p::gu::<#name::__Gufunc>(#default_where, &[], #none, #args)
+        }
+    };
+    let api = quote! {
+        /// Runs the function on `device` (a GPU, or `Device::cpu()`).
+        pub fn on<'__a>(device: &::gpu_runtime::Device, #arg_list) -> ::gpu_runtime::Result<#out_ty> {
+            #p::gu::<__Gufunc>(#p::GuWhere::On(device), &[], #none, #args)
+        }
+
+        /// As the plain call, with the sizes of output core dimensions that no input
+        /// fixes: `&[("m", 4)]`.
+        pub fn sized<'__a>(sizes: &[(&str, usize)], #arg_list) -> ::gpu_runtime::Result<#out_ty> {
+            #p::gu::<__Gufunc>(#default_where, sizes, #none, #args)
+        }
+
+        /// Runs the function on the CPU, one loop index after another.
+        pub fn cpu<'__a>(#arg_list) -> ::gpu_runtime::Result<#out_ty> {
+            #p::gu::<__Gufunc>(#p::GuWhere::Cpu, &[], #none, #args)
+        }
+
+        /// Runs the function on the CPU, the loop indices split over threads with rayon.
+        pub fn parallel<'__a>(#arg_list) -> ::gpu_runtime::Result<#out_ty> {
+            #p::gu::<__Gufunc>(#p::GuWhere::Parallel, &[], #none, #args)
+        }
+
+        /// As the plain call, with the results left where they were computed, as
+        /// `DeviceArray`s: on the GPU that ran the call, or in the CPU device's memory
+        /// for a call on the host. A chain of calls over device arrays keeps its data
+        /// on the device.
+        pub fn device<'__a>(#arg_list) -> ::gpu_runtime::Result<#dev_out_ty> {
+            #p::gu_device::<__Gufunc>(#default_where, &[], #none, #args)
+        }
+    };
+    let (wrapper, api) = match surface {
+        Surface::Full => (wrapper, api),
+        Surface::AlongOnly => (TokenStream::new(), TokenStream::new()),
+    };
+    let mod_doc = format!("The generated API of the generalized function `{name_str}` (layout `{text}`).");
+    quote! {
+        #wrapper
+
+        #[doc = #mod_doc]
+        #[allow(non_snake_case, clippy::too_many_arguments)]
+        #vis mod #name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            /// The layout, as written.
+            pub const LAYOUT: &str = #text;
+
+            #[doc(hidden)]
+            pub static __LAYOUT: #p::GuLayout = #p::GuLayout {
+                function: #name_str,
+                text: #text,
+                inputs: &[#(#layout_inputs),*],
+                outputs: &[#(#layout_outputs),*],
+            };
+
+            /// The original function, on the host: one loop index.
+            #scalar_fn
+
+            #kernel_items
+
+            #gufunc_impl
+
+            #api
+
+            #simulate
+
+            #along
+        }
+    }
+}
+
+/// `__Gufunc` and its `GuFn` impl: the types of the inputs and the outputs, the function
+/// at one loop index on the host (each output in a buffer of its own), the gathering of
+/// those buffers, and `kernel_methods` (the kernel's launch, for the GPU target).
+fn gufunc_impl(g: &Gufunc<'_>, kernel_methods: TokenStream) -> TokenStream {
+    let p = private();
+    let Gufunc { layout, inputs, outputs, params, rets, .. } = g;
+    let in_idents: Vec<&syn::Ident> = inputs.iter().map(|p| &p.ident).collect();
+    let in_elems: Vec<&syn::Ident> = inputs.iter().map(|p| &p.elem).collect();
+    let out_elems = g.out_elems();
+    let size = |d: &String| quote!(__plan.size(#d));
+    // The function's arguments at loop index `__t`: each input's core, each output's buffer.
+    let host_args: Vec<TokenStream> = params
+        .iter()
+        .map(|p| {
+            let id = &p.ident;
+            let k_out = outputs.iter().position(|o| o.ident == p.ident);
+            let dims = match k_out {
+                Some(k) => &layout.outputs[k],
+                None => &layout.inputs[inputs.iter().position(|i| i.ident == p.ident).unwrap_or(0)],
+            };
+            let buf = format_ident!("__o{}", k_out.unwrap_or(0));
+            match (p.kind, p.written) {
+                (Kind::Scalar, _) => quote!(#id.value(__t)),
+                (Kind::Slice, false) => quote!(#id.at(__t)),
+                (Kind::Slice, true) => quote!(&mut #buf),
+                (Kind::Mat, false) => {
+                    let (r, c) = (size(&dims[0]), size(&dims[1]));
+                    quote!(::gpu_runtime::Mat::new(#id.at(__t), #r, #c))
+                }
+                (Kind::Mat, true) => {
+                    let (r, c) = (size(&dims[0]), size(&dims[1]));
+                    quote!(::gpu_runtime::MatMut::new(&mut #buf, #r, #c))
+                }
+            }
+        })
+        .collect();
+    let bufs: Vec<syn::Ident> = (0..outputs.len()).map(|k| format_ident!("__o{}", k)).collect();
+    let buf_elems: Vec<&syn::Ident> = outputs.iter().map(|p| &p.elem).collect();
+    let buf_lens: Vec<TokenStream> = (0..outputs.len())
+        .map(|k| {
+            let d = &layout.outputs[k];
+            quote!(__plan.core(&[#(#d),*]).iter().product::<usize>())
+        })
+        .collect();
+    let ret_ty = match rets {
+        [r] => quote!(#r),
+        rs => quote!((#(#rs),*)),
+    };
+    // The outputs from every loop index's value: the buffers in loop order, then the returns.
+    let gather: Vec<TokenStream> = (0..outputs.len())
+        .map(|k| {
+            let i = syn::Index::from(k + 1);
+            quote!(__values.iter().flat_map(|v| v.#i.iter().copied()).collect())
+        })
+        .chain(match rets.len() {
+            1 => vec![quote!(__values.iter().map(|v| v.0).collect())],
+            n => (0..n)
+                .map(|k| {
+                    let k = syn::Index::from(k);
+                    quote!(__values.iter().map(|v| v.0.#k).collect())
+                })
+                .collect(),
+        })
+        .collect();
+    quote! {
+        #[doc(hidden)]
+        pub struct __Gufunc;
+
+        impl #p::GuFn for __Gufunc {
+            const LAYOUT: &'static #p::GuLayout = &__LAYOUT;
+            type Args<'__a> = (#(::gpu_runtime::nd::GuRef<'__a, #in_elems>,)*);
+            type Outs = (#(#out_elems,)*);
+            type Value = (#ret_ty, #(::std::vec::Vec<#buf_elems>),*);
+
+            #[allow(unused_variables)]
+            fn at<'__h, '__a: '__h>(__plan: &#p::GuPlan, __inputs: &#p::Hosts<'__h, '__a, Self>, __t: usize) -> Self::Value {
+                let (#(#in_idents,)*) = __inputs;
+                #(let mut #bufs = ::std::vec![<#buf_elems as ::gpu_runtime::Scalar>::from_bits(0); #buf_lens];)*
+                let __r = scalar(#(#host_args),*);
+                (__r, #(#bufs),*)
+            }
+
+            fn gather(__values: ::std::vec::Vec<Self::Value>) -> (#(::std::vec::Vec<#out_elems>,)*) {
+                (#(#gather,)*)
+            }
+
+            #kernel_methods
+        }
+    }
+}

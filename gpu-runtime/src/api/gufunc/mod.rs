@@ -1,0 +1,262 @@
+//! `#[guvectorize]`: generalized functions (NumPy's and Numba's gufuncs). Each parameter
+//! has core dimensions named in the layout (`"(n),(n)->()"`); the dimensions in front of
+//! them are loop dimensions, broadcast together by NumPy's rules, and the function runs
+//! once per loop index on views of its arguments' cores.
+//!
+//! For each function the macro generates a type implementing [`GuFn`]: its layout, its
+//! inputs' and outputs' types, the function at one loop index on the host, and the launch
+//! of its kernel. Every call (`name(..)`, `on`, `sized`, `cpu`, `parallel`, `simulate`,
+//! `along`, `device`) is one call of [`gu`] or [`gu_device`] here, which plan it
+//! ([`GuPlan`]), lay its inputs out ([`GuIn`]), run it on the host or as the kernel, and
+//! shape its outputs.
+
+mod inputs;
+mod layout;
+mod outputs;
+mod reduce;
+
+pub use inputs::{GuArgs, GuLaid};
+pub use layout::{GuLayout, GuPlan};
+pub use outputs::{GuOut, GuOutputs};
+pub use reduce::reduce_axes;
+
+use super::host::host_map;
+use crate::data::HostLoop;
+use crate::driver::{Device, default_cpu, default_device, one_of};
+use crate::error::{Error, Result};
+use crate::launch::LaunchConfig;
+use crate::panics::first_panic;
+
+/// The inputs of `F` laid out for a call, and readable on the host.
+pub type Laid<'a, F> = <<F as GuFn>::Args<'a> as GuArgs<'a>>::Laid;
+pub type Hosts<'h, 'a, F> = <Laid<'a, F> as GuLaid<'a>>::Hosts<'h>;
+type HostOuts<F> = <<F as GuFn>::Outs as GuOutputs>::Host;
+type DeviceOuts<F> = <<F as GuFn>::Outs as GuOutputs>::Device;
+
+/// A generalized function as the generic calls see it: implemented by the macro for a
+/// type of the function's module (`name::__Gufunc`).
+pub trait GuFn: Sized + 'static {
+    /// The function's layout.
+    const LAYOUT: &'static GuLayout;
+    /// The arguments: `(GuRef<'a, A>, …)`, one per input.
+    type Args<'a>: GuArgs<'a>;
+    /// The outputs' element types: `(X,)`, `(X, Y)`, …
+    type Outs: GuOutputs;
+    /// The function's result at one loop index on the host: its return value, then one
+    /// buffer per output it writes.
+    type Value: Send;
+
+    /// The function at loop index `t`, on the host.
+    fn at<'h, 'a: 'h>(plan: &GuPlan, inputs: &Hosts<'h, 'a, Self>, t: usize) -> Self::Value;
+
+    /// The outputs from the results of every loop index, in order.
+    fn gather(values: Vec<Self::Value>) -> HostOuts<Self>;
+
+    /// Launches the generated kernel as `config` says and waits.
+    fn launch(
+        _plan: &GuPlan,
+        _inputs: &Laid<'_, Self>,
+        _outs: &mut DeviceOuts<Self>,
+        _config: &LaunchConfig,
+    ) -> Result<()> {
+        Err(no_kernel(Self::LAYOUT))
+    }
+
+    /// Runs the generated kernel in the simulator.
+    fn simulate<'h, 'a: 'h>(
+        _plan: &GuPlan,
+        _inputs: &Hosts<'h, 'a, Self>,
+        _outs: &mut HostOuts<Self>,
+        _config: &LaunchConfig,
+    ) -> Result<()> {
+        Err(no_kernel(Self::LAYOUT))
+    }
+}
+
+/// What a function without a kernel (a CPU target, or one whose kernel did not compile)
+/// says when a call would run it.
+fn no_kernel(layout: &GuLayout) -> Error {
+    Error::internal(format!("`{}` has no GPU kernel: it is compiled for the host only", layout.function))
+}
+
+/// A call of `F`: runs it where `how` says, with the output core sizes `sizes` gives
+/// (`name::sized`), its inputs' cores along `axis` (`name::along`), and gives the outputs
+/// in host memory, shaped.
+pub fn gu<'a, F: GuFn>(
+    how: GuWhere<'_>,
+    sizes: &[(&str, usize)],
+    axis: Option<usize>,
+    args: F::Args<'a>,
+) -> Result<<F::Outs as GuOutputs>::Arrays> {
+    let (plan, outs) = gu_call::<F>(how, sizes, axis, args)?;
+    F::Outs::arrays(F::LAYOUT, &plan, outs)
+}
+
+/// [`gu`], with the outputs left where they were computed (`name::device`): on the GPU
+/// that ran the call, or in the CPU device's memory for a call on the host.
+pub fn gu_device<'a, F: GuFn>(
+    how: GuWhere<'_>,
+    sizes: &[(&str, usize)],
+    axis: Option<usize>,
+    args: F::Args<'a>,
+) -> Result<<F::Outs as GuOutputs>::DeviceArrays> {
+    let (plan, outs) = gu_call::<F>(how, sizes, axis, args)?;
+    F::Outs::device_arrays(F::LAYOUT, &plan, outs)
+}
+
+/// Plans the call, lays its inputs out and runs it: on the host (a loop over the loop
+/// indices), as the generated kernel on a GPU, or in the simulator.
+fn gu_call<'a, F: GuFn>(
+    how: GuWhere<'_>,
+    sizes: &[(&str, usize)],
+    axis: Option<usize>,
+    args: F::Args<'a>,
+) -> Result<(GuPlan, GuOut<F::Outs>)> {
+    let layout = F::LAYOUT;
+    let function = layout.function;
+    let args = args.along(layout, axis)?;
+    let plan = GuPlan::new(layout, &args.shapes(), sizes)?;
+    let inputs = args.lay_out(layout, &plan)?;
+    let arrays: Vec<(&'static str, Option<&Device>)> =
+        layout.inputs.iter().map(|(name, _)| *name).zip(inputs.devices()).collect();
+    let loops = plan.loops;
+    let outs = match gu_run(how, function, &arrays)? {
+        GuRun::Host(order) => {
+            let hosts = inputs.on_host()?;
+            let values = host_map(function, loops, order, |t| F::at(&plan, &hosts, t))?;
+            GuOut::Host(F::gather(values))
+        }
+        GuRun::Gpu(device) => {
+            let mut outs = F::Outs::device_zeros(layout, &plan, &device)?;
+            if loops > 0 {
+                let inputs = inputs.upload(&device)?;
+                let config = gu_launch_config(loops, Some(&device));
+                if let Err(e) = F::launch(&plan, &inputs, &mut outs, &config) {
+                    return Err(gu_fault(e, || {
+                        let hosts = inputs.on_host()?;
+                        Ok(first_panic(function, loops, |t| F::at(&plan, &hosts, t)))
+                    }));
+                }
+            }
+            GuOut::Device(outs)
+        }
+        GuRun::Simulate => {
+            let hosts = inputs.on_host()?;
+            let mut outs = F::Outs::host_zeros(layout, &plan);
+            if loops > 0 {
+                let config = gu_launch_config(loops, None);
+                if let Err(e) = F::simulate(&plan, &hosts, &mut outs, &config) {
+                    return Err(gu_fault(e, || Ok(first_panic(function, loops, |t| F::at(&plan, &hosts, t)))));
+                }
+            }
+            GuOut::Host(outs)
+        }
+    };
+    Ok((plan, outs))
+}
+
+/// A thread fault of the generated kernel, as the host reports it: the first loop index
+/// at which the function on the host panics, with Rust's message (the same error a call
+/// on the CPU gives), found by `rerun` (`first_panic` over the inputs, brought to the
+/// host if they are not there). `rerun` runs for a thread fault only: any other error
+/// (out of memory, a driver error) is returned as it is, without copying the inputs; so
+/// is the kernel's fault where the host does not fail or cannot rerun.
+fn gu_fault(fault: Error, rerun: impl FnOnce() -> Result<Option<Error>>) -> Error {
+    if !matches!(fault, Error::ThreadFault { .. }) {
+        return fault;
+    }
+    match rerun() {
+        Ok(Some(first)) => first,
+        _ => fault,
+    }
+}
+
+/// The launch of the generated kernel on `device` (`None`: in the simulator): 256 threads
+/// a block, one loop index a thread, at most 65 535 blocks (a grid-stride loop over the
+/// rest), or at most `GPU_VECTORIZE_GUFUNC_BLOCKS_PER_SM` blocks per multiprocessor. The
+/// simulator runs at most `SIMULATED_BLOCKS` blocks, so that its threads take the
+/// grid-stride loop past 512 loop indices, as a GPU's do past many more.
+fn gu_launch_config(loops: usize, device: Option<&Device>) -> LaunchConfig {
+    let Some(device) = device else {
+        return LaunchConfig::new(gu_blocks(loops, Some(SIMULATED_BLOCKS)) as u32, 256u32);
+    };
+    let cap = crate::launch::gufunc_blocks_per_sm().map(|per_sm| per_sm.saturating_mul(device.sm_count() as usize));
+    LaunchConfig::new(gu_blocks(loops, cap) as u32, 256u32).device(device)
+}
+
+/// The most blocks a simulated gufunc launch uses.
+const SIMULATED_BLOCKS: usize = 2;
+
+/// Blocks of 256 threads for `loops` loop indices: one index a thread, at most 65 535
+/// blocks and at most `cap`, at least one.
+fn gu_blocks(loops: usize, cap: Option<usize>) -> usize {
+    loops.div_ceil(256).min(65_535).min(cap.unwrap_or(usize::MAX)).max(1)
+}
+
+/// Where a call of a `#[guvectorize]` function was asked to run.
+#[derive(Clone, Copy, Debug)]
+pub enum GuWhere<'d> {
+    /// Where its device arrays are, else the default device (a GPU, or the CPU device).
+    Default,
+    /// `name::on(&device, ..)`.
+    On(&'d Device),
+    /// `name::cpu`: a loop on this thread.
+    Cpu,
+    /// `name::parallel`: split over rayon's threads.
+    Parallel,
+    /// `name::simulate`: the generated kernel in the simulator.
+    Simulate,
+}
+
+/// Where a call of a `#[guvectorize]` function runs.
+#[derive(Clone, Debug)]
+enum GuRun {
+    Host(HostLoop),
+    /// The generated kernel, on this GPU.
+    Gpu(Device),
+    Simulate,
+}
+
+/// The device of a call: the device it names, else its device arrays', else the default
+/// (the CPU device and the CPU targets run on the host, the rest on a GPU). Arrays on
+/// another device than the call's are `Error::DeviceMismatch`; the CPU targets and the
+/// simulator read any array (a GPU's is copied to the host, as `name::cpu` of a
+/// vectorized function does).
+fn gu_run(how: GuWhere<'_>, function: &'static str, arrays: &[(&'static str, Option<&Device>)]) -> Result<GuRun> {
+    let mut on: Vec<(&'static str, &Device)> = Vec::new();
+    match how {
+        GuWhere::Cpu => return Ok(GuRun::Host(HostLoop::Sequential)),
+        GuWhere::Parallel => return Ok(GuRun::Host(HostLoop::Parallel)),
+        GuWhere::Simulate => return Ok(GuRun::Simulate),
+        GuWhere::On(d) => on.push(("device", d)),
+        GuWhere::Default => {}
+    }
+    on.extend(arrays.iter().filter_map(|&(name, d)| Some((name, d?))));
+    let device = match one_of(function, &on)? {
+        Some(d) => d.clone(),
+        None => match default_cpu() {
+            Some(cpu) => cpu,
+            None => default_device()?,
+        },
+    };
+    Ok(if device.is_cpu() { GuRun::Host(HostLoop::Parallel) } else { GuRun::Gpu(device) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_launch_has_a_block_per_256_loop_indices_within_its_caps() {
+        assert_eq!(gu_blocks(0, None), 1);
+        assert_eq!(gu_blocks(256, None), 1);
+        assert_eq!(gu_blocks(257, None), 2);
+        assert_eq!(gu_blocks(1 << 40, None), 65_535);
+        assert_eq!(gu_blocks(1_000_000, Some(264)), 264);
+        assert_eq!(gu_blocks(1000, Some(264)), 4);
+        assert_eq!(gu_blocks(1000, Some(0)), 1);
+        let simulated = gu_launch_config(10_000, None);
+        assert_eq!((simulated.grid.x, simulated.block.x), (SIMULATED_BLOCKS as u32, 256));
+        assert!(simulated.device.is_none());
+    }
+}
