@@ -162,35 +162,3 @@ fn scalar_fn(v: &Vectorized) -> syn::ItemFn {
     scalar_fn.sig.ident = format_ident!("scalar", span = v.name.span());
     scalar_fn
 }
-
-#[cfg(test)]
-mod tests {
-    use quote::quote;
-
-    /// What a plain function expands to is mostly its kernel and one line per call: the
-    /// bodies live in the runtime (`gpu_runtime::__private`), so rustc checks them once.
-    #[test]
-    fn each_call_is_one_line_into_the_runtime() {
-        let out = crate::entry::vectorize(
-            quote!(),
-            quote!(
-                fn add(a: f32, b: f32) -> f32 {
-                    a + b
-                }
-            ),
-        )
-        .to_string();
-        // The fault message and the host loop are generated once, in `__Function`.
-        assert_eq!(out.matches("catch_quiet").count(), 1, "{out}");
-        assert_eq!(out.matches("fn fill").count(), 1);
-        for call in ["call", "on", "on_devices", "device", "into", "launch", "launch_device", "launch_into", "host"] {
-            assert!(out.contains(&format!(":: __private :: {call} :: < ")), "{call}");
-        }
-        // The kernel's elementwise calls are made only by the runtime's generic code.
-        for kernel_call in
-            [". call_host", ". call_device", ". call_into", ". launch_host", ". launch_device", ". launch_into"]
-        {
-            assert!(!out.contains(kernel_call), "{kernel_call}");
-        }
-    }
-}

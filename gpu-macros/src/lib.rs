@@ -7,6 +7,8 @@ mod api;
 mod chain;
 mod cpu;
 mod entry;
+#[cfg(test)]
+mod expansions;
 mod explicit;
 mod function;
 mod gpu;

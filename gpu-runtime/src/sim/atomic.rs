@@ -13,7 +13,8 @@
 //! In the simulator they are real atomics (a compare-and-swap loop on the element's
 //! bits), so concurrent threads never lose an update.
 
-use super::memory::{AtomicBits, Cells, SimScalar};
+use super::memory::Cells;
+use super::scalar::{AtomicBits, SimScalar};
 use crate::scalar::Scalar;
 
 /// Element types with atomic arithmetic: the integers (wrapping, as on the GPU) and the

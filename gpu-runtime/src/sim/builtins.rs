@@ -6,7 +6,8 @@ use std::panic::Location;
 use std::sync::atomic::{Ordering, fence};
 
 use super::context::{WARP, with};
-use super::memory::{Shared, Shared2d, Shared3d, SharedSlice, SimScalar};
+use super::memory::{Shared, Shared2d, Shared3d, SharedSlice};
+use super::scalar::SimScalar;
 use crate::grid::Dim3;
 use crate::scalar::Scalar;
 

@@ -12,7 +12,7 @@ use std::panic::Location;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-use super::memory::{AtomicBits, SimScalar};
+use super::scalar::{AtomicBits, SimScalar};
 use crate::grid::Dim3;
 
 /// Lanes per warp.

@@ -15,6 +15,8 @@ pub(crate) mod builtins;
 mod context;
 mod memory;
 mod run;
+mod scalar;
 
-pub use memory::{Load, Shared, Shared2d, Shared3d, SharedSlice, SimScalar, SliceMut, StoreLocal, StoreShared};
+pub use memory::{Load, Shared, Shared2d, Shared3d, SharedSlice, SliceMut, StoreLocal, StoreShared};
 pub use run::run;
+pub use scalar::SimScalar;

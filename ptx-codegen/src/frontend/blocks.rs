@@ -2,10 +2,10 @@
 
 use proc_macro2::Span;
 
+use super::builtins::gpu_path;
 use super::context::{FnChecker, LocalKind};
 use super::diagnostics::{TypeUse, conversion_hint};
 use super::infer::VarKind;
-use super::kernel::gpu_path;
 use super::syntax;
 use crate::ir::{Block, Stmt, Type};
 

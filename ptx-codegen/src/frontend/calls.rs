@@ -4,7 +4,8 @@ use quote::ToTokens;
 use syn::spanned::Spanned;
 
 use super::context::FnChecker;
-use super::diagnostics::{SpanRange, conversion_hint};
+use super::context::SpanRange;
+use super::diagnostics::conversion_hint;
 use super::infer::VarKind;
 use super::syntax;
 use crate::intrinsic::{self, Lookup};
@@ -32,7 +33,7 @@ impl FnChecker<'_> {
             syn::Expr::Path(p) if p.qself.is_none() => Some(&p.path),
             _ => None,
         };
-        if let Some(rest) = path.and_then(super::kernel::gpu_path) {
+        if let Some(rest) = path.and_then(super::builtins::gpu_path) {
             return self.gpu_call(c, &rest);
         }
         let segments: Vec<String> =

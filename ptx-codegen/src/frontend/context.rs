@@ -3,13 +3,10 @@
 
 use proc_macro2::Span;
 
-use super::diagnostics::SpanRange;
+use quote::ToTokens;
+
 use super::infer::InferTable;
-use super::items::{ConstDef, ItemScope};
-use super::loops::LoopFrame;
-use super::obligations::Obligation;
-use super::signature::FnSig;
-use crate::ir::{FnId, Function, LocalId, Type};
+use crate::ir::{ArrayKind, Expr, FnId, Function, LocalId, LoopId, RetType, Type};
 use crate::ty::ScalarType;
 
 /// Where a variable comes from.
@@ -57,7 +54,7 @@ pub(super) struct ProgramCx {
     /// Whether the entry function is an explicit kernel (slices in, nothing out).
     pub(super) kernel_entry: bool,
     /// The program's arrays ([`Type::Array`]).
-    pub(super) arrays: Vec<super::kernel::ArrayDecl>,
+    pub(super) arrays: Vec<ArrayDecl>,
 }
 
 /// The check of one function body (or of one `const` item's value): its variables, scopes
@@ -146,5 +143,115 @@ impl<'p> FnChecker<'p> {
     /// A function in scope: a nested `fn`, or a helper called by this path.
     pub(super) fn lookup_fn(&self, path: &str) -> Option<FnId> {
         self.item_scopes.iter().rev().flat_map(|s| s.fns.iter().rev()).find(|(n, _)| n == path).map(|(_, f)| *f)
+    }
+}
+
+// The data the checks share, next to the context that holds it.
+
+/// Types the kernel checks name often.
+pub(super) const USIZE: Type = Type::Scalar(ScalarType::Usize);
+pub(super) const U32: Type = Type::Scalar(ScalarType::U32);
+pub(super) const BOOL: Type = Type::Scalar(ScalarType::Bool);
+
+/// The first and last token of a piece of syntax: an error over it underlines all of it
+/// (on stable Rust a `Span` cannot be joined, so a single span is one token).
+#[derive(Copy, Clone)]
+pub(super) struct SpanRange(pub(super) Span, pub(super) Span);
+
+impl SpanRange {
+    pub(super) fn of(node: &impl ToTokens) -> SpanRange {
+        let mut tokens = node.to_token_stream().into_iter();
+        let first = tokens.next().map_or_else(Span::call_site, |t| t.span());
+        let last = tokens.last().map_or(first, |t| t.span());
+        SpanRange(first, last)
+    }
+}
+
+impl From<Span> for SpanRange {
+    fn from(s: Span) -> SpanRange {
+        SpanRange(s, s)
+    }
+}
+
+/// Functions and constants declared by items: a block's nested `fn`s and `const`s, or the
+/// helpers a top-level function calls (keyed by the path it calls them by).
+#[derive(Clone, Default)]
+pub(super) struct ItemScope {
+    pub(super) fns: Vec<(String, FnId)>,
+    pub(super) consts: Vec<(String, usize)>,
+}
+
+pub(super) struct ConstDef {
+    /// The checked value, inlined at each use (`None` after an error).
+    pub(super) value: Option<Expr>,
+}
+
+#[derive(Copy, Clone, PartialEq, Eq)]
+pub(super) enum LoopKind {
+    Loop,
+    While,
+    For,
+}
+
+pub(super) struct LoopFrame {
+    pub(super) id: LoopId,
+    pub(super) label: Option<String>,
+    pub(super) kind: LoopKind,
+    /// The type of the `loop`'s value, given by its `break`s.
+    pub(super) value_ty: Type,
+    pub(super) has_break: bool,
+}
+
+/// A requirement on a type that may not be known until inference ends.
+#[derive(Clone)]
+pub(super) enum Require {
+    /// `+ - * / %`: an integer or float type.
+    Numeric(&'static str),
+    /// Unary `-`: a signed integer or a float.
+    Negatable,
+    /// `& | ^ !`: an integer or `bool`.
+    IntOrBool(&'static str),
+    /// Shift operands: an integer.
+    Int(&'static str),
+    /// An integer literal's value fits its type.
+    Fits(i128),
+    /// `as` between these types is allowed.
+    CastTo(ScalarType),
+    /// A comparison's operands: a scalar, not `()`.
+    Comparable,
+    /// A `match` scrutinee: an integer or `bool`.
+    Matchable,
+}
+
+pub(super) struct Obligation {
+    pub(super) ty: Type,
+    pub(super) req: Require,
+    pub(super) span: SpanRange,
+}
+
+#[derive(Clone)]
+pub(super) struct FnSig {
+    pub(super) name: String,
+    pub(super) params: Vec<ScalarType>,
+    pub(super) ret: RetType,
+}
+
+/// How an assignment writes its place.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub(super) enum Write {
+    /// `x = v`: also gives a `let x;` its value.
+    Assign,
+    /// `x += v` and the other compound assignments: read, then write.
+    Update,
+}
+
+/// The array table of the program's check: element type (an inference type until the end)
+/// and kind, with where it is declared.
+#[derive(Clone)]
+pub(super) struct ArrayDecl(pub(super) Type, pub(super) ArrayKind, pub(super) Span);
+
+impl ArrayDecl {
+    pub(super) fn clone_parts(&self) -> (Type, ArrayKind) {
+        (self.0, self.1.clone())
     }
 }

@@ -1,36 +1,14 @@
 //! Diagnostics: where an error goes, how errors combine, and the wording shared by several checks
 //! (type messages, conversion and operand hints).
 
-use proc_macro2::Span;
 use quote::ToTokens;
 
-use super::context::{FnChecker, ProgramCx};
+use super::context::{FnChecker, ProgramCx, SpanRange};
 use super::syntax;
 use crate::ir::BinaryOp;
 use crate::ty::ScalarType;
 
-/// The first and last token of a piece of syntax: an error over it underlines all of it
-/// (on stable Rust a `Span` cannot be joined, so a single span is one token).
-#[derive(Copy, Clone)]
-pub(super) struct SpanRange(pub(super) Span, pub(super) Span);
-
-impl SpanRange {
-    pub(super) fn of(node: &impl ToTokens) -> SpanRange {
-        let mut tokens = node.to_token_stream().into_iter();
-        let first = tokens.next().map_or_else(Span::call_site, |t| t.span());
-        let last = tokens.last().map_or(first, |t| t.span());
-        SpanRange(first, last)
-    }
-}
-
-impl From<Span> for SpanRange {
-    fn from(s: Span) -> SpanRange {
-        SpanRange(s, s)
-    }
-}
-
 impl ProgramCx {
-    /// What the program's entry is, in messages: "kernel" or "vectorized function".
     /// What the program's entry is, as messages name it.
     pub(super) fn entry_kind(&self) -> &'static str {
         match (self.kernel_entry, self.kernel) {

@@ -4,11 +4,12 @@ use proc_macro2::Span;
 use quote::ToTokens;
 use syn::spanned::Spanned;
 
-use super::context::{FnChecker, LocalKind};
-use super::diagnostics::{SpanRange, conversion_hint};
+use super::context::Require;
+use super::context::SpanRange;
+use super::context::{FnChecker, LocalKind, Write};
+use super::diagnostics::conversion_hint;
 use super::infer::VarKind;
-use super::obligations::Require;
-use super::operators::element_place;
+use super::syntax::element_place;
 use super::{consts, syntax};
 use crate::ir::{Block, Expr, ExprKind, Literal, LocalId, Type};
 use crate::ty::ScalarType;
@@ -217,7 +218,7 @@ impl FnChecker<'_> {
         let segments: Vec<String> = p.path.segments.iter().map(|s| syntax::name(&s.ident)).collect();
         let has_args = p.path.segments.iter().any(|s| !s.arguments.is_none());
         if p.qself.is_none() && !has_args && self.prog.kernel {
-            if let Some(rest) = super::kernel::gpu_path(&p.path) {
+            if let Some(rest) = super::builtins::gpu_path(&p.path) {
                 if rest == ["WARP_SIZE"] {
                     return self.mk(ExprKind::Lit(Literal::Int(32)), Type::Scalar(ScalarType::U32), span);
                 }
@@ -349,13 +350,4 @@ impl FnChecker<'_> {
         };
         self.mk(ExprKind::If { cond: Box::new(cond), then, els }, ty, span)
     }
-}
-
-/// How an assignment writes its place.
-#[derive(Copy, Clone, PartialEq, Eq, Debug)]
-pub(super) enum Write {
-    /// `x = v`: also gives a `let x;` its value.
-    Assign,
-    /// `x += v` and the other compound assignments: read, then write.
-    Update,
 }

@@ -1,23 +1,11 @@
 //! Items: the program's functions, a block's nested `fn`s and `const`s, and calls that recurse.
 
-use super::context::{FnChecker, LocalKind, ProgramCx};
-use super::diagnostics::{SpanRange, TypeUse, conversion_hint};
+use super::context::SpanRange;
+use super::context::{ConstDef, FnChecker, ItemScope, LocalKind, ProgramCx};
+use super::diagnostics::{TypeUse, conversion_hint};
 use super::signature::fn_sig;
 use super::syntax;
-use crate::ir::{Block, Expr, FnId, LocalId, Param, RetType, Type};
-
-/// Functions and constants declared by items: a block's nested `fn`s and `const`s, or the
-/// helpers a top-level function calls (keyed by the path it calls them by).
-#[derive(Clone, Default)]
-pub(super) struct ItemScope {
-    pub(super) fns: Vec<(String, FnId)>,
-    pub(super) consts: Vec<(String, usize)>,
-}
-
-pub(super) struct ConstDef {
-    /// The checked value, inlined at each use (`None` after an error).
-    pub(super) value: Option<Expr>,
-}
+use crate::ir::{Block, FnId, LocalId, Param, RetType, Type};
 
 impl ProgramCx {
     /// Checks function `id` in a fresh function context that sees `item_scopes`: a

@@ -3,28 +3,13 @@
 use quote::ToTokens;
 use syn::spanned::Spanned;
 
-use super::context::FnChecker;
-use super::diagnostics::{SpanRange, conversion_hint};
+use super::context::Require;
+use super::context::SpanRange;
+use super::context::{FnChecker, LoopFrame, LoopKind};
+use super::diagnostics::conversion_hint;
 use super::infer::VarKind;
-use super::obligations::Require;
 use crate::ir::{Block, Expr, ExprKind, ForRange, LoopId, Type};
 use crate::ty::ScalarType;
-
-#[derive(Copy, Clone, PartialEq, Eq)]
-enum LoopKind {
-    Loop,
-    While,
-    For,
-}
-
-pub(super) struct LoopFrame {
-    id: LoopId,
-    label: Option<String>,
-    kind: LoopKind,
-    /// The type of the `loop`'s value, given by its `break`s.
-    value_ty: Type,
-    has_break: bool,
-}
 
 impl FnChecker<'_> {
     fn push_loop(&mut self, label: Option<&syn::Label>, kind: LoopKind) -> LoopId {

@@ -10,6 +10,7 @@
 //! checks themselves are grouped by what they check, one module each.
 
 mod blocks;
+mod builtins;
 mod callees;
 mod calls;
 mod consts;
@@ -30,8 +31,8 @@ mod syntax;
 use crate::ir::{FnId, Program, RetType, Type};
 use crate::ty::ScalarType;
 pub use callees::{external_callees, path_key};
+use context::ItemScope;
 use context::{FnChecker, ProgramCx};
-use items::ItemScope;
 use signature::fn_sig;
 pub use syntax::{scalar_type, unchecked_call};
 

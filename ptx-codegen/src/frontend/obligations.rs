@@ -1,37 +1,9 @@
 //! Obligations: requirements on types that inference may leave open, checked once it is over.
 
-use super::context::ProgramCx;
-use super::diagnostics::SpanRange;
-use super::operators::cast_problem;
+use super::context::SpanRange;
+use super::context::{Obligation, ProgramCx, Require};
 use crate::ir::Type;
 use crate::ty::ScalarType;
-
-/// A requirement on a type that may not be known until inference ends.
-#[derive(Clone)]
-pub(super) enum Require {
-    /// `+ - * / %`: an integer or float type.
-    Numeric(&'static str),
-    /// Unary `-`: a signed integer or a float.
-    Negatable,
-    /// `& | ^ !`: an integer or `bool`.
-    IntOrBool(&'static str),
-    /// Shift operands: an integer.
-    Int(&'static str),
-    /// An integer literal's value fits its type.
-    Fits(i128),
-    /// `as` between these types is allowed.
-    CastTo(ScalarType),
-    /// A comparison's operands: a scalar, not `()`.
-    Comparable,
-    /// A `match` scrutinee: an integer or `bool`.
-    Matchable,
-}
-
-pub(super) struct Obligation {
-    ty: Type,
-    req: Require,
-    span: SpanRange,
-}
 
 impl ProgramCx {
     pub(super) fn require(&mut self, ty: Type, req: Require, span: impl Into<SpanRange>) {
@@ -105,4 +77,18 @@ impl ProgramCx {
             self.error_at(span, p);
         }
     }
+}
+
+/// Whether `from as to` is a valid cast in Rust, and if not, what to write instead.
+pub(super) fn cast_problem(from: ScalarType, to: ScalarType) -> Option<String> {
+    if to == ScalarType::Bool && from != ScalarType::Bool {
+        return Some(format!(
+            "cannot cast `{from}` as `bool`: compare instead, e.g. `x != {}`",
+            if from.is_float() { "0.0" } else { "0" }
+        ));
+    }
+    if from == ScalarType::Bool && to.is_float() {
+        return Some(format!("cannot cast `bool` as `{to}`: cast to an integer first, e.g. `b as u8 as {to}`"));
+    }
+    None
 }

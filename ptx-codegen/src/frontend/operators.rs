@@ -3,11 +3,12 @@
 use syn::spanned::Spanned;
 
 use super::context::FnChecker;
-use super::diagnostics::{SpanRange, TypeUse, operand_mismatch_hint, render};
-use super::exprs::Write;
+use super::context::Require;
+use super::context::SpanRange;
+use super::context::Write;
+use super::diagnostics::{TypeUse, operand_mismatch_hint, render};
 use super::infer::VarKind;
-use super::obligations::Require;
-use super::syntax;
+use super::syntax::{self, element_place};
 use crate::ir::{BinaryOp, Expr, ExprKind, Type, UnaryOp};
 use crate::ty::ScalarType;
 
@@ -209,36 +210,5 @@ fn hint_reaches_literal(e: &syn::Expr) -> bool {
             matches!(b.block.stmts.last(), Some(syn::Stmt::Expr(tail, None)) if hint_reaches_literal(tail))
         }
         _ => false,
-    }
-}
-
-/// Whether `from as to` is a valid cast in Rust, and if not, what to write instead.
-pub(super) fn cast_problem(from: ScalarType, to: ScalarType) -> Option<String> {
-    if to == ScalarType::Bool && from != ScalarType::Bool {
-        return Some(format!(
-            "cannot cast `{from}` as `bool`: compare instead, e.g. `x != {}`",
-            if from.is_float() { "0.0" } else { "0" }
-        ));
-    }
-    if from == ScalarType::Bool && to.is_float() {
-        return Some(format!("cannot cast `bool` as `{to}`: cast to an integer first, e.g. `b as u8 as {to}`"));
-    }
-    None
-}
-
-/// The element an assignment writes in a kernel: `s[i]` (checked), or
-/// `*s.get_unchecked_mut(i)` (unchecked): the array, the index and whether it is checked.
-/// Unlike a read, the call is not looked for inside an `unsafe` block of its own: the
-/// assignment is checked for being in `unsafe` as a whole.
-pub(super) fn element_place(e: &syn::Expr) -> Option<(&syn::Expr, &syn::Expr, bool)> {
-    match syntax::bare(e) {
-        syn::Expr::Index(ix) => Some((&ix.expr, &ix.index, true)),
-        syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Deref(_), expr, .. }) => match syntax::bare(expr) {
-            syn::Expr::MethodCall(m) if m.method == "get_unchecked_mut" && m.args.len() == 1 => {
-                Some((&m.receiver, &m.args[0], false))
-            }
-            _ => None,
-        },
-        _ => None,
     }
 }

@@ -4,10 +4,10 @@ use proc_macro2::Span;
 use quote::ToTokens;
 use syn::spanned::Spanned;
 
+use super::context::Require;
+use super::context::SpanRange;
 use super::context::{FnChecker, LocalKind};
-use super::diagnostics::SpanRange;
 use super::infer::VarKind;
-use super::obligations::Require;
 use super::syntax;
 use crate::ir::{BinaryOp, Block, Expr, ExprKind, LocalId, LogicalOp, Stmt, Type};
 use crate::ty::ScalarType;

@@ -1,18 +1,11 @@
 //! Signatures: parameters and results, and the scalar types written in a function.
 
-use super::context::{FnChecker, LocalKind, ProgramCx};
+use super::context::{FnChecker, FnSig, LocalKind, ProgramCx};
 use super::diagnostics::TypeUse;
 use super::{signature_types, syntax};
 use crate::abi::MAX_OUTPUTS;
 use crate::ir::{Param, RetType, Type};
 use crate::ty::ScalarType;
-
-#[derive(Clone)]
-pub(super) struct FnSig {
-    pub(super) name: String,
-    pub(super) params: Vec<ScalarType>,
-    pub(super) ret: RetType,
-}
 
 pub(super) fn fn_sig(item: &syn::ItemFn) -> Option<FnSig> {
     signature_types(&item.sig).ok().map(|(params, ret)| FnSig { name: syntax::name(&item.sig.ident), params, ret })

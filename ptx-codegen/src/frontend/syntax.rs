@@ -192,6 +192,23 @@ pub fn render_tokens(ts: TokenStream) -> String {
     out
 }
 
+/// The element an assignment writes in a kernel: `s[i]` (checked), or
+/// `*s.get_unchecked_mut(i)` (unchecked): the array, the index and whether it is checked.
+/// Unlike a read, the call is not looked for inside an `unsafe` block of its own: the
+/// assignment is checked for being in `unsafe` as a whole.
+pub(super) fn element_place(e: &syn::Expr) -> Option<(&syn::Expr, &syn::Expr, bool)> {
+    match bare(e) {
+        syn::Expr::Index(ix) => Some((&ix.expr, &ix.index, true)),
+        syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Deref(_), expr, .. }) => match bare(expr) {
+            syn::Expr::MethodCall(m) if m.method == "get_unchecked_mut" && m.args.len() == 1 => {
+                Some((&m.receiver, &m.args[0], false))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
