@@ -7,37 +7,9 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::kernel::gpu_items;
-use super::layout::{Kind, Layout, Param};
-use super::{Surface, is_reduction};
+use super::layout::Kind;
+use super::{Gufunc, Surface, is_reduction};
 use crate::runtime::private;
-
-/// The function's parts the generated items share.
-pub(super) struct Gufunc<'a> {
-    pub(super) func: &'a syn::ItemFn,
-    pub(super) layout: &'a Layout,
-    pub(super) inputs: Vec<&'a Param>,
-    pub(super) outputs: Vec<&'a Param>,
-    /// Every parameter, in order.
-    pub(super) params: &'a [Param],
-    /// The types of the returned `()` outputs.
-    pub(super) rets: &'a [syn::Ident],
-}
-
-impl Gufunc<'_> {
-    /// Each output's element type: the written ones, then the returned ones.
-    fn out_elems(&self) -> Vec<&syn::Ident> {
-        self.outputs.iter().map(|p| &p.elem).chain(self.rets).collect()
-    }
-
-    /// The names the buffers of the outputs have in the generated code: `__o0`, … for the
-    /// written ones, `__ret0`, … for the returned ones.
-    pub(super) fn out_bufs(&self) -> Vec<syn::Ident> {
-        (0..self.outputs.len())
-            .map(|k| format_ident!("__o{}", k))
-            .chain((0..self.rets.len()).map(|k| format_ident!("__ret{}", k)))
-            .collect()
-    }
-}
 
 pub(super) fn generate(g: &Gufunc<'_>, target: ptx_codegen::Target, surface: Surface) -> TokenStream {
     let p = private();

@@ -9,7 +9,7 @@ use quote::{format_ident, quote};
 use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 
-use super::api::Gufunc;
+use super::Gufunc;
 use super::layout::{Kind, Param};
 use crate::runtime::private;
 

@@ -18,8 +18,8 @@ use syn::spanned::Spanned;
 
 use ptx_codegen::{GUFUNC_MAX_INPUTS, GUFUNC_MAX_OUTPUTS};
 
-use api::Gufunc;
-use layout::{Layout, match_layout, params_of, parse_layout, scalar_ident};
+use layout::{Layout, Param, match_layout, params_of, parse_layout, scalar_ident};
+use quote::format_ident;
 
 pub fn guvectorize(args: TokenStream, item: TokenStream) -> TokenStream {
     let func: syn::ItemFn = match syn::parse2(item.clone()) {
@@ -147,6 +147,34 @@ fn returned(func: &syn::ItemFn) -> syn::Result<Vec<syn::Ident>> {
             syn::Type::Tuple(t) => t.elems.iter().map(|e| scalar_ident(e).ok_or_else(|| bad(e))).collect(),
             ty => Ok(vec![scalar_ident(ty).ok_or_else(|| bad(ty))?]),
         },
+    }
+}
+
+/// The function's parts the generated items share.
+struct Gufunc<'a> {
+    func: &'a syn::ItemFn,
+    layout: &'a Layout,
+    inputs: Vec<&'a Param>,
+    outputs: Vec<&'a Param>,
+    /// Every parameter, in order.
+    params: &'a [Param],
+    /// The types of the returned `()` outputs.
+    rets: &'a [syn::Ident],
+}
+
+impl Gufunc<'_> {
+    /// Each output's element type: the written ones, then the returned ones.
+    fn out_elems(&self) -> Vec<&syn::Ident> {
+        self.outputs.iter().map(|p| &p.elem).chain(self.rets).collect()
+    }
+
+    /// The names the buffers of the outputs have in the generated code: `__o0`, … for the
+    /// written ones, `__ret0`, … for the returned ones.
+    fn out_bufs(&self) -> Vec<syn::Ident> {
+        (0..self.outputs.len())
+            .map(|k| format_ident!("__o{}", k))
+            .chain((0..self.rets.len()).map(|k| format_ident!("__ret{}", k)))
+            .collect()
     }
 }
 
