@@ -32,12 +32,13 @@ fn block_sums_in_shared_memory() {
     }
 }
 
+/// `examples/block_reduce.rs`'s kernel: shared memory down to 32 values, then shuffles.
 #[test]
 fn warp_shuffles_finish_the_sum() {
-    let x: Vec<i64> = (0..5000).map(|i| i * 7 - 3000).collect();
-    let mut partial = vec![0i64; 3];
-    warp_sum::simulate(3u32, RBLOCK as u32, &x, &mut partial).unwrap();
-    assert_eq!(partial.iter().sum::<i64>(), x.iter().sum::<i64>());
+    let x: Vec<f64> = (0..5000).map(|i| (i * 7 - 3000) as f64).collect();
+    let mut partial = vec![0.0f64; 3];
+    block_reduce::block_sum::simulate(3u32, RBLOCK as u32, &x, &mut partial).unwrap();
+    assert_eq!(partial.iter().sum::<f64>(), x.iter().sum::<f64>());
 }
 
 #[test]
@@ -48,39 +49,20 @@ fn histograms_with_atomics() {
     let mut bins = vec![0u32; 256];
     histogram::simulate(4u32, 128u32, &data, &mut bins).unwrap();
     assert_eq!(bins, want);
+    // `examples/histogram.rs`'s kernel: per block in shared memory, then merged.
     let mut bins = vec![0u32; 256];
-    histogram_shared::simulate(3u32, 100u32, &data, &mut bins).unwrap();
+    histogram_example::histogram::simulate(3u32, 100u32, &data, &mut bins).unwrap();
     assert_eq!(bins, want);
 }
 
-fn check_matmul(c: &[f32], a: &[f32], b: &[f32], n: usize) {
-    let want = reference::matmul(a, b, n);
-    for i in 0..n * n {
-        assert!((c[i] as f64 - want[i]).abs() < 1e-3, "element {i}: {} vs {}", c[i], want[i]);
-    }
-}
-
-#[test]
-fn matmul_naive_and_tiled() {
-    // Not a multiple of the tile: the edges are padded with zeros.
-    let n = 37;
-    let (a, b) = (floats(n * n, 5), floats(n * n, 6));
-    let blocks = n.div_ceil(TPB) as u32;
-    let mut c = vec![0.0f32; n * n];
-    matmul_naive::simulate((blocks, blocks), (TPB as u32, TPB as u32), &a, &b, &mut c, n).unwrap();
-    check_matmul(&c, &a, &b, n);
-    let mut c = vec![0.0f32; n * n];
-    matmul_tiled::simulate((blocks, blocks), (TPB as u32, TPB as u32), &a, &b, &mut c, n).unwrap();
-    check_matmul(&c, &a, &b, n);
-}
-
+/// `examples/heat.rs`'s kernel against its CPU loop, bit for bit.
 #[test]
 fn a_heat_step_is_the_stencil() {
     let (h, w) = (20, 33);
     let mut g = Gen::new(7);
-    let u: Vec<f64> = (0..h * w).map(|_| g.f64_in(0.0, 100.0)).collect();
-    let mut next = vec![0.0f64; h * w];
-    heat_step::simulate((3u32, 2u32), (16u32, 16u32), &u, &mut next, h, w, 0.2).unwrap();
+    let u: Vec<f32> = (0..h * w).map(|_| g.f64_in(0.0, 100.0) as f32).collect();
+    let mut next = vec![0.0f32; h * w];
+    heat::heat_step::simulate((3u32, 2u32), (16u32, 16u32), &u, &mut next, h, w, 0.2).unwrap();
     common::assert_same("heat", &next, &reference::heat_step(&u, h, w, 0.2));
 }
 

@@ -15,18 +15,36 @@ use crate::source::{Surroundings, associated_error, with_module_consts};
 use crate::vectorized::{Compiled, Instance, Vectorized};
 
 pub fn vectorize(args: TokenStream, item: TokenStream) -> TokenStream {
+    with_function("#[vectorize]", "fn f(x: f32) -> f32 { … }", item, |func, surroundings| {
+        vectorize_in_surroundings(args, func, surroundings)
+    })
+}
+
+/// What every attribute does first, before its own work (`rest`): parses its function
+/// (`usage` shows one), refuses a function in an `impl` or `trait` (which could not hold
+/// the module the macro defines; the item is kept as written, so that the crate still
+/// type-checks), and copies in the constants of its module that the function names, with
+/// the checks that each copy is what rustc compiled.
+pub(crate) fn with_function(
+    attr: &str,
+    usage: &str,
+    item: TokenStream,
+    rest: impl FnOnce(syn::ItemFn, Option<Surroundings>) -> TokenStream,
+) -> TokenStream {
     let func: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
-        Err(e) => return not_a_function(e, item, "#[vectorize]"),
+        Err(e) => {
+            let error = syn::Error::new(e.span(), format!("`{attr}` applies to a function: `{usage}`")).to_compile_error();
+            return quote! { #error #item };
+        }
     };
     let surroundings = Surroundings::of(&func);
     if surroundings.as_ref().is_some_and(Surroundings::is_associated) {
-        // The function as it was: the `impl` stays valid and its uses still type-check.
-        let error = associated_error(&func, "#[vectorize]").to_compile_error();
+        let error = associated_error(&func, attr).to_compile_error();
         return quote! { #error #item };
     }
     let (func, const_checks) = with_module_consts(func, surroundings.as_ref());
-    let rest = vectorize_in_surroundings(args, func, surroundings);
+    let rest = rest(func, surroundings);
     quote! { #const_checks #rest }
 }
 
@@ -114,12 +132,6 @@ pub(crate) fn combined(errors: impl IntoIterator<Item = Option<syn::Error>>) -> 
     let mut first = it.next()?;
     it.for_each(|e| first.combine(e));
     Some(first)
-}
-
-fn not_a_function(e: syn::Error, item: TokenStream, attr: &str) -> TokenStream {
-    let msg = syn::Error::new(e.span(), format!("`{attr}` applies to a function: `fn f(x: f32) -> f32 {{ … }}`"));
-    let error = msg.to_compile_error();
-    quote! { #error #item }
 }
 
 /// Compiles the function (unless `failed` holds its errors already) and generates its API.
@@ -217,18 +229,9 @@ fn stubbed(func: &syn::ItemFn) -> syn::ItemFn {
 /// `#[device]`: the function stays as it is for the host, and gets a hidden module with
 /// its closure, so that vectorized functions (and other device functions) can call it.
 pub fn device(args: TokenStream, item: TokenStream) -> TokenStream {
-    let func: syn::ItemFn = match syn::parse2(item.clone()) {
-        Ok(f) => f,
-        Err(e) => return not_a_function(e, item, "#[device]"),
-    };
-    let surroundings = Surroundings::of(&func);
-    if surroundings.as_ref().is_some_and(Surroundings::is_associated) {
-        let error = associated_error(&func, "#[device]").to_compile_error();
-        return quote! { #error #item };
-    }
-    let (func, const_checks) = with_module_consts(func, surroundings.as_ref());
-    let rest = device_in_surroundings(args, func, surroundings);
-    quote! { #const_checks #rest }
+    with_function("#[device]", "fn f(x: f32) -> f32 { … }", item, |func, surroundings| {
+        device_in_surroundings(args, func, surroundings)
+    })
 }
 
 /// [`device`] once the function has the constants of its module it uses.

@@ -19,26 +19,12 @@ use crate::entry;
 use crate::runtime::private;
 use crate::signature::scalar_tokens;
 use crate::simcopy;
-use crate::source::{Surroundings, associated_error, with_module_consts};
+use crate::source::Surroundings;
 
 pub fn kernel(args: TokenStream, item: TokenStream) -> TokenStream {
-    let func: syn::ItemFn = match syn::parse2(item.clone()) {
-        Ok(f) => f,
-        Err(e) => {
-            let msg =
-                syn::Error::new(e.span(), "`#[kernel]` applies to a function: `fn k(x: &[f32], y: &mut [f32]) { … }`");
-            let error = msg.to_compile_error();
-            return quote! { #error #item };
-        }
-    };
-    let surroundings = Surroundings::of(&func);
-    if surroundings.as_ref().is_some_and(Surroundings::is_associated) {
-        let error = associated_error(&func, "#[kernel]").to_compile_error();
-        return quote! { #error #item };
-    }
-    let (func, const_checks) = with_module_consts(func, surroundings.as_ref());
-    let rest = kernel_in_surroundings(args, func, surroundings);
-    quote! { #const_checks #rest }
+    entry::with_function("#[kernel]", "fn k(x: &[f32], y: &mut [f32]) { … }", item, |func, surroundings| {
+        kernel_in_surroundings(args, func, surroundings)
+    })
 }
 
 /// [`kernel`] once the function has the constants of its module it uses.

@@ -19,7 +19,7 @@ use std::time::SystemTime;
 use quote::quote;
 use syn::visit::Visit;
 
-use ptx_codegen::frontend::{external_callees, path_key};
+use ptx_codegen::frontend::{external_callees, path_key, scalar_type};
 
 /// How a function is marked.
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -397,13 +397,12 @@ fn summarise(items: &[syn::Item], module: &mut Vec<String>, out: &mut Summary) {
                 let mut item = c.clone();
                 item.attrs.clear();
                 item.vis = syn::Visibility::Inherited;
-                let ty = &c.ty;
-                let ty = quote!(#ty).to_string();
                 out.consts.push(ConstInfo {
                     module: module.clone(),
                     name: c.ident.to_string(),
                     text: quote!(#item).to_string(),
-                    plain: c.attrs.iter().all(|a| a.path().is_ident("doc")) && SCALARS.contains(&ty.as_str()),
+                    // A scalar type, as the kernel language reads one.
+                    plain: c.attrs.iter().all(|a| a.path().is_ident("doc")) && scalar_type(&c.ty).is_ok(),
                 });
             }
             syn::Item::Macro(m) if m.ident.is_none() => info.opaque = true,
@@ -477,10 +476,6 @@ fn kind(attrs: &[syn::Attribute]) -> Kind {
     kind
 }
 
-/// The scalar types a copied constant may have.
-const SCALARS: &[&str] =
-    &["f32", "f64", "i8", "i16", "i32", "i64", "isize", "u8", "u16", "u32", "u64", "usize", "bool"];
-
 /// The one-segment names a body uses (as values, types or generic arguments: `N` in
 /// `shared::<f32, N>()`), and the constants it defines itself.
 #[derive(Default)]
@@ -537,7 +532,7 @@ pub fn with_module_consts(
     let mut checks = proc_macro2::TokenStream::new();
     for c in &consts {
         let (name, ty, expr) = (&c.ident, &c.ty, &c.expr);
-        let float = matches!(quote!(#ty).to_string().as_str(), "f32" | "f64");
+        let float = scalar_type(ty).is_ok_and(|t| t.is_float());
         let same = if float { quote!(COPY.to_bits() == #name.to_bits()) } else { quote!(COPY == #name) };
         let msg = format!("the GPU copy of `{name}` differs from the constant rustc compiled");
         checks.extend(quote! {

@@ -28,8 +28,6 @@ mod corpus {
     include!(concat!(env!("OUT_DIR"), "/host_corpus.rs"));
 }
 
-use std::cell::Cell;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
@@ -82,31 +80,9 @@ fn fault_code(f: Fault) -> u32 {
     .code()
 }
 
-thread_local! {
-    static EXPECTING_PANIC: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Runs `f`, turning a panic into its message (quietly: the panics are expected).
-fn quietly<R>(f: impl FnOnce() -> R) -> Result<R, String> {
-    static HOOK: std::sync::Once = std::sync::Once::new();
-    HOOK.call_once(|| {
-        let default = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            if !EXPECTING_PANIC.with(Cell::get) {
-                default(info)
-            }
-        }));
-    });
-    EXPECTING_PANIC.with(|e| e.set(true));
-    let r = catch_unwind(AssertUnwindSafe(f));
-    EXPECTING_PANIC.with(|e| e.set(false));
-    r.map_err(|p| {
-        p.downcast_ref::<String>()
-            .cloned()
-            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default()
-    })
-}
+#[path = "../../tests/support/quiet.rs"]
+mod quiet;
+use quiet::quietly;
 
 /// What a run computes: the results, or the fault where Rust panics.
 type Outcome = Result<Vec<Value>, Fault>;

@@ -7,8 +7,6 @@
 
 mod corpus;
 
-use std::cell::Cell;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use corpus::Native;
 use inkwell::context::Context;
@@ -26,30 +24,12 @@ fn native<Args, F: Native<Args> + 'static>(f: F) -> Reference {
     Box::new(move |args| f.call(args))
 }
 
-thread_local! {
-    static EXPECTING_PANIC: Cell<bool> = const { Cell::new(false) };
-}
+#[path = "../../tests/support/quiet.rs"]
+mod quiet;
 
 /// Runs a reference; `Err` holds Rust's panic message.
 fn run_reference(r: &Reference, args: &[u64]) -> Result<Vec<u64>, String> {
-    static HOOK: std::sync::Once = std::sync::Once::new();
-    HOOK.call_once(|| {
-        let default = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            if !EXPECTING_PANIC.with(Cell::get) {
-                default(info)
-            }
-        }));
-    });
-    EXPECTING_PANIC.with(|e| e.set(true));
-    let out = catch_unwind(AssertUnwindSafe(|| r(args)));
-    EXPECTING_PANIC.with(|e| e.set(false));
-    out.map_err(|p| {
-        p.downcast_ref::<String>()
-            .cloned()
-            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default()
-    })
+    quiet::quietly(|| r(args))
 }
 
 fn int_strategy<T>(specials: Vec<T>) -> BoxedStrategy<u64>

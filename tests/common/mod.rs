@@ -1,8 +1,6 @@
 //! Inputs and comparisons shared by the cross-crate tests.
 #![allow(dead_code)]
 
-use std::cell::Cell;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 /// A small deterministic generator (xorshift64*), so failures reproduce.
 pub struct Gen(u64);
@@ -155,31 +153,12 @@ impl SameAs for f64 {
 macro_rules! exact { ($($t:ty),*) => {$( impl SameAs for $t { fn same_as(self, o: $t) -> bool { self == o } } )*}; }
 exact!(bool, i8, i16, i32, i64, u8, u16, u32, u64, isize, usize);
 
-thread_local! {
-    static QUIET: Cell<bool> = const { Cell::new(false) };
-}
+#[path = "../support/quiet.rs"]
+mod quiet;
 
 /// Runs the CPU's version of one element; `Err` holds Rust's panic message.
-pub fn catch<R>(f: impl FnOnce() -> R) -> Result<R, String> {
-    static HOOK: std::sync::Once = std::sync::Once::new();
-    HOOK.call_once(|| {
-        let default = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            if !QUIET.with(Cell::get) {
-                default(info)
-            }
-        }));
-    });
-    QUIET.with(|q| q.set(true));
-    let r = catch_unwind(AssertUnwindSafe(f));
-    QUIET.with(|q| q.set(false));
-    r.map_err(|p| {
-        p.downcast_ref::<String>()
-            .cloned()
-            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default()
-    })
-}
+#[allow(unused_imports)]
+pub use quiet::quietly as catch;
 
 /// Compares the GPU with the CPU (`cpu[i]`, or the panic of element `i`); `gpu` runs the
 /// kernel on every element, or on the listed ones. Where the CPU panics, the call must

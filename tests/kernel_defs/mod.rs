@@ -4,8 +4,17 @@
 
 use gpu_runtime::{device, gpu, kernel, vectorize};
 
-/// Threads per block of the tiled kernels (and the side of a tile).
-pub const TPB: usize = 16;
+// The examples' kernels, from the examples' own source (`examples/matmul.rs` tests its
+// own, beside its benchmark).
+#[path = "../../examples/block_reduce.rs"]
+pub mod block_reduce;
+#[path = "../../examples/heat.rs"]
+pub mod heat;
+#[path = "../../examples/histogram.rs"]
+pub mod histogram_example;
+#[path = "../../examples/pick_device.rs"]
+pub mod pick_device;
+
 /// Threads per block of the reductions.
 pub const RBLOCK: usize = 256;
 
@@ -38,41 +47,6 @@ pub fn block_sum(x: &[f32], partial: &mut [f32]) {
     }
     if t == 0 {
         partial[gpu::block_idx().x as usize] = cache[0];
-    }
-}
-
-/// The same with warp shuffles for the last 32 values.
-#[kernel]
-pub fn warp_sum(x: &[i64], partial: &mut [i64]) {
-    const RBLOCK: usize = 256;
-    let cache = gpu::shared::<i64, 256>();
-    let t = gpu::thread_idx().x as usize;
-    let mut i = gpu::grid1();
-    let mut acc = 0i64;
-    while i < x.len() {
-        acc += x[i];
-        i += gpu::gridsize1();
-    }
-    cache[t] = acc;
-    gpu::sync_threads();
-    let mut s = RBLOCK / 2;
-    while s >= 32 {
-        if t < s {
-            cache[t] += cache[t + s];
-        }
-        gpu::sync_threads();
-        s /= 2;
-    }
-    if t < 32 {
-        let mut v = cache[t];
-        let mut d = 16u32;
-        while d > 0 {
-            v += gpu::shfl_down_sync(0xffff_ffff, v, d);
-            d /= 2;
-        }
-        if t == 0 {
-            partial[gpu::block_idx().x as usize] = v;
-        }
     }
 }
 
@@ -187,85 +161,6 @@ pub fn twice_bounded(x: &[f32], y: &mut [f32]) {
     let i = gpu::grid1();
     if i < x.len() {
         y[i] = 2.0 * x[i];
-    }
-}
-
-/// A histogram privatised per block in shared memory, merged with atomics.
-#[kernel]
-pub fn histogram_shared(data: &[u8], bins: &mut [u32]) {
-    let local = gpu::shared::<u32, 256>();
-    let t = gpu::thread_idx().x as usize;
-    let mut k = t;
-    while k < 256 {
-        local[k] = 0;
-        k += gpu::block_dim().x as usize;
-    }
-    gpu::sync_threads();
-    let mut i = gpu::grid1();
-    while i < data.len() {
-        gpu::atomic::add(local, data[i] as usize, 1u32);
-        i += gpu::gridsize1();
-    }
-    gpu::sync_threads();
-    let mut k = t;
-    while k < 256 {
-        gpu::atomic::add(bins, k, local[k]);
-        k += gpu::block_dim().x as usize;
-    }
-}
-
-/// `c = a · b` for n×n row-major matrices, one thread per element.
-#[kernel]
-pub fn matmul_naive(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
-    let (col, row) = gpu::grid2();
-    if row < n && col < n {
-        let mut acc = 0.0f32;
-        for k in 0..n {
-            acc += a[row * n + k] * b[k * n + col];
-        }
-        c[row * n + col] = acc;
-    }
-}
-
-/// `c = a · b` with 16×16 tiles in shared memory (Numba's documented `fast_matmul`).
-#[kernel]
-pub fn matmul_tiled(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
-    const TPB: usize = 16;
-    let sa = gpu::shared_2d::<f32, 16, 16>();
-    let sb = gpu::shared_2d::<f32, 16, 16>();
-    let (col, row) = gpu::grid2();
-    let tx = gpu::thread_idx().x as usize;
-    let ty = gpu::thread_idx().y as usize;
-    let mut acc = 0.0f32;
-    let tiles = (n + TPB - 1) / TPB;
-    for t in 0..tiles {
-        let ac = t * TPB + tx;
-        let br = t * TPB + ty;
-        sa[(ty, tx)] = if row < n && ac < n { a[row * n + ac] } else { 0.0 };
-        sb[(ty, tx)] = if br < n && col < n { b[br * n + col] } else { 0.0 };
-        gpu::sync_threads();
-        for k in 0..TPB {
-            acc += sa[(ty, k)] * sb[(k, tx)];
-        }
-        gpu::sync_threads();
-    }
-    if row < n && col < n {
-        c[row * n + col] = acc;
-    }
-}
-
-/// One step of the heat equation on an h×w grid (a 5-point stencil; the border is kept).
-#[kernel]
-pub fn heat_step(u: &[f64], next: &mut [f64], h: usize, w: usize, k: f64) {
-    let (x, y) = gpu::grid2();
-    if y < h && x < w {
-        let i = y * w + x;
-        if x == 0 || y == 0 || x == w - 1 || y == h - 1 {
-            next[i] = u[i];
-        } else {
-            let lap = u[i - 1] + u[i + 1] + u[i - w] + u[i + w] - 4.0 * u[i];
-            next[i] = u[i] + k * lap;
-        }
     }
 }
 
@@ -434,20 +329,8 @@ pub mod reference {
         assert_eq!(bits, [xor, or, and]);
     }
 
-    pub fn matmul(a: &[f32], b: &[f32], n: usize) -> Vec<f64> {
-        let mut c = vec![0.0f64; n * n];
-        for r in 0..n {
-            for k in 0..n {
-                let av = a[r * n + k] as f64;
-                for col in 0..n {
-                    c[r * n + col] += av * b[k * n + col] as f64;
-                }
-            }
-        }
-        c
-    }
-
-    pub fn heat_step(u: &[f64], h: usize, w: usize, k: f64) -> Vec<f64> {
+    /// One step of `examples/heat.rs`'s stencil, as its own CPU loop computes it.
+    pub fn heat_step(u: &[f32], h: usize, w: usize, k: f32) -> Vec<f32> {
         let mut next = u.to_vec();
         for y in 1..h.saturating_sub(1) {
             for x in 1..w.saturating_sub(1) {

@@ -11,16 +11,6 @@ use gpu_runtime::LaunchConfig;
 use crate::common::{Gen, floats};
 use crate::kernel_defs::*;
 
-// The examples' kernels, from the examples' own source.
-#[path = "../../examples/block_reduce.rs"]
-mod block_reduce;
-#[path = "../../examples/heat.rs"]
-mod heat;
-#[path = "../../examples/histogram.rs"]
-mod histogram_example;
-#[path = "../../examples/pick_device.rs"]
-mod pick_device;
-
 /// How the GPU's outputs are compared with the simulator's.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub enum Compare {
@@ -193,16 +183,14 @@ pub fn all(gpu: bool) -> Vec<Outcome> {
     let mut partial = vec![0.0f32; 4];
     r.push("block_sum", run!(gpu, block_sum(4u32, RBLOCK as u32, &x, &mut partial)), || bits(&partial));
 
-    let xi: Vec<i64> = (0..5000).map(|i| i * 7 - 3000).collect();
-    let mut partial = vec![0i64; 3];
-    r.push("warp_sum", run!(gpu, warp_sum(3u32, RBLOCK as u32, &xi, &mut partial)), || bits(&partial));
-
     let mut g = Gen::new(4);
     let data: Vec<u8> = (0..10_000).map(|_| (g.next_u64() % 251) as u8).collect();
     let mut bins = vec![0u32; 256];
     r.push("histogram", run!(gpu, histogram(4u32, 128u32, &data, &mut bins)), || bits(&bins));
     let mut bins = vec![0u32; 256];
-    r.push("histogram_shared", run!(gpu, histogram_shared(3u32, 100u32, &data, &mut bins)), || bits(&bins));
+    r.push("examples/histogram (blocks of 100)", run!(gpu, histogram_example::histogram(3u32, 100u32, &data, &mut bins)), || {
+        bits(&bins)
+    });
 
     let x: Vec<f32> = (0..100).map(|i| i as f32).collect();
     let mut y = vec![0.0f32; 100];
@@ -219,21 +207,6 @@ pub fn all(gpu: bool) -> Vec<Outcome> {
     let x: Vec<f32> = (0..100).map(|i| i as f32).collect();
     let mut y = vec![0.0f32; 100];
     r.push("twice_bounded", run!(gpu, twice_bounded(2u32, 64u32, &x, &mut y)), || bits(&y));
-
-    let n = 37;
-    let (a, b) = (floats(n * n, 5), floats(n * n, 6));
-    let tiles = n.div_ceil(TPB) as u32;
-    let (grid, block) = ((tiles, tiles), (TPB as u32, TPB as u32));
-    let mut c = vec![0.0f32; n * n];
-    r.push("matmul_naive", run!(gpu, matmul_naive(grid, block, &a, &b, &mut c, n)), || bits(&c));
-    let mut c = vec![0.0f32; n * n];
-    r.push("matmul_tiled", run!(gpu, matmul_tiled(grid, block, &a, &b, &mut c, n)), || bits(&c));
-
-    let (h, w) = (20, 33);
-    let mut g = Gen::new(7);
-    let u: Vec<f64> = (0..h * w).map(|_| g.f64_in(0.0, 100.0)).collect();
-    let mut next = vec![0.0f64; h * w];
-    r.push("heat_step", run!(gpu, heat_step((3u32, 2u32), (16u32, 16u32), &u, &mut next, h, w, 0.2)), || bits(&next));
 
     let xs: Vec<f64> = (0..100).map(|i| i as f64 / 7.0).collect();
     let mut out = vec![0.0; 100];
@@ -346,7 +319,7 @@ pub fn all(gpu: bool) -> Vec<Outcome> {
         [bits(&mem), bits(&old), bits(&count)].concat()
     });
 
-    // The examples' kernels.
+    // The examples' kernels (`examples/matmul.rs` compares its own with the simulator).
     let x: Vec<f64> = (0..100_000).map(|i| (i % 1000) as f64 / 3.0).collect();
     let mut partial = vec![0.0f64; 8];
     r.push("examples/block_reduce", run!(gpu, block_reduce::block_sum(8u32, 256u32, &x, &mut partial)), || {

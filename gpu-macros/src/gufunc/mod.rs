@@ -22,24 +22,18 @@ use layout::{Layout, Param, match_layout, params_of, parse_layout, scalar_ident}
 use quote::format_ident;
 
 pub fn guvectorize(args: TokenStream, item: TokenStream) -> TokenStream {
-    let func: syn::ItemFn = match syn::parse2(item.clone()) {
-        Ok(f) => f,
-        Err(e) => {
-            let msg = syn::Error::new(
-                e.span(),
-                "`#[guvectorize]` applies to a function: `fn dot(a: &[f32], b: &[f32]) -> f32 { … }`",
-            );
-            let error = msg.to_compile_error();
-            return quote! { #error #item };
-        }
-    };
-    match expand(args, &func) {
-        Ok(t) => t,
-        Err(e) => {
-            let error = e.to_compile_error();
-            quote! { #error #func }
-        }
-    }
+    crate::entry::with_function(
+        "#[guvectorize]",
+        "fn dot(a: &[f32], b: &[f32]) -> f32 { … }",
+        item,
+        |func, _| match expand(args, &func) {
+            Ok(t) => t,
+            Err(e) => {
+                let error = e.to_compile_error();
+                quote! { #error #func }
+            }
+        },
+    )
 }
 
 /// What a `#[guvectorize]` generates: the whole API, or (the hidden `__along_only` flag,
