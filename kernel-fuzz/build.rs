@@ -8,7 +8,7 @@
 mod ast;
 #[path = "src/corpus.rs"]
 mod corpus;
-#[path = "src/generate.rs"]
+#[path = "src/generate/mod.rs"]
 mod generate;
 #[path = "src/methods.rs"]
 mod methods;

@@ -1,0 +1,280 @@
+//! Expressions: operators, casts, method calls, calls, and `if`/blocks as values.
+
+use super::{BlockEnd, FLOAT_OPS, FnSig, Gen, INT_OPS};
+use crate::ast::*;
+use crate::methods::{Accuracy, METHODS, Method, MethodInfo};
+use crate::ty::{Ty, Value};
+
+const COMPARISONS: &[BinOp] = &[BinOp::Eq, BinOp::Ne, BinOp::Lt, BinOp::Le, BinOp::Gt, BinOp::Ge];
+
+impl Gen<'_> {
+    /// An expression of type `ty`; `depth` bounds its nesting.
+    pub(super) fn expr(&mut self, ty: Ty, depth: u32) -> Expr {
+        self.budget -= 1;
+        if depth == 0 || self.budget <= 0 {
+            return self.leaf(ty);
+        }
+        let d = depth - 1;
+        let fns = self.callable();
+        let calls = fns.iter().any(|f| f.ret == Ret::Scalar(ty));
+        let fields = fns.iter().any(|f| matches!(&f.ret, Ret::Tuple(ts) if ts.contains(&ty)));
+        let control = if depth >= 2 { 2 } else { 0 };
+        let (ops, unary) = match ty {
+            Ty::Bool => (0, 1),
+            t if t.is_float() => (6, 1),
+            t if t.is_signed() => (8, 2),
+            _ => (8, 1),
+        };
+        let weights = [
+            4,                                  // leaf
+            unary,                              // unary
+            ops,                                // arithmetic
+            if ty == Ty::Bool { 7 } else { 0 }, // comparison, logic
+            if ty == Ty::Bool { 0 } else { 3 }, // cast
+            5,                                  // method
+            control,                            // if
+            control,                            // match
+            control / 2,                        // block
+            control / 2,                        // loop with a value
+            if calls { 2 } else { 0 },          // call
+            if fields { 2 } else { 0 },         // tuple field
+        ];
+        match self.rng.weighted(&weights) {
+            0 => self.leaf(ty),
+            1 => self.unary(ty, d),
+            2 => self.arith(ty, d),
+            3 => self.boolean(d),
+            4 => {
+                let from = loop {
+                    let t = self.any_type();
+                    if !(t == Ty::Bool && ty.is_float()) {
+                        break t;
+                    }
+                };
+                let e = self.expr(from, d);
+                Expr::new(ty, ExprKind::Cast(Box::new(e)))
+            }
+            5 => self.method(ty, d).unwrap_or_else(|| self.leaf(ty)),
+            6 => {
+                let cond = self.expr(Ty::Bool, d);
+                let then = self.block(d, BlockEnd::Branch(ty));
+                let els = if self.rng.chance(1, 4) {
+                    // `else if`
+                    let inner = self.expr_if(ty, d);
+                    Block { stmts: Vec::new(), tail: Some(Tail::Scalar(Box::new(inner))) }
+                } else {
+                    self.block(d, BlockEnd::Value(ty))
+                };
+                Expr::new(ty, ExprKind::If { cond: Box::new(cond), then, els })
+            }
+            7 => self.match_expr(ty, d),
+            8 => {
+                let b = self.block(d, BlockEnd::Value(ty));
+                Expr::new(ty, ExprKind::Block(b))
+            }
+            9 => self.loop_expr(ty, d).unwrap_or_else(|| self.leaf(ty)),
+            10 => {
+                let cands: Vec<FnSig> = fns.into_iter().filter(|f| f.ret == Ret::Scalar(ty)).collect();
+                let f = self.rng.pick(&cands).clone();
+                let c = self.call(&f, d);
+                Expr::new(ty, ExprKind::Call(c))
+            }
+            _ => {
+                let cands: Vec<FnSig> =
+                    fns.into_iter().filter(|f| matches!(&f.ret, Ret::Tuple(ts) if ts.contains(&ty))).collect();
+                let f = self.rng.pick(&cands).clone();
+                let Ret::Tuple(ts) = &f.ret else { unreachable!() };
+                let idx: Vec<usize> = (0..ts.len()).filter(|&i| ts[i] == ty).collect();
+                let k = *self.rng.pick(&idx);
+                let c = self.call(&f, d);
+                Expr::new(ty, ExprKind::Field(c, k))
+            }
+        }
+    }
+
+    fn expr_if(&mut self, ty: Ty, d: u32) -> Expr {
+        let cond = self.expr(Ty::Bool, d);
+        let then = self.block(d, BlockEnd::Branch(ty));
+        let els = self.block(d, BlockEnd::Value(ty));
+        Expr::new(ty, ExprKind::If { cond: Box::new(cond), then, els })
+    }
+
+    pub(super) fn call(&mut self, f: &FnSig, depth: u32) -> Call {
+        self.work += self.weight * f.work;
+        let args = f.params.iter().map(|t| self.expr(*t, depth)).collect();
+        Call { func: f.name.clone(), args }
+    }
+
+    /// A variable, a literal or a constant.
+    fn leaf(&mut self, ty: Ty) -> Expr {
+        let vars: Vec<String> = self.visible().iter().filter(|v| v.ty == ty).map(|v| v.name.clone()).collect();
+        let consts = self.consts_of(ty);
+        match self.rng.weighted(&[if vars.is_empty() { 0 } else { 8 }, 4, 1, if consts.is_empty() { 0 } else { 2 }]) {
+            0 => Expr::new(ty, ExprKind::Var(self.rng.pick(&vars).clone())),
+            2 => match self.path_const(ty) {
+                Some((p, v)) => Expr::new(ty, ExprKind::PathConst(p, v)),
+                None => self.literal(ty),
+            },
+            3 => Expr::new(ty, ExprKind::Const(self.rng.pick(&consts).0.clone())),
+            _ => self.literal(ty),
+        }
+    }
+
+    pub(super) fn var(name: &str, ty: Ty) -> Expr {
+        Expr::new(ty, ExprKind::Var(name.to_string()))
+    }
+
+    fn unary(&mut self, ty: Ty, d: u32) -> Expr {
+        let op = if ty == Ty::Bool || ty.is_unsigned() || (ty.is_signed() && self.rng.chance(1, 2)) {
+            UnOp::Not
+        } else {
+            UnOp::Neg
+        };
+        let e = self.expr(ty, d);
+        Expr::new(ty, ExprKind::Unary(op, Box::new(e)))
+    }
+
+    /// `a op b` of type `ty` (arithmetic, bitwise, shifts).
+    fn arith(&mut self, ty: Ty, d: u32) -> Expr {
+        let ops = if ty.is_float() { FLOAT_OPS } else { INT_OPS };
+        let op = ops[self.rng.weighted(&ops.iter().map(|o| o.1).collect::<Vec<_>>())].0;
+        let a = self.expr(ty, d);
+        let b = match op {
+            BinOp::Shl | BinOp::Shr => self.shift_amount(ty, d),
+            BinOp::Div | BinOp::Rem if ty.is_int() => self.divisor(ty, d),
+            _ => self.expr(ty, d),
+        };
+        Expr::new(ty, ExprKind::Binary(op, Box::new(a), Box::new(b)))
+    }
+
+    /// A shift amount: of any integer type; within the width or not (it is masked).
+    pub(super) fn shift_amount(&mut self, ty: Ty, d: u32) -> Expr {
+        let t = self.int_type();
+        if self.rng.chance(1, 2) {
+            let (_, max) = t.int_range();
+            let v = self.rng.range(0, (2 * ty.bits() as i128).min(max));
+            self.lit_of(Value::int(t, v))
+        } else {
+            self.expr(t, d)
+        }
+    }
+
+    /// A divisor: a literal that cannot fault half the time, anything otherwise, and `-1`
+    /// now and then (`MIN / -1` overflows).
+    pub(super) fn divisor(&mut self, ty: Ty, d: u32) -> Expr {
+        if ty.is_signed() && self.rng.chance(1, 10) {
+            return self.lit_of(Value::int(ty, -1));
+        }
+        if self.rng.chance(1, 2) {
+            let (_, max) = ty.int_range();
+            let v = loop {
+                let v = self.rng.range(if ty.is_signed() { -9 } else { 1 }, 9.min(max));
+                if v != 0 && v != -1 {
+                    break v;
+                }
+            };
+            self.lit_of(Value::int(ty, v))
+        } else {
+            self.expr(ty, d)
+        }
+    }
+
+    /// A `bool` from comparisons, logic, or bitwise operations on `bool`.
+    fn boolean(&mut self, d: u32) -> Expr {
+        match self.rng.weighted(&[6, 3, 1]) {
+            0 => {
+                let t = self.any_type();
+                let op = *self.rng.pick(COMPARISONS);
+                let a = self.expr(t, d);
+                let b = self.expr(t, d);
+                Expr::new(Ty::Bool, ExprKind::Binary(op, Box::new(a), Box::new(b)))
+            }
+            1 => {
+                let op = if self.rng.chance(1, 2) { BinOp::LogicAnd } else { BinOp::LogicOr };
+                let a = self.expr(Ty::Bool, d);
+                let b = self.expr(Ty::Bool, d);
+                Expr::new(Ty::Bool, ExprKind::Binary(op, Box::new(a), Box::new(b)))
+            }
+            _ => {
+                let op = *self.rng.pick(&[BinOp::And, BinOp::Or, BinOp::Xor]);
+                let a = self.expr(Ty::Bool, d);
+                let b = self.expr(Ty::Bool, d);
+                Expr::new(Ty::Bool, ExprKind::Binary(op, Box::new(a), Box::new(b)))
+            }
+        }
+    }
+
+    /// A method call whose result has type `ty`.
+    fn method(&mut self, ty: Ty, d: u32) -> Option<Expr> {
+        let mut cands: Vec<(&'static MethodInfo, Ty)> = Vec::new();
+        for m in METHODS {
+            if self.cfg.exact_only && m.accuracy != Accuracy::Exact {
+                continue;
+            }
+            for rt in Ty::ALL {
+                if m.recv.accepts(rt) && m.ret.resolve(rt) == ty {
+                    cands.push((m, rt));
+                }
+            }
+        }
+        if cands.is_empty() {
+            return None;
+        }
+        let (m, rt) = *self.rng.pick(&cands);
+        let mut recv = self.expr(rt, d);
+        if matches!(m.method, Method::IsSignNegative | Method::IsSignPositive) {
+            recv = nan_free(recv);
+        }
+        let clamp = matches!(m.method, Method::IClamp | Method::FClamp);
+        let args: Vec<Expr> = if clamp && self.rng.chance(3, 5) {
+            // Bounds in order (no fault) most of the time.
+            let a = self.literal(rt);
+            let b = self.literal(rt);
+            let (ExprKind::Lit(la), ExprKind::Lit(lb)) = (&a.kind, &b.kind) else { unreachable!() };
+            let ordered = match (la.value.as_i128(), lb.value.as_i128()) {
+                (Some(x), Some(y)) => x <= y,
+                _ => la.value.as_f64() <= lb.value.as_f64(),
+            };
+            if ordered { vec![a, b] } else { vec![b, a] }
+        } else {
+            let mut args = Vec::new();
+            for slot in m.args {
+                let at = slot.resolve(rt);
+                let arg = match m.method {
+                    Method::Copysign => nan_free(self.expr(at, d)),
+                    Method::IDivEuclid
+                    | Method::IRemEuclid
+                    | Method::WrappingDiv
+                    | Method::WrappingRem
+                    | Method::SaturatingDiv => self.divisor(at, d),
+                    Method::Pow | Method::WrappingPow | Method::SaturatingPow | Method::Powi
+                        if self.rng.chance(2, 3) =>
+                    {
+                        let v = self.rng.range(if at == Ty::I32 { -4 } else { 0 }, 12);
+                        self.lit_of(Value::int(at, v))
+                    }
+                    _ => self.expr(at, d),
+                };
+                args.push(arg);
+            }
+            args
+        };
+        let path = self.rng.chance(1, 4) || (m.method.is_special() && self.rng.chance(1, 2));
+        let call = Expr::new(ty, ExprKind::Method { method: m.method, recv: Box::new(recv), args, path });
+        // Rust leaves unspecified which zero `min`/`max` return for `+0` and `-0`: adding
+        // `+0.0` makes both `+0`.
+        Some(if matches!(m.method, Method::FMin | Method::FMax) {
+            Expr::new(ty, ExprKind::Binary(BinOp::Add, Box::new(call), Box::new(Self::bare(Value::float(ty, 0.0)))))
+        } else {
+            call
+        })
+    }
+}
+
+/// `e.max(T::NEG_INFINITY)`: `e`, or `-inf` for a NaN, whose sign Rust leaves unspecified.
+fn nan_free(e: Expr) -> Expr {
+    let ty = e.ty;
+    let ninf = Value::float(ty, f64::NEG_INFINITY);
+    let arg = Expr::new(ty, ExprKind::PathConst(format!("{}::NEG_INFINITY", ty.name()), ninf));
+    Expr::new(ty, ExprKind::Method { method: Method::FMax, recv: Box::new(e), args: vec![arg], path: false })
+}

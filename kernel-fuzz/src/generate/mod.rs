@@ -1,0 +1,268 @@
+//! The generator: a seed in, a well-typed program of the kernel language out.
+//!
+//! Everything it builds is Rust that rustc accepts (no type errors, no constant-evaluation
+//! errors, exhaustive `match`es, every loop bounded) and that means one thing: results that
+//! depend on what Rust leaves unspecified (the sign of a NaN, the sign of a zero that `min`
+//! or `max` picks between `+0` and `-0`) are kept out by construction.
+//!
+//! Loops terminate: a `for` runs over a range whose bounds the generator knows within a
+//! few values (literals near an anchor, `e % K`, `e & M`, `e.clamp(lo, hi)`), and `while`
+//! and `loop` count their iterations in a counter the body cannot assign. The product of
+//! the trip counts of nested loops (and of the loops of the functions they call) is kept
+//! under [`WORK_LIMIT`].
+//!
+//! A program is one function, with `fn` items nested in its blocks and, for one seed in
+//! four ([`HELPER_ODDS`]), one to three top-level helpers (`#[device]` functions on the
+//! GPU) that it calls by name; a helper calls only earlier ones, so nothing recurses.
+//!
+//! The generator's state and its entry point are here; what it draws lives beside it:
+//! `items` (functions, blocks, `const` and `fn` items), `statements`, `loops` (and
+//! the bounds that make them terminate), `expressions`, `literals` (and the standard
+//! library's constants), `patterns` (`match` and its arms).
+
+mod expressions;
+mod items;
+mod literals;
+mod loops;
+mod patterns;
+mod statements;
+
+use crate::ast::*;
+use crate::rng::Rng;
+use crate::ty::{Ty, Value};
+
+/// What the generator may produce.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Only operations the GPU computes bit for bit like an optimised build for the CPU (no
+    /// libdevice functions, no `powi`; see [`Accuracy`](crate::methods::Accuracy)): for the
+    /// corpus compared on the GPU, where libdevice is within ulps of the CPU only and the
+    /// CPU's functions are built with optimisation.
+    pub exact_only: bool,
+}
+
+impl Config {
+    /// The host differential tests: everything, libdevice functions included (the host JIT
+    /// runs the CPU's own functions in their place).
+    pub const HOST: Config = Config { exact_only: false };
+    /// The GPU corpus: what the GPU computes bit for bit like the CPU.
+    pub const GPU: Config = Config { exact_only: true };
+}
+
+/// The most loop iterations (nested products, calls included) one call of a generated
+/// function runs.
+pub const WORK_LIMIT: u64 = 256;
+
+/// The program of `seed`.
+pub fn program(seed: u64, cfg: &Config) -> Program {
+    let mut g = Gen {
+        rng: Rng::new(seed),
+        cfg,
+        next_name: 0,
+        vars: Vec::new(),
+        items: Vec::new(),
+        loops: Vec::new(),
+        ret: Ret::Scalar(Ty::Bool),
+        weight: 1,
+        work: 0,
+        budget: 0,
+        no_jumps: false,
+    };
+    g.budget = g.rng.range(30, 220) as i64;
+    let n_params = g.rng.weighted(&[1, 6, 8, 6, 3]);
+    let params: Vec<Param> = (0..n_params)
+        .map(|i| Param {
+            name: format!("p{i}"),
+            ty: g.any_type(),
+            mutable: g.rng.chance(1, 8),
+            raw: g.rng.chance(1, 16),
+        })
+        .collect();
+    // As many results as the kernel ABI allows (`kernel_abi::MAX_OUTPUTS`).
+    let ret = g.ret_type(6);
+    let helpers = g.helpers(seed);
+    let (func, _) = g.function(format!("fz{seed}"), params, ret, 3);
+    Program { seed, func, helpers }
+}
+
+/// One program in [`HELPER_ODDS`] has top-level helper functions.
+pub const HELPER_ODDS: (u64, u64) = (1, 4);
+
+impl Gen<'_> {
+    /// The program's top-level helpers (none for most seeds), their signatures left in the
+    /// outermost item scope for the function (and its nested functions) to call. They are
+    /// drawn from a generator of their own with a budget of their own, so that a program
+    /// without helpers is the one the seed gave before helpers existed.
+    fn helpers(&mut self, seed: u64) -> Vec<FnItem> {
+        let mut rng = Rng::new(seed ^ 0x4845_4C50_4552_5321);
+        if !rng.chance(HELPER_ODDS.0, HELPER_ODDS.1) {
+            return Vec::new();
+        }
+        let n = rng.range(1, 3) as usize;
+        let main_rng = std::mem::replace(&mut self.rng, rng);
+        let main_budget = self.budget;
+        self.items.push(ItemScope::default());
+        let mut helpers = Vec::new();
+        for i in 0..n {
+            self.budget = self.rng.range(15, 80) as i64;
+            let depth = self.rng.range(1, 2) as u32;
+            let f = self.fn_item(format!("fz{seed}_h{i}"), depth);
+            helpers.push(f);
+        }
+        self.rng = main_rng;
+        self.budget = main_budget;
+        helpers
+    }
+}
+
+struct Var {
+    name: String,
+    ty: Ty,
+    mutable: bool,
+    /// A loop counter or a deferred-initialised variable: never assigned by generated code.
+    reserved: bool,
+}
+
+#[derive(Clone)]
+struct FnSig {
+    name: String,
+    params: Vec<Ty>,
+    ret: Ret,
+    /// Loop iterations one call may run.
+    work: u64,
+}
+
+#[derive(Default)]
+struct ItemScope {
+    consts: Vec<(String, Ty, Value)>,
+    fns: Vec<FnSig>,
+}
+
+struct LoopCtx {
+    label: Option<String>,
+    /// The type of a `loop` that produces a value (its `break`s carry one).
+    value: Option<Ty>,
+}
+
+struct Gen<'c> {
+    rng: Rng,
+    cfg: &'c Config,
+    next_name: u32,
+    /// The current function's variable scopes, innermost last.
+    vars: Vec<Vec<Var>>,
+    /// The constants and functions visible, innermost last.
+    items: Vec<ItemScope>,
+    /// The current function's enclosing loops, innermost last.
+    loops: Vec<LoopCtx>,
+    /// The current function's result.
+    ret: Ret,
+    /// How many times the code being generated may run per call of the current function.
+    weight: u64,
+    /// Loop iterations the current function runs at most so far.
+    work: u64,
+    /// Nodes left to generate in the whole program.
+    budget: i64,
+    /// Inside a loop header or a guard: no `break`/`continue` (rustc refuses some, and
+    /// the kernel language has no use for them).
+    no_jumps: bool,
+}
+
+const INT_OPS: &[(BinOp, u32)] = &[
+    (BinOp::Add, 5),
+    (BinOp::Sub, 4),
+    (BinOp::Mul, 4),
+    (BinOp::Div, 2),
+    (BinOp::Rem, 2),
+    (BinOp::And, 2),
+    (BinOp::Or, 2),
+    (BinOp::Xor, 2),
+    (BinOp::Shl, 2),
+    (BinOp::Shr, 2),
+];
+const FLOAT_OPS: &[(BinOp, u32)] =
+    &[(BinOp::Add, 5), (BinOp::Sub, 4), (BinOp::Mul, 4), (BinOp::Div, 3), (BinOp::Rem, 1)];
+
+impl Gen<'_> {
+    fn fresh(&mut self, prefix: &str) -> String {
+        self.next_name += 1;
+        format!("{prefix}{}", self.next_name)
+    }
+
+    fn any_type(&mut self) -> Ty {
+        *self.rng.pick(&Ty::ALL)
+    }
+
+    fn int_type(&mut self) -> Ty {
+        let ints: Vec<Ty> = Ty::ALL.into_iter().filter(|t| t.is_int()).collect();
+        *self.rng.pick(&ints)
+    }
+
+    /// A scalar type, `bool` less often (it has fewer operations).
+    fn value_type(&mut self) -> Ty {
+        loop {
+            let t = self.any_type();
+            if t != Ty::Bool || self.rng.chance(1, 3) {
+                return t;
+            }
+        }
+    }
+
+    /// A scalar, or a tuple of one to three scalars, or rarely up to `max_tuple`.
+    fn ret_type(&mut self, max_tuple: usize) -> Ret {
+        if self.rng.chance(3, 4) {
+            Ret::Scalar(self.value_type())
+        } else {
+            let most = if self.rng.chance(1, 8) { max_tuple } else { max_tuple.min(3) };
+            let n = self.rng.range(1, most as i128) as usize;
+            Ret::Tuple((0..n).map(|_| self.value_type()).collect())
+        }
+    }
+
+    // ----- scopes -------------------------------------------------------------------------
+
+    /// The visible variables (the latest binding of each name).
+    fn visible(&self) -> Vec<&Var> {
+        let mut seen: Vec<&str> = Vec::new();
+        let mut out = Vec::new();
+        for scope in self.vars.iter().rev() {
+            for v in scope.iter().rev() {
+                if !seen.contains(&v.name.as_str()) {
+                    seen.push(&v.name);
+                    out.push(v);
+                }
+            }
+        }
+        out
+    }
+
+    fn declare(&mut self, name: String, ty: Ty, mutable: bool, reserved: bool) {
+        self.vars.last_mut().expect("a scope").push(Var { name, ty, mutable, reserved });
+    }
+
+    fn consts_of(&self, ty: Ty) -> Vec<(String, Value)> {
+        self.items.iter().flat_map(|s| &s.consts).filter(|c| c.1 == ty).map(|c| (c.0.clone(), c.2)).collect()
+    }
+
+    /// Functions callable here whose calls the remaining work allows.
+    fn callable(&self) -> Vec<FnSig> {
+        self.items
+            .iter()
+            .flat_map(|s| &s.fns)
+            .filter(|f| self.work + self.weight * f.work <= WORK_LIMIT)
+            .cloned()
+            .collect()
+    }
+}
+
+#[derive(Copy, Clone)]
+enum BlockEnd {
+    /// A statement's block (`if` without value, loop bodies).
+    Unit,
+    Value(Ty),
+    /// A branch of an `if` whose other branch has a value: it may end in `return`,
+    /// `break` or `continue` instead (a block of type `!` elsewhere would leave rustc an
+    /// unconstrained type).
+    Branch(Ty),
+    /// A function's body: its result.
+    FnResult,
+}
