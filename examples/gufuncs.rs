@@ -7,7 +7,7 @@ use gpu_runtime::ndarray::{Array, ArrayD, IxDyn};
 use gpu_runtime::{Device, DeviceArray, Mat, MatMut, guvectorize};
 
 #[guvectorize("(n)->(n)")]
-fn softmax(x: &[f32], out: &mut [f32]) {
+pub fn softmax(x: &[f32], out: &mut [f32]) {
     let mut m = f32::NEG_INFINITY;
     for i in 0..x.len() {
         m = m.max(x[i]);
@@ -24,7 +24,7 @@ fn softmax(x: &[f32], out: &mut [f32]) {
 
 /// Mean 0 and standard deviation 1 per row.
 #[guvectorize("(n)->(n)")]
-fn standardize(x: &[f64], out: &mut [f64]) {
+pub fn standardize(x: &[f64], out: &mut [f64]) {
     let n = x.len() as f64;
     let mut mean = 0.0;
     for i in 0..x.len() {
@@ -43,7 +43,7 @@ fn standardize(x: &[f64], out: &mut [f64]) {
 
 /// The mean of the last `w` values (fewer at the start).
 #[guvectorize("(n),()->(n)")]
-fn moving_average(x: &[f32], w: usize, out: &mut [f32]) {
+pub fn moving_average(x: &[f32], w: usize, out: &mut [f32]) {
     let mut s = 0.0;
     for i in 0..x.len() {
         s += x[i];
@@ -55,7 +55,7 @@ fn moving_average(x: &[f32], w: usize, out: &mut [f32]) {
 }
 
 #[guvectorize("(m,n),(n,p)->(m,p)")]
-fn matmul(a: Mat<f32>, b: Mat<f32>, mut c: MatMut<f32>) {
+pub fn matmul(a: Mat<f32>, b: Mat<f32>, mut c: MatMut<f32>) {
     let (m, n) = a.shape();
     let p = b.shape().1;
     for i in 0..m {
@@ -70,7 +70,7 @@ fn matmul(a: Mat<f32>, b: Mat<f32>, mut c: MatMut<f32>) {
 }
 
 #[guvectorize("(n)->()")]
-fn argmax(x: &[f32]) -> u32 {
+pub fn argmax(x: &[f32]) -> u32 {
     let mut best = 0;
     for i in 1..x.len() {
         if x[i] > x[best] {
@@ -81,7 +81,7 @@ fn argmax(x: &[f32]) -> u32 {
 }
 
 #[guvectorize("(n),(n)->()")]
-fn dot(a: &[f32], b: &[f32]) -> f32 {
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     let mut s = 0.0;
     for i in 0..a.len() {
         s += a[i] * b[i];

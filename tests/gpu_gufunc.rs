@@ -170,3 +170,23 @@ fn device_arrays_stay_on_the_gpu() {
     let e = dot::device(&da, &on_cpu).unwrap_err();
     assert!(e.to_string().contains("`a` on device 0") && e.to_string().contains("`b` on the CPU"), "{e}");
 }
+
+/// `examples/gufuncs.rs`'s functions on the GPU against the simulator: bit for bit, but
+/// for `softmax`'s `exp` (libdevice's on the GPU, the host's in the simulator: within a
+/// few ulp).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_examples_gufuncs_on_the_gpu() {
+    use gpu_runtime::ndarray::{Array, IxDyn};
+    use gufunc_defs::example::*;
+    let logits = Array::from_shape_fn(IxDyn(&[64, 1000]), |ix| ((ix[0] * 131 + ix[1] * 7) % 97) as f32 / 10.0);
+    close(&softmax(&logits).unwrap(), &softmax::simulate(&logits).unwrap(), "softmax");
+    assert_eq!(argmax(&logits).unwrap(), argmax::simulate(&logits).unwrap());
+    let data = Array::from_shape_fn(IxDyn(&[128, 500]), |ix| (ix[0] as f64 + 1.0) * (ix[1] as f64).sqrt());
+    assert_eq!(standardize(&data).unwrap(), standardize::simulate(&data).unwrap());
+    let series = Array::from_shape_fn(IxDyn(&[16, 10_000]), |ix| ((ix[1] as f32) * 0.01).sin() + ix[0] as f32);
+    assert_eq!(moving_average(&series, 50usize).unwrap(), moving_average::simulate(&series, 50usize).unwrap());
+    let a = Array::from_shape_fn(IxDyn(&[10_000, 4, 3]), |ix| (ix[0] % 7 + ix[1] + ix[2]) as f32);
+    let b = Array::from_shape_fn(IxDyn(&[3, 2]), |ix| ix[0] as f32 - ix[1] as f32);
+    assert_eq!(matmul(&a, &b).unwrap(), matmul::simulate(&a, &b).unwrap());
+}

@@ -318,3 +318,22 @@ fn the_kernels_grid_stride_loop_covers_every_loop_index() {
     assert_eq!(e.to_string(), read_at::cpu(&x, &at).unwrap_err().to_string());
     assert!(matches!(e, Error::KernelFault { index: 1_700, .. }), "{e}");
 }
+
+/// `examples/gufuncs.rs`'s functions in the simulator (the kernel each compiles, run on the
+/// host) give what they give on the CPU, bit for bit: the same operations in the same order.
+#[test]
+fn the_examples_gufuncs_in_the_simulator() {
+    use gpu_runtime::ndarray::{Array, IxDyn};
+    use gufunc_defs::example::*;
+    let logits = Array::from_shape_fn(IxDyn(&[6, 300]), |ix| ((ix[0] * 131 + ix[1] * 7) % 97) as f32 / 10.0);
+    assert_eq!(softmax::simulate(&logits).unwrap(), softmax::cpu(&logits).unwrap());
+    assert_eq!(argmax::simulate(&logits).unwrap(), argmax::cpu(&logits).unwrap());
+    let data = Array::from_shape_fn(IxDyn(&[5, 70]), |ix| (ix[0] as f64 + 1.0) * (ix[1] as f64).sqrt());
+    assert_eq!(standardize::simulate(&data).unwrap(), standardize::cpu(&data).unwrap());
+    let series = Array::from_shape_fn(IxDyn(&[3, 400]), |ix| ((ix[1] as f32) * 0.01).sin() + ix[0] as f32);
+    assert_eq!(moving_average::simulate(&series, 50usize).unwrap(), moving_average::cpu(&series, 50usize).unwrap());
+    let a = Array::from_shape_fn(IxDyn(&[40, 4, 3]), |ix| (ix[0] % 7 + ix[1] + ix[2]) as f32);
+    let b = Array::from_shape_fn(IxDyn(&[3, 2]), |ix| ix[0] as f32 - ix[1] as f32);
+    assert_eq!(matmul::simulate(&a, &b).unwrap(), matmul::cpu(&a, &b).unwrap());
+    assert_eq!(dot::simulate(&a, &a).unwrap(), dot::cpu(&a, &a).unwrap());
+}

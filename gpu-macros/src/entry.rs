@@ -34,7 +34,8 @@ pub(crate) fn with_function(
     let func: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(e) => {
-            let error = syn::Error::new(e.span(), format!("`{attr}` applies to a function: `{usage}`")).to_compile_error();
+            let error =
+                syn::Error::new(e.span(), format!("`{attr}` applies to a function: `{usage}`")).to_compile_error();
             return quote! { #error #item };
         }
     };

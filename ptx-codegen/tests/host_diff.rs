@@ -7,7 +7,6 @@
 
 mod corpus;
 
-
 use corpus::Native;
 use inkwell::context::Context;
 // The functions the references call for libdevice's, from C's libm, and the host JIT's

@@ -1,7 +1,6 @@
 //! Inputs and comparisons shared by the cross-crate tests.
 #![allow(dead_code)]
 
-
 /// A small deterministic generator (xorshift64*), so failures reproduce.
 pub struct Gen(u64);
 

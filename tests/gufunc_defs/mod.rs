@@ -2,39 +2,19 @@
 //! simulator, in CI) and `tests/gpu_gufunc.rs` (on the GPU).
 #![allow(dead_code)]
 
-use gpu_runtime::{Mat, MatMut, guvectorize};
+use gpu_runtime::guvectorize;
 
-/// A dot product per loop index.
-#[guvectorize("(n),(n)->()")]
-pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut s = 0.0;
-    for i in 0..a.len() {
-        s += a[i] * b[i];
-    }
-    s
-}
+// `examples/gufuncs.rs`, from its own source: its `dot` and `matmul` serve the tests too.
+#[path = "../../examples/gufuncs.rs"]
+pub mod example;
+#[allow(unused_imports)]
+pub use example::{dot, matmul};
 
 /// A core output and a `()` input.
 #[guvectorize("(n),()->(n)")]
 pub fn shift(x: &[f64], by: f64, out: &mut [f64]) {
     for i in 0..x.len() {
         out[i] = x[i] + by;
-    }
-}
-
-/// Small matrix products, batched.
-#[guvectorize("(m,n),(n,p)->(m,p)")]
-pub fn matmul(a: Mat<f32>, b: Mat<f32>, mut c: MatMut<f32>) {
-    let (m, n) = a.shape();
-    let p = b.shape().1;
-    for i in 0..m {
-        for j in 0..p {
-            let mut s = 0.0;
-            for k in 0..n {
-                s += a[(i, k)] * b[(k, j)];
-            }
-            c[(i, j)] = s;
-        }
     }
 }
 

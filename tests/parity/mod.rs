@@ -188,9 +188,11 @@ pub fn all(gpu: bool) -> Vec<Outcome> {
     let mut bins = vec![0u32; 256];
     r.push("histogram", run!(gpu, histogram(4u32, 128u32, &data, &mut bins)), || bits(&bins));
     let mut bins = vec![0u32; 256];
-    r.push("examples/histogram (blocks of 100)", run!(gpu, histogram_example::histogram(3u32, 100u32, &data, &mut bins)), || {
-        bits(&bins)
-    });
+    r.push(
+        "examples/histogram (blocks of 100)",
+        run!(gpu, histogram_example::histogram(3u32, 100u32, &data, &mut bins)),
+        || bits(&bins),
+    );
 
     let x: Vec<f32> = (0..100).map(|i| i as f32).collect();
     let mut y = vec![0.0f32; 100];

@@ -22,18 +22,15 @@ use layout::{Layout, Param, match_layout, params_of, parse_layout, scalar_ident}
 use quote::format_ident;
 
 pub fn guvectorize(args: TokenStream, item: TokenStream) -> TokenStream {
-    crate::entry::with_function(
-        "#[guvectorize]",
-        "fn dot(a: &[f32], b: &[f32]) -> f32 { … }",
-        item,
-        |func, _| match expand(args, &func) {
+    crate::entry::with_function("#[guvectorize]", "fn dot(a: &[f32], b: &[f32]) -> f32 { … }", item, |func, _| {
+        match expand(args, &func) {
             Ok(t) => t,
             Err(e) => {
                 let error = e.to_compile_error();
                 quote! { #error #func }
             }
-        },
-    )
+        }
+    })
 }
 
 /// What a `#[guvectorize]` generates: the whole API, or (the hidden `__along_only` flag,
