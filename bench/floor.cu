@@ -4,7 +4,7 @@
 // of a 2^28 f32 sum in several kernel shapes beside CUB's (what CuPy's `sum` runs), and
 // with three ways of bringing the value back to the host. The shapes are the ones the
 // reduction entry could be lowered to; the runtime's choices follow this file's table
-// (README, "Performance").
+// (bench/README.md).
 //
 //     nvcc -O3 -arch=sm_90 -o floor bench/floor.cu -lcuda && ./floor
 //

@@ -1,7 +1,7 @@
 //! Measures how far the GPU's transcendental functions (NVIDIA's libdevice) are from the
 //! CPU's (Rust's standard library; `SpecialMath` from the `libm` crate), in units in the
 //! last place, over 2^20 inputs per function and type, edge cases included. Prints a
-//! Markdown table (the one in the README).
+//! Markdown table (the one in docs/language.md).
 //!
 //! `cargo run --release --example ulp_table` on a machine with a GPU.
 

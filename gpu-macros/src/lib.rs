@@ -24,32 +24,25 @@ mod vectorized;
 
 use proc_macro::TokenStream;
 
-/// Compiles a scalar function to a GPU kernel at build time and generates the call API
-/// (see the `gpu_runtime` crate documentation).
+#[doc = include_str!("../doc/vectorize.md")]
 #[proc_macro_attribute]
 pub fn vectorize(args: TokenStream, item: TokenStream) -> TokenStream {
     entry::vectorize(args.into(), item.into()).into()
 }
 
-/// Marks a helper function that vectorized functions (and other device functions) can
-/// call, from anywhere in the crate. The function stays callable on the host.
+#[doc = include_str!("../doc/device.md")]
 #[proc_macro_attribute]
 pub fn device(args: TokenStream, item: TokenStream) -> TokenStream {
     entry::device(args.into(), item.into()).into()
 }
 
-/// Compiles an explicit GPU kernel (Numba's `@cuda.jit`) at build time and generates
-/// `name::launch`, `name::launch_with`, `name::simulate` and `name::simulate_with` (see the
-/// `gpu_runtime` crate documentation).
+#[doc = include_str!("../doc/kernel.md")]
 #[proc_macro_attribute]
 pub fn kernel(args: TokenStream, item: TokenStream) -> TokenStream {
     explicit::kernel(args.into(), item.into()).into()
 }
 
-/// A generalized function (Numba's `@guvectorize`): `#[guvectorize("(n),(n)->()")] fn
-/// dot(a: &[f32], b: &[f32]) -> f32`. The layout names each parameter's core dimensions;
-/// calls broadcast the loop dimensions in front of them over `ndarray` arrays (see the
-/// `gpu_runtime` crate documentation).
+#[doc = include_str!("../doc/guvectorize.md")]
 #[proc_macro_attribute]
 pub fn guvectorize(args: TokenStream, item: TokenStream) -> TokenStream {
     gufunc::guvectorize(args.into(), item.into()).into()

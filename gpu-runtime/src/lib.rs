@@ -39,12 +39,12 @@
 //! simulator) work on it, so a program is written once. `#[kernel]` compiles explicit
 //! kernels (Numba's `@cuda.jit`, built-ins in [`gpu`]); `#[guvectorize("(n),(n)->()")]`
 //! generalized functions over cores of `ndarray` arrays and of device arrays
-//! (`DeviceArray`, a `DeviceVec` with a shape; [`Mat`] for 2-D cores). See the
-//! README for the kernel language, devices ([`devices`], [`Device::scope`]), tracing and
-//! performance.
+//! (`DeviceArray`, a `DeviceVec` with a shape; [`Mat`] for 2-D cores). Each macro's page
+//! is its reference ([`vectorize`], [`guvectorize`], [`kernel`], [`device`]); devices are
+//! [`Device`], [`devices`] and [`Device::scope`].
 
-// The crate in layers, each built only on the ones above it in this list (see the README's
-// "How it is built"): the error type and element types; the CUDA driver; data (device
+// The crate in layers, each built only on the ones above it in this list (see
+// docs/architecture.md): the error type and element types; the CUDA driver; data (device
 // arrays, arguments, results); launching; the functions generated code calls.
 mod error;
 mod float;

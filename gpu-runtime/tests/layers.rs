@@ -1,5 +1,5 @@
-//! The runtime's modules form layers whose imports only point down (see the README's "How
-//! it is built"): a module may name its own layer and the layers below it, never one above.
+//! The runtime's modules form layers whose imports only point down (see
+//! docs/architecture.md): a module may name its own layer and the layers below it, never one above.
 //! Read from the sources, so that a new import that breaks the order fails here.
 
 use std::path::Path;

@@ -1,4 +1,4 @@
-//! The methods of the kernel language (`ptx-codegen`'s `intrinsic.rs` and the README list
+//! The methods of the kernel language (`ptx-codegen`'s `intrinsic.rs` and docs/language.md list
 //! them): their receivers, argument and result types, and how exact they are on the GPU.
 
 use crate::ty::Ty;

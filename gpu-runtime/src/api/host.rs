@@ -1,5 +1,10 @@
-//! The host loop over indices (`host_map`) that generalized functions use, and the
-//! N-dimensional calls on the host.
+//! The host loop: every call that runs its function on the host runs it here (a vectorized
+//! function's `cpu`, `parallel`, `into` and CPU-device calls, an N-dimensional call on the
+//! host, a gufunc's loop indices): on this thread, or in chunks over rayon's threads (each
+//! job quiet); where the function panics, the error is the `KernelFault` of the first
+//! element at which a sequential loop meets the panic.
+
+use std::mem::MaybeUninit;
 
 use rayon::prelude::*;
 
@@ -7,28 +12,73 @@ use crate::data::HostLoop;
 use crate::error::Result;
 use crate::panics::{Quiet, host_results};
 
-/// `f` at `0..n` on the host (on this thread, or split over rayon's threads, each job
-/// quiet); where it panics, the `KernelFault` of the first index at which it does, as a
-/// sequential loop meets it.
-pub fn host_map<X: Send>(
+/// Elements at a time in a parallel host loop over a vectorized function (each element
+/// cheap: the chunk's loop is the function's own, which rustc can vectorise).
+pub(super) const CHUNK: usize = 16 * 1024;
+
+/// `n` results from `fill` (on this thread, or in chunks of `chunk` elements over rayon's
+/// threads, each job quiet), or the `KernelFault` of the first element at which `at`
+/// panics. Both are trait objects, so that rayon's machinery is compiled once per result
+/// type, not once per function. Only this crate calls it: the results are taken as
+/// written, so `fill` must write all of each chunk (each caller's `fill` does).
+pub(super) fn host_fill<R: Send>(
     function: &'static str,
     n: usize,
-    order: HostLoop,
+    how: HostLoop,
+    chunk: usize,
+    fill: &(dyn Fn(usize, &mut [MaybeUninit<R>]) + Sync),
+    at: &dyn Fn(usize) -> R,
+) -> Result<Vec<R>> {
+    let all = || {
+        let mut values: Vec<R> = Vec::with_capacity(n);
+        let out = &mut values.spare_capacity_mut()[..n];
+        match how {
+            HostLoop::Sequential => fill(0, out),
+            HostLoop::Parallel => {
+                out.par_chunks_mut(chunk).enumerate().for_each_init(Quiet::new, |_, (k, c)| fill(k * chunk, c))
+            }
+        }
+        // SAFETY: every chunk was filled in full (the promise of each caller's `fill`); a
+        // panic in one does not reach here.
+        unsafe { values.set_len(n) };
+        values
+    };
+    host_results(function, n, all, at)
+}
+
+/// `f` at `0..n` on the host, one index a job (each may be a whole core of a gufunc).
+pub(super) fn host_map<X: Send>(
+    function: &'static str,
+    n: usize,
+    how: HostLoop,
     f: impl Fn(usize) -> X + Sync,
 ) -> Result<Vec<X>> {
-    let all = || match order {
-        HostLoop::Parallel => (0..n).into_par_iter().map_init(Quiet::new, |_, i| f(i)).collect(),
-        HostLoop::Sequential => (0..n).map(&f).collect(),
+    let fill = |start: usize, out: &mut [MaybeUninit<X>]| {
+        for (k, o) in out.iter_mut().enumerate() {
+            o.write(f(start + k));
+        }
     };
-    host_results(function, n, all, &f)
+    host_fill(function, n, how, 1, &fill, &f)
 }
 
 #[cfg(feature = "ndarray")]
 mod nd {
-    use crate::data::nd::{ErasedNd, NdAt, NdPlan, run_host, run_host_at};
+    use crate::data::nd::{ErasedNd, NdAt, NdPlan};
     use crate::data::{HostLoop, Results};
     use crate::error::Result;
-    use crate::panics::{catch_quiet, host_results};
+    use crate::panics::catch_quiet;
+
+    /// `f` at every element of a planned call of `function` on the host, in C order.
+    fn run<R: Send>(
+        function: &'static str,
+        plan: &NdPlan<'_>,
+        args: &[ErasedNd<'_>],
+        how: HostLoop,
+        f: impl Fn(&NdAt<'_>) -> R + Sync,
+    ) -> Result<Vec<R>> {
+        let scalars = NdAt::scalars(args);
+        super::host_map(function, plan.n, how, |i| f(&NdAt::new(plan, &scalars, i)))
+    }
 
     /// `name::nd` on the host: plans, runs `f` everywhere and shapes the results.
     pub fn host_nd<R: Results>(
@@ -39,8 +89,7 @@ mod nd {
         f: impl Fn(&NdAt<'_>) -> R + Sync,
     ) -> Result<R::Nd> {
         let plan = NdPlan::new(function, names, args, &[])?;
-        let values =
-            host_results(function, plan.n, || run_host(&plan, args, order, &f), |i| run_host_at(&plan, args, i, &f))?;
+        let values = run(function, &plan, args, order, f)?;
         Ok(R::to_nd(R::unzip(values), &plan.shape))
     }
 
@@ -56,8 +105,7 @@ mod nd {
         let shapes = R::nd_shapes(&outs);
         let shapes: Vec<&[usize]> = shapes.iter().map(Vec::as_slice).collect();
         let plan = NdPlan::new(function, names, args, &shapes)?;
-        let values =
-            host_results(function, plan.n, || run_host(&plan, args, order, &f), |i| run_host_at(&plan, args, i, &f))?;
+        let values = run(function, &plan, args, order, f)?;
         R::nd_assign(R::unzip(values), &plan.shape, outs);
         Ok(())
     }
@@ -73,9 +121,47 @@ mod nd {
     ) -> Option<String> {
         let plan = NdPlan::new(function, names, args, &[]).ok()?;
         let index = usize::try_from(index).ok().filter(|&i| i < plan.n)?;
-        catch_quiet(|| run_host_at(&plan, args, index, &f)).err()
+        let scalars = NdAt::scalars(args);
+        catch_quiet(|| f(&NdAt::new(&plan, &scalars, index))).err()
     }
 }
 
 #[cfg(feature = "ndarray")]
 pub use nd::{host_nd, host_nd_into, nd_message_at};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_fill_fills_every_chunk_in_order_or_reports_the_first_panic() {
+        for how in [HostLoop::Sequential, HostLoop::Parallel] {
+            for n in [0, 1, CHUNK - 1, CHUNK, 3 * CHUNK + 5] {
+                let fill = |start: usize, out: &mut [MaybeUninit<u64>]| {
+                    for (k, o) in out.iter_mut().enumerate() {
+                        o.write((start + k) as u64 * 3);
+                    }
+                };
+                let v = host_fill::<u64>("triple", n, how, CHUNK, &fill, &|i| i as u64 * 3).unwrap();
+                assert_eq!(v, (0..n as u64).map(|i| i * 3).collect::<Vec<_>>(), "{how:?} {n}");
+            }
+            let n = 2 * CHUNK + 7;
+            let fill = |start: usize, out: &mut [MaybeUninit<u64>]| {
+                for (k, o) in out.iter_mut().enumerate() {
+                    assert!(start + k != CHUNK + 3, "bad element");
+                    o.write(1);
+                }
+            };
+            let at = |i: usize| {
+                assert!(i != CHUNK + 3, "bad element");
+                1u64
+            };
+            match host_fill::<u64>("f", n, how, CHUNK, &fill, &at) {
+                Err(crate::error::Error::KernelFault { function: "f", index, message }) => {
+                    assert_eq!((index, message.as_str()), ((CHUNK + 3) as u64, "bad element"))
+                }
+                other => panic!("{how:?}: {other:?}"),
+            }
+        }
+    }
+}

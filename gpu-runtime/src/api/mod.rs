@@ -7,7 +7,6 @@ mod devices;
 #[cfg(feature = "ndarray")]
 mod gufunc;
 mod host;
-mod kernel;
 mod vectorized;
 
 pub use cpu_device::{cpu_pending, cpu_target, default_cpu, explicit_on_cpu, host_reduce};

@@ -7,16 +7,15 @@
 
 use std::mem::MaybeUninit;
 
-use rayon::prelude::*;
-
 use crate::data::{ArgRef, ErasedArg, HostArg, HostLoop, Results, call_len};
 use crate::driver::{Device, DeviceId, Stream};
 use crate::error::Result;
 use crate::launch::{Kernel, Pending};
-use crate::panics::{Quiet, host_results, with_host_message};
+use crate::panics::with_host_message;
 use crate::scalar::Scalar;
 
 use super::cpu_device::{cpu_of_devices, cpu_pending, cpu_target, cpu_write, with_out_devices};
+use super::host::{CHUNK, host_fill};
 
 /// A vectorized function as the generic calls see it: implemented by the macro for a type
 /// of the function's module (`name::__Function`, one per listed type for a generic one).
@@ -92,44 +91,12 @@ type HostOf<F> = <<F as VectorFn>::Ret as Results>::Host;
 type DeviceOf<F> = <<F as VectorFn>::Ret as Results>::Device;
 type OutsOf<'a, F> = <<F as VectorFn>::Ret as Results>::Outs<'a>;
 
-/// Elements at a time in a parallel host loop.
-const CHUNK: usize = 16 * 1024;
-
-/// `n` results from `fill` (on this thread, or in chunks over rayon's threads, each job
-/// quiet), or the `KernelFault` of the first element at which `at` panics. Both are trait
-/// objects, so that rayon's machinery is compiled once per result type, not once per
-/// function. Private: the results are taken as written, so `fill` must write all of each
-/// chunk (the callers' `VectorFn::fill` promises it).
-fn host_values<R: Results>(
-    function: &'static str,
-    n: usize,
-    how: HostLoop,
-    fill: &(dyn Fn(usize, &mut [MaybeUninit<R>]) + Sync),
-    at: &dyn Fn(usize) -> R,
-) -> Result<Vec<R>> {
-    let all = || {
-        let mut values: Vec<R> = Vec::with_capacity(n);
-        let out = &mut values.spare_capacity_mut()[..n];
-        match how {
-            HostLoop::Sequential => fill(0, out),
-            HostLoop::Parallel => {
-                out.par_chunks_mut(CHUNK).enumerate().for_each_init(Quiet::new, |_, (k, c)| fill(k * CHUNK, c))
-            }
-        }
-        // SAFETY: every chunk was filled in full (`VectorFn`'s promise, given to the
-        // callers of this function by `fill`); a panic in one does not reach here.
-        unsafe { values.set_len(n) };
-        values
-    };
-    host_results(function, n, all, at)
-}
-
 /// The function over its host arguments, with outputs of `out_lens` (empty but for
 /// `into`) checked against them.
 fn values<F: VectorFn>(host: &F::Host<'_>, out_lens: &[usize], how: HostLoop) -> Result<Vec<F::Ret>> {
     let n = call_len(F::NAME, F::PARAMS, F::lens(host).as_ref(), out_lens)?;
     let fill = |start: usize, out: &mut [MaybeUninit<F::Ret>]| F::fill(host, start, out);
-    host_values::<F::Ret>(F::NAME, n, how, &fill, &|i| F::at(host, i))
+    host_fill::<F::Ret>(F::NAME, n, how, CHUNK, &fill, &|i| F::at(host, i))
 }
 
 /// The call on the CPU device `cpu`, split over threads as `name::parallel` is.
@@ -241,41 +208,4 @@ pub fn host_into<'a, F: VectorFn>(how: HostLoop, outs: OutsOf<'a, F>, args: F::A
     let host = F::host(args, None)?;
     let values = values::<F>(&host, &F::Ret::out_slots_len(&outs), how)?;
     F::Ret::write(values, outs)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn host_values_fill_every_chunk_in_order_or_report_the_first_panic() {
-        for how in [HostLoop::Sequential, HostLoop::Parallel] {
-            for n in [0, 1, CHUNK - 1, CHUNK, 3 * CHUNK + 5] {
-                let fill = |start: usize, out: &mut [MaybeUninit<u64>]| {
-                    for (k, o) in out.iter_mut().enumerate() {
-                        o.write((start + k) as u64 * 3);
-                    }
-                };
-                let v = host_values::<u64>("triple", n, how, &fill, &|i| i as u64 * 3).unwrap();
-                assert_eq!(v, (0..n as u64).map(|i| i * 3).collect::<Vec<_>>(), "{how:?} {n}");
-            }
-            let n = 2 * CHUNK + 7;
-            let fill = |start: usize, out: &mut [MaybeUninit<u64>]| {
-                for (k, o) in out.iter_mut().enumerate() {
-                    assert!(start + k != CHUNK + 3, "bad element");
-                    o.write(1);
-                }
-            };
-            let at = |i: usize| {
-                assert!(i != CHUNK + 3, "bad element");
-                1u64
-            };
-            match host_values::<u64>("f", n, how, &fill, &at) {
-                Err(crate::error::Error::KernelFault { function: "f", index, message }) => {
-                    assert_eq!((index, message.as_str()), ((CHUNK + 3) as u64, "bad element"))
-                }
-                other => panic!("{how:?}: {other:?}"),
-            }
-        }
-    }
 }

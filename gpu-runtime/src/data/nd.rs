@@ -12,12 +12,10 @@ use std::marker::PhantomData;
 
 use ndarray::{ArrayBase, ArrayD, ArrayView, ArrayViewD, ArrayViewMut, ArrayViewMutD, Data, DataMut, Dimension};
 
-use super::HostLoop;
 use super::array::{DeviceSlice, DeviceVec};
 use super::device_array::DeviceArray;
 use crate::driver::Device;
 use crate::error::{Error, Result};
-use crate::panics::Quiet;
 use crate::scalar::Scalar;
 
 /// One argument of `name::nd`: a scalar broadcast everywhere, or a view of any shape.
@@ -409,14 +407,24 @@ impl Operand<'_> {
 }
 
 /// An element read during a host run of an N-dimensional call (the argument of the
-/// per-element closure of [`run_host`]).
+/// per-element closure the host loop runs).
 pub struct NdAt<'p> {
     plan: &'p NdPlan<'p>,
     scalars: &'p [u64],
     index: usize,
 }
 
-impl NdAt<'_> {
+impl<'p> NdAt<'p> {
+    /// Element `index` (C order) of a planned call; `scalars` from [`NdAt::scalars`].
+    pub(crate) fn new(plan: &'p NdPlan<'p>, scalars: &'p [u64], index: usize) -> NdAt<'p> {
+        NdAt { plan, scalars, index }
+    }
+
+    /// The bits of each scalar argument (0 for the arrays).
+    pub(crate) fn scalars(args: &[ErasedNd<'_>]) -> Vec<u64> {
+        args.iter().map(|a| if let NdKind::Scalar { bits } = a.0 { bits } else { 0 }).collect()
+    }
+
     /// Argument `k` at this element.
     ///
     /// # Safety
@@ -433,33 +441,6 @@ impl NdAt<'_> {
             }
         }
     }
-}
-
-/// Runs `f` at every element of a planned call on the host, in C order.
-pub(crate) fn run_host<R: Send>(
-    plan: &NdPlan<'_>,
-    args: &[ErasedNd<'_>],
-    order: HostLoop,
-    f: impl Fn(&NdAt<'_>) -> R + Sync,
-) -> Vec<R> {
-    use rayon::prelude::*;
-    let scalars = scalar_bits(args);
-    let at = |index: usize| f(&NdAt { plan, scalars: &scalars, index });
-    match order {
-        // Each job is quiet: a panic is caught by the caller and reported as a fault.
-        HostLoop::Parallel => (0..plan.n).into_par_iter().map_init(Quiet::new, |_, i| at(i)).collect(),
-        HostLoop::Sequential => (0..plan.n).map(at).collect(),
-    }
-}
-
-/// `f` at one element (C order) of a planned call.
-pub(crate) fn run_host_at<R>(plan: &NdPlan<'_>, args: &[ErasedNd<'_>], index: usize, f: impl Fn(&NdAt<'_>) -> R) -> R {
-    f(&NdAt { plan, scalars: &scalar_bits(args), index })
-}
-
-/// The bits of each scalar argument (0 for the arrays).
-fn scalar_bits(args: &[ErasedNd<'_>]) -> Vec<u64> {
-    args.iter().map(|a| if let NdKind::Scalar { bits } = a.0 { bits } else { 0 }).collect()
 }
 
 #[cfg(test)]

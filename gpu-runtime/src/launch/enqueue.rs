@@ -12,7 +12,7 @@ use kernel_abi::{EntryParams, FaultWord, THREAD_FAULT_WORDS, ThreadFault};
 
 use super::KernelSpec;
 use super::faults::{Cleared, FaultKind};
-use super::module::Entry;
+use super::kernel::Entry;
 use super::params::{EntryWords, StridedLayout};
 use super::plan::Plan;
 use crate::data::{ArgKind, ErasedArg, OutSlot, Results, SlotKind, alloc_error};

@@ -48,7 +48,7 @@ pub(crate) fn chunk_bytes() -> usize {
 /// unset or 0, one loop index per thread. Each thread reads its own cores, so fewer
 /// threads in flight keep more of their rows in the L1 cache: on the H200 two blocks per
 /// multiprocessor ran six of seven row functions 1.1-2.7 times faster and the seventh as
-/// fast (README, "Generalized functions"). It stays off by default until the GPU tests
+/// fast (bench/README.md, "Generalized functions"). It stays off by default until the GPU tests
 /// have run with it.
 #[cfg(feature = "ndarray")]
 pub(crate) fn gufunc_blocks_per_sm() -> Option<usize> {

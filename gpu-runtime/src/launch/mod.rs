@@ -4,13 +4,14 @@
 //! reduction, N-dimensional calls, the chunked pipeline for large host arrays, queued work
 //! handed to the caller ([`Pending`]), tracing, and the tuning knobs of the launches. Built on the data and driver layers.
 
+mod calls;
 mod config;
 mod enqueue;
 mod execute;
 mod explicit;
 mod faults;
+mod kernel;
 mod knobs;
-mod module;
 #[cfg(feature = "ndarray")]
 mod nd;
 mod params;
@@ -24,9 +25,9 @@ pub use config::LaunchConfig;
 pub(crate) use enqueue::{ErasedOut, Launch, Queued};
 pub(crate) use execute::execute;
 pub use explicit::{ExplicitKernel, ExplicitSpec};
+pub use kernel::{Kernel, KernelSpec};
 #[cfg(feature = "ndarray")]
 pub(crate) use knobs::gufunc_blocks_per_sm;
-pub use module::{Kernel, KernelSpec};
 #[cfg(feature = "ndarray")]
 pub(crate) use nd::run_nd;
 pub use pending::Pending;

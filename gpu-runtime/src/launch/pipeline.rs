@@ -15,8 +15,8 @@ use kernel_abi::{EntryParams, FaultWord};
 
 use super::enqueue::{elementwise_grid, fault_result, launch};
 use super::faults::FaultKind;
+use super::kernel::Entry;
 use super::knobs::chunk_bytes;
-use super::module::Entry;
 use super::params::EntryWords;
 use super::{ErasedOut, Launch};
 use crate::data::{ArgKind, alloc_error};

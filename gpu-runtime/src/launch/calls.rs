@@ -6,10 +6,11 @@
 //! kernel's inputs (and results) in number, order and element type. The macro that
 //! generates the calls guarantees it.
 
+use super::Kernel;
 use crate::data::{ArgKind, ErasedArg, Results};
 use crate::driver::{Device, PinnedBuffer, Stream, default_device};
 use crate::error::Result;
-use crate::launch::{ErasedOut, Kernel, Launch, Pending, execute, plan, reduce, trace_queued};
+use crate::launch::{ErasedOut, Launch, Pending, execute, plan, reduce, trace_queued};
 use crate::scalar::Scalar;
 
 impl Kernel {

@@ -1,5 +1,7 @@
 //! A vectorized function's kernel: what the compiler says about it ([`KernelSpec`]) and
-//! its PTX module, loaded once per device with its entries and their grid limits.
+//! its PTX module, loaded once per device with its entries and their grid limits. Its
+//! calls (on host or device data, now or queued, folded) are beside it, in `calls.rs`,
+//! above the launch machinery they use (which needs the type, not the calls).
 
 use std::sync::{Arc, Mutex, OnceLock};
 
