@@ -3,14 +3,15 @@
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::builder::Builder;
 use inkwell::context::Context;
-use inkwell::intrinsics::Intrinsic as LlvmIntrinsic;
 use inkwell::module::Module;
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, IntValue, PointerValue};
 use inkwell::{AddressSpace, AtomicOrdering, AtomicRMWBinOp, IntPredicate};
 use proc_macro2::Span;
 
-use super::{LResult, basic_value, internal, memory_type};
+use super::nvvm::{GLOBAL, annotate_kernel, read_sreg64};
+use super::types::memory_type;
+use super::{LResult, basic_value, internal};
 use crate::abi::{EntryParams, FaultWord, KernelAbi, MAX_DIMS};
 use crate::ty::ScalarType;
 
@@ -43,7 +44,7 @@ pub fn lower_kernel_entry<'ctx>(
     kind: EntryKind,
     weight: Weight,
 ) -> LResult<FunctionValue<'ctx>> {
-    let global = cx.ptr_type(AddressSpace::from(1u16));
+    let global = cx.ptr_type(AddressSpace::from(GLOBAL));
     let i64t = cx.i64_type();
     let strided = kind == EntryKind::Strided;
     let slots = abi.params(strided);
@@ -74,29 +75,15 @@ pub fn lower_kernel_entry<'ctx>(
         kernel.add_attribute(at(slots.output(k)), attr("noalias"));
         kernel.add_attribute(at(slots.output(k)), attr("nocapture"));
     }
-    let annotation = cx.metadata_node(&[
-        kernel.as_global_value().as_pointer_value().into(),
-        cx.metadata_string("kernel").into(),
-        cx.i32_type().const_int(1, false).into(),
-    ]);
-    module
-        .add_global_metadata("nvvm.annotations", &annotation)
-        .map_err(|e| internal(format!("cannot annotate the kernel: {e}"), Span::call_site()))?;
+    annotate_kernel(cx, module, kernel, &[])?;
 
     let b = cx.create_builder();
     let entry = cx.append_basic_block(kernel, "entry");
     b.position_at_end(entry);
-    let sreg = |name: &str| -> LResult<IntValue<'ctx>> {
-        let f = LlvmIntrinsic::find(name)
-            .and_then(|i| i.get_declaration(module, &[]))
-            .ok_or_else(|| internal(format!("{name} is missing"), Span::call_site()))?;
-        let v = basic_value(b.build_call(f, &[], "sreg")?.try_as_basic_value(), Span::call_site())?;
-        Ok(b.build_int_z_extend(v.into_int_value(), i64t, "sreg64")?)
-    };
-    let tid = sreg("llvm.nvvm.read.ptx.sreg.tid.x")?;
-    let ntid = sreg("llvm.nvvm.read.ptx.sreg.ntid.x")?;
-    let ctaid = sreg("llvm.nvvm.read.ptx.sreg.ctaid.x")?;
-    let nctaid = sreg("llvm.nvvm.read.ptx.sreg.nctaid.x")?;
+    let tid = read_sreg64(module, &b, "tid.x")?;
+    let ntid = read_sreg64(module, &b, "ntid.x")?;
+    let ctaid = read_sreg64(module, &b, "ctaid.x")?;
+    let nctaid = read_sreg64(module, &b, "nctaid.x")?;
     let first = b.build_int_add(b.build_int_mul(ctaid, ntid, "block_base")?, tid, "first")?;
     let stride = b.build_int_mul(nctaid, ntid, "stride")?;
     let param = |slot: usize| kernel.get_nth_param(slot as u32).expect("declared above");

@@ -4,11 +4,13 @@
 //! repeated squaring of compiler-rt's `__powisf2`, integer `pow` by squaring with wrapping
 //! multiplication. Transcendental functions call NVIDIA's libdevice.
 
-use inkwell::types::BasicTypeEnum;
+use inkwell::types::{BasicType, BasicTypeEnum};
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FloatValue, IntValue};
 use inkwell::{FloatPredicate, IntPredicate};
 
-use super::{FnLower, LResult, Overflow, Value, basic_value, internal};
+use super::arith::Overflow;
+use super::types::llvm_type;
+use super::{FnLower, LResult, Value, basic_value, internal};
 use crate::abi::Fault;
 use crate::intrinsic::Intrinsic;
 use crate::ir::Expr;
@@ -39,6 +41,32 @@ impl<'ctx> FnLower<'_, 'ctx> {
             .and_then(|i| i.get_declaration(self.module, types))
             .ok_or_else(|| internal(format!("LLVM has no intrinsic {name}"), self.func.span))?;
         let call = self.builder.build_call(decl, args, "intrinsic")?;
+        basic_value(call.try_as_basic_value(), self.func.span)
+    }
+
+    /// Calls `name` from libdevice (declared here, linked before optimisation).
+    pub(super) fn call_libdevice(
+        &self,
+        name: &str,
+        ret: ScalarType,
+        args: &[BasicMetadataValueEnum<'ctx>],
+    ) -> LResult<BasicValueEnum<'ctx>> {
+        let f = match self.module.get_function(name) {
+            Some(f) => f,
+            None => {
+                let params: Vec<_> = args
+                    .iter()
+                    .map(|a| match a {
+                        BasicMetadataValueEnum::FloatValue(v) => v.get_type().into(),
+                        BasicMetadataValueEnum::IntValue(v) => v.get_type().into(),
+                        _ => self.cx.f64_type().into(),
+                    })
+                    .collect();
+                let ty = llvm_type(self.cx, ret).fn_type(&params, false);
+                self.module.add_function(name, ty, None)
+            }
+        };
+        let call = self.builder.build_call(f, args, "libdevice")?;
         basic_value(call.try_as_basic_value(), self.func.span)
     }
 

@@ -19,7 +19,9 @@ use inkwell::values::{BasicMetadataValueEnum, FunctionValue, IntValue};
 use inkwell::{AddressSpace, AtomicOrdering, AtomicRMWBinOp, IntPredicate};
 use proc_macro2::Span;
 
-use super::{LResult, Weight, basic_value, internal, memory_type};
+use super::nvvm::{GLOBAL, SHARED, annotate_kernel, read_sreg};
+use super::types::memory_type;
+use super::{LResult, Weight, basic_value, internal};
 use crate::abi::{FaultWord, REDUCE_BLOCK, ReduceParams};
 use crate::ty::ScalarType;
 
@@ -36,7 +38,7 @@ pub fn lower_reduce_entry<'ctx>(
     error_flag: bool,
     weight: Weight,
 ) -> LResult<FunctionValue<'ctx>> {
-    let global = cx.ptr_type(AddressSpace::from(1u16));
+    let global = cx.ptr_type(AddressSpace::from(GLOBAL));
     let i64t = cx.i64_type();
     let i32t = cx.i32_type();
     let mt = memory_type(cx, t);
@@ -48,22 +50,11 @@ pub fn lower_reduce_entry<'ctx>(
     let input_at = AttributeLoc::Param(ReduceParams::INPUT as u32);
     kernel.add_attribute(input_at, cx.create_enum_attribute(kind("noalias"), 0));
     kernel.add_attribute(input_at, cx.create_enum_attribute(kind("readonly"), 0));
-    let annotate = |key: &str, value: u64| {
-        let node = cx.metadata_node(&[
-            kernel.as_global_value().as_pointer_value().into(),
-            cx.metadata_string(key).into(),
-            i32t.const_int(value, false).into(),
-        ]);
-        module
-            .add_global_metadata("nvvm.annotations", &node)
-            .map_err(|e| internal(format!("cannot annotate the kernel: {e}"), Span::call_site()))
-    };
-    annotate("kernel", 1)?;
     // Shared memory below is sized for exactly this block: the driver refuses other sizes.
-    annotate("reqntidx", REDUCE_BLOCK.into())?;
+    annotate_kernel(cx, module, kernel, &[("reqntidx", REDUCE_BLOCK)])?;
 
     // Shared memory: each thread's value and whether it has one.
-    let shared = AddressSpace::from(3u16);
+    let shared = AddressSpace::from(SHARED);
     let values_ty = mt.array_type(REDUCE_BLOCK);
     let values = module.add_global(values_ty, Some(shared), &format!("{entry}.values"));
     values.set_initializer(&values_ty.get_undef());
@@ -77,17 +68,11 @@ pub fn lower_reduce_entry<'ctx>(
     let b = cx.create_builder();
     let bb = |name: &str| cx.append_basic_block(kernel, name);
     b.position_at_end(bb("entry"));
-    let sreg = |name: &str| -> LResult<IntValue<'ctx>> {
-        let f = LlvmIntrinsic::find(name)
-            .and_then(|i| i.get_declaration(module, &[]))
-            .ok_or_else(|| internal(format!("{name} is missing"), Span::call_site()))?;
-        Ok(basic_value(b.build_call(f, &[], "sreg")?.try_as_basic_value(), Span::call_site())?.into_int_value())
-    };
-    let tid32 = sreg("llvm.nvvm.read.ptx.sreg.tid.x")?;
-    let tid = b.build_int_z_extend(tid32, i64t, "tid")?;
-    let ntid = b.build_int_z_extend(sreg("llvm.nvvm.read.ptx.sreg.ntid.x")?, i64t, "ntid")?;
-    let ctaid = b.build_int_z_extend(sreg("llvm.nvvm.read.ptx.sreg.ctaid.x")?, i64t, "ctaid")?;
-    let nctaid = b.build_int_z_extend(sreg("llvm.nvvm.read.ptx.sreg.nctaid.x")?, i64t, "nctaid")?;
+    let sreg = |name: &str| read_sreg(module, &b, name);
+    let tid = b.build_int_z_extend(sreg("tid.x")?, i64t, "tid")?;
+    let ntid = b.build_int_z_extend(sreg("ntid.x")?, i64t, "ntid")?;
+    let ctaid = b.build_int_z_extend(sreg("ctaid.x")?, i64t, "ctaid")?;
+    let nctaid = b.build_int_z_extend(sreg("nctaid.x")?, i64t, "nctaid")?;
     let barrier = LlvmIntrinsic::find("llvm.nvvm.barrier0")
         .and_then(|i| i.get_declaration(module, &[]))
         .ok_or_else(|| internal("llvm.nvvm.barrier0 is missing", Span::call_site()))?;

@@ -1,0 +1,334 @@
+//! Arithmetic with Rust's semantics: unary and binary operators, their overflow checks
+//! (a build with `debug_assertions` panics where a release build wraps), integer division
+//! and its faults, shifts, `as` casts and the short-circuiting `&&`/`||`.
+
+use inkwell::intrinsics::Intrinsic as LlvmIntrinsic;
+use inkwell::values::{BasicValueEnum, IntValue};
+use inkwell::{FloatPredicate, IntPredicate};
+
+use super::types::llvm_type;
+use super::{FnLower, LResult, Value, basic_value, internal};
+use crate::abi::Fault;
+use crate::ir::{self, BinaryOp, Expr, LogicalOp, Type, UnaryOp};
+use crate::ty::ScalarType;
+
+/// What `MIN / -1` does: panic (`/`, `%`, `div_euclid`), wrap (`wrapping_div`) or
+/// saturate (`saturating_div`).
+#[derive(Copy, Clone, PartialEq, Eq)]
+pub(super) enum Overflow {
+    Fault,
+    Wrap,
+}
+
+pub(super) struct DivGuard<'ctx> {
+    /// The divisor, or 1 where dividing would be undefined.
+    pub(super) divisor: IntValue<'ctx>,
+    /// Whether this is `MIN / -1`.
+    pub(super) overflow: IntValue<'ctx>,
+}
+
+impl<'ctx> FnLower<'_, 'ctx> {
+    /// `-v`, wrapping (`-i32::MIN == i32::MIN`), as in release builds.
+    pub(super) fn int_neg(&self, v: IntValue<'ctx>) -> LResult<IntValue<'ctx>> {
+        Ok(self.builder.build_int_neg(v, "neg")?)
+    }
+
+    pub(super) fn unary(
+        &mut self,
+        op: UnaryOp,
+        v: BasicValueEnum<'ctx>,
+        t: ScalarType,
+    ) -> LResult<BasicValueEnum<'ctx>> {
+        if op == UnaryOp::Neg && t.is_signed_int() && self.overflow == ir::IntOverflow::Panic {
+            // `-MIN` overflows: a build with overflow checks panics.
+            let x = v.into_int_value();
+            let min = self.int_min(t)?;
+            let is_min = self.builder.build_int_compare(IntPredicate::EQ, x, min, "neg_min")?;
+            self.raise(is_min, Fault::NegOverflow)?;
+        }
+        let b = &self.builder;
+        Ok(match (op, t.is_float()) {
+            (UnaryOp::Neg, true) => b.build_float_neg(v.into_float_value(), "neg")?.into(),
+            // Wrapping negation, as in release builds (`-i32::MIN == i32::MIN`).
+            (UnaryOp::Neg, false) => self.int_neg(v.into_int_value())?.into(),
+            (UnaryOp::Not, _) => b.build_not(v.into_int_value(), "not")?.into(),
+        })
+    }
+
+    pub(super) fn binary(
+        &mut self,
+        op: BinaryOp,
+        l: BasicValueEnum<'ctx>,
+        lt: ScalarType,
+        r: BasicValueEnum<'ctx>,
+        rt: ScalarType,
+        rhs: &Expr,
+    ) -> LResult<BasicValueEnum<'ctx>> {
+        let b = &self.builder;
+        if lt.is_float() {
+            let (x, y) = (l.into_float_value(), r.into_float_value());
+            let pred = |p| -> LResult<BasicValueEnum<'ctx>> { Ok(b.build_float_compare(p, x, y, "cmp")?.into()) };
+            // No fast-math flags: IEEE results, bit for bit what the CPU computes.
+            return match op {
+                BinaryOp::Add => Ok(b.build_float_add(x, y, "add")?.into()),
+                BinaryOp::Sub => Ok(b.build_float_sub(x, y, "sub")?.into()),
+                BinaryOp::Mul => Ok(b.build_float_mul(x, y, "mul")?.into()),
+                BinaryOp::Div => Ok(b.build_float_div(x, y, "div")?.into()),
+                // LLVM expands `frem` for NVPTX as `x - trunc(x / y) * y`, which is not
+                // Rust's exact remainder; libdevice's `fmod` is.
+                BinaryOp::Rem => {
+                    let name = if lt == ScalarType::F32 { "__nv_fmodf" } else { "__nv_fmod" };
+                    self.call_libdevice(name, lt, &[x.into(), y.into()])
+                }
+                BinaryOp::Eq => pred(FloatPredicate::OEQ),
+                // `!=` is true when either side is NaN.
+                BinaryOp::Ne => pred(FloatPredicate::UNE),
+                BinaryOp::Lt => pred(FloatPredicate::OLT),
+                BinaryOp::Le => pred(FloatPredicate::OLE),
+                BinaryOp::Gt => pred(FloatPredicate::OGT),
+                BinaryOp::Ge => pred(FloatPredicate::OGE),
+                _ => Err(internal(format!("`{}` on floats", op.symbol()), rhs.span)),
+            };
+        }
+        let (x, y) = (l.into_int_value(), r.into_int_value());
+        if self.overflow == ir::IntOverflow::Panic && ir::op_overflows(op, Type::Scalar(lt), rhs) {
+            return self.checked_binary(op, x, lt, y, rt);
+        }
+        let b = &self.builder;
+        let signed = lt.is_signed_int();
+        let cmp = |p| -> LResult<BasicValueEnum<'ctx>> { Ok(b.build_int_compare(p, x, y, "cmp")?.into()) };
+        let (lt_p, le_p, gt_p, ge_p) = if signed {
+            (IntPredicate::SLT, IntPredicate::SLE, IntPredicate::SGT, IntPredicate::SGE)
+        } else {
+            (IntPredicate::ULT, IntPredicate::ULE, IntPredicate::UGT, IntPredicate::UGE)
+        };
+        match op {
+            // Integer arithmetic wraps, as in release builds.
+            BinaryOp::Add => Ok(b.build_int_add(x, y, "add")?.into()),
+            BinaryOp::Sub => Ok(b.build_int_sub(x, y, "sub")?.into()),
+            BinaryOp::Mul => Ok(b.build_int_mul(x, y, "mul")?.into()),
+            BinaryOp::Div | BinaryOp::Rem => self.div_rem(op, x, y, lt, rhs),
+            BinaryOp::BitAnd => Ok(b.build_and(x, y, "and")?.into()),
+            BinaryOp::BitOr => Ok(b.build_or(x, y, "or")?.into()),
+            BinaryOp::BitXor => Ok(b.build_xor(x, y, "xor")?.into()),
+            BinaryOp::Shl | BinaryOp::Shr => Ok(self.shift(op == BinaryOp::Shl, x, lt, y, rt)?.into()),
+            BinaryOp::Eq => cmp(IntPredicate::EQ),
+            BinaryOp::Ne => cmp(IntPredicate::NE),
+            BinaryOp::Lt => cmp(lt_p),
+            BinaryOp::Le => cmp(le_p),
+            BinaryOp::Gt => cmp(gt_p),
+            BinaryOp::Ge => cmp(ge_p),
+        }
+    }
+
+    /// `x op y` with overflow checks (`+ - *` out of range, a shift by the width or more),
+    /// raising the fault Rust's message names.
+    fn checked_binary(
+        &mut self,
+        op: BinaryOp,
+        x: IntValue<'ctx>,
+        xt: ScalarType,
+        y: IntValue<'ctx>,
+        yt: ScalarType,
+    ) -> LResult<BasicValueEnum<'ctx>> {
+        let (verb, fault) = match op {
+            BinaryOp::Add => ("add", Fault::AddOverflow),
+            BinaryOp::Sub => ("sub", Fault::SubOverflow),
+            BinaryOp::Mul => ("mul", Fault::MulOverflow),
+            BinaryOp::Shl | BinaryOp::Shr => {
+                // A negative amount of a signed type is, as unsigned, past the width too.
+                let width = self.int_type(yt).const_int(xt.bits() as u64, false);
+                let out = self.builder.build_int_compare(IntPredicate::UGE, y, width, "shift_out")?;
+                let fault = if op == BinaryOp::Shl { Fault::ShlOverflow } else { Fault::ShrOverflow };
+                self.raise(out, fault)?;
+                return Ok(self.shift(op == BinaryOp::Shl, x, xt, y, yt)?.into());
+            }
+            _ => return Err(internal(format!("`{}` has no overflow check", op.symbol()), self.func.span)),
+        };
+        let sign = if xt.is_signed_int() { "s" } else { "u" };
+        let both =
+            self.llvm(&format!("llvm.{sign}{verb}.with.overflow"), &[x.get_type().into()], &[x.into(), y.into()])?;
+        let both = both.into_struct_value();
+        let value = self.builder.build_extract_value(both, 0, verb)?;
+        let overflowed = self.builder.build_extract_value(both, 1, "overflow")?.into_int_value();
+        self.raise(overflowed, fault)?;
+        Ok(value)
+    }
+
+    /// The smallest value of the integer type `t`.
+    pub(super) fn int_min(&self, t: ScalarType) -> LResult<IntValue<'ctx>> {
+        match t.int_range() {
+            Some((lo, _)) => Ok(self.int_type(t).const_int(lo as i64 as u64, false)),
+            None => Err(internal(format!("{t} is not an integer"), self.func.span)),
+        }
+    }
+
+    /// Raises `fault` where `cond` holds (see [`FnLower::raise_if`]).
+    pub(super) fn raise(&mut self, cond: IntValue<'ctx>, fault: Fault) -> LResult<()> {
+        let code = self.cx.i32_type().const_int(fault.code() as u64, false);
+        self.raise_if(cond, code)
+    }
+
+    /// `x << y` / `x >> y`: the amount is taken modulo the width, as `wrapping_shl` does
+    /// (and as release builds do): reduced in its own type, then brought to `x`'s width.
+    pub(super) fn shift(
+        &self,
+        left: bool,
+        x: IntValue<'ctx>,
+        xt: ScalarType,
+        y: IntValue<'ctx>,
+        yt: ScalarType,
+    ) -> LResult<IntValue<'ctx>> {
+        let b = &self.builder;
+        let mask = self.int_type(yt).const_int((xt.bits() - 1) as u64, false);
+        let amount = b.build_and(y, mask, "amt")?;
+        let amount = b.build_int_cast_sign_flag(amount, self.int_type(xt), false, "amt")?;
+        Ok(if left {
+            b.build_left_shift(x, amount, "shl")?
+        } else {
+            b.build_right_shift(x, amount, xt.is_signed_int(), "shr")?
+        })
+    }
+
+    /// Integer `/` and `%`: Rust panics on a zero divisor and on `MIN / -1`; the kernel
+    /// raises a fault instead (see [`DivGuard`]).
+    fn div_rem(
+        &mut self,
+        op: BinaryOp,
+        x: IntValue<'ctx>,
+        y: IntValue<'ctx>,
+        t: ScalarType,
+        rhs: &Expr,
+    ) -> LResult<BasicValueEnum<'ctx>> {
+        let is_div = op == BinaryOp::Div;
+        if ir::is_safe_divisor(rhs) {
+            return Ok(self.raw_div_rem(is_div, x, y, t)?.into());
+        }
+        let guard = self.div_guard(is_div, x, y, t, Overflow::Fault)?;
+        Ok(self.raw_div_rem(is_div, x, guard.divisor, t)?.into())
+    }
+
+    /// `sdiv`/`udiv`/`srem`/`urem` without checks: the divisor must be safe.
+    pub(super) fn raw_div_rem(
+        &self,
+        is_div: bool,
+        x: IntValue<'ctx>,
+        d: IntValue<'ctx>,
+        t: ScalarType,
+    ) -> LResult<IntValue<'ctx>> {
+        let b = &self.builder;
+        Ok(match (is_div, t.is_signed_int()) {
+            (true, true) => b.build_int_signed_div(x, d, "div")?,
+            (true, false) => b.build_int_unsigned_div(x, d, "div")?,
+            (false, true) => b.build_int_signed_rem(x, d, "rem")?,
+            (false, false) => b.build_int_unsigned_rem(x, d, "rem")?,
+        })
+    }
+
+    /// Checks a division's divisor: raises the division (or remainder) fault on a zero
+    /// divisor and, with [`Overflow::Fault`], on `MIN / -1`, and returns a divisor that is
+    /// safe to divide by (1 in those cases, so nothing is undefined; `MIN / 1` is `MIN`,
+    /// the wrapping result).
+    pub(super) fn div_guard(
+        &mut self,
+        is_div: bool,
+        x: IntValue<'ctx>,
+        y: IntValue<'ctx>,
+        t: ScalarType,
+        overflow: Overflow,
+    ) -> LResult<DivGuard<'ctx>> {
+        let b = &self.builder;
+        let ty = self.int_type(t);
+        let zero = b.build_int_compare(IntPredicate::EQ, y, ty.const_zero(), "by_zero")?;
+        let mut ovf = self.cx.bool_type().const_zero();
+        if t.is_signed_int() {
+            let min = ty.const_int(1u64 << (t.bits() - 1), false);
+            let is_min = b.build_int_compare(IntPredicate::EQ, x, min, "is_min")?;
+            let minus_one = b.build_int_compare(IntPredicate::EQ, y, ty.const_all_ones(), "by_minus_one")?;
+            ovf = b.build_and(is_min, minus_one, "overflow")?;
+        }
+        let bad = b.build_or(zero, ovf, "bad")?;
+        let divisor = b.build_select(bad, ty.const_int(1, false), y, "divisor")?.into_int_value();
+        let (zero_fault, ovf_fault) = if is_div {
+            (Fault::DivideByZero, Fault::DivideOverflow)
+        } else {
+            (Fault::RemainderByZero, Fault::RemainderOverflow)
+        };
+        let i32t = self.cx.i32_type();
+        let code = |f: Fault| i32t.const_int(f.code() as u64, false);
+        if overflow == Overflow::Fault {
+            let c = b.build_select(zero, code(zero_fault), code(ovf_fault), "fault")?.into_int_value();
+            self.raise_if(bad, c)?;
+        } else {
+            self.raise_if(zero, code(zero_fault))?;
+        }
+        Ok(DivGuard { divisor, overflow: ovf })
+    }
+
+    pub(super) fn logical(&mut self, op: LogicalOp, a: &Expr, b: &Expr) -> LResult<Value<'ctx>> {
+        let bool_t = self.cx.bool_type();
+        let slot = self.alloca(bool_t.into(), "logic")?;
+        let Some(l) = self.expr(a)? else { return Ok(None) };
+        self.builder.build_store(slot, l)?;
+        let rhs_bb = self.cx.append_basic_block(self.llfn, "rhs");
+        let done = self.cx.append_basic_block(self.llfn, "logic_done");
+        let l = l.into_int_value();
+        match op {
+            LogicalOp::And => self.builder.build_conditional_branch(l, rhs_bb, done)?,
+            LogicalOp::Or => self.builder.build_conditional_branch(l, done, rhs_bb)?,
+        };
+        self.builder.position_at_end(rhs_bb);
+        if let Some(r) = self.expr(b)? {
+            self.builder.build_store(slot, r)?;
+        }
+        self.builder.build_unconditional_branch(done)?;
+        self.builder.position_at_end(done);
+        Ok(Some(self.builder.build_load(bool_t, slot, "logic")?))
+    }
+
+    /// `as`, with Rust's semantics: float→int saturates and maps NaN to 0, int→int
+    /// truncates or extends by the source's signedness, int→float rounds to nearest.
+    pub(super) fn cast(
+        &self,
+        v: BasicValueEnum<'ctx>,
+        from: ScalarType,
+        to: ScalarType,
+    ) -> LResult<BasicValueEnum<'ctx>> {
+        let b = &self.builder;
+        if from == to {
+            return Ok(v);
+        }
+        Ok(match (from.is_float(), to.is_float()) {
+            (true, true) => {
+                let target = llvm_type(self.cx, to).into_float_type();
+                if to.bits() > from.bits() {
+                    b.build_float_ext(v.into_float_value(), target, "fext")?.into()
+                } else {
+                    b.build_float_trunc(v.into_float_value(), target, "ftrunc")?.into()
+                }
+            }
+            (true, false) => {
+                // `fptosi` alone is poison out of range; the `.sat` intrinsics are Rust's `as`.
+                let name = if to.is_signed_int() { "llvm.fptosi.sat" } else { "llvm.fptoui.sat" };
+                let decl = LlvmIntrinsic::find(name)
+                    .and_then(|i| i.get_declaration(self.module, &[self.int_type(to).into(), v.get_type()]))
+                    .ok_or_else(|| internal(format!("{name} is missing"), self.func.span))?;
+                let call = b.build_call(decl, &[v.into()], "fptoi")?;
+                basic_value(call.try_as_basic_value(), self.func.span)?
+            }
+            (false, true) => {
+                let target = llvm_type(self.cx, to).into_float_type();
+                if from.is_signed_int() {
+                    b.build_signed_int_to_float(v.into_int_value(), target, "itof")?.into()
+                } else {
+                    // `bool` is unsigned here too (the frontend rejects `bool as f32`).
+                    b.build_unsigned_int_to_float(v.into_int_value(), target, "itof")?.into()
+                }
+            }
+            (false, false) => {
+                let target = self.int_type(to);
+                b.build_int_cast_sign_flag(v.into_int_value(), target, from.is_signed_int(), "icast")?.into()
+            }
+        })
+    }
+}

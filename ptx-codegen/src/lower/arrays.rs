@@ -1,0 +1,254 @@
+//! The arrays of a kernel: slices, local and shared arrays and views, where their elements
+//! are, and the bounds checks of indexing and slicing (a miss writes the thread's fault
+//! record, see [`super::explicit_entry`]).
+
+use inkwell::module::Linkage;
+use inkwell::types::BasicType;
+use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
+use inkwell::{AddressSpace, IntPredicate};
+use proc_macro2::Span;
+
+use super::explicit_entry::fault_struct;
+use super::nvvm::{SHARED, read_dynamic_smem_size};
+use super::types::{memory_type, ret_type};
+use super::{FnLower, LResult, internal};
+use crate::abi::Fault;
+use crate::ir::{ArrayKind, Expr, ExprKind, LocalId, Type};
+use crate::ty::ScalarType;
+
+/// Where an array's elements are, for the function being lowered. A shared array's shape
+/// is the program's ([`ArrayKind::Shared`]), known when the kernel is compiled.
+#[derive(Copy, Clone)]
+pub(super) struct ArrayPlace<'ctx> {
+    pub(super) ptr: PointerValue<'ctx>,
+    /// Every element (`i64`), whatever the rank: what `len()` gives, as in the simulator.
+    pub(super) len: IntValue<'ctx>,
+}
+
+fn is_array(t: Type) -> Option<u32> {
+    match t {
+        Type::Array(a) => Some(a),
+        _ => None,
+    }
+}
+
+impl<'ctx> FnLower<'_, 'ctx> {
+    pub(super) fn elem_type(&self, a: u32) -> ScalarType {
+        self.array_info[a as usize].elem
+    }
+
+    /// `let a = <array>`: a local array's storage (allocated once, filled each time the
+    /// `let` runs) or a shared array's global.
+    pub(super) fn array_let(&mut self, local: LocalId, init: &Expr) -> LResult<()> {
+        let Some(a) = is_array(self.func.local(local).ty) else {
+            return Err(internal("an array initialiser for a scalar variable", init.span));
+        };
+        let info = self.array_info[a as usize].clone();
+        let mt = memory_type(self.cx, info.elem);
+        let i64t = self.cx.i64_type();
+        match (&info.kind, &init.kind) {
+            (ArrayKind::Local { len }, ExprKind::ArrayList(_) | ExprKind::ArrayRepeat(..)) => {
+                let place = match self.arrays.get(&a) {
+                    Some(p) => *p,
+                    None => {
+                        let ptr = self.alloca(mt.array_type(*len as u32).into(), &self.func.local(local).name)?;
+                        let p = ArrayPlace { ptr, len: i64t.const_int(*len, false) };
+                        self.arrays.insert(a, p);
+                        p
+                    }
+                };
+                let values: Vec<(u64, &Expr)> = match &init.kind {
+                    ExprKind::ArrayList(vals) => vals.iter().enumerate().map(|(i, v)| (i as u64, v)).collect(),
+                    ExprKind::ArrayRepeat(v, _) => vec![(0, &**v)],
+                    _ => unreachable!("matched above"),
+                };
+                let mut stored = Vec::new();
+                for (i, v) in values {
+                    let Some(x) = self.expr(v)? else { return Ok(()) };
+                    stored.push((i, self.store_value(x, info.elem)?));
+                }
+                if let ExprKind::ArrayRepeat(..) = init.kind {
+                    let x = stored[0].1;
+                    stored = (0..*len).map(|i| (i, x)).collect();
+                }
+                for (i, x) in stored {
+                    // SAFETY: `i` is below the array's length (its elements are stored in order).
+                    let p = unsafe {
+                        self.builder.build_in_bounds_gep(mt, place.ptr, &[i64t.const_int(i, false)], "elem")?
+                    };
+                    self.builder.build_store(p, x)?;
+                }
+            }
+            (ArrayKind::Shared { dims }, ExprKind::SharedArray) => {
+                let name = format!("shared_{a}");
+                let total: u64 = dims.iter().product();
+                let g = match self.module.get_global(&name) {
+                    Some(g) => g,
+                    None => {
+                        let ty = mt.array_type(total as u32);
+                        let g = self.module.add_global(ty, Some(AddressSpace::from(SHARED)), &name);
+                        g.set_linkage(Linkage::Internal);
+                        g.set_initializer(&ty.get_undef());
+                        g.set_alignment(16);
+                        g
+                    }
+                };
+                let p = ArrayPlace { ptr: g.as_pointer_value(), len: i64t.const_int(total, false) };
+                self.arrays.insert(a, p);
+            }
+            (ArrayKind::DynamicShared, ExprKind::SharedArray) => {
+                // Every `dynamic_shared` is the same memory, as `extern __shared__` in CUDA.
+                let name = "dynamic_shared";
+                let g = match self.module.get_global(name) {
+                    Some(g) => g,
+                    None => {
+                        let g = self.module.add_global(
+                            self.cx.i8_type().array_type(0),
+                            Some(AddressSpace::from(SHARED)),
+                            name,
+                        );
+                        g.set_linkage(Linkage::External);
+                        g.set_alignment(16);
+                        g
+                    }
+                };
+                let bytes = read_dynamic_smem_size(self.cx, &self.builder)?;
+                let bytes = self.builder.build_int_z_extend(bytes, i64t, "bytes")?;
+                let size = i64t.const_int(info.elem.size_bytes() as u64, false);
+                let len = self.builder.build_int_unsigned_div(bytes, size, "len")?;
+                self.arrays.insert(a, ArrayPlace { ptr: g.as_pointer_value(), len });
+            }
+            (ArrayKind::View { base }, ExprKind::ArrayView { bounds, .. }) => {
+                let (Some(start), Some(end)) = (self.expr(&bounds[0])?, self.expr(&bounds[1])?) else {
+                    return Ok(());
+                };
+                let (start, end) = (start.into_int_value(), end.into_int_value());
+                let whole = self.place(*base, init.span)?;
+                // The checks of `&s[start..end]`, in Rust's order (and with its messages,
+                // `kernel_abi::Fault`): the start, the end, then the two against each other.
+                let b = &self.builder;
+                let start_past = b.build_int_compare(IntPredicate::UGT, start, whole.len, "start_past")?;
+                self.raise_at(start_past, Fault::SliceStartOutOfRange, start, whole.len)?;
+                let end_past = self.builder.build_int_compare(IntPredicate::UGT, end, whole.len, "end_past")?;
+                self.raise_at(end_past, Fault::SliceEndOutOfRange, end, whole.len)?;
+                let inverted = self.builder.build_int_compare(IntPredicate::UGT, start, end, "inverted")?;
+                self.raise_at(inverted, Fault::SliceStartAfterEnd, start, end)?;
+                // SAFETY: `start <= end <= len` (checked above): the address is in the array.
+                let ptr = unsafe { self.builder.build_in_bounds_gep(mt, whole.ptr, &[start], "view")? };
+                let len = self.builder.build_int_sub(end, start, "view_len")?;
+                self.arrays.insert(a, ArrayPlace { ptr, len });
+            }
+            _ => return Err(internal("an array initialiser of the wrong kind", init.span)),
+        }
+        Ok(())
+    }
+
+    pub(super) fn place(&self, a: u32, span: Span) -> LResult<ArrayPlace<'ctx>> {
+        self.arrays.get(&a).copied().ok_or_else(|| internal("an array used before its `let`", span))
+    }
+
+    /// The address of `a[index]`, bounds-checked when `checked` (a miss raises
+    /// [`Fault::IndexOutOfBounds`] with the index and the length).
+    pub(super) fn element_ptr(
+        &mut self,
+        a: u32,
+        index: &[Expr],
+        checked: bool,
+        span: Span,
+    ) -> LResult<Option<PointerValue<'ctx>>> {
+        let mut idx = Vec::new();
+        for e in index {
+            match self.expr(e)? {
+                Some(v) => idx.push(v.into_int_value()),
+                None => return Ok(None),
+            }
+        }
+        let place = self.place(a, span)?;
+        let i64t = self.cx.i64_type();
+        let linear = match (&self.array_info[a as usize].kind, idx.as_slice()) {
+            (_, [i]) => {
+                if checked {
+                    self.check_bounds(*i, place.len)?;
+                }
+                *i
+            }
+            // Row-major, each index checked against its own dimension (as indexing
+            // `[[T; C]; R]` checks it).
+            (ArrayKind::Shared { dims }, idx) if dims.len() == idx.len() => {
+                let dims = dims.clone();
+                let mut linear = i64t.const_zero();
+                for (k, (i, d)) in idx.iter().zip(&dims).enumerate() {
+                    let d = i64t.const_int(*d, false);
+                    if checked {
+                        self.check_bounds(*i, d)?;
+                    }
+                    linear = if k == 0 {
+                        *i
+                    } else {
+                        let scaled = self.builder.build_int_mul(linear, d, "scaled")?;
+                        self.builder.build_int_add(scaled, *i, "linear")?
+                    };
+                }
+                linear
+            }
+            _ => return Err(internal("an index of the wrong rank", span)),
+        };
+        let mt = memory_type(self.cx, self.elem_type(a));
+        // SAFETY: the index is checked against the length above (or the user vouched for it
+        // with `unsafe { get_unchecked }`); `gep` only computes the address.
+        let p = unsafe { self.builder.build_gep(mt, place.ptr, &[linear], "elem")? };
+        Ok(Some(p))
+    }
+
+    pub(super) fn check_bounds(&mut self, i: IntValue<'ctx>, len: IntValue<'ctx>) -> LResult<()> {
+        let out = self.builder.build_int_compare(IntPredicate::UGE, i, len, "out_of_bounds")?;
+        self.raise_at(out, Fault::IndexOutOfBounds, i, len)
+    }
+
+    /// `if cond { raise fault(index, len) }`, on a branch marked unlikely: a fault of the
+    /// fault record's kind, which carries two numbers (an index and a length).
+    fn raise_at(
+        &mut self,
+        cond: IntValue<'ctx>,
+        fault: Fault,
+        index: IntValue<'ctx>,
+        len: IntValue<'ctx>,
+    ) -> LResult<()> {
+        let Some(err) = self.err else {
+            return Err(internal("an index is checked in a function without a fault record", self.func.span));
+        };
+        let fail = self.cx.append_basic_block(self.llfn, "index_fault");
+        let cont = self.cx.append_basic_block(self.llfn, "in_bounds");
+        let cond = self.unlikely(cond)?;
+        self.builder.build_conditional_branch(cond, fail, cont)?;
+        self.builder.position_at_end(fail);
+        let st = fault_struct(self.cx);
+        let code = self.cx.i32_type().const_int(fault.code() as u64, false);
+        self.builder.build_store(err, code)?;
+        self.builder.build_store(self.builder.build_struct_gep(st, err, 1, "fault_index")?, index)?;
+        self.builder.build_store(self.builder.build_struct_gep(st, err, 2, "fault_len")?, len)?;
+        let ret_ty = ret_type(self.cx, &self.func.ret);
+        self.builder.build_store(self.ret_slot.expect("set before the body"), ret_ty.const_zero())?;
+        self.builder.build_unconditional_branch(self.ret_bb.expect("set before the body"))?;
+        self.builder.position_at_end(cont);
+        Ok(())
+    }
+
+    /// A value as stored in memory (`bool` as a byte).
+    pub(super) fn store_value(&self, v: BasicValueEnum<'ctx>, t: ScalarType) -> LResult<BasicValueEnum<'ctx>> {
+        Ok(match t {
+            ScalarType::Bool => self.builder.build_int_z_extend(v.into_int_value(), self.cx.i8_type(), "byte")?.into(),
+            _ => v,
+        })
+    }
+
+    pub(super) fn load_value(&self, v: BasicValueEnum<'ctx>, t: ScalarType) -> LResult<BasicValueEnum<'ctx>> {
+        Ok(match t {
+            ScalarType::Bool => {
+                let zero = self.cx.i8_type().const_zero();
+                self.builder.build_int_compare(IntPredicate::NE, v.into_int_value(), zero, "bool")?.into()
+            }
+            _ => v,
+        })
+    }
+}

@@ -1,0 +1,59 @@
+//! The LLVM types of the kernel language's values: scalars (as values and as stored in
+//! memory), tuples and function results.
+
+use inkwell::context::Context;
+use inkwell::types::{BasicTypeEnum, IntType};
+
+use crate::ir::RetType;
+use crate::ty::ScalarType;
+
+/// The LLVM type of a scalar as a value (`bool` is `i1`).
+pub fn llvm_type<'ctx>(cx: &'ctx Context, t: ScalarType) -> BasicTypeEnum<'ctx> {
+    match t {
+        ScalarType::Bool => cx.bool_type().into(),
+        ScalarType::F32 => cx.f32_type().into(),
+        ScalarType::F64 => cx.f64_type().into(),
+        _ => int_type(cx, t).into(),
+    }
+}
+
+/// The LLVM integer type of an integer (or `bool`) scalar.
+pub fn int_type(cx: &Context, t: ScalarType) -> IntType<'_> {
+    match t.bits() {
+        1 => cx.bool_type(),
+        8 => cx.i8_type(),
+        16 => cx.i16_type(),
+        32 => cx.i32_type(),
+        _ => cx.i64_type(),
+    }
+}
+
+/// The LLVM type of a function's result: a scalar, or a struct of the tuple's scalars.
+pub fn ret_type<'ctx>(cx: &'ctx Context, r: &RetType) -> BasicTypeEnum<'ctx> {
+    match r {
+        RetType::Scalar(t) => llvm_type(cx, *t),
+        RetType::Tuple(ts) => tuple_type(cx, ts),
+    }
+}
+
+pub(super) fn tuple_type<'ctx>(cx: &'ctx Context, ts: &[ScalarType]) -> BasicTypeEnum<'ctx> {
+    let fields: Vec<BasicTypeEnum<'ctx>> = ts.iter().map(|t| llvm_type(cx, *t)).collect();
+    cx.struct_type(&fields, false).into()
+}
+
+/// The LLVM type of a scalar in memory and in kernel parameters (`bool` is one byte).
+pub fn memory_type<'ctx>(cx: &'ctx Context, t: ScalarType) -> BasicTypeEnum<'ctx> {
+    match t {
+        ScalarType::Bool => cx.i8_type().into(),
+        _ => llvm_type(cx, t),
+    }
+}
+
+/// The integer type of a scalar's bits (`bool` is `i1`).
+pub(super) fn bits_type(cx: &Context, t: ScalarType) -> IntType<'_> {
+    match t {
+        ScalarType::F32 => cx.i32_type(),
+        ScalarType::F64 => cx.i64_type(),
+        t => int_type(cx, t),
+    }
+}
