@@ -73,10 +73,13 @@ pub fn corpus() -> Vec<(String, String)> {
     out
 }
 
-/// `(name, source, [(PTX instruction, how many times the source calls it)])` of the kernels
-/// that call the warp's built-ins in divergent branches.
-pub fn divergent() -> Vec<(String, String, Vec<(&'static str, usize)>)> {
-    let arms = |name: &str, even: &str, odd: &str, ptx: Vec<(&'static str, usize)>| {
+/// A PTX instruction and how many times the source calls the built-in it comes from.
+pub type Calls = Vec<(&'static str, usize)>;
+
+/// `(name, source, calls)` of the kernels that call the warp's built-ins in divergent
+/// branches.
+pub fn divergent() -> Vec<(String, String, Calls)> {
+    let arms = |name: &str, even: &str, odd: &str, ptx: Calls| {
         let src = format!(
             "fn {name}(x: &[u32], out: &mut [u32]) {{
                 let i = gpu::grid1();
@@ -91,11 +94,11 @@ pub fn divergent() -> Vec<(String, String, Vec<(&'static str, usize)>)> {
         );
         (name.to_string(), src, ptx)
     };
-    let same = |name: &str, call: &str, ptx: Vec<(&'static str, usize)>| arms(name, call, call, ptx);
+    let same = |name: &str, call: &str, ptx: Calls| arms(name, call, call, ptx);
     // Masks of the even and of the odd lanes, as each arm's own.
     let (e, o) = ("0x5555_5555u32", "0xaaaa_aaaau32");
     let both = |f: &dyn Fn(&str) -> String| (f(e), f(o));
-    let pair = |name: &str, f: &dyn Fn(&str) -> String, ptx: Vec<(&'static str, usize)>| {
+    let pair = |name: &str, f: &dyn Fn(&str) -> String, ptx: Calls| {
         let (even, odd) = both(f);
         arms(name, &even, &odd, ptx)
     };
