@@ -148,17 +148,6 @@ fn unchecked_reads_and_writes() {
     assert_eq!(y, want);
 }
 
-/// Type annotations a kernel may write: `gpu::Dim3` and `[T; N]`.
-#[gpu_runtime::kernel]
-fn annotated(y: &mut [u32]) {
-    let t: gpu_runtime::gpu::Dim3 = gpu_runtime::gpu::thread_idx();
-    let w: [u32; 2] = [10, 20];
-    let i = t.x as usize;
-    if i < y.len() {
-        y[i] = w[i % 2] + t.x;
-    }
-}
-
 #[test]
 fn kernels_take_dim3_and_array_annotations() {
     let mut y = vec![0u32; 6];

@@ -195,6 +195,17 @@ pub fn divide(x: &[i32], d: &[i32], out: &mut [i32]) {
     }
 }
 
+/// Type annotations a kernel may write: `gpu::Dim3` and `[T; N]`.
+#[gpu_runtime::kernel]
+pub fn annotated(y: &mut [u32]) {
+    let t: gpu_runtime::gpu::Dim3 = gpu_runtime::gpu::thread_idx();
+    let w: [u32; 2] = [10, 20];
+    let i = t.x as usize;
+    if i < y.len() {
+        y[i] = w[i % 2] + t.x;
+    }
+}
+
 /// Plain loops the kernels are checked against.
 pub mod reference {
     /// The lanes of `i`'s parity in its warp, of a launch of `block` threads per block (the

@@ -251,6 +251,8 @@ pub fn all(gpu: bool) -> Vec<Outcome> {
     let mut y = vec![1.5f32; 100];
     r.push("double_traced", run!(gpu, double_traced(1u32, 128u32, &mut y)), || bits(&y));
     r.push("no_params", run!(gpu, no_params(2u32, 32u32)), Vec::new);
+    let mut y = vec![0u32; 6];
+    r.push("annotated", run!(gpu, annotated(1u32, 8u32, &mut y)), || bits(&y));
 
     // The warp's built-ins in divergent branches, and the lane masks.
     for (name, _) in DIVERGENT {
