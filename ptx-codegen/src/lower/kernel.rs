@@ -319,8 +319,7 @@ impl<'ctx> FnLower<'_, 'ctx> {
         e: &Expr,
     ) -> LResult<BasicValueEnum<'ctx>> {
         let b = &self.builder;
-        let it = bits_type(self.cx, t);
-        let x = if t.is_float() { b.build_bit_cast(v, it, "bits")?.into_int_value() } else { v.into_int_value() };
+        let x = self.scalar_bits(v, t)?;
         let wide = t.bits().max(8) == 64;
         let x = if wide { x } else { b.build_int_z_extend_or_bit_cast(x, self.cx.i32_type(), "wide")? };
         let width = if wide { "i64" } else { "i32" };
@@ -336,6 +335,15 @@ impl<'ctx> FnLower<'_, 'ctx> {
             agg = b.build_insert_value(agg, field, i, "pair")?.into_struct_value();
         }
         Ok(agg.into())
+    }
+
+    /// A scalar as the integer of its bits (a float's bits; an integer or `bool` as it is),
+    /// what the warp's exchanges move and compare.
+    fn scalar_bits(&self, v: BasicValueEnum<'ctx>, t: ScalarType) -> LResult<IntValue<'ctx>> {
+        Ok(match t.is_float() {
+            true => self.builder.build_bit_cast(v, bits_type(self.cx, t), "bits")?.into_int_value(),
+            false => v.into_int_value(),
+        })
     }
 
     fn call_void(&self, name: &str, args: &[BasicMetadataValueEnum<'ctx>]) -> LResult<()> {
@@ -371,7 +379,7 @@ impl<'ctx> FnLower<'_, 'ctx> {
         };
         let bits = t.bits().max(8);
         let it = bits_type(self.cx, t);
-        let x = if t.is_float() { b.build_bit_cast(v, it, "bits")?.into_int_value() } else { v.into_int_value() };
+        let x = self.scalar_bits(v, t)?;
         let r = if bits == 64 {
             let lo = b.build_int_truncate(x, i32t, "lo")?;
             let hi =
