@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use gpu_runtime::{DeviceVec, vectorize};
+use gpu_runtime::{DeviceVec, gpu, kernel, random, vectorize};
 
 #[vectorize(target = "cuda")]
 fn add(a: f32, b: f32) -> f32 {
@@ -43,6 +43,28 @@ fn heavy_par(x: f32, y: f32) -> f32 {
 
 fn heavy_by_hand(x: f32, y: f32) -> f32 {
     (-x * x).exp() * y.sin() + x.abs().sqrt()
+}
+
+/// Uniform floats in (0, 1], `out[i] = random::uniform_f32(seed, 0, i)`: each thread turns
+/// one Philox block into its four elements.
+#[kernel]
+fn fill_uniform(seed: u64, out: &mut [f32]) {
+    let mut b = gpu::grid1();
+    while 4 * b < out.len() {
+        let (w0, w1, w2, w3) = random::block_u32(seed, 0, b as u64);
+        let i = 4 * b;
+        out[i] = random::unit_f32(w0);
+        if i + 3 < out.len() {
+            out[i + 1] = random::unit_f32(w1);
+            out[i + 2] = random::unit_f32(w2);
+            out[i + 3] = random::unit_f32(w3);
+        } else {
+            for k in 1..out.len() - i {
+                out[i + k] = random::uniform_f32(seed, 0, (i + k) as u64);
+            }
+        }
+        b += gpu::gridsize1();
+    }
 }
 
 /// The median of `reps` timings of `f` (after one warm-up call).
@@ -180,6 +202,17 @@ fn main() -> gpu_runtime::Result<()> {
                 t.elapsed() / calls,
                 None,
             );
+        }
+        // 8. Random numbers: 2^n uniform f32 (Philox), into a device array.
+        {
+            let mut dout = DeviceVec::<f32>::zeros(n)?;
+            let grid = (n / 4).div_ceil(256).max(1) as u32;
+            let d = time(reps, || fill_uniform::launch(grid, 256u32, 42u64, &mut dout).unwrap());
+            push("random_f32", format!("uniform f32 (Philox), 2^{log2} on the device"), d, Some(4.0 * n as f64));
+            let head = dout.to_vec()?;
+            for i in [0, 1, 2, 3, n / 2 + 1, n - 1] {
+                assert_eq!(head[i].to_bits(), random::uniform_f32(42, 0, i as u64).to_bits(), "element {i}");
+            }
         }
         // 6. reduce (sum).
         {

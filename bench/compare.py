@@ -74,6 +74,7 @@ def run_torch(n, x32, y32, x64, y64):
     out["add_scalar"] = median_time(lambda: torch.add(x, 2.0, out=c), sync)
     out["heavy_f32"] = median_time(lambda: torch.exp(-x * x) * torch.sin(y) + torch.sqrt(torch.abs(x)), sync)
     out["reduce_sum"] = median_time(lambda: torch.sum(x), sync)
+    out["random_f32"] = median_time(lambda: torch.rand(n, device=dev, out=c), sync)
     sx, sc = x[:1024].clone(), c[:1024].clone()
     out["latency_1024"] = latency(lambda: torch.add(sx, sx, out=sc), sync)
     del x, y, c
@@ -103,6 +104,12 @@ def run_cupy(n, x32, y32, x64, y64):
     ufunc["heavy_f32"] = median_time(lambda: cp.exp(-x * x) * cp.sin(y) + cp.sqrt(cp.abs(x)), sync)
     ek["heavy_f32"] = median_time(lambda: heavy_k(x, y, c), sync)
     ufunc["reduce_sum"] = median_time(lambda: cp.sum(x), sync)
+    # cuRAND's own Philox4x32-10 through its host API, into the same buffer.
+    from cupy.cuda import curand
+
+    gen = curand.createGenerator(curand.CURAND_RNG_PSEUDO_PHILOX4_32_10)
+    curand.setPseudoRandomGeneratorSeed(gen, 42)
+    ufunc["random_f32"] = median_time(lambda: curand.generateUniform(gen, c.data.ptr, n), sync)
     sx, sc = x[:1024].copy(), c[:1024].copy()
     ufunc["latency_1024"] = latency(lambda: cp.add(sx, sx, out=sc), sync)
     ek["latency_1024"] = latency(lambda: add_k(sx, sx, sc), sync)
@@ -279,13 +286,15 @@ def main():
             print(f"{name}: not installed ({e})", file=sys.stderr)
 
     names = list(peers)
-    cases = ["add_device", "add_scalar", "heavy_f32", "heavy_f64", "latency_1024", "reduce_sum", "add_host"]
+    cases = ["add_device", "add_scalar", "heavy_f32", "heavy_f64", "latency_1024", "reduce_sum", "random_f32", "add_host"]
     header = f"| case | ours µs | " + " | ".join(f"{p} µs" for p in names) + " | best peer / ours |"
     print()
     print(f"Device: {ours['device']}; 2^{args.log2_n} elements; {time.strftime('%Y-%m-%d')}")
     print(header)
     print("|" + " --- |" * (3 + len(names)))
     for case in cases:
+        if case not in ours["cases"]:  # a `BENCH_ONLY` run
+            continue
         mine = ours["cases"][case]["us"]
         theirs = [peers[p].get(case) for p in names]
         best = min((t for t in theirs if t is not None), default=None)

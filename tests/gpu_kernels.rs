@@ -213,3 +213,48 @@ fn atomics_under_contention_are_exact() {
     atomics_contention::launch(528u32, 256u32, n, &mut sums, &mut fsum, &mut extremes, &mut bits).unwrap();
     reference::contention(n, &sums, &fsum, &extremes, &bits);
 }
+
+/// The distance between two floats in units in the last place of the larger one's binade,
+/// for a format with `mantissa` explicit bits and `min_exp` its smallest normal exponent.
+fn ulps(a: f64, b: f64, mantissa: i32, min_exp: i32) -> f64 {
+    if a == b {
+        return 0.0;
+    }
+    let exp = (a.abs().max(b.abs()).log2().floor() as i32).max(min_exp);
+    (a - b).abs() / 2f64.powi(exp - mantissa)
+}
+
+/// Random numbers on the GPU against the host's, over 2^20 + 7 elements: the integer and
+/// uniform streams bit for bit, from a kernel and from a vectorized function; the normals
+/// within the bound their `ln`, `sin` and `cos` allow (printed, the README's figure).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn random_numbers_on_the_gpu_are_the_hosts() {
+    use gpu_runtime::random;
+    let n = (1 << 20) + 7;
+    let seed = 0x0bad_5eed_u64;
+    let (mut u, mut f, mut d) = (vec![0u32; n], vec![0.0f32; n], vec![0.0f64; n]);
+    random_streams::launch(120u32, 256u32, seed, &mut u, &mut f, &mut d).unwrap();
+    let (wu, wf, wd) = reference::random_streams(seed, n);
+    assert_eq!(u, wu);
+    assert!(f.iter().zip(&wf).all(|(a, b)| a.to_bits() == b.to_bits()), "uniform_f32 differs");
+    assert!(d.iter().zip(&wd).all(|(a, b)| a.to_bits() == b.to_bits()), "uniform_f64 differs");
+
+    let index: Vec<u64> = (0..n as u64).collect();
+    let gpu = uniform_at(seed, &index).unwrap();
+    assert!(index.iter().zip(&gpu).all(|(i, v)| v.to_bits() == random::uniform_f32(seed, 5, *i).to_bits()));
+
+    let (mut n32, mut n64) = (vec![0.0f32; n], vec![0.0f64; n]);
+    random_normals::launch(n.div_ceil(256) as u32, 256u32, seed, &mut n32, &mut n64).unwrap();
+    let (mut worst32, mut worst64, mut exact) = (0.0f64, 0.0f64, 0usize);
+    for i in 0..n {
+        let (a, b) = normal_pair(seed, i as u64);
+        exact += (a.to_bits() == n32[i].to_bits() && b.to_bits() == n64[i].to_bits()) as usize;
+        worst32 = worst32.max(ulps(a as f64, n32[i] as f64, 23, -126));
+        worst64 = worst64.max(ulps(b, n64[i], 52, -1022));
+    }
+    println!(
+        "normals, GPU against host over {n}: {exact} pairs bit for bit; worst f32 {worst32:.2} ulp, f64 {worst64:.2} ulp"
+    );
+    assert!(worst32 <= 4.0 && worst64 <= 4.0, "f32 {worst32} ulp, f64 {worst64} ulp");
+}

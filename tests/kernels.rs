@@ -267,6 +267,21 @@ fn the_parity_kernels_in_the_simulator() {
             (r, _) => panic!("{}: {r:?}", o.name),
         }
     }
+    // The random streams are the host's, whatever the launch shape.
+    let (u, f, d) = reference::random_streams(0x5eed_0123_4567_89ab, 1000);
+    for name in ["random_streams", "random_streams (one block)"] {
+        assert_eq!(
+            words(&outs, name, |w| w),
+            [parity::bits(&u), parity::bits(&f), parity::bits(&d)].concat(),
+            "{name}"
+        );
+    }
+    let n32 = words(&outs, "random_normals f32", |w| f64::from_bits(w) as f32);
+    let n64 = words(&outs, "random_normals f64", f64::from_bits);
+    for i in 0..1000u64 {
+        let (a, b) = normal_pair(0x5eed_0123_4567_89ab, i);
+        assert_eq!((n32[i as usize].to_bits(), n64[i as usize].to_bits()), (a.to_bits(), b.to_bits()), "normal {i}");
+    }
     let usizes = |name| words(&outs, name, |w| w as usize);
     assert_eq!(usizes("len_shared_2d"), [6, 2, 3, 2, 3]);
     assert_eq!(usizes("len_shared_3d"), [24, 2, 3, 4]);
@@ -337,4 +352,15 @@ fn divergent_warp_built_ins_in_the_simulator() {
         let want = reference::divergent(name, &x, parity::divergent_block(name));
         assert_eq!(out.unwrap(), want, "{name}");
     }
+}
+
+/// A vectorized function of `(seed, index)` gives the random module's numbers on every
+/// host route: one thread, all threads, and the CPU as a device.
+#[test]
+fn random_numbers_in_a_vectorized_function_on_the_host() {
+    let index: Vec<u64> = (0..5000).collect();
+    let want: Vec<f32> = index.iter().map(|i| gpu_runtime::random::uniform_f32(42, 5, *i)).collect();
+    assert_eq!(uniform_at::cpu(42u64, &index).unwrap(), want);
+    assert_eq!(uniform_at::parallel(42u64, &index).unwrap(), want);
+    assert_eq!(uniform_at::on(&gpu_runtime::Device::cpu(), 42u64, &index).unwrap(), want);
 }

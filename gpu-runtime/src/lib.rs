@@ -77,6 +77,11 @@ pub use launch::{LaunchConfig, Pending};
 pub use scalar::Scalar;
 pub use special::SpecialMath;
 
+/// Counter-based random numbers (Philox4x32-10), callable from every kind of function: a
+/// kernel, a device or a vectorized function calls `random::uniform_f32(seed, subsequence,
+/// offset)` and gets the same number on the GPU, in the simulator and on the host.
+pub use kernel_abi::random;
+
 #[cfg(feature = "ndarray")]
 pub use data::DeviceArray;
 #[cfg(feature = "ndarray")]

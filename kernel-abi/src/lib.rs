@@ -22,6 +22,12 @@
 
 #![forbid(unsafe_code)]
 
+pub mod random;
+
+/// The source of [`random`]: the compiler compiles these functions for the GPU when a
+/// kernel calls them, so that the GPU, the simulator and the host compute one stream.
+pub const RANDOM_SOURCE: &str = include_str!("random.rs");
+
 /// The most axes the strided entry takes (after the runtime merges the axes it can); a
 /// call with more is gathered on the host into contiguous arrays first.
 pub const MAX_DIMS: usize = 8;

@@ -336,3 +336,34 @@ fn every_method_matches_rust() {
     let generated = sources.len() - corpus::CORPUS.len() - corpus::STRING_ONLY.len();
     assert_eq!(checked, generated);
 }
+
+/// The device library (`random::…`), compiled from the source the compiler carries, against
+/// the same functions compiled by rustc: bit for bit, normals included (the JIT's `ln`,
+/// `sin` and `cos` are the host's own, as in Rust's).
+#[test]
+fn random_library_matches_rust() {
+    use kernel_abi::random as r;
+    let cases: Vec<(&str, &str, Reference)> = vec![
+        (
+            "philox",
+            "fn philox(a: u32, b: u32, c: u32, d: u32, k0: u32, k1: u32) -> (u32, u32, u32, u32) { \
+             gpu_runtime::random::philox4x32_10(a, b, c, d, k0, k1) }",
+            native(|a: u32, b: u32, c: u32, d: u32, k0: u32, k1: u32| r::philox4x32_10(a, b, c, d, k0, k1)),
+        ),
+        ("u32", "fn u32_(s: u64, q: u64, o: u64) -> u32 { random::uniform_u32(s, q, o) }", native(r::uniform_u32)),
+        ("u64", "fn u64_(s: u64, q: u64, o: u64) -> u64 { random::uniform_u64(s, q, o) }", native(r::uniform_u64)),
+        ("f32", "fn f32_(s: u64, q: u64, o: u64) -> f32 { random::uniform_f32(s, q, o) }", native(r::uniform_f32)),
+        ("f64", "fn f64_(s: u64, q: u64, o: u64) -> f64 { random::uniform_f64(s, q, o) }", native(r::uniform_f64)),
+        ("normal_f32", "fn n32(s: u64, q: u64, o: u64) -> f32 { random::normal_f32(s, q, o) }", native(r::normal_f32)),
+        ("normal_f64", "fn n64(s: u64, q: u64, o: u64) -> f64 { random::normal_f64(s, q, o) }", native(r::normal_f64)),
+        (
+            "two_calls",
+            "fn two(s: u64, o: u64) -> (f32, u32) { \
+             (random::uniform_f32(s, 1, o) + random::normal_f32(s, 2, o), ::gpu_runtime::random::uniform_u32(s, 3, o)) }",
+            native(|s: u64, o: u64| (r::uniform_f32(s, 1, o) + r::normal_f32(s, 2, o), r::uniform_u32(s, 3, o))),
+        ),
+    ];
+    for (name, src, reference) in &cases {
+        check(name, src, reference, Compare::Exact, 300);
+    }
+}

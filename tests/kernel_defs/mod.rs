@@ -2,7 +2,7 @@
 //! tests (`tests/gpu_kernels.rs`), with the plain loops they are checked against.
 #![allow(dead_code)]
 
-use gpu_runtime::{device, gpu, kernel, vectorize};
+use gpu_runtime::{device, gpu, kernel, random, vectorize};
 
 // The examples' kernels, from the examples' own source (`examples/matmul.rs` tests its
 // own, beside its benchmark).
@@ -26,6 +26,44 @@ pub fn axpy(a: f32, x: &[f32], y: &mut [f32]) {
         y[i] = a * x[i] + y[i];
         i += gpu::gridsize1();
     }
+}
+
+/// Random numbers drawn from each element's index in a grid-stride loop, so that the
+/// streams do not depend on the launch shape: `u[i]` is word `i` of subsequence 7, `f[i]`
+/// a uniform float of subsequence 0 and `d[i]` a uniform double at offset 3 of
+/// subsequence `i`.
+#[kernel]
+pub fn random_streams(seed: u64, u: &mut [u32], f: &mut [f32], d: &mut [f64]) {
+    let mut i = gpu::grid1();
+    while i < u.len() {
+        u[i] = random::uniform_u32(seed, 7, i as u64);
+        f[i] = gpu_runtime::random::uniform_f32(seed, 0, i as u64);
+        d[i] = random::uniform_f64(seed, i as u64, 3);
+        i += gpu::gridsize1();
+    }
+}
+
+/// Standard normals through a device function: `n32[i]` and `n64[i]` from offset `i`.
+#[kernel]
+pub fn random_normals(seed: u64, n32: &mut [f32], n64: &mut [f64]) {
+    let i = gpu::grid1();
+    if i < n32.len() {
+        let (a, b) = normal_pair(seed, i as u64);
+        n32[i] = a;
+        n64[i] = b;
+    }
+}
+
+/// The normal float of subsequence 1 and the normal double of subsequence 2 at `offset`.
+#[device]
+pub fn normal_pair(seed: u64, offset: u64) -> (f32, f64) {
+    (random::normal_f32(seed, 1, offset), random::normal_f64(seed, 2, offset))
+}
+
+/// A vectorized function of `(seed, index)`: a uniform float of subsequence 5.
+#[vectorize]
+pub fn uniform_at(seed: u64, index: u64) -> f32 {
+    random::uniform_f32(seed, 5, index)
 }
 
 /// Each block sums its 256 elements in shared memory: `partial[block] = sum`.
@@ -311,6 +349,17 @@ pub mod reference {
         }
         let m: Vec<i32> = (0..16).map(|e| a[e / 4] * a[e % 4 + 4] - (e / 4) as i32).collect();
         std::array::from_fn(|k| a[k] + m[2 * k] - m[15 - k])
+    }
+
+    /// What `random_streams` writes into `n` elements.
+    pub fn random_streams(seed: u64, n: usize) -> (Vec<u32>, Vec<f32>, Vec<f64>) {
+        use gpu_runtime::random::*;
+        let i = 0..n as u64;
+        (
+            i.clone().map(|i| uniform_u32(seed, 7, i)).collect(),
+            i.clone().map(|i| uniform_f32(seed, 0, i)).collect(),
+            i.map(|i| uniform_f64(seed, i, 3)).collect(),
+        )
     }
 
     /// What `module_constants` computes, from Rust's loops.

@@ -346,5 +346,18 @@ pub fn all(gpu: bool) -> Vec<Outcome> {
         bits(&y)
     });
 
+    let seed = 0x5eed_0123_4567_89ab;
+    for (name, grid, block) in [("random_streams", 3u32, 64u32), ("random_streams (one block)", 1, 32)] {
+        let (mut u, mut f, mut d) = (vec![0u32; 1000], vec![0.0f32; 1000], vec![0.0f64; 1000]);
+        r.push(name, run!(gpu, random_streams(grid, block, seed, &mut u, &mut f, &mut d)), || {
+            [bits(&u), bits(&f), bits(&d)].concat()
+        });
+    }
+    // The normals go through each target's `ln`, `sin` and `cos` (a few ulps apart).
+    let (mut n32, mut n64) = (vec![0.0f32; 1000], vec![0.0f64; 1000]);
+    let normals = run!(gpu, random_normals(4u32, 256u32, seed, &mut n32, &mut n64)).map_err(|e| e.to_string());
+    r.push_as("random_normals f32", Compare::Close(1e-5), normals.clone(), || bits(&n32));
+    r.push_as("random_normals f64", Compare::Close(1e-13), normals, || bits(&n64));
+
     runs.out
 }

@@ -105,6 +105,11 @@ impl FnChecker<'_> {
                 return self.error_expr(span);
             }
         }
+        if let Some(name) = path.and_then(super::library::library_name) {
+            let names = super::library::public_names().join(", ");
+            self.error(&c.func, format!("cannot find function `{callee}`: the device library `gpu_runtime::random` has no public function `{name}`; it has {names}"));
+            return self.error_expr(span);
+        }
         self.error(&c.func, format!("cannot find function `{callee}`: {subject} can call functions marked `#[gpu_runtime::device]`, functions nested in its body, and the methods of its scalar types (`x.sqrt()`, `f32::max(a, b)`)", subject = self.subject()));
         self.error_expr(span)
     }

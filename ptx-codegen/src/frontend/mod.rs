@@ -20,6 +20,7 @@ mod exprs;
 mod infer;
 mod items;
 mod kernel;
+mod library;
 mod loops;
 mod obligations;
 mod operators;
@@ -112,6 +113,8 @@ fn check(
     helpers: &[HelperDef],
     mode: Mode,
 ) -> Result<Program, syn::Error> {
+    let (entry_callees, helpers) = library::link(entry, entry_callees, helpers);
+    let (entry_callees, helpers) = (&*entry_callees, &*helpers);
     let mut cx = mode.program(helpers.len() + 1);
     let ids: Vec<(String, FnId)> =
         helpers.iter().enumerate().map(|(i, h)| (h.id.clone(), FnId(i as u32 + 1))).collect();
@@ -179,7 +182,10 @@ fn precheck_as(entry: &syn::ItemFn, external: &[String], mode: Mode) -> Result<(
     // arguments and give an error type without a message.
     let mut cx = mode.program(2);
     cx.sigs[0] = if cx.kernel_entry { None } else { fn_sig(entry) };
-    let scope = ItemScope { fns: external.iter().map(|p| (p.clone(), FnId(1))).collect(), consts: Vec::new() };
+    // The device library's functions are taken on trust here too: the full check links them.
+    let library = library::library_calls(entry).into_iter().map(|(key, _)| key);
+    let scope =
+        ItemScope { fns: external.iter().cloned().chain(library).map(|p| (p, FnId(1))).collect(), consts: Vec::new() };
     cx.check_fn(FnId(0), entry, vec![scope], Vec::new());
     cx.calls.retain(|&(_, to, _)| to != FnId(1));
     cx.check_recursion();
