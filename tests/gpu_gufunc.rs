@@ -190,3 +190,12 @@ fn the_examples_gufuncs_on_the_gpu() {
     let b = Array::from_shape_fn(IxDyn(&[3, 2]), |ix| ix[0] as f32 - ix[1] as f32);
     assert_eq!(matmul(&a, &b).unwrap(), matmul::simulate(&a, &b).unwrap());
 }
+
+/// Random numbers in a core on the GPU: the host's, bit for bit.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn random_numbers_in_a_core_on_the_gpu() {
+    let x = array(&[1000, 64], |i| (i % 17) as f32);
+    let rows = Array::from_shape_vec(IxDyn(&[1000]), (0..1000u64).collect()).unwrap();
+    assert_eq!(add_noise(&x, &rows).unwrap(), add_noise::cpu(&x, &rows).unwrap());
+}

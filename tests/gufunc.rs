@@ -337,3 +337,17 @@ fn the_examples_gufuncs_in_the_simulator() {
     assert_eq!(matmul::simulate(&a, &b).unwrap(), matmul::cpu(&a, &b).unwrap());
     assert_eq!(dot::simulate(&a, &a).unwrap(), dot::cpu(&a, &a).unwrap());
 }
+
+/// A core that draws random numbers gives the random module's on every target.
+#[test]
+fn random_numbers_in_a_core() {
+    let x = array(&[3, 50], |i| i as f32);
+    let rows = Array::from_shape_vec(IxDyn(&[3]), vec![0u64, 1, 7]).unwrap();
+    let mut want = x.clone();
+    for (r, row) in [0u64, 1, 7].into_iter().enumerate() {
+        for i in 0..50 {
+            want[[r, i]] += gpu_runtime::random::uniform_f32(99, row, i as u64);
+        }
+    }
+    everywhere!(add_noise(&x, &rows), want);
+}

@@ -29,7 +29,6 @@ mod corpus {
 }
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -311,8 +310,8 @@ fn check(p: &Program, native: Option<NativeFn>, dir: &Path, ptx: &mut Vec<Ptx>, 
     findings
 }
 
-/// Assembles the PTX files with `ptxas`, several per run, and deletes them; returns the
-/// seeds it rejects and why.
+/// Assembles the PTX files with `ptxas` ([`toolkit::assemble`]) and deletes them; returns
+/// the seeds it rejects and why.
 fn assemble(ptx: &[Ptx]) -> Vec<(u64, Finding)> {
     let mut rejected = Vec::new();
     for arch in ARCHS {
@@ -324,27 +323,10 @@ fn assemble(ptx: &[Ptx]) -> Vec<(u64, Finding)> {
             )
         });
         let files: Vec<&Ptx> = ptx.iter().filter(|p| p.arch == arch).collect();
-        for batch in files.chunks(PTXAS_BATCH) {
-            let run = |b: &[&Ptx]| {
-                Command::new(&ptxas)
-                    .arg(format!("-arch={arch}"))
-                    .args(PTXAS_FLAGS)
-                    .args(b.iter().map(|p| &p.file))
-                    .args(["-o", "/dev/null"])
-                    .output()
-                    .expect("ptxas runs")
-            };
-            if run(batch).status.success() {
-                continue;
-            }
-            // Find the files it rejects, one by one.
-            for p in batch {
-                let out = run(std::slice::from_ref(p));
-                if !out.status.success() {
-                    let message = String::from_utf8_lossy(&out.stderr).to_string();
-                    rejected.push((p.seed, finding(format!("ptxas rejects the PTX for {arch}"), message)));
-                }
-            }
+        let paths: Vec<PathBuf> = files.iter().map(|p| p.file.clone()).collect();
+        for (file, message) in toolkit::assemble(&ptxas, arch, &paths) {
+            let seed = files.iter().find(|p| p.file == file).map_or(0, |p| p.seed);
+            rejected.push((seed, finding(format!("ptxas rejects the PTX for {arch}"), message)));
         }
     }
     for p in ptx {
@@ -352,12 +334,6 @@ fn assemble(ptx: &[Ptx]) -> Vec<(u64, Finding)> {
     }
     rejected
 }
-
-/// Files per `ptxas` run: it takes several inputs, which saves a process each.
-const PTXAS_BATCH: usize = 25;
-/// `ptxas` checks the PTX (syntax, types, instructions the target has) at any optimisation
-/// level; `-O0` skips the optimiser, which is not under test and takes most of its time.
-const PTXAS_FLAGS: &[&str] = &["-O0"];
 
 /// A program with its source and, for the compiled-in corpus, rustc's function.
 type Case = (Program, String, Option<NativeFn>);
@@ -412,7 +388,7 @@ fn check_all(what: &str, cases: Vec<Case>) {
                             findings.lock().unwrap().push((p.seed, f));
                         }
                         running.lock().unwrap()[w] = None;
-                        if ptx.len() >= PTXAS_BATCH * ARCHS.len() {
+                        if ptx.len() >= toolkit::ASSEMBLE_BATCH * ARCHS.len() {
                             flush(&mut ptx);
                         }
                         if progress && i % 500 == 499 {

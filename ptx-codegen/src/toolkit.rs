@@ -126,6 +126,36 @@ pub fn find_ptxas(arch: &str) -> Option<PathBuf> {
     ptxas_candidates().into_iter().find(|p| ptxas_release(p).is_some_and(|r| release_supports(r, arch)))
 }
 
+/// Files per `ptxas` run in [`assemble`]: it takes several inputs, which saves a process
+/// each.
+pub const ASSEMBLE_BATCH: usize = 25;
+
+/// Checks PTX files with `ptxas` for `arch`: syntax, types, and the instructions the target
+/// has. Returns each file it rejects, with its message. The files go to `ptxas` several at
+/// a time, and a run that fails is repeated file by file to name the ones it rejects. One
+/// run assembles its inputs as one program, so files that define the same `.entry` fail
+/// together and are checked one by one: give such files in separate calls. At `-O0`: the
+/// optimiser is not what is checked, and it takes most of `ptxas`'s time.
+pub fn assemble(ptxas: &Path, arch: &str, files: &[PathBuf]) -> Vec<(PathBuf, String)> {
+    let run = |batch: &[PathBuf]| {
+        Command::new(ptxas).arg(format!("-arch={arch}")).arg("-O0").args(batch).args(["-o", "/dev/null"]).output()
+    };
+    let mut rejected = Vec::new();
+    for batch in files.chunks(ASSEMBLE_BATCH) {
+        if run(batch).is_ok_and(|o| o.status.success()) {
+            continue;
+        }
+        for file in batch {
+            match run(std::slice::from_ref(file)) {
+                Ok(o) if o.status.success() => {}
+                Ok(o) => rejected.push((file.clone(), String::from_utf8_lossy(&o.stderr).into_owned())),
+                Err(e) => rejected.push((file.clone(), format!("{} did not run: {e}", ptxas.display()))),
+            }
+        }
+    }
+    rejected
+}
+
 /// `libdevice.10.bc`: `GPU_LIBDEVICE` (a file), a CUDA toolkit, or the `nvidia-nvvm` wheel.
 pub fn find_libdevice() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("GPU_LIBDEVICE") {

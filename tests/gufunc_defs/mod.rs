@@ -2,13 +2,22 @@
 //! simulator, in CI) and `tests/gpu_gufunc.rs` (on the GPU).
 #![allow(dead_code)]
 
-use gpu_runtime::guvectorize;
+use gpu_runtime::{guvectorize, random};
 
 // `examples/gufuncs.rs`, from its own source: its `dot` and `matmul` serve the tests too.
 #[path = "../../examples/gufuncs.rs"]
 pub mod example;
 #[allow(unused_imports)]
 pub use example::{dot, matmul};
+
+/// Random numbers in a core: `out[i] = x[i] + noise`, the noise drawn from subsequence `row`
+/// at offset `i`, so every row's noise is its own and the same on every target.
+#[guvectorize("(n),()->(n)")]
+pub fn add_noise(x: &[f32], row: u64, out: &mut [f32]) {
+    for i in 0..x.len() {
+        out[i] = x[i] + random::uniform_f32(99, row, i as u64);
+    }
+}
 
 /// A core output and a `()` input.
 #[guvectorize("(n),()->(n)")]
