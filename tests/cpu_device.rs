@@ -141,6 +141,10 @@ fn a_fault_on_the_cpu_device_is_the_gpu_s_error() {
     let pending = divide::launch(&stream, &a, &b).unwrap();
     assert!(pending.is_done());
     assert!(matches!(pending.wait(), Err(Error::KernelFault { index: 6001, .. })));
+    // A host output is as it was after the fault, as on the GPU.
+    let mut out = vec![-1i32; 100_000];
+    assert!(matches!(cpu.scope(|| divide::into(&mut out, &a, &b)), Err(Error::KernelFault { index: 6001, .. })));
+    assert!(out.iter().all(|v| *v == -1), "the CPU device wrote into the output before its fault");
 }
 
 #[test]

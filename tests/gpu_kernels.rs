@@ -258,3 +258,16 @@ fn random_numbers_on_the_gpu_are_the_hosts() {
     );
     assert!(worst32 <= 4.0 && worst64 <= 4.0, "f32 {worst32} ulp, f64 {worst64} ulp");
 }
+
+/// After a fault a `&mut` host slice is as it was (the simulator and the CPU device are
+/// held to the same in `tests/kernels.rs`).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_fault_leaves_host_slices_untouched_on_the_gpu() {
+    let mut y = vec![7u32; 1000];
+    let e = fault_at_last::launch(4u32, 256u32, &mut y, 0).unwrap_err();
+    assert!(e.to_string().contains("attempt to divide by zero"), "{e}");
+    assert!(y.iter().all(|v| *v == 7));
+    fault_at_last::launch(4u32, 256u32, &mut y, 1).unwrap();
+    assert_eq!(y, (0..999).chain([1]).collect::<Vec<u32>>());
+}

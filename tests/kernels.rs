@@ -364,3 +364,24 @@ fn random_numbers_in_a_vectorized_function_on_the_host() {
     assert_eq!(uniform_at::parallel(42u64, &index).unwrap(), want);
     assert_eq!(uniform_at::on(&gpu_runtime::Device::cpu(), 42u64, &index).unwrap(), want);
 }
+
+/// After a fault a `&mut` host slice is as it was, in the simulator and on the CPU device,
+/// as on the GPU (`tests/gpu_kernels.rs`); after success it holds the kernel's writes.
+#[test]
+fn a_fault_leaves_host_slices_untouched() {
+    let cpu = gpu_runtime::Device::cpu();
+    let on_cpu = LaunchConfig::new(4u32, 256u32).device(&cpu);
+    let mut y = vec![7u32; 1000];
+    let e = fault_at_last::simulate(4u32, 256u32, &mut y, 0).unwrap_err();
+    assert!(e.to_string().contains("attempt to divide by zero"), "{e}");
+    assert!(y.iter().all(|v| *v == 7), "the simulator wrote into the slice before its fault");
+    let e = fault_at_last::launch_with(&on_cpu, &mut y, 0).and_then(|p| p.wait()).unwrap_err();
+    assert!(matches!(e, Error::ThreadFault { .. }), "{e}");
+    assert!(y.iter().all(|v| *v == 7), "the CPU device wrote into the slice before its fault");
+    fault_at_last::launch_with(&on_cpu, &mut y, 1).unwrap().wait().unwrap();
+    let want: Vec<u32> = (0..999).chain([1]).collect();
+    assert_eq!(y, want);
+    y.fill(7);
+    fault_at_last::simulate(4u32, 256u32, &mut y, 1).unwrap();
+    assert_eq!(y, want);
+}

@@ -222,12 +222,19 @@ fn generate(
             if *mutable { quote!(&mut [#t]) } else { quote!(&[#t]) }
         }
     });
-    let shared_slices: Vec<TokenStream> = idents
+    // Each `&mut` slice is staged: the simulated kernel writes a copy, which goes back
+    // into the caller's slice only if the kernel succeeds (as a launch on the GPU does).
+    let (mut stage, mut cells, mut finish) = (Vec::new(), Vec::new(), Vec::new());
+    for (id, _) in idents
         .iter()
         .zip(params)
         .filter(|(_, param)| matches!(param.kind, ExplicitParamKind::Slice { mutable: true, .. }))
-        .map(|(id, _)| quote!(let #id = #p::sim::SliceMut::new(#id);))
-        .collect();
+    {
+        let staged = quote::format_ident!("__staged_{}", id);
+        stage.push(quote!(let mut #staged = #p::sim::Staged::new(#id);));
+        cells.push(quote!(let #id = #staged.cells();));
+        finish.push(quote!(#staged.finish(&__result);));
+    }
     let spec_params: Vec<TokenStream> = params
         .iter()
         .map(|param| {
@@ -312,6 +319,7 @@ fn generate(
 
             /// Runs the kernel on the host, as the GPU would: blocks one after another, the
             /// threads of a block concurrently (barriers, shared memory and atomics work).
+            /// A `&mut` slice is written back only if the kernel succeeds, as on the GPU.
             pub fn simulate(
                 grid: impl ::core::convert::Into<::gpu_runtime::gpu::Dim3>,
                 block: impl ::core::convert::Into<::gpu_runtime::gpu::Dim3>,
@@ -322,8 +330,13 @@ fn generate(
 
             /// [`simulate`] as `config` says (its dynamic shared memory).
             pub fn simulate_with(config: &::gpu_runtime::LaunchConfig, #(#sim_params),*) -> ::gpu_runtime::Result<()> {
-                #(#shared_slices)*
-                #p::sim::run(#name_str, config, #max_threads, &|| __simulated(#(#idents),*))
+                #(#stage)*
+                let __result = {
+                    #(#cells)*
+                    #p::sim::run(#name_str, config, #max_threads, &|| __simulated(#(#idents),*))
+                };
+                #(#finish)*
+                __result
             }
 
             #simulated

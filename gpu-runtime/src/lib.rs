@@ -163,6 +163,6 @@ pub mod __private {
     /// What the simulator copy of a `#[kernel]` uses (see the `sim` module's docs): its
     /// indexing traits, its `&mut [T]` parameters and the run over a grid.
     pub mod sim {
-        pub use crate::sim::{Load, SliceMut, StoreLocal, StoreShared, run};
+        pub use crate::sim::{Load, SliceMut, Staged, StoreLocal, StoreShared, run};
     }
 }

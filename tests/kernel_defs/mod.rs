@@ -66,6 +66,19 @@ pub fn uniform_at(seed: u64, index: u64) -> f32 {
     random::uniform_f32(seed, 5, index)
 }
 
+/// Writes `y[i] = i` and then, at the last element, divides by `d`: with `d = 0` every
+/// element but the last is written before the fault.
+#[kernel]
+pub fn fault_at_last(y: &mut [u32], d: u32) {
+    let i = gpu::grid1();
+    if i < y.len() {
+        y[i] = i as u32;
+        if i == y.len() - 1 {
+            y[i] = 1 / d;
+        }
+    }
+}
+
 /// Each block sums its 256 elements in shared memory: `partial[block] = sum`.
 #[kernel]
 pub fn block_sum(x: &[f32], partial: &mut [f32]) {

@@ -82,6 +82,33 @@ pub struct SliceMut<'a, T: SimScalar> {
     cells: &'a [T::Atomic],
 }
 
+/// A `&mut [T]` host argument of a simulated launch, staged as a launch on the GPU stages
+/// it: the kernel works on a copy, which goes back into the slice only if the kernel
+/// succeeds. So after a fault the caller's slice is as it was, on every target.
+pub struct Staged<'a, T: SimScalar> {
+    slice: &'a mut [T],
+    copy: Vec<T>,
+}
+
+impl<'a, T: SimScalar> Staged<'a, T> {
+    pub fn new(slice: &'a mut [T]) -> Staged<'a, T> {
+        let copy = slice.to_vec();
+        Staged { slice, copy }
+    }
+
+    /// The copy, as the simulated kernel's parameter.
+    pub fn cells(&mut self) -> SliceMut<'_, T> {
+        SliceMut::new(&mut self.copy)
+    }
+
+    /// Writes the copy back into the slice if the launch succeeded.
+    pub fn finish(self, result: &crate::Result<()>) {
+        if result.is_ok() {
+            self.slice.copy_from_slice(&self.copy);
+        }
+    }
+}
+
 impl<T: SimScalar> Clone for SliceMut<'_, T> {
     fn clone(&self) -> Self {
         *self

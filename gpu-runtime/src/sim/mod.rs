@@ -17,6 +17,6 @@ mod memory;
 mod run;
 mod scalar;
 
-pub use memory::{Load, Shared, Shared2d, Shared3d, SharedSlice, SliceMut, StoreLocal, StoreShared};
+pub use memory::{Load, Shared, Shared2d, Shared3d, SharedSlice, SliceMut, Staged, StoreLocal, StoreShared};
 pub use run::run;
 pub use scalar::SimScalar;
