@@ -385,3 +385,28 @@ fn a_fault_leaves_host_slices_untouched() {
     fault_at_last::simulate(4u32, 256u32, &mut y, 1).unwrap();
     assert_eq!(y, want);
 }
+
+/// `examples/monte_carlo_pi.rs` on the CPU device and in the simulator: the same estimate,
+/// the host's own from the same random numbers, and near π.
+#[test]
+fn the_monte_carlo_example_on_the_cpu() {
+    let (blocks, iterations, seed) = (4u32, 300u32, 1u64);
+    let on_cpu = monte_carlo_pi::estimate(&gpu_runtime::Device::cpu(), blocks, iterations, seed).unwrap();
+    let mut out = vec![0.0f32; blocks as usize * 64];
+    monte_carlo_pi::compute_pi::simulate(blocks, 64u32, seed, iterations, &mut out).unwrap();
+    let host: Vec<f32> = (0..out.len() as u64)
+        .map(|t| {
+            let inside = (0..iterations as u64)
+                .filter(|i| {
+                    let x = gpu_runtime::random::uniform_f32(seed, t, 2 * i);
+                    let y = gpu_runtime::random::uniform_f32(seed, t, 2 * i + 1);
+                    x * x + y * y <= 1.0
+                })
+                .count();
+            4.0 * inside as f32 / iterations as f32
+        })
+        .collect();
+    assert_eq!(out, host);
+    assert_eq!(on_cpu, monte_carlo_pi::mean(&host));
+    assert!((on_cpu - std::f64::consts::PI).abs() < 0.02, "{on_cpu}");
+}

@@ -346,6 +346,12 @@ pub fn all(gpu: bool) -> Vec<Outcome> {
         bits(&y)
     });
 
+    let mut estimates = vec![0.0f32; 256];
+    r.push(
+        "examples/monte_carlo_pi",
+        run!(gpu, monte_carlo_pi::compute_pi(4u32, 64u32, 1u64, 300u32, &mut estimates)),
+        || bits(&estimates),
+    );
     let seed = 0x5eed_0123_4567_89ab;
     for (name, grid, block) in [("random_streams", 3u32, 64u32), ("random_streams (one block)", 1, 32)] {
         let (mut u, mut f, mut d) = (vec![0u32; 1000], vec![0.0f32; 1000], vec![0.0f64; 1000]);
