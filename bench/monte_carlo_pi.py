@@ -15,8 +15,14 @@ import sys
 import time
 
 import numpy as np
-from numba import cuda
-from numba.cuda.random import create_xoroshiro128p_states, xoroshiro128p_uniform_float32
+
+# numba-cuda (beside NumPy 2.5 on the GPU host) still registers an overload for
+# `np.row_stack`, an alias NumPy removed: the alias back, as bench/compare.py does.
+if not hasattr(np, "row_stack"):
+    np.row_stack = np.vstack
+
+from numba import cuda  # noqa: E402
+from numba.cuda.random import create_xoroshiro128p_states, xoroshiro128p_uniform_float32  # noqa: E402
 
 
 @cuda.jit

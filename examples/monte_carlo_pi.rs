@@ -7,24 +7,36 @@
 //! threads, 10,000 points each); `-- --bench` times 2^20 threads of 1,000 points (10^9
 //! points) on the best device.
 
-use gpu_runtime::{Device, DeviceVec, gpu, kernel, random};
+use gpu_runtime::{Device, DeviceVec, device, gpu, kernel, random};
 
 /// Thread `t` draws `iterations` points in the unit square and writes 4 × the share that
-/// falls inside the quarter circle.
+/// falls inside the quarter circle. Point `i` is words `2i` and `2i + 1` of subsequence `t`
+/// (`random::uniform_f32(seed, t, 2 * i)` and `(…, 2 * i + 1)`); one Philox block holds
+/// four words, so the loop takes two points from each block it computes.
 #[kernel]
 pub fn compute_pi(seed: u64, iterations: u32, out: &mut [f32]) {
     let t = gpu::grid1();
     if t < out.len() {
         let mut inside = 0u32;
-        for i in 0..iterations as u64 {
-            let x = random::uniform_f32(seed, t as u64, 2 * i);
-            let y = random::uniform_f32(seed, t as u64, 2 * i + 1);
-            if x * x + y * y <= 1.0 {
-                inside += 1;
-            }
+        for b in 0..(iterations / 2) as u64 {
+            let (x0, y0, x1, y1) = random::block_u32(seed, t as u64, b);
+            inside += in_circle(random::unit_f32(x0), random::unit_f32(y0));
+            inside += in_circle(random::unit_f32(x1), random::unit_f32(y1));
+        }
+        if iterations % 2 == 1 {
+            let last = iterations as u64 - 1;
+            let x = random::uniform_f32(seed, t as u64, 2 * last);
+            let y = random::uniform_f32(seed, t as u64, 2 * last + 1);
+            inside += in_circle(x, y);
         }
         out[t] = 4.0 * inside as f32 / iterations as f32;
     }
+}
+
+/// 1 if `(x, y)` lies inside the quarter circle, else 0.
+#[device]
+pub fn in_circle(x: f32, y: f32) -> u32 {
+    (x * x + y * y <= 1.0) as u32
 }
 
 /// The mean of `blocks × 64` threads' estimates, computed on `device`.

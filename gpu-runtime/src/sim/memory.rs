@@ -102,7 +102,7 @@ impl<'a, T: SimScalar> Staged<'a, T> {
     }
 
     /// Writes the copy back into the slice if the launch succeeded.
-    pub fn finish(self, result: &crate::Result<()>) {
+    pub fn finish(self, result: &crate::error::Result<()>) {
         if result.is_ok() {
             self.slice.copy_from_slice(&self.copy);
         }
