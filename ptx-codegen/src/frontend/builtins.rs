@@ -36,6 +36,20 @@ pub(super) fn gpu_path(p: &syn::Path) -> Option<Vec<String>> {
     (!rest.is_empty()).then(|| rest.to_vec())
 }
 
+/// The module the device library's functions are called through (`frontend::library`).
+pub(super) const LIBRARY_MODULE: &str = "random";
+
+/// The name `p` calls in the device library: `random::f`, `gpu_runtime::random::f` and
+/// `::gpu_runtime::random::f` give `f`, whether or not the library has an `f`.
+pub(super) fn library_name(p: &syn::Path) -> Option<String> {
+    let segs: Vec<String> = p.segments.iter().map(|s| syntax::name(&s.ident)).collect();
+    match segs.as_slice() {
+        [m, f] if m == LIBRARY_MODULE && p.leading_colon.is_none() => Some(f.clone()),
+        [c, m, f] if c == "gpu_runtime" && m == LIBRARY_MODULE => Some(f.clone()),
+        _ => None,
+    }
+}
+
 /// Whether `p` names one of the GPU built-ins (so it is not a function of the crate's to
 /// fetch): `gpu::sync_threads`, `gpu::atomic::add`, `gpu_runtime::gpu::shared`, …
 pub(super) fn is_gpu_builtin(p: &syn::Path) -> bool {

@@ -58,7 +58,7 @@ impl<'ast> Visit<'ast> for Calls<'_> {
 }
 
 fn is_builtin(path: &syn::Path, nested: &[String]) -> bool {
-    if super::builtins::is_gpu_builtin(path) || super::library::library_name(path).is_some() {
+    if super::builtins::is_gpu_builtin(path) || super::builtins::library_name(path).is_some() {
         return true;
     }
     let segs: Vec<String> = path.segments.iter().map(|s| super::syntax::name(&s.ident)).collect();

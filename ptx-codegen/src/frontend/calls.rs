@@ -105,7 +105,7 @@ impl FnChecker<'_> {
                 return self.error_expr(span);
             }
         }
-        if let Some(name) = path.and_then(super::library::library_name) {
+        if let Some(name) = path.and_then(super::builtins::library_name) {
             let names = super::library::public_names().join(", ");
             self.error(&c.func, format!("cannot find function `{callee}`: the device library `gpu_runtime::random` has no public function `{name}`; it has {names}"));
             return self.error_expr(span);

@@ -9,27 +9,14 @@ use std::borrow::Cow;
 use syn::visit::Visit;
 
 use super::HelperDef;
+use super::builtins::{LIBRARY_MODULE, library_name};
 use super::callees::{external_callees, path_key};
 use super::syntax;
-
-/// The module the library's functions are called through.
-const MODULE: &str = "random";
 
 /// The helper id of library function `name` (ids of the crate's own functions are their
 /// paths in the crate, which never start with `gpu_runtime`).
 fn id_of(name: &str) -> String {
-    format!("gpu_runtime::{MODULE}::{name}")
-}
-
-/// The name `p` calls in the library: `random::f`, `gpu_runtime::random::f` and
-/// `::gpu_runtime::random::f` give `f`, whether or not the library has an `f`.
-pub(super) fn library_name(p: &syn::Path) -> Option<String> {
-    let segs: Vec<String> = p.segments.iter().map(|s| syntax::name(&s.ident)).collect();
-    match segs.as_slice() {
-        [m, f] if m == MODULE && p.leading_colon.is_none() => Some(f.clone()),
-        [c, m, f] if c == "gpu_runtime" && m == MODULE => Some(f.clone()),
-        _ => None,
-    }
+    format!("gpu_runtime::{LIBRARY_MODULE}::{name}")
 }
 
 /// The library's functions, parsed from the source the compiler carries.
