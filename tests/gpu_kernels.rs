@@ -81,6 +81,13 @@ fn every_kernel_matches_its_loop() {
     module_constants::launch(32u32, 32u32, &xs, &mut ys).unwrap();
     assert_eq!(ys, reference::module_constants(&xs));
     assert_eq!(add_half(&xs).unwrap(), xs.iter().map(|v| v + 16.0).collect::<Vec<_>>());
+    // Shared and local arrays sized by constant expressions (`{ TDIM + 1 }`, `TDIM / TROWS`).
+    let (rows, cols) = (1000usize, 777usize);
+    let a: Vec<f32> = (0..rows * cols).map(|i| i as f32).collect();
+    let mut out = vec![0.0f32; rows * cols];
+    let grid = (cols.div_ceil(TDIM) as u32, rows.div_ceil(TDIM) as u32);
+    transpose::launch(grid, (TDIM as u32, TROWS as u32), &a, rows, cols, &mut out).unwrap();
+    assert!(out == reference::transpose(&a, rows, cols), "the transpose differs");
 }
 
 #[test]

@@ -140,6 +140,20 @@ fn kernels_use_the_constants_of_their_module() {
 }
 
 #[test]
+fn sizes_are_constant_expressions() {
+    // 70 × 45: tiles cut at both edges.
+    let (rows, cols) = (70usize, 45usize);
+    let a: Vec<f32> = (0..rows * cols).map(|i| i as f32).collect();
+    let mut out = vec![-1.0f32; rows * cols];
+    let grid = (cols.div_ceil(TDIM) as u32, rows.div_ceil(TDIM) as u32);
+    transpose::simulate(grid, (TDIM as u32, TROWS as u32), &a, rows, cols, &mut out).unwrap();
+    assert_eq!(out, reference::transpose(&a, rows, cols));
+    // The padded tile: 32 × 33 floats.
+    let shared = transpose::PTX.lines().any(|l| l.contains(".shared") && l.contains(&format!("[{}];", 4 * 32 * 33)));
+    assert!(shared, "{}", transpose::PTX);
+}
+
+#[test]
 fn unchecked_reads_and_writes() {
     let x: Vec<f32> = (0..128).map(|i| i as f32).collect();
     let mut y = vec![1.0f32; 128];

@@ -144,6 +144,39 @@ pub fn module_constants(x: &[f32], y: &mut [f32]) {
     }
 }
 
+/// The side of a transposed tile, and the rows of threads that move it (each thread moves
+/// `TDIM / TROWS` elements).
+pub const TDIM: usize = 32;
+pub const TROWS: usize = TDIM / 4;
+
+/// `out = aᵀ` through a shared tile padded by one column (`{ TDIM + 1 }`), so that a warp
+/// reading a column of it touches 32 banks: sizes written as constant expressions, as
+/// Numba users write `cuda.shared.array((TDIM, TDIM + 1), …)`. Blocks of `(TDIM, TROWS)`
+/// threads, a grid of `(cols, rows)` over `TDIM`.
+#[kernel]
+pub fn transpose(a: &[f32], rows: usize, cols: usize, out: &mut [f32]) {
+    let tile = gpu::shared_2d::<f32, TDIM, { TDIM + 1 }>();
+    let (tx, ty) = (gpu::thread_idx().x as usize, gpu::thread_idx().y as usize);
+    let (bx, by) = (gpu::block_idx().x as usize * TDIM, gpu::block_idx().y as usize * TDIM);
+    let mut held = [0.0f32; TDIM / TROWS];
+    for k in 0..TDIM / TROWS {
+        let (r, c) = (by + ty + k * TROWS, bx + tx);
+        if r < rows && c < cols {
+            held[k] = a[r * cols + c];
+        }
+    }
+    for k in 0..TDIM / TROWS {
+        tile[(ty + k * TROWS, tx)] = held[k];
+    }
+    gpu::sync_threads();
+    for k in 0..TDIM / TROWS {
+        let (r, c) = (bx + ty + k * TROWS, by + tx);
+        if r < cols && c < rows {
+            out[r * rows + c] = tile[(tx, ty + k * TROWS)];
+        }
+    }
+}
+
 /// Reads and writes without bounds checks (`get_unchecked`, `get_unchecked_mut`) on a
 /// `&mut` slice, a shared array and a local array, the indices proven by the `if`.
 #[kernel]
@@ -261,6 +294,11 @@ pub fn annotated(y: &mut [u32]) {
 
 /// Plain loops the kernels are checked against.
 pub mod reference {
+    /// `aᵀ` of a row-major `rows × cols` matrix.
+    pub fn transpose(a: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+        (0..cols * rows).map(|k| a[(k % rows) * cols + k / rows]).collect()
+    }
+
     /// The lanes of `i`'s parity in its warp, of a launch of `block` threads per block (the
     /// lanes that run an arm of the divergent kernels together), and the first thread of
     /// the warp.

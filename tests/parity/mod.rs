@@ -198,6 +198,14 @@ pub fn all(gpu: bool) -> Vec<Outcome> {
     let mut y = vec![0.0f32; 100];
     r.push("module_constants", run!(gpu, module_constants(4u32, 32u32, &x, &mut y)), || bits(&y));
 
+    let (rows, cols) = (70usize, 45usize);
+    let a: Vec<f32> = (0..rows * cols).map(|i| i as f32 * 0.5).collect();
+    let mut out = vec![0.0f32; rows * cols];
+    let grid = (cols.div_ceil(TDIM) as u32, rows.div_ceil(TDIM) as u32);
+    r.push("transpose", run!(gpu, transpose(grid, (TDIM as u32, TROWS as u32), &a, rows, cols, &mut out)), || {
+        bits(&out)
+    });
+
     let x: Vec<f32> = (0..128).map(|i| i as f32).collect();
     let mut y = vec![1.0f32; 128];
     r.push("unchecked_access", run!(gpu, unchecked_access(2u32, 64u32, &x, &mut y)), || bits(&y));

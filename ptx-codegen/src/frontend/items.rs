@@ -1,5 +1,6 @@
 //! Items: the program's functions, a block's nested `fn`s and `const`s, and calls that recurse.
 
+use super::const_eval;
 use super::context::SpanRange;
 use super::context::{ConstDef, FnChecker, ItemScope, LocalKind, ProgramCx};
 use super::diagnostics::{TypeUse, conversion_hint};
@@ -201,12 +202,21 @@ impl FnChecker<'_> {
             self.error(&c.expr, format!("mismatched types: `{}` is a `{ty}`, found `{found}`{hint}", c.ident));
             return;
         }
+        // Integer constants are computed here, as rustc computes them: an overflow is an
+        // error where the constant is defined, used or not. (Uses inline the expression;
+        // sizes compute it again where they need the number.)
+        if ty.is_int() {
+            if let Err(const_eval::Failure::Overflow(at, msg)) = self.int_value(&value) {
+                self.error_at(at, format!("evaluation of `{}` failed: {msg}", c.ident));
+                return;
+            }
+        }
         self.prog.consts[index] = ConstDef { value: Some(value) };
     }
 
     /// A fresh context for a `const` item's value: the items in scope, but none of the
     /// function's variables, loops or result type.
-    fn const_context(&mut self) -> FnChecker<'_> {
+    pub(super) fn const_context(&mut self) -> FnChecker<'_> {
         FnChecker::new(&mut *self.prog, self.current, self.item_scopes.clone(), self.outer_locals.clone())
     }
 }

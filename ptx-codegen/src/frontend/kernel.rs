@@ -7,6 +7,7 @@ use quote::ToTokens;
 use syn::spanned::Spanned;
 
 use super::builtins::{gpu_path, shared_rank};
+use super::const_eval;
 use super::context::SpanRange;
 use super::context::{ArrayDecl, BOOL, FnChecker, LocalKind, USIZE};
 use super::diagnostics::{TypeUse, conversion_hint};
@@ -15,9 +16,27 @@ use super::syntax;
 use crate::ir::{ArrayKind, BinaryOp, Expr, ExprKind, FnId, Literal, LocalId, Param, Stmt, Type};
 use crate::ty::ScalarType;
 
+/// What a constant expression may hold, as the messages say it.
+macro_rules! constant_forms {
+    () => {
+        "integer literals and `const`s, combined with `+ - * / % << >> & | ^`, `as` casts and parentheses"
+    };
+}
+
 /// What a shared array's size may be.
-const SIZE_MESSAGE: &str = "a shared array's size is fixed when the kernel is compiled: an integer literal or a `const`; \
-for a size chosen at launch, use `gpu::dynamic_shared::<T>()` with `LaunchConfig::shared_bytes`";
+const SIZE_MESSAGE: &str = concat!(
+    "a shared array's size is fixed when the kernel is compiled: a constant expression (",
+    constant_forms!(),
+    "; braced where it is not a single name or literal: `gpu::shared::<f32, { TPB * TPB }>()`); \
+     for a size chosen at launch, use `gpu::dynamic_shared::<T>()` with `LaunchConfig::shared_bytes`"
+);
+
+/// What a local array's length may be.
+const LEN_MESSAGE: &str = concat!(
+    "an array length must be a constant expression (",
+    constant_forms!(),
+    "): `[0.0f32; 8]`, `[0.0f32; N / 4]`"
+);
 
 /// The scalar element type of `&[T]` / `&mut [T]`: `Some((T's syntax, mutable))`.
 fn slice_type(ty: &syn::Type) -> Option<(&syn::Type, bool)> {
@@ -335,7 +354,10 @@ impl FnChecker<'_> {
         let (elem, kind, init_kind) = match syntax::bare(init) {
             syn::Expr::Repeat(r) => {
                 let v = self.expr(&r.expr);
-                let Some(len) = self.const_len(&r.len) else { return Some(None) };
+                let Some(len) = self.const_len(&r.len) else {
+                    self.declare_unusable(l);
+                    return Some(None);
+                };
                 let elem = v.ty;
                 (elem, ArrayKind::Local { len }, ExprKind::ArrayRepeat(Box::new(v), len))
             }
@@ -402,11 +424,7 @@ impl FnChecker<'_> {
                     );
                 }
                 let Some((elem, dims)) = self.shared_generics(p.path.segments.last().expect("a path"), kind) else {
-                    // Its error is reported: the name still exists, so its uses say nothing more.
-                    let pat = if let syn::Pat::Type(pt) = &l.pat { &*pt.pat } else { &l.pat };
-                    if let Some((name, mutable, bind_span)) = self.binding(pat, "`let` binding") {
-                        self.declare(name, Type::Error, mutable, bind_span);
-                    }
+                    self.declare_unusable(l);
                     return Some(None);
                 };
                 let kind = if kind == 0 { ArrayKind::DynamicShared } else { ArrayKind::Shared { dims } };
@@ -426,6 +444,15 @@ impl FnChecker<'_> {
         let local = self.declare(name, Type::Array(id), mutable, bind_span);
         let init = self.mk(init_kind, Type::Array(id), span);
         Some(Some(Stmt::Let { local, init: Some(init) }))
+    }
+
+    /// Declares the variable of a `let` whose array could not be made: its error is
+    /// reported, and the name still exists, so its uses say nothing more.
+    fn declare_unusable(&mut self, l: &syn::Local) {
+        let pat = if let syn::Pat::Type(pt) = &l.pat { &*pt.pat } else { &l.pat };
+        if let Some((name, mutable, bind_span)) = self.binding(pat, "`let` binding") {
+            self.declare(name, Type::Error, mutable, bind_span);
+        }
     }
 
     /// `let a: [T; N] = …`: the annotation must agree with the local array's value (and
@@ -458,24 +485,83 @@ impl FnChecker<'_> {
         }
     }
 
-    /// An array length: a literal or a `const`.
+    /// A local array's length: a constant expression.
     fn const_len(&mut self, e: &syn::Expr) -> Option<u64> {
-        let v = match syntax::bare(e) {
-            syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse::<u64>().ok(),
-            syn::Expr::Path(p) => p.path.get_ident().and_then(|i| self.const_value(&syntax::name(i))),
-            _ => None,
-        };
-        if v.is_none() {
-            self.error(e, "an array length must be an integer literal or a `const` (`[0.0f32; 8]`, `[0.0f32; N]`)");
-        }
-        v
+        self.const_size(e, LEN_MESSAGE)
     }
 
-    fn const_value(&mut self, name: &str) -> Option<u64> {
-        let c = self.lookup_const(name)?;
-        match self.prog.consts[c].value.as_ref()?.kind {
-            ExprKind::Lit(Literal::Int(v)) if v >= 0 => Some(v as u64),
-            _ => None,
+    /// A size fixed when the program is compiled: a constant expression of type `usize`
+    /// (`8`, `N`, `{ TPB * TPB }`, `N / 4`), computed with Rust's rules. `message` says
+    /// what the size may be.
+    fn const_size(&mut self, e: &syn::Expr, message: &str) -> Option<u64> {
+        if let Err((at, why)) = self.const_syntax(e) {
+            self.error_at(at, format!("{why}{message}"));
+            return None;
+        }
+        let v = self.const_context().expr(e);
+        if self.prog.infer.resolve(v.ty) == Type::Error {
+            return None; // reported where it went wrong (e.g. a constant's own value)
+        }
+        if self.prog.infer.unify(v.ty, USIZE).is_err() {
+            let found = self.prog.infer.describe(v.ty);
+            let hint = conversion_hint(e, &found, "usize");
+            self.error(e, format!("mismatched types: a size is a `usize`, found `{found}`{hint}"));
+            return None;
+        }
+        match self.int_value(&v) {
+            Ok(n) => Some(n as u64),
+            Err(const_eval::Failure::Overflow(at, msg)) => {
+                self.error_at(at, format!("evaluation of constant value failed: {msg}"));
+                None
+            }
+            Err(const_eval::Failure::NotConstant(at)) => {
+                self.error_at(at, message);
+                None
+            }
+        }
+    }
+
+    /// Whether `e` is written as a constant expression may be: `Err` with the place and
+    /// the reason (which the caller's message completes) where it is not.
+    fn const_syntax(&self, e: &syn::Expr) -> Result<(), (SpanRange, String)> {
+        use syn::{BinOp, Expr, UnOp};
+        let not = |at: SpanRange, why: String| Err((at, why));
+        match e {
+            Expr::Lit(_) => Ok(()),
+            Expr::Paren(p) => self.const_syntax(&p.expr),
+            Expr::Group(g) => self.const_syntax(&g.expr),
+            Expr::Block(b) if b.label.is_none() => match b.block.stmts.as_slice() {
+                [syn::Stmt::Expr(inner, None)] => self.const_syntax(inner),
+                _ => not(SpanRange::of(b), String::new()),
+            },
+            Expr::Path(p) => match p.path.get_ident() {
+                Some(i) if self.lookup(&syntax::name(i)).is_some() => not(
+                    SpanRange::of(i),
+                    format!("attempt to use a non-constant value in a constant: `{i}` is a variable; "),
+                ),
+                _ => Ok(()),
+            },
+            Expr::Unary(u) if matches!(u.op, UnOp::Neg(_) | UnOp::Not(_)) => self.const_syntax(&u.expr),
+            Expr::Cast(c) => self.const_syntax(&c.expr),
+            Expr::Binary(b) => match b.op {
+                BinOp::Add(_)
+                | BinOp::Sub(_)
+                | BinOp::Mul(_)
+                | BinOp::Div(_)
+                | BinOp::Rem(_)
+                | BinOp::Shl(_)
+                | BinOp::Shr(_)
+                | BinOp::BitAnd(_)
+                | BinOp::BitOr(_)
+                | BinOp::BitXor(_) => self.const_syntax(&b.left).and_then(|()| self.const_syntax(&b.right)),
+                _ => not(SpanRange::of(&b.op), String::new()),
+            },
+            Expr::Call(_) | Expr::MethodCall(_) => not(
+                SpanRange::of(e),
+                "a constant cannot call functions (Rust's `min` and `max` are not `const`, and no call of the kernel language is); "
+                    .into(),
+            ),
+            _ => not(SpanRange::of(e), String::new()),
         }
     }
 
@@ -508,13 +594,11 @@ impl FnChecker<'_> {
         let mut dims = Vec::new();
         for a in &args[1..] {
             let n = match a {
-                syn::GenericArgument::Const(e) => self.const_len(e)?,
-                syn::GenericArgument::Type(syn::Type::Path(p)) if p.path.get_ident().is_some() => {
-                    let n = self.const_value(&syntax::name(p.path.get_ident().expect("checked")));
-                    if n.is_none() {
-                        self.error(a, SIZE_MESSAGE);
-                    }
-                    n?
+                syn::GenericArgument::Const(e) => self.const_size(e, SIZE_MESSAGE)?,
+                // `N` in `::<f32, N>` reads as a type: the same path as an expression.
+                syn::GenericArgument::Type(syn::Type::Path(p)) if p.qself.is_none() => {
+                    let e = syn::Expr::Path(syn::ExprPath { attrs: Vec::new(), qself: None, path: p.path.clone() });
+                    self.const_size(&e, SIZE_MESSAGE)?
                 }
                 _ => {
                     self.error(a, SIZE_MESSAGE);

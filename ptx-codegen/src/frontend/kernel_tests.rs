@@ -179,8 +179,80 @@ fn unknown_builtins_are_named() {
     );
     error_containing(
         "fn k(o: &mut [u32], n: usize) { let a = [0u32; n]; }",
-        "an array length must be an integer literal or a `const`",
+        "attempt to use a non-constant value in a constant: `n` is a variable; an array length must be a constant expression",
     );
+}
+
+#[test]
+fn sizes_are_constant_expressions() {
+    let p = ok("fn k(o: &mut [f32]) {
+        const TPB: usize = 16;
+        const TILE: usize = TPB * TPB;
+        const NACC: usize = TPB / 4;
+        const WIDE: u32 = 3;
+        let a = gpu::shared::<f32, TILE>();
+        let b = gpu::shared::<f32, { TPB * 2 + 1 }>();
+        let c = gpu::shared_2d::<f32, { (TPB << 1) >> 2 }, { WIDE as usize % 2 }>();
+        let mut acc = [0.0f32; NACC];
+        let d: [f32; NACC * 2 - 1] = [1.0; { TILE / 32 - 1 }];
+        let e = [0u8; 2.9f32 as usize | 4];
+        acc[0] = a[0] + b[0] + c[(0, 0)] + d[0] + e[0] as f32;
+        o[0] = acc[0];
+    }");
+    let sizes: Vec<String> = p.arrays.iter().skip(1).map(|a| format!("{:?}", a.kind)).collect();
+    assert_eq!(
+        sizes,
+        [
+            "Shared { dims: [256] }",
+            "Shared { dims: [33] }",
+            "Shared { dims: [8, 1] }",
+            "Local { len: 4 }",
+            "Local { len: 7 }",
+            "Local { len: 6 }"
+        ]
+    );
+}
+
+#[test]
+fn constant_expressions_fail_as_rust_says() {
+    let k = |body: &str| format!("fn k(o: &mut [f32]) {{ {body} o[0] = 1.0; }}");
+    error_containing(
+        &k("const B: u8 = 200 + 100;"),
+        "evaluation of `B` failed: attempt to compute `200_u8 + 100_u8`, which would overflow",
+    );
+    error_containing(
+        &k("const N: usize = 1 << 70; let s = gpu::shared::<f32, N>();"),
+        "evaluation of `N` failed: attempt to shift left by `70_i32`, which would overflow",
+    );
+    error_containing(
+        &k("const N: usize = 4; let s = gpu::shared::<f32, { N - 5 }>();"),
+        "evaluation of constant value failed: attempt to compute `4_usize - 5_usize`, which would overflow",
+    );
+    error_containing(&k("let a = [0.0f32; 8 / (2 - 2)];"), "attempt to divide `8_usize` by zero");
+    error_containing(
+        &k("const M: i32 = i32::MIN / -1;"),
+        "attempt to compute `i32::MIN / -1_i32`, which would overflow",
+    );
+    error_containing(&k("const M: i8 = -(-128);"), "attempt to negate `i8::MIN`, which would overflow");
+    error_containing(&k("const M: i64 = i64::MIN % -1;"), "attempt to compute `i64::MIN % -1_i64`");
+    error_containing(&k("let a = [0.0f32; 3 % 0];"), "the remainder of `3_usize` with a divisor of zero");
+    // What a constant cannot hold, with what it can.
+    error_containing(
+        &k("const N: usize = 8; let a = [0.0f32; N.min(4)];"),
+        "a constant cannot call functions (Rust's `min` and `max` are not `const`",
+    );
+    error_containing(
+        &k("const N: usize = 8; let s = gpu::shared::<f32, { if N > 4 { N } else { 4 } }>();"),
+        "a shared array's size is fixed when the kernel is compiled: a constant expression (integer literals and `const`s",
+    );
+    error_containing(
+        &k("const N: u32 = 8; let a = [0.0f32; N];"),
+        "mismatched types: a size is a `usize`, found `u32`",
+    );
+    // A failed size leaves its variable declared: no "cannot find" after it.
+    error_containing(&k("let n = 3; let mut acc = [0.0f32; n]; acc[0] = 1.0; o[1] = acc[0];"), "`n` is a variable");
+    // A constant that failed is reported once, not again at each size it gives.
+    error_containing(&k("const N: usize = usize::MAX + 1; let s = gpu::shared::<f32, N>();"), "`usize::MAX + 1_usize`");
 }
 
 #[test]
