@@ -231,7 +231,8 @@ fn generate(
         .filter(|(_, param)| matches!(param.kind, ExplicitParamKind::Slice { mutable: true, .. }))
     {
         let staged = quote::format_ident!("__staged_{}", id);
-        stage.push(quote!(let mut #staged = #p::sim::Staged::new(#id);));
+        let name = id.to_string();
+        stage.push(quote!(let mut #staged = #p::sim::Staged::new(#id, #name);));
         cells.push(quote!(let #id = #staged.cells();));
         finish.push(quote!(#staged.finish(&__result);));
     }
@@ -312,7 +313,7 @@ fn generate(
                     &#p::explicit_on_cpu(#name_str, config, &[#(#array_devices),*])?
                 {
                     #(#host_bind)*
-                    return #p::cpu_pending(simulate_with(config, #(#idents),*));
+                    return #p::cpu_pending(simulate_with(&config.for_cpu_device(), #(#idents),*));
                 }
                 KERNEL.launch_async(config, ::std::vec![#(#kargs),*])
             }
@@ -320,6 +321,10 @@ fn generate(
             /// Runs the kernel on the host, as the GPU would: blocks one after another, the
             /// threads of a block concurrently (barriers, shared memory and atomics work).
             /// A `&mut` slice is written back only if the kernel succeeds, as on the GPU.
+            /// It also reports what a GPU run would not: a data race
+            /// (`Error::DataRace`) and threads waiting at different barriers
+            /// (`Error::BarrierDivergence`). `simulate_with` and
+            /// `LaunchConfig::check_races(false)` turn the race check off.
             pub fn simulate(
                 grid: impl ::core::convert::Into<::gpu_runtime::gpu::Dim3>,
                 block: impl ::core::convert::Into<::gpu_runtime::gpu::Dim3>,

@@ -143,6 +143,20 @@ pub enum Error {
     #[error("`{kernel}` panicked in block ({}, {}, {}), thread ({}, {}, {}): {message}", .block[0], .block[1], .block[2], .thread[0], .thread[1], .thread[2])]
     ThreadFault { kernel: &'static str, block: [u32; 3], thread: [u32; 3], message: String },
 
+    /// The simulator's race check (on in `simulate`, see `LaunchConfig::check_races`)
+    /// found two accesses to one element of shared or global memory, by different
+    /// threads, at least one a write and not both atomic, that nothing orders: no
+    /// `sync_threads` between them in one block, no `syncwarp` both lanes passed. On the
+    /// GPU the result would depend on timing. `first` is the earlier access.
+    #[error("`{kernel}`: data race on {location}: {first} and {second}{}", race_hint(first, second))]
+    DataRace { kernel: &'static str, location: String, first: RaceAccess, second: RaceAccess },
+
+    /// Threads of one block waited at different `sync_threads` calls in the same round (a
+    /// barrier inside a branch that not every thread of the block takes): the simulator's
+    /// barrier check. On the GPU that is undefined behaviour.
+    #[error("`{kernel}`: barrier divergence in block ({}, {}, {}): {message}", .block[0], .block[1], .block[2])]
+    BarrierDivergence { kernel: &'static str, block: [u32; 3], message: String },
+
     /// A `&mut` argument of an explicit kernel that overlaps another argument (Rust's
     /// rule: a mutable borrow is exclusive), found at launch.
     #[error("`{kernel}`: the argument `{first}` overlaps `{second}`, but a `&mut` argument must not overlap any other")]
@@ -161,6 +175,45 @@ pub enum Error {
     /// or in the code `#[vectorize]` generated, never a problem of the caller's data.
     #[error("internal error in gpu-runtime: {message} (this is a bug; please report it)")]
     Internal { message: String },
+}
+
+/// What an access does to the element.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum AccessKind {
+    Read,
+    Write,
+    /// A `gpu::atomic::*` update.
+    Atomic,
+}
+
+/// One side of a [`crate::Error::DataRace`]: which thread, doing what.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub struct RaceAccess {
+    pub block: [u32; 3],
+    pub thread: [u32; 3],
+    pub kind: AccessKind,
+}
+
+impl std::fmt::Display for RaceAccess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = match self.kind {
+            AccessKind::Read => "a read",
+            AccessKind::Write => "a write",
+            AccessKind::Atomic => "an atomic update",
+        };
+        let [bx, by, bz] = self.block;
+        let [tx, ty, tz] = self.thread;
+        write!(f, "{what} by block ({bx}, {by}, {bz}), thread ({tx}, {ty}, {tz})")
+    }
+}
+
+/// What orders the two accesses of a race, where something could.
+fn race_hint(first: &RaceAccess, second: &RaceAccess) -> &'static str {
+    if first.block == second.block {
+        ", with no `sync_threads` (or `syncwarp`) between them: put a barrier between them, or make both atomic"
+    } else {
+        ", in different blocks, which nothing but atomics orders: make both atomic, or leave the element to one block"
+    }
 }
 
 fn describe_lengths(lengths: &[(&'static str, usize)]) -> String {

@@ -68,7 +68,7 @@ pub use driver::{
     DEVICE_ENV, Device, DeviceId, DeviceInfo, Stream, default_device, device_count, devices, driver_version,
     is_available, set_default_device,
 };
-pub use error::{Error, Result};
+pub use error::{AccessKind, Error, RaceAccess, Result};
 pub use float::Float;
 #[doc(hidden)]
 pub use gpu_macros::{__device_define, __kernel_resume, __vectorize_resume};

@@ -95,7 +95,12 @@ pub fn cpu_of_devices(function: &'static str, devices: &[Device]) -> Result<Opti
 pub fn cpu_pending<'a, T: Send + 'a>(result: Result<T>) -> Result<Pending<'a, T>> {
     match result {
         Ok(v) => Ok(Pending::done(v)),
-        Err(e @ (Error::KernelFault { .. } | Error::ThreadFault { .. })) => Ok(Pending::failed(e)),
+        Err(
+            e @ (Error::KernelFault { .. }
+            | Error::ThreadFault { .. }
+            | Error::DataRace { .. }
+            | Error::BarrierDivergence { .. }),
+        ) => Ok(Pending::failed(e)),
         Err(e) => Err(e),
     }
 }

@@ -24,13 +24,22 @@ pub struct LaunchConfig {
     pub(crate) shared_bytes: usize,
     pub(crate) stream: Option<Stream>,
     pub(crate) device: Option<Device>,
+    /// Whether the simulator checks for data races (`None`: its default for the call).
+    pub(crate) races: Option<bool>,
 }
 
 impl LaunchConfig {
     /// `grid` blocks of `block` threads each: a `u32`, a pair or a triple (`x`, `y`, `z`;
     /// missing axes are 1).
     pub fn new(grid: impl Into<Dim3>, block: impl Into<Dim3>) -> LaunchConfig {
-        LaunchConfig { grid: grid.into(), block: block.into(), shared_bytes: 0, stream: None, device: None }
+        LaunchConfig {
+            grid: grid.into(),
+            block: block.into(),
+            shared_bytes: 0,
+            stream: None,
+            device: None,
+            races: None,
+        }
     }
 
     /// Bytes of dynamic shared memory per block ([`crate::gpu::dynamic_shared`]). More
@@ -50,6 +59,27 @@ impl LaunchConfig {
     pub fn device(mut self, device: &Device) -> LaunchConfig {
         self.device = Some(device.clone());
         self
+    }
+
+    /// Whether the simulator checks the kernel for data races
+    /// ([`Error::DataRace`](crate::Error::DataRace)): on by default in `simulate`, off
+    /// by default on the CPU device (a device runs for speed, as the GPU does). Checking
+    /// costs time and memory in proportion to the elements the kernel touches. No effect
+    /// on a GPU launch.
+    pub fn check_races(mut self, on: bool) -> LaunchConfig {
+        self.races = Some(on);
+        self
+    }
+
+    /// This configuration for the CPU device: races unchecked unless asked for.
+    #[doc(hidden)]
+    pub fn for_cpu_device(&self) -> LaunchConfig {
+        LaunchConfig { races: Some(self.races.unwrap_or(false)), ..self.clone() }
+    }
+
+    /// Whether a simulated run checks for data races.
+    pub(crate) fn races_checked(&self) -> bool {
+        self.races.unwrap_or(true)
     }
 
     pub fn grid_dim(&self) -> Dim3 {

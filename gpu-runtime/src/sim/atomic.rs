@@ -14,6 +14,7 @@
 //! bits), so concurrent threads never lose an update.
 
 use super::memory::Cells;
+use super::race::AccessKind;
 use super::scalar::{AtomicBits, SimScalar};
 use crate::scalar::Scalar;
 
@@ -103,7 +104,7 @@ floats!(f32 f64);
 /// Replaces the element with `f(old)` atomically; returns `old`.
 #[track_caller]
 fn update<I, A: Cells<I>>(array: A, index: I, f: impl Fn(A::Elem) -> A::Elem) -> A::Elem {
-    let cell = array.__cell(index);
+    let cell = array.__cell(index, AccessKind::Atomic);
     let mut current = cell.load();
     loop {
         let new = Scalar::to_bits(f(A::Elem::from_bits(current)));
@@ -200,7 +201,7 @@ pub fn exchange<I, A: Cells<I>>(array: A, index: I, value: A::Elem) -> A::Elem {
 /// held (Numba: `cuda.atomic.compare_and_swap`, with the index made explicit).
 #[track_caller]
 pub fn compare_and_swap<I, A: Cells<I>>(array: A, index: I, expected: A::Elem, new: A::Elem) -> A::Elem {
-    let cell = array.__cell(index);
+    let cell = array.__cell(index, AccessKind::Atomic);
     match cell.compare_exchange(Scalar::to_bits(expected), Scalar::to_bits(new)) {
         Ok(old) | Err(old) => A::Elem::from_bits(old),
     }

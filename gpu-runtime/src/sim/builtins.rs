@@ -82,26 +82,42 @@ pub fn gridsize3() -> (usize, usize, usize) {
 /// memory before it are seen by the block's threads after it (Numba:
 /// `cuda.syncthreads()`). In the simulator, threads that have returned (or panicked) no
 /// longer count.
+#[track_caller]
 pub fn sync_threads() {
-    with("sync_threads()", |c| c.state.sync(c.linear, true));
+    barrier("sync_threads()", true);
 }
 
 /// [`sync_threads`], returning how many of the block's threads passed `pred` true
 /// (Numba: `cuda.syncthreads_count(pred)`).
+#[track_caller]
 pub fn sync_threads_count(pred: bool) -> u32 {
-    with("sync_threads_count()", |c| c.state.sync(c.linear, pred).count)
+    barrier("sync_threads_count()", pred).count
 }
 
 /// [`sync_threads`], returning whether every thread of the block passed `pred` true
 /// (Numba: `cuda.syncthreads_and(pred)`).
+#[track_caller]
 pub fn sync_threads_and(pred: bool) -> bool {
-    with("sync_threads_and()", |c| c.state.sync(c.linear, pred).all)
+    barrier("sync_threads_and()", pred).all
 }
 
 /// [`sync_threads`], returning whether any thread of the block passed `pred` true
 /// (Numba: `cuda.syncthreads_or(pred)`).
+#[track_caller]
 pub fn sync_threads_or(pred: bool) -> bool {
-    with("sync_threads_or()", |c| c.state.sync(c.linear, pred).any)
+    barrier("sync_threads_or()", pred).any
+}
+
+/// The block barrier of `sync_threads*`, at the caller's call site; the thread's accesses
+/// after it are in its next barrier interval (for the race check).
+#[track_caller]
+fn barrier(builtin: &str, pred: bool) -> super::context::Votes {
+    let site = Location::caller();
+    with(builtin, |c| {
+        let votes = c.state.sync(c.linear, pred, site);
+        c.epoch.set(c.epoch.get() + 1);
+        votes
+    })
 }
 
 /// Orders the thread's memory writes before its later ones, as seen by the whole device
@@ -188,7 +204,8 @@ pub fn active_mask() -> u32 {
 #[track_caller]
 pub fn syncwarp(mask: u32) {
     with("syncwarp()", |c| {
-        c.warp().exchange("syncwarp()", c.lane(), mask, 0, false);
+        let round = c.warp().sync(c.lane(), mask);
+        c.warp_sync.set(round);
         fence(Ordering::SeqCst);
     })
 }
@@ -305,7 +322,9 @@ pub fn match_all_sync<T: WarpValue>(mask: u32, value: T) -> (u32, bool) {
 #[track_caller]
 pub fn shared<T: SimScalar, const N: usize>() -> Shared<T, N> {
     let site = Location::caller();
-    with("shared()", |c| c.state.static_shared::<T, _>(site, [N, 1, 1], |cells| Shared::from_cells(cells, c.state.id)))
+    with("shared()", |c| {
+        c.state.static_shared::<T, _>(site, [N, 1, 1], |cells| Shared::from_cells(cells, c.state.id, site))
+    })
 }
 
 /// A block-wide `R` × `C` array in shared memory, indexed with `(row, col)` (Numba:
@@ -314,7 +333,7 @@ pub fn shared<T: SimScalar, const N: usize>() -> Shared<T, N> {
 pub fn shared_2d<T: SimScalar, const R: usize, const C: usize>() -> Shared2d<T, R, C> {
     let site = Location::caller();
     with("shared_2d()", |c| {
-        c.state.static_shared::<T, _>(site, [R, C, 1], |cells| Shared2d::from_cells(cells, c.state.id))
+        c.state.static_shared::<T, _>(site, [R, C, 1], |cells| Shared2d::from_cells(cells, c.state.id, site))
     })
 }
 
@@ -324,7 +343,7 @@ pub fn shared_2d<T: SimScalar, const R: usize, const C: usize>() -> Shared2d<T, 
 pub fn shared_3d<T: SimScalar, const A: usize, const B: usize, const C: usize>() -> Shared3d<T, A, B, C> {
     let site = Location::caller();
     with("shared_3d()", |c| {
-        c.state.static_shared::<T, _>(site, [A, B, C], |cells| Shared3d::from_cells(cells, c.state.id))
+        c.state.static_shared::<T, _>(site, [A, B, C], |cells| Shared3d::from_cells(cells, c.state.id, site))
     })
 }
 

@@ -12,6 +12,7 @@ use std::panic::Location;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
+use super::race::{Access, AccessKind, Place, RaceCheck, WarpSyncs};
 use super::scalar::{AtomicBits, SimScalar};
 use crate::grid::Dim3;
 
@@ -32,7 +33,15 @@ pub(crate) struct ThreadContext {
     pub(crate) grid_dim: Dim3,
     /// `x + y * block_dim.x + z * block_dim.x * block_dim.y`.
     pub(crate) linear: u32,
+    /// The block's index in the grid, linear as `linear` is.
+    pub(crate) block_linear: u32,
     pub(crate) state: Arc<BlockState>,
+    /// Barriers this thread has passed.
+    pub(crate) epoch: Cell<u64>,
+    /// The last `syncwarp` round it took part in (0: none).
+    pub(crate) warp_sync: Cell<u64>,
+    /// The launch's race check, when it has one.
+    pub(crate) races: Option<Arc<RaceCheck>>,
 }
 
 impl ThreadContext {
@@ -59,6 +68,25 @@ pub(crate) fn leave() {
 /// The block this thread runs in, if it is a simulated thread.
 pub(crate) fn current_block() -> Option<u64> {
     Some(BLOCK.with(Cell::get)).filter(|&b| b != 0)
+}
+
+/// Notes an access of `kind` to the element at `address` (`shared`: in the block's shared
+/// memory) for the launch's race check, if it has one; `place` names it in a report.
+#[inline]
+pub(crate) fn note_access(address: usize, shared: bool, kind: AccessKind, place: impl FnOnce() -> Place) {
+    CONTEXT.with(|c| {
+        let c = c.borrow();
+        let Some(ctx) = c.as_ref() else { return };
+        let Some(races) = &ctx.races else { return };
+        let now = Access {
+            block: ctx.block_linear,
+            thread: ctx.linear,
+            epoch: ctx.epoch.get(),
+            warp_sync: ctx.warp_sync.get(),
+        };
+        let owner = if shared { ctx.state.id } else { 0 };
+        races.access(address, owner, now, kind, ctx.warp(), place);
+    })
 }
 
 /// `f` of this thread's context; outside a simulated kernel, a panic naming `builtin`.
@@ -94,6 +122,8 @@ impl Votes {
 struct Barrier {
     /// Threads that have neither returned nor panicked.
     live: u32,
+    /// Where the first thread of this round waits, and which thread it is.
+    site: Option<(&'static Location<'static>, u32)>,
     arrived: u32,
     votes: Votes,
     /// Bumped each time the barrier opens; the votes of the round it closed.
@@ -103,6 +133,7 @@ struct Barrier {
 
 impl Barrier {
     fn open(&mut self) {
+        self.site = None;
         self.result = self.votes;
         self.votes = Votes::NONE;
         self.arrived = 0;
@@ -114,6 +145,8 @@ impl Barrier {
 struct Round {
     id: u64,
     mask: u32,
+    /// A `syncwarp`: it orders the memory accesses of its lanes.
+    orders: bool,
     arrived: u32,
     values: [u64; WARP as usize],
     preds: u32,
@@ -125,6 +158,8 @@ struct Done {
     values: [u64; WARP as usize],
     preds: u32,
     unread: u32,
+    /// For a `syncwarp`, its number among the warp's (`WarpState::syncs`); else 0.
+    sync: u64,
 }
 
 /// The lanes that reached one `active_mask()` call site together.
@@ -146,6 +181,10 @@ struct WarpState {
     done: Vec<Done>,
     gatherings: Vec<Gathering>,
     next_id: u64,
+    /// Lanes waiting at `sync_threads`.
+    at_barrier: u32,
+    /// The completed `syncwarp` rounds: number (from 1) and mask, for the race check.
+    syncs: Vec<(u64, u32)>,
 }
 
 impl WarpState {
@@ -173,6 +212,16 @@ pub(crate) struct Warp {
 pub(crate) struct Exchange {
     pub(crate) values: [u64; WARP as usize],
     pub(crate) preds: u32,
+    /// For a `syncwarp`, the round's number (see `WarpState::syncs`).
+    pub(crate) sync: u64,
+}
+
+impl WarpSyncs for Warp {
+    fn synced_between(&self, a: u32, b: u32, after: u64, upto: u64) -> bool {
+        let both = (1u32 << a) | (1u32 << b);
+        let w = lock(&self.state);
+        w.syncs.iter().any(|&(n, mask)| after < n && n <= upto && mask & both == both)
+    }
 }
 
 impl Warp {
@@ -224,12 +273,21 @@ impl Warp {
         let mut w = lock(&self.state);
         if waiting {
             w.waiting |= 1 << lane;
-            if w.close_gatherings() {
-                self.changed.notify_all();
-            }
+            w.at_barrier |= 1 << lane;
+            w.close_gatherings();
+            // Lanes in a warp operation that names this one look again (see `exchange`).
+            self.changed.notify_all();
         } else {
             w.waiting &= !(1 << lane);
+            w.at_barrier &= !(1 << lane);
         }
+    }
+
+    /// `syncwarp(mask)` of lane `lane`: waits for the lanes of `mask`, and returns the
+    /// round's number (see `WarpState::syncs`).
+    #[track_caller]
+    pub(crate) fn sync(&self, lane: u32, mask: u32) -> u64 {
+        self.round("syncwarp()", lane, mask, 0, false, true).sync
     }
 
     /// Waits until every lane of `mask` has called the same warp operation (with the same
@@ -237,18 +295,24 @@ impl Warp {
     /// lane of the mask that has exited (or does not exist) is a panic, not a hang.
     #[track_caller]
     pub(crate) fn exchange(&self, op: &str, lane: u32, mask: u32, value: u64, pred: bool) -> Exchange {
+        self.round(op, lane, mask, value, pred, false)
+    }
+
+    /// [`Warp::exchange`], or a `syncwarp` when `orders`.
+    #[track_caller]
+    fn round(&self, op: &str, lane: u32, mask: u32, value: u64, pred: bool, orders: bool) -> Exchange {
         let bit = 1u32 << lane;
         if mask & bit == 0 {
             panic!("gpu::{op}: lane {lane} is not in the mask {mask:#010x} it passes");
         }
         let mut w = lock(&self.state);
-        let joined = w.open.iter().position(|r| r.mask == mask && r.arrived & bit == 0);
+        let joined = w.open.iter().position(|r| r.mask == mask && r.orders == orders && r.arrived & bit == 0);
         let index = match joined {
             Some(i) => i,
             None => {
                 let id = w.next_id;
                 w.next_id += 1;
-                w.open.push(Round { id, mask, arrived: 0, values: [0; WARP as usize], preds: 0 });
+                w.open.push(Round { id, mask, orders, arrived: 0, values: [0; WARP as usize], preds: 0 });
                 w.open.len() - 1
             }
         };
@@ -259,7 +323,14 @@ impl Warp {
         round.preds |= u32::from(pred) << lane;
         if round.arrived == mask {
             let r = w.open.swap_remove(index);
-            w.done.push(Done { id, values: r.values, preds: r.preds, unread: mask });
+            let sync = if r.orders {
+                let n = w.syncs.len() as u64 + 1;
+                w.syncs.push((n, mask));
+                n
+            } else {
+                0
+            };
+            w.done.push(Done { id, values: r.values, preds: r.preds, unread: mask, sync });
             self.changed.notify_all();
         }
         w.waiting |= bit;
@@ -269,7 +340,7 @@ impl Warp {
         loop {
             if let Some(i) = w.done.iter().position(|d| d.id == id) {
                 let d = &mut w.done[i];
-                let out = Exchange { values: d.values, preds: d.preds };
+                let out = Exchange { values: d.values, preds: d.preds, sync: d.sync };
                 d.unread &= !bit;
                 if d.unread == 0 {
                     w.done.swap_remove(i);
@@ -287,6 +358,18 @@ impl Warp {
                     "gpu::{op}: lane {} named in the mask {mask:#010x} has exited or does not exist, \
                      so the warp operation cannot complete",
                     missing.trailing_zeros()
+                );
+            }
+            // A lane of the mask waiting at `sync_threads` cannot come: the barrier waits
+            // for this lane. (compute-sanitizer's synccheck reports the same mask.)
+            let blocked = mask & !arrived & w.at_barrier;
+            if blocked != 0 {
+                w.waiting &= !bit;
+                drop(w);
+                panic!(
+                    "gpu::{op}: lane {} named in the mask {mask:#010x} is waiting at `sync_threads`, \
+                     so the warp operation cannot complete (a mask must name only lanes that reach it)",
+                    blocked.trailing_zeros()
                 );
             }
             w = self.changed.wait(w).unwrap_or_else(|p| p.into_inner());
@@ -322,7 +405,12 @@ pub(crate) struct BlockState {
     warps: Vec<Warp>,
     shared: Mutex<HashMap<SharedKey, Box<dyn Any + Send + Sync>>>,
     dynamic_bytes: usize,
+    divergence: Mutex<Option<Divergence>>,
 }
+
+/// Two threads of a block (linear) that waited at different `sync_threads` calls in one
+/// round, with the calls.
+pub(crate) type Divergence = [(u32, &'static Location<'static>); 2];
 
 impl BlockState {
     pub(crate) fn new(threads: u32, dynamic_bytes: usize) -> BlockState {
@@ -339,6 +427,8 @@ impl BlockState {
                         done: Vec::new(),
                         gatherings: Vec::new(),
                         next_id: 0,
+                        at_barrier: 0,
+                        syncs: Vec::new(),
                     }),
                     changed: Condvar::new(),
                 }
@@ -348,6 +438,7 @@ impl BlockState {
             id: NEXT.fetch_add(1, Ordering::Relaxed),
             barrier: Mutex::new(Barrier {
                 live: threads,
+                site: None,
                 arrived: 0,
                 votes: Votes::NONE,
                 generation: 0,
@@ -357,19 +448,36 @@ impl BlockState {
             warps,
             shared: Mutex::new(HashMap::new()),
             dynamic_bytes,
+            divergence: Mutex::new(None),
         }
     }
 
-    /// `sync_threads` of thread `linear`: waits until every live thread of the block has
-    /// arrived, and returns the votes of all of them.
-    pub(crate) fn sync(&self, linear: u32, pred: bool) -> Votes {
+    /// The first barrier divergence of the block: two threads (linear) and the
+    /// `sync_threads` calls they waited at.
+    pub(crate) fn divergence(&self) -> Option<Divergence> {
+        *lock(&self.divergence)
+    }
+
+    /// `sync_threads` of thread `linear`, called at `site`: waits until every live thread
+    /// of the block has arrived, and returns the votes of all of them. Threads waiting at
+    /// different calls in one round are the block's barrier divergence (the round still
+    /// opens, as on GPUs since Volta, so that the launch ends and reports it).
+    pub(crate) fn sync(&self, linear: u32, pred: bool, site: &'static Location<'static>) -> Votes {
         let mut b = lock(&self.barrier);
+        match b.site {
+            None => b.site = Some((site, linear)),
+            Some((first, other)) if first != site => {
+                lock(&self.divergence).get_or_insert([(other, first), (linear, site)]);
+            }
+            Some(_) => {}
+        }
         b.arrived += 1;
         b.votes.count += u32::from(pred);
         b.votes.all &= pred;
         b.votes.any |= pred;
         if b.arrived >= b.live {
             b.open();
+            self.released();
             self.opened.notify_all();
             return b.result;
         }
@@ -386,6 +494,15 @@ impl BlockState {
         b.result
     }
 
+    /// The barrier has opened: no lane waits at it any more, although the lanes have not
+    /// all woken yet (a warp operation must not take them for blocked). Called with the
+    /// barrier locked (the lock order: the barrier, then a warp).
+    fn released(&self) {
+        for w in &self.warps {
+            lock(&w.state).at_barrier = 0;
+        }
+    }
+
     /// Thread `linear` has returned or panicked: it no longer counts at the barrier or in
     /// its warp.
     pub(crate) fn exit(&self, linear: u32) {
@@ -394,6 +511,7 @@ impl BlockState {
             b.live -= 1;
             if b.arrived > 0 && b.arrived >= b.live {
                 b.open();
+                self.released();
                 self.opened.notify_all();
             }
         }

@@ -7,7 +7,10 @@
 
 use std::marker::PhantomData;
 
-use super::context::current_block;
+use std::panic::Location;
+
+use super::context::{current_block, note_access};
+use super::race::{AccessKind, Place};
 use super::scalar::{SimScalar, load, store};
 
 /// Panics as Rust's slice indexing does when `index` is not below `len`.
@@ -80,6 +83,8 @@ impl<T: Copy, const N: usize> StoreLocal<usize> for [T; N] {
 /// when [`super::run`] returns.
 pub struct SliceMut<'a, T: SimScalar> {
     cells: &'a [T::Atomic],
+    /// The parameter's name, for the race check's reports.
+    name: &'static str,
 }
 
 /// A `&mut [T]` host argument of a simulated launch, staged as a launch on the GPU stages
@@ -88,17 +93,19 @@ pub struct SliceMut<'a, T: SimScalar> {
 pub struct Staged<'a, T: SimScalar> {
     slice: &'a mut [T],
     copy: Vec<T>,
+    name: &'static str,
 }
 
 impl<'a, T: SimScalar> Staged<'a, T> {
-    pub fn new(slice: &'a mut [T]) -> Staged<'a, T> {
+    /// The argument of the parameter `name`.
+    pub fn new(slice: &'a mut [T], name: &'static str) -> Staged<'a, T> {
         let copy = slice.to_vec();
-        Staged { slice, copy }
+        Staged { slice, copy, name }
     }
 
     /// The copy, as the simulated kernel's parameter.
     pub fn cells(&mut self) -> SliceMut<'_, T> {
-        SliceMut::new(&mut self.copy)
+        SliceMut::named(&mut self.copy, self.name)
     }
 
     /// Writes the copy back into the slice if the launch succeeded.
@@ -123,7 +130,13 @@ impl<T: SimScalar> std::fmt::Debug for SliceMut<'_, T> {
 }
 
 impl<'a, T: SimScalar> SliceMut<'a, T> {
+    /// An unnamed slice (the race check calls it `slice`).
     pub fn new(slice: &'a mut [T]) -> SliceMut<'a, T> {
+        SliceMut::named(slice, "slice")
+    }
+
+    /// The slice of parameter `name`.
+    pub fn named(slice: &'a mut [T], name: &'static str) -> SliceMut<'a, T> {
         const {
             assert!(size_of::<T>() == size_of::<T::Atomic>());
             assert!(align_of::<T>() == align_of::<T::Atomic>());
@@ -135,7 +148,7 @@ impl<'a, T: SimScalar> SliceMut<'a, T> {
         // and every `T` here is plain data whose bytes are a valid integer. Through the
         // atomics only bytes of valid `T`s are stored (`Scalar::to_bits` of a `T`).
         let cells = unsafe { std::slice::from_raw_parts(ptr.cast::<T::Atomic>(), len) };
-        SliceMut { cells }
+        SliceMut { cells, name }
     }
 
     pub fn len(&self) -> usize {
@@ -146,10 +159,13 @@ impl<'a, T: SimScalar> SliceMut<'a, T> {
         self.cells.is_empty()
     }
 
+    /// Element `i`, checked, and noted for the race check as `kind`.
     #[track_caller]
-    pub(crate) fn cell(&self, i: usize) -> &'a T::Atomic {
+    pub(crate) fn cell(&self, i: usize, kind: AccessKind) -> &'a T::Atomic {
         check(i, self.cells.len());
-        &self.cells[i]
+        let cell = &self.cells[i];
+        note_access(std::ptr::from_ref(cell).addr(), false, kind, || Place::Param { name: self.name, index: i });
+        cell
     }
 }
 
@@ -157,14 +173,14 @@ impl<T: SimScalar> Load<usize> for SliceMut<'_, T> {
     type Elem = T;
     #[inline]
     fn __gpu_load(&self, i: usize) -> T {
-        load::<T>(self.cell(i))
+        load::<T>(self.cell(i, AccessKind::Read))
     }
 }
 
 impl<T: SimScalar> StoreShared<usize> for SliceMut<'_, T> {
     #[inline]
     fn __gpu_store(&self, i: usize, v: T) {
-        store(self.cell(i), v)
+        store(self.cell(i, AccessKind::Write), v)
     }
 }
 
@@ -175,6 +191,10 @@ struct SharedCells<T: SimScalar> {
     len: usize,
     /// The block whose state owns the cells.
     block: u64,
+    /// Where the array was declared (`None`: the dynamic shared memory), and the index
+    /// of the first cell in it (a view's start): for the race check's reports.
+    site: Option<&'static Location<'static>>,
+    offset: usize,
     _t: PhantomData<T>,
 }
 
@@ -186,8 +206,8 @@ impl<T: SimScalar> Clone for SharedCells<T> {
 impl<T: SimScalar> Copy for SharedCells<T> {}
 
 impl<T: SimScalar> SharedCells<T> {
-    pub(crate) fn new(cells: &[T::Atomic], block: u64) -> SharedCells<T> {
-        SharedCells { ptr: cells.as_ptr(), len: cells.len(), block, _t: PhantomData }
+    pub(crate) fn new(cells: &[T::Atomic], block: u64, site: Option<&'static Location<'static>>) -> SharedCells<T> {
+        SharedCells { ptr: cells.as_ptr(), len: cells.len(), block, site, offset: 0, _t: PhantomData }
     }
 
     /// The cells, to a thread of the block that owns them.
@@ -202,18 +222,22 @@ impl<T: SimScalar> SharedCells<T> {
         unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
     }
 
+    /// Cell `i`, checked, and noted for the race check as `kind`.
     #[track_caller]
-    fn cell(&self, i: usize) -> &T::Atomic {
+    fn cell(&self, i: usize, kind: AccessKind) -> &T::Atomic {
         let cells = self.cells();
         check(i, cells.len());
-        &cells[i]
+        let cell = &cells[i];
+        let (site, index) = (self.site, self.offset + i);
+        note_access(std::ptr::from_ref(cell).addr(), true, kind, || Place::Shared { site, ty: T::NAME, index });
+        cell
     }
 
     /// Cells `start..end`, checked (and panicking) as Rust checks `&s[start..end]`.
     #[track_caller]
     fn slice(&self, start: usize, end: usize) -> SharedCells<T> {
         let part = &self.cells()[start..end];
-        SharedCells { ptr: part.as_ptr(), len: part.len(), block: self.block, _t: PhantomData }
+        SharedCells { ptr: part.as_ptr(), len: part.len(), offset: self.offset + start, ..*self }
     }
 }
 
@@ -290,8 +314,8 @@ impl<T: SimScalar> Clone for SharedSlice<T> {
 impl<T: SimScalar> Copy for SharedSlice<T> {}
 
 impl<T: SimScalar, const N: usize> Shared<T, N> {
-    pub(crate) fn from_cells(cells: &[T::Atomic], block: u64) -> Self {
-        Shared { cells: SharedCells::new(cells, block) }
+    pub(crate) fn from_cells(cells: &[T::Atomic], block: u64, site: &'static Location<'static>) -> Self {
+        Shared { cells: SharedCells::new(cells, block, Some(site)) }
     }
 
     pub const fn len(&self) -> usize {
@@ -311,8 +335,8 @@ impl<T: SimScalar, const N: usize> Shared<T, N> {
 }
 
 impl<T: SimScalar, const R: usize, const C: usize> Shared2d<T, R, C> {
-    pub(crate) fn from_cells(cells: &[T::Atomic], block: u64) -> Self {
-        Shared2d { cells: SharedCells::new(cells, block) }
+    pub(crate) fn from_cells(cells: &[T::Atomic], block: u64, site: &'static Location<'static>) -> Self {
+        Shared2d { cells: SharedCells::new(cells, block, Some(site)) }
     }
 
     /// All elements, `R * C`.
@@ -347,8 +371,8 @@ impl<T: SimScalar, const R: usize, const C: usize> Shared2d<T, R, C> {
 }
 
 impl<T: SimScalar, const A: usize, const B: usize, const C: usize> Shared3d<T, A, B, C> {
-    pub(crate) fn from_cells(cells: &[T::Atomic], block: u64) -> Self {
-        Shared3d { cells: SharedCells::new(cells, block) }
+    pub(crate) fn from_cells(cells: &[T::Atomic], block: u64, site: &'static Location<'static>) -> Self {
+        Shared3d { cells: SharedCells::new(cells, block, Some(site)) }
     }
 
     /// All elements, `A * B * C`.
@@ -377,7 +401,7 @@ impl<T: SimScalar, const A: usize, const B: usize, const C: usize> Shared3d<T, A
 
 impl<T: SimScalar> SharedSlice<T> {
     pub(crate) fn from_cells(cells: &[T::Atomic], block: u64) -> Self {
-        SharedSlice { cells: SharedCells::new(cells, block) }
+        SharedSlice { cells: SharedCells::new(cells, block, None) }
     }
 
     pub fn len(&self) -> usize {
@@ -400,28 +424,29 @@ impl<T: SimScalar> SharedSlice<T> {
 #[doc(hidden)]
 pub trait Cells<I> {
     type Elem: SimScalar;
+    /// The cell, noted for the race check as an access of `kind`.
     #[track_caller]
-    fn __cell(&self, i: I) -> &<Self::Elem as SimScalar>::Atomic;
+    fn __cell(&self, i: I, kind: AccessKind) -> &<Self::Elem as SimScalar>::Atomic;
 }
 
 impl<T: SimScalar> Cells<usize> for SliceMut<'_, T> {
     type Elem = T;
-    fn __cell(&self, i: usize) -> &T::Atomic {
-        self.cell(i)
+    fn __cell(&self, i: usize, kind: AccessKind) -> &T::Atomic {
+        self.cell(i, kind)
     }
 }
 
 impl<T: SimScalar, const N: usize> Cells<usize> for Shared<T, N> {
     type Elem = T;
-    fn __cell(&self, i: usize) -> &T::Atomic {
-        self.cells.cell(i)
+    fn __cell(&self, i: usize, kind: AccessKind) -> &T::Atomic {
+        self.cells.cell(i, kind)
     }
 }
 
 impl<T: SimScalar, const R: usize, const C: usize> Cells<(usize, usize)> for Shared2d<T, R, C> {
     type Elem = T;
-    fn __cell(&self, i: (usize, usize)) -> &T::Atomic {
-        self.cells.cell(self.flat(i))
+    fn __cell(&self, i: (usize, usize), kind: AccessKind) -> &T::Atomic {
+        self.cells.cell(self.flat(i), kind)
     }
 }
 
@@ -429,22 +454,22 @@ impl<T: SimScalar, const A: usize, const B: usize, const C: usize> Cells<(usize,
     for Shared3d<T, A, B, C>
 {
     type Elem = T;
-    fn __cell(&self, i: (usize, usize, usize)) -> &T::Atomic {
-        self.cells.cell(self.flat(i))
+    fn __cell(&self, i: (usize, usize, usize), kind: AccessKind) -> &T::Atomic {
+        self.cells.cell(self.flat(i), kind)
     }
 }
 
 impl<T: SimScalar> Cells<usize> for SharedSlice<T> {
     type Elem = T;
-    fn __cell(&self, i: usize) -> &T::Atomic {
-        self.cells.cell(i)
+    fn __cell(&self, i: usize, kind: AccessKind) -> &T::Atomic {
+        self.cells.cell(i, kind)
     }
 }
 
 impl<I, A: Cells<I> + ?Sized> Cells<I> for &A {
     type Elem = A::Elem;
-    fn __cell(&self, i: I) -> &<A::Elem as SimScalar>::Atomic {
-        (**self).__cell(i)
+    fn __cell(&self, i: I, kind: AccessKind) -> &<A::Elem as SimScalar>::Atomic {
+        (**self).__cell(i, kind)
     }
 }
 
@@ -454,13 +479,13 @@ macro_rules! shared_access {
             type Elem = T;
             #[inline]
             fn __gpu_load(&self, i: $i) -> T {
-                load::<T>(self.__cell(i))
+                load::<T>(self.__cell(i, AccessKind::Read))
             }
         }
         impl<T: SimScalar, $($g)*> StoreShared<$i> for $ty {
             #[inline]
             fn __gpu_store(&self, i: $i, v: T) {
-                store(self.__cell(i), v)
+                store(self.__cell(i, AccessKind::Write), v)
             }
         }
     )*};

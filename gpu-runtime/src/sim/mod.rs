@@ -9,11 +9,18 @@
 //! (undefined on the GPU); each element type's view of the dynamic shared memory is its
 //! own; a warp operation whose mask names a lane that has exited panics (undefined
 //! behaviour on the GPU).
+//!
+//! What it checks that the GPU does not (compute-sanitizer's racecheck and synccheck,
+//! without a GPU): data races on shared and global memory (`race.rs`, on unless the
+//! launch's `LaunchConfig::check_races(false)`, and off by default on the CPU device),
+//! threads of a block waiting at different barriers, and warp operations whose mask
+//! names a lane that cannot come (exited, or waiting at a barrier).
 
 pub(crate) mod atomic;
 pub(crate) mod builtins;
 mod context;
 mod memory;
+mod race;
 mod run;
 mod scalar;
 

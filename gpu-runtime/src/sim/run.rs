@@ -3,7 +3,10 @@
 
 use std::sync::{Arc, Mutex};
 
+use std::cell::Cell;
+
 use super::context::{BlockState, ThreadContext, enter, leave};
+use super::race::RaceCheck;
 use crate::error::{Error, Result};
 use crate::grid::Dim3;
 use crate::launch::LaunchConfig;
@@ -20,41 +23,64 @@ const STACK: usize = 512 * 1024;
 /// first thread (in launch order) of the first block that failed, with the panic's
 /// message. The grid and block are checked as a GPU launch checks them, blocks against
 /// `max_threads` (the kernel's `launch_bounds`; `None`: CUDA's limit).
+///
+/// Then, what the GPU would not report: threads of a block waiting at different
+/// `sync_threads` calls ([`Error::BarrierDivergence`], first block first) and, unless
+/// `cfg` turns the check off, the launch's first data race ([`Error::DataRace`]; see
+/// `race.rs` for what orders accesses).
 pub fn run(kernel: &'static str, cfg: &LaunchConfig, max_threads: Option<u32>, body: &(dyn Fn() + Sync)) -> Result<()> {
     cfg.check_within(kernel, max_threads)?;
     let grid = cfg.grid_dim();
-    let mut first = None;
+    let races = cfg.races_checked().then(|| Arc::new(RaceCheck::new(grid, cfg.block_dim())));
+    let (mut fault, mut divergence) = (None, None);
     for z in 0..grid.z {
         for y in 0..grid.y {
             for x in 0..grid.x {
                 let at = Dim3::new(x, y, z);
-                if let Some(fault) = run_block(kernel, cfg, at, body)?
-                    && first.is_none()
-                {
-                    first = Some(fault);
-                }
+                let (f, d) = run_block(kernel, cfg, at, races.as_ref(), body)?;
+                fault = fault.or(f);
+                divergence = divergence.or(d);
             }
         }
     }
-    first.map_or(Ok(()), Err)
+    let race = races.and_then(|r| r.take()).map(|found| Error::DataRace {
+        kernel,
+        location: found.place,
+        first: found.first,
+        second: found.second,
+    });
+    fault.or(divergence).or(race).map_or(Ok(()), Err)
 }
 
-/// Runs block `at`; `Some` error for its first thread that panicked.
-fn run_block(kernel: &'static str, cfg: &LaunchConfig, at: Dim3, body: &(dyn Fn() + Sync)) -> Result<Option<Error>> {
+/// Runs block `at`: the error of its first thread that panicked, and its barrier
+/// divergence.
+fn run_block(
+    kernel: &'static str,
+    cfg: &LaunchConfig,
+    at: Dim3,
+    races: Option<&Arc<RaceCheck>>,
+    body: &(dyn Fn() + Sync),
+) -> Result<(Option<Error>, Option<Error>)> {
     let dim = cfg.block_dim();
+    let grid = cfg.grid_dim();
     let threads = dim.count() as u32;
     let state = Arc::new(BlockState::new(threads, cfg.dynamic_shared_bytes()));
+    let thread_of = |linear: u32| Dim3::new(linear % dim.x, linear / dim.x % dim.y, linear / (dim.x * dim.y));
     let failures: Mutex<Vec<(u32, Dim3, String)>> = Mutex::new(Vec::new());
     let spawned = std::thread::scope(|s| -> std::io::Result<()> {
         for linear in 0..threads {
-            let thread = Dim3::new(linear % dim.x, linear / dim.x % dim.y, linear / (dim.x * dim.y));
+            let thread = thread_of(linear);
             let ctx = ThreadContext {
                 thread,
                 block: at,
                 block_dim: dim,
-                grid_dim: cfg.grid_dim(),
+                grid_dim: grid,
                 linear,
+                block_linear: at.x + at.y * grid.x + at.z * grid.x * grid.y,
                 state: state.clone(),
+                epoch: Cell::new(0),
+                warp_sync: Cell::new(0),
+                races: races.cloned(),
             };
             let failures = &failures;
             let spawn = std::thread::Builder::new().stack_size(STACK).spawn_scoped(s, move || {
@@ -80,10 +106,24 @@ fn run_block(kernel: &'static str, cfg: &LaunchConfig, at: Dim3, body: &(dyn Fn(
     });
     spawned.map_err(|e| Error::internal(format!("the simulator could not start a thread of `{kernel}`: {e}")))?;
     let failures = failures.into_inner().unwrap_or_else(|p| p.into_inner());
-    Ok(failures.into_iter().min_by_key(|f| f.0).map(|(_, thread, message)| Error::ThreadFault {
+    let fault = failures.into_iter().min_by_key(|f| f.0).map(|(_, thread, message)| Error::ThreadFault {
         kernel,
         block: at.array(),
         thread: thread.array(),
         message,
-    }))
+    });
+    let divergence = state.divergence().map(|[(a, at_a), (b, at_b)]| {
+        let (a, b) = (thread_of(a), thread_of(b));
+        Error::BarrierDivergence {
+            kernel,
+            block: at.array(),
+            message: format!(
+                "thread ({}, {}, {}) waited at the `sync_threads` of {at_a} while thread ({}, {}, {}) waited at the one of \
+                 {at_b}: every thread of a block must reach the same barrier (a barrier in a branch must be reached by the \
+                 whole block or by none of it)",
+                a.x, a.y, a.z, b.x, b.y, b.z
+            ),
+        }
+    });
+    Ok((fault, divergence))
 }
