@@ -424,3 +424,53 @@ fn the_monte_carlo_example_on_the_cpu() {
     assert_eq!(on_cpu, monte_carlo_pi::mean(&host));
     assert!((on_cpu - std::f64::consts::PI).abs() < 0.02, "{on_cpu}");
 }
+
+/// What the race check costs: the four examples' kernels simulated with it on and off
+/// (each run checked against the other, bit for bit). A measurement, not a test of speed:
+/// `cargo test --release --test kernels -- --ignored --nocapture race_check_cost`.
+#[test]
+#[ignore = "a measurement: run it with --ignored --nocapture"]
+fn race_check_cost() {
+    use std::time::Instant;
+    fn time<R: PartialEq + std::fmt::Debug>(name: &str, run: impl Fn(bool) -> R) {
+        let best = |on: bool| {
+            let mut out = None;
+            let mut best = f64::INFINITY;
+            for _ in 0..3 {
+                let t = Instant::now();
+                let r = run(on);
+                best = best.min(t.elapsed().as_secs_f64());
+                out = Some(r);
+            }
+            (best, out.expect("ran"))
+        };
+        let ((on, a), (off, b)) = (best(true), best(false));
+        assert_eq!(a, b, "{name}: the check changed the result");
+        println!("{name:>14}: checked {:8.1} ms, unchecked {:8.1} ms, {:.2}x", on * 1e3, off * 1e3, on / off);
+    }
+    let cfg = |grid: (u32, u32), block: (u32, u32), on: bool| LaunchConfig::new(grid, block).check_races(on);
+    let x: Vec<f64> = (0..1 << 16).map(|i| (i % 1000) as f64 / 3.0).collect();
+    time("block_reduce", |on| {
+        let mut partial = vec![0.0f64; 64];
+        block_reduce::block_sum::simulate_with(&cfg((64, 1), (256, 1), on), &x, &mut partial).unwrap();
+        partial.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+    });
+    let (h, w) = (128usize, 128usize);
+    let u: Vec<f32> = (0..h * w).map(|i| (i % 97) as f32).collect();
+    time("heat", |on| {
+        let mut next = vec![0.0f32; h * w];
+        heat::heat_step::simulate_with(&cfg((8, 8), (16, 16), on), &u, &mut next, h, w, 0.2).unwrap();
+        next.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+    });
+    let data: Vec<u8> = (0..1u32 << 18).map(|i| (i.wrapping_mul(2654435761) >> 24) as u8).collect();
+    time("histogram", |on| {
+        let mut bins = vec![0u32; 256];
+        histogram_example::histogram::simulate_with(&cfg((8, 1), (256, 1), on), &data, &mut bins).unwrap();
+        bins
+    });
+    time("monte_carlo_pi", |on| {
+        let mut out = vec![0.0f32; 24 * 64];
+        monte_carlo_pi::compute_pi::simulate_with(&cfg((24, 1), (64, 1), on), 42, 1000, &mut out).unwrap();
+        out.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+    });
+}
