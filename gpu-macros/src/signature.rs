@@ -112,6 +112,10 @@ fn is_type_param(ty: &syn::Type, g: &syn::Ident) -> bool {
 
 pub fn scalar_tokens(t: ScalarType) -> TokenStream {
     let ident = syn::Ident::new(t.rust_name(), Span::call_site());
+    if t.is_half() {
+        // The `half` crate's types, as the runtime re-exports them.
+        return quote!(::gpu_runtime::#ident);
+    }
     quote!(::core::primitive::#ident)
 }
 

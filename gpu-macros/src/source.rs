@@ -532,7 +532,7 @@ pub fn with_module_consts(
     let mut checks = proc_macro2::TokenStream::new();
     for c in &consts {
         let (name, ty, expr) = (&c.ident, &c.ty, &c.expr);
-        let float = scalar_type(ty).is_ok_and(|t| t.is_float());
+        let float = scalar_type(ty).is_ok_and(|t| t.is_floating());
         let same = if float { quote!(COPY.to_bits() == #name.to_bits()) } else { quote!(COPY == #name) };
         let msg = format!("the GPU copy of `{name}` differs from the constant rustc compiled");
         checks.extend(quote! {

@@ -54,6 +54,8 @@ scalar! {
     usize => |v| v as u64, |b| b as usize;
     f32 => |v| v.to_bits() as u64, |b| f32::from_bits(b as u32);
     f64 => |v| v.to_bits(), |b| f64::from_bits(b);
+    half::f16 => |v| v.to_bits() as u64, |b| half::f16::from_bits(b as u16);
+    half::bf16 => |v| v.to_bits() as u64, |b| half::bf16::from_bits(b as u16);
 }
 
 #[cfg(test)]
@@ -67,6 +69,8 @@ mod tests {
         assert_eq!(1.5f32.to_bits(), 0x3fc0_0000);
         assert_eq!(Scalar::to_bits(true), 1);
         assert_eq!(<f64 as Scalar>::NAME, "f64");
+        assert_eq!(<half::bf16 as Scalar>::NAME, "half::bf16");
+        assert_eq!(Scalar::to_bits(half::f16::ONE), 0x3c00);
         assert_eq!(<i16 as Scalar>::from_bits((-5i16).to_bits()), -5);
         assert_eq!(<f32 as Scalar>::from_bits(1.5f32.to_bits() as u64), 1.5);
     }

@@ -105,7 +105,23 @@ pub unsafe fn jit_with<'ctx>(
     module.set_data_layout(&tm.get_target_data().get_data_layout());
     module.verify().map_err(|e| e.to_string())?;
     module.run_passes("default<O3>", &tm, PassBuilderOptions::create()).map_err(|e| e.to_string())?;
+    // The code generator widens and rounds the half types through these runtime
+    // functions, which the process does not export: declared here (after the passes,
+    // which would drop them unused) so that they can be mapped.
+    let half_fns: Vec<_> = half_conversions()
+        .into_iter()
+        .map(|(name, addr)| {
+            let f = module.get_function(name).unwrap_or_else(|| {
+                let t = cx.f32_type().fn_type(&[cx.f32_type().into()], false);
+                module.add_function(name, t, None)
+            });
+            (f, addr)
+        })
+        .collect();
     let engine = module.create_jit_execution_engine(OptimizationLevel::Default).map_err(|e| e.to_string())?;
+    for (f, addr) in half_fns {
+        engine.add_global_mapping(&f, addr);
+    }
     for decl in
         module.get_functions().filter(|f| f.count_basic_blocks() == 0 && f.get_name().to_bytes().starts_with(b"__nv_"))
     {
@@ -121,6 +137,49 @@ pub unsafe fn jit_with<'ctx>(
         params: f.params.iter().map(|p| p.ty).collect(),
         rets: f.ret.scalars().to_vec(),
     })
+}
+
+/// The conversions x86-64 code calls for `half` and `bfloat` values (which it passes in
+/// the low 16 bits of an XMM register, as the bits of an `f32` here), done by the `half`
+/// crate: the host copy checks the lowering around them (the GPU's own conversions are
+/// checked against the same crate on the GPU).
+fn half_conversions() -> [(&'static str, usize); 6] {
+    [
+        ("__extendhfsf2", extend_hf_sf as *const () as usize),
+        ("__extendhfdf2", extend_hf_df as *const () as usize),
+        ("__truncsfhf2", trunc_sf_hf as *const () as usize),
+        ("__truncdfhf2", trunc_df_hf as *const () as usize),
+        ("__truncsfbf2", trunc_sf_bf as *const () as usize),
+        ("__truncdfbf2", trunc_df_bf as *const () as usize),
+    ]
+}
+
+fn in_xmm(bits: u16) -> f32 {
+    f32::from_bits(bits as u32)
+}
+
+extern "C" fn extend_hf_sf(h: f32) -> f32 {
+    half::f16::from_bits(h.to_bits() as u16).to_f32()
+}
+
+extern "C" fn extend_hf_df(h: f32) -> f64 {
+    half::f16::from_bits(h.to_bits() as u16).to_f64()
+}
+
+extern "C" fn trunc_sf_hf(x: f32) -> f32 {
+    in_xmm(half::f16::from_f32(x).to_bits())
+}
+
+extern "C" fn trunc_df_hf(x: f64) -> f32 {
+    in_xmm(half::f16::from_f64(x).to_bits())
+}
+
+extern "C" fn trunc_sf_bf(x: f32) -> f32 {
+    in_xmm(half::bf16::from_f32(x).to_bits())
+}
+
+extern "C" fn trunc_df_bf(x: f64) -> f32 {
+    in_xmm(half::bf16::from_f64(x).to_bits())
 }
 
 fn e<T>(r: Result<T, inkwell::builder::BuilderError>) -> Result<T, String> {

@@ -101,6 +101,8 @@ pub enum Intrinsic {
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 enum Recv {
     Float,
+    /// `half::f16` and `half::bf16`.
+    Half,
     Int,
     Signed,
     Unsigned,
@@ -110,6 +112,7 @@ impl Recv {
     fn accepts(self, t: ScalarType) -> bool {
         match self {
             Recv::Float => t.is_float(),
+            Recv::Half => t.is_half(),
             Recv::Int => t.is_int(),
             Recv::Signed => t.is_signed_int(),
             Recv::Unsigned => t.is_unsigned_int(),
@@ -205,6 +208,15 @@ methods! {
     "to_degrees" ToDegrees Float (NONE) -> Same;
     "to_radians" ToRadians Float (NONE) -> Same;
     "is_nan" IsNan Float (NONE) -> Exact(B);
+    "is_nan" IsNan Half (NONE) -> Exact(B);
+    "is_infinite" IsInfinite Half (NONE) -> Exact(B);
+    "is_finite" IsFinite Half (NONE) -> Exact(B);
+    "is_sign_negative" IsSignNegative Half (NONE) -> Exact(B);
+    "is_sign_positive" IsSignPositive Half (NONE) -> Exact(B);
+    "signum" Signum Half (NONE) -> Same;
+    "copysign" Copysign Half (S1) -> Same;
+    "max" Max Half (S1) -> Same;
+    "min" Min Half (S1) -> Same;
     "is_infinite" IsInfinite Float (NONE) -> Exact(B);
     "is_finite" IsFinite Float (NONE) -> Exact(B);
     "is_sign_negative" IsSignNegative Float (NONE) -> Exact(B);
@@ -309,6 +321,7 @@ pub fn method(name: &str, recv: ScalarType) -> Result<Signature, Lookup> {
                 .iter()
                 .map(|m| match m.recv {
                     Recv::Float => "floats",
+                    Recv::Half => "`f16` and `bf16`",
                     Recv::Int => "integers",
                     Recv::Signed => "signed integers",
                     Recv::Unsigned => "unsigned integers",

@@ -19,10 +19,15 @@ pub enum ScalarType {
     Usize,
     F32,
     F64,
+    /// `half::f16`: IEEE binary16, a storage type computed through `f32` (as the `half`
+    /// crate computes it).
+    F16,
+    /// `half::bf16`: bfloat16, likewise.
+    BF16,
 }
 
 impl ScalarType {
-    pub const ALL: [ScalarType; 13] = [
+    pub const ALL: [ScalarType; 15] = [
         ScalarType::Bool,
         ScalarType::I8,
         ScalarType::I16,
@@ -36,6 +41,8 @@ impl ScalarType {
         ScalarType::Usize,
         ScalarType::F32,
         ScalarType::F64,
+        ScalarType::F16,
+        ScalarType::BF16,
     ];
 
     /// The type's name as written in Rust source.
@@ -54,6 +61,8 @@ impl ScalarType {
             ScalarType::Usize => "usize",
             ScalarType::F32 => "f32",
             ScalarType::F64 => "f64",
+            ScalarType::F16 => "f16",
+            ScalarType::BF16 => "bf16",
         }
     }
 
@@ -61,12 +70,24 @@ impl ScalarType {
         ScalarType::ALL.into_iter().find(|t| t.rust_name() == name)
     }
 
+    /// `f32` and `f64`: Rust's primitive floats (literals, `as` casts and the float methods).
     pub fn is_float(self) -> bool {
         matches!(self, ScalarType::F32 | ScalarType::F64)
     }
 
+    /// `f16` and `bf16` (the `half` crate's): arithmetic and comparisons as floats, but no
+    /// literals and no `as` casts (they are not primitive types in Rust).
+    pub fn is_half(self) -> bool {
+        matches!(self, ScalarType::F16 | ScalarType::BF16)
+    }
+
+    /// A float of any width: IEEE arithmetic, no faults.
+    pub fn is_floating(self) -> bool {
+        self.is_float() || self.is_half()
+    }
+
     pub fn is_int(self) -> bool {
-        !self.is_float() && self != ScalarType::Bool
+        !self.is_floating() && self != ScalarType::Bool
     }
 
     pub fn is_signed_int(self) -> bool {
@@ -82,7 +103,7 @@ impl ScalarType {
         match self {
             ScalarType::Bool => 1,
             ScalarType::I8 | ScalarType::U8 => 8,
-            ScalarType::I16 | ScalarType::U16 => 16,
+            ScalarType::I16 | ScalarType::U16 | ScalarType::F16 | ScalarType::BF16 => 16,
             ScalarType::I32 | ScalarType::U32 | ScalarType::F32 => 32,
             ScalarType::I64 | ScalarType::Isize | ScalarType::U64 | ScalarType::Usize | ScalarType::F64 => 64,
         }

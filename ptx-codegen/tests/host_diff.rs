@@ -90,6 +90,13 @@ fn strategy(t: ScalarType) -> BoxedStrategy<u64> {
         U16 => int_strategy::<u16>(int_specials!(u16)),
         U32 => prop_oneof![1 => (0u32..70).prop_map(Bits::to_u64), 2 => int_strategy::<u32>(int_specials!(u32))].boxed(),
         U64 | Usize => int_strategy::<u64>(int_specials!(u64)),
+        // Every bit pattern (NaNs, infinities and subnormals among them), and the specials.
+        F16 | BF16 => prop_oneof![
+            3 => any::<u16>().prop_map(u64::from),
+            1 => proptest::sample::select(vec![0u16, 0x8000, 0x3c00, 0xbc00, 0x7c00, 0xfc00, 0x7e00, 0x0001, 0x03ff, 0x7bff,
+                0x3f80, 0xbf80, 0x7f80, 0xff80, 0x7fc0, 0x007f, 0x7f7f, 0x3800, 0x4000, 0x4200]).prop_map(u64::from),
+        ]
+        .boxed(),
     }
 }
 
@@ -106,6 +113,8 @@ fn same(t: ScalarType, got: u64, want: u64, how: Compare) -> bool {
     let (g, w) = match t {
         ScalarType::F32 => (f32::from_u64(got) as f64, f32::from_u64(want) as f64),
         ScalarType::F64 => (f64::from_u64(got), f64::from_u64(want)),
+        ScalarType::F16 => (half::f16::from_bits(got as u16).to_f64(), half::f16::from_bits(want as u16).to_f64()),
+        ScalarType::BF16 => (half::bf16::from_bits(got as u16).to_f64(), half::bf16::from_bits(want as u16).to_f64()),
         _ => return got == want,
     };
     if g.is_nan() || w.is_nan() {
@@ -121,6 +130,8 @@ fn show(t: ScalarType, v: u64) -> String {
     match t {
         ScalarType::F32 => format!("{:e} ({v:#x})", f32::from_u64(v)),
         ScalarType::F64 => format!("{:e} ({v:#x})", f64::from_u64(v)),
+        ScalarType::F16 => format!("{:e} ({v:#x})", half::f16::from_bits(v as u16)),
+        ScalarType::BF16 => format!("{:e} ({v:#x})", half::bf16::from_bits(v as u16)),
         ScalarType::Bool => format!("{}", v != 0),
         t if t.is_signed_int() => format!("{}", (v << (64 - t.bits())) as i64 >> (64 - t.bits())),
         _ => format!("{v}"),
@@ -365,5 +376,86 @@ fn random_library_matches_rust() {
     ];
     for (name, src, reference) in &cases {
         check(name, src, reference, Compare::Exact, 300);
+    }
+}
+
+/// `half::f16` and `half::bf16`: every operator, conversion and method of the kernel
+/// language against the `half` crate's own (bit for bit; any NaN equals any NaN). The
+/// reference takes and returns the values' bits (`u16`).
+#[test]
+fn half_types_match_the_half_crate() {
+    macro_rules! cases {
+        ($t:ident, $name:literal) => {{
+            use half::$t as H;
+            let h = H::from_bits;
+            let t = $name;
+            let src = |f: &str| f.replace("H", t);
+            vec![
+                (src("fn add(a: H, b: H) -> H { a + b }"), native(move |a: u16, b: u16| (h(a) + h(b)).to_bits())),
+                (src("fn sub(a: H, b: H) -> H { a - b }"), native(move |a: u16, b: u16| (h(a) - h(b)).to_bits())),
+                (src("fn mul(a: H, b: H) -> H { a * b }"), native(move |a: u16, b: u16| (h(a) * h(b)).to_bits())),
+                (src("fn div(a: H, b: H) -> H { a / b }"), native(move |a: u16, b: u16| (h(a) / h(b)).to_bits())),
+                (src("fn rem(a: H, b: H) -> H { a % b }"), native(move |a: u16, b: u16| (h(a) % h(b)).to_bits())),
+                (src("fn neg(a: H) -> H { -a }"), native(move |a: u16| (-h(a)).to_bits())),
+                (
+                    src("fn assign(a: H, b: H) -> H { let mut x = a; x += b; x *= a; x -= b; x /= a; x }"),
+                    native(move |a: u16, b: u16| {
+                        let mut x = h(a);
+                        x += h(b);
+                        x *= h(a);
+                        x -= h(b);
+                        x /= h(a);
+                        x.to_bits()
+                    }),
+                ),
+                (
+                    src("fn cmp(a: H, b: H) -> (bool, bool, bool, bool, bool, bool) { (a < b, a <= b, a == b, a != b, a > b, a >= b) }"),
+                    native(move |a: u16, b: u16| {
+                        let (a, b) = (h(a), h(b));
+                        (a < b, a <= b, a == b, a != b, a > b, a >= b)
+                    }),
+                ),
+                (src("fn f32_in(x: f32) -> H { H::from_f32(x) }"), native(move |x: f32| H::from_f32(x).to_bits())),
+                (src("fn f64_in(x: f64) -> H { H::from_f64(x) }"), native(move |x: f64| H::from_f64(x).to_bits())),
+                (
+                    src("fn out(a: H) -> (f32, f64, f32, f64) { (a.to_f32(), a.to_f64(), f32::from(a), H::to_f64(a)) }"),
+                    native(move |a: u16| (h(a).to_f32(), h(a).to_f64(), f32::from(h(a)), f64::from(h(a)))),
+                ),
+                (
+                    src("fn small(u: u8, i: i8) -> (H, H) { (H::from(u), H::from(i)) }"),
+                    native(move |u: u8, i: i8| (H::from(u).to_bits(), H::from(i).to_bits())),
+                ),
+                (
+                    src("fn preds(a: H) -> (bool, bool, bool, bool, bool) { (a.is_nan(), a.is_infinite(), a.is_finite(), a.is_sign_negative(), a.is_sign_positive()) }"),
+                    native(move |a: u16| {
+                        let a = h(a);
+                        (a.is_nan(), a.is_infinite(), a.is_finite(), a.is_sign_negative(), a.is_sign_positive())
+                    }),
+                ),
+                (
+                    src("fn methods(a: H, b: H) -> (H, H, H, H) { (a.signum(), a.copysign(b), a.max(b), H::min(a, b)) }"),
+                    native(move |a: u16, b: u16| {
+                        let (a, b) = (h(a), h(b));
+                        (a.signum().to_bits(), a.copysign(b).to_bits(), a.max(b).to_bits(), a.min(b).to_bits())
+                    }),
+                ),
+                (
+                    src("fn consts(a: H) -> H { a * H::PI + H::ONE - H::EPSILON * H::MAX.min(a) }"),
+                    native(move |a: u16| (h(a) * H::PI + H::ONE - H::EPSILON * H::MAX.min(h(a))).to_bits()),
+                ),
+                (
+                    src("fn mixed(a: H, x: f32) -> f32 { let y = if a > H::ZERO { a * H::from_f32(x) } else { -a }; y.to_f32() + x }"),
+                    native(move |a: u16, x: f32| {
+                        let y = if h(a) > H::ZERO { h(a) * H::from_f32(x) } else { -h(a) };
+                        y.to_f32() + x
+                    }),
+                ),
+            ]
+        }};
+    }
+    let mut all: Vec<(String, Reference)> = cases!(f16, "f16");
+    all.extend(cases!(bf16, "bf16"));
+    for (src, reference) in &all {
+        check(src, src, reference, Compare::Exact, 2000);
     }
 }

@@ -225,7 +225,7 @@ macro_rules! warp_values {
     )*};
 }
 
-warp_values!(bool i8 i16 i32 i64 isize u8 u16 u32 u64 usize f32 f64);
+warp_values!(bool i8 i16 i32 i64 isize u8 u16 u32 u64 usize f32 f64 half::f16 half::bf16);
 
 /// Every lane of `mask` exchanges `value`; the value of lane `source(lane)`, or the
 /// lane's own value where `source` gives none.

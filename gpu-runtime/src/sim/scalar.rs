@@ -72,6 +72,8 @@ sim_scalar! {
     i64 => AtomicU64;
     u64 => AtomicU64;
     f64 => AtomicU64;
+    half::f16 => AtomicU16;
+    half::bf16 => AtomicU16;
     isize => AtomicUsize;
     usize => AtomicUsize;
 }

@@ -57,8 +57,14 @@ impl FnChecker<'_> {
             let prefix: Vec<&str> = prefix.iter().map(String::as_str).collect();
             let receiver_type = match prefix.as_slice() {
                 [t] | ["std" | "core", "primitive", t] => ScalarType::from_name(t),
+                ["half" | "gpu_runtime", t @ ("f16" | "bf16")] => ScalarType::from_name(t),
                 _ => None,
             };
+            if let Some(t) = receiver_type {
+                if let Some(e) = self.half_conversion(t, method, &mut args, &callee, span) {
+                    return e;
+                }
+            }
             // `T::from_f64(v)` of the `Float` trait, once `T` is a concrete float: `v as T`.
             if let (Some(t), "from_f64", [(v, src)]) = (receiver_type, method.as_str(), args.as_slice()) {
                 if t.is_float() {
@@ -184,6 +190,11 @@ impl FnChecker<'_> {
                 return self.error_expr(span);
             }
         };
+        // `h.to_f32()`, `h.to_f64()`: exact.
+        if let ("to_f32" | "to_f64", true, true) = (name, t.is_half(), args.is_empty()) {
+            let to = if name == "to_f32" { ScalarType::F32 } else { ScalarType::F64 };
+            return self.mk(ExprKind::Cast(Box::new(recv)), Type::Scalar(to), span);
+        }
         let sig = match intrinsic::method(name, t) {
             Ok(sig) => sig,
             Err(Lookup::WrongReceiver { receivers }) => {
@@ -222,6 +233,53 @@ impl FnChecker<'_> {
             all.push(a);
         }
         self.mk(ExprKind::Call(sig.intrinsic, all), Type::Scalar(sig.ret), span)
+    }
+}
+
+impl FnChecker<'_> {
+    /// The conversions of the half types, which Rust spells as functions, not `as`:
+    /// `f16::from_f32(x)` (and `from_f64`, and the `_const` forms), `f32::from(h)`,
+    /// `f64::from(h)` and `f16::from(b)` of a `u8` or `i8`. `None`: not one of them.
+    fn half_conversion(
+        &mut self,
+        t: ScalarType,
+        method: &str,
+        args: &mut Vec<(Expr, &syn::Expr)>,
+        callee: &str,
+        span: proc_macro2::Span,
+    ) -> Option<Expr> {
+        use ScalarType::{F32, F64, I8, U8};
+        let from = match method {
+            "from_f32" | "from_f32_const" if t.is_half() => F32,
+            "from_f64" | "from_f64_const" if t.is_half() => F64,
+            "from" => {
+                let [(v, _)] = args.as_slice() else { return None };
+                match (t, self.prog.infer.shallow(v.ty)) {
+                    (F32 | F64, Type::Scalar(h)) if h.is_half() => h,
+                    (h, Type::Scalar(small @ (I8 | U8))) if h.is_half() => small,
+                    // `f16::from(x)` of anything else is no conversion Rust has.
+                    (h, ty) if h.is_half() => {
+                        let found = self.prog.infer.describe(ty);
+                        self.error(args[0].1, format!("`{callee}` takes a `u8` or an `i8` (exactly representable), found `{found}`: for other values write `{h}::from_f32(x)`"));
+                        return Some(self.error_expr(span));
+                    }
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        };
+        if args.len() != 1 {
+            self.error_at(SpanRange(span, span), format!("`{callee}` takes 1 argument, but {} were given", args.len()));
+            return Some(self.error_expr(span));
+        }
+        let (v, src) = args.remove(0);
+        if self.prog.infer.unify(v.ty, Type::Scalar(from)).is_err() {
+            let found = self.prog.infer.describe(v.ty);
+            let hint = conversion_hint(src, &found, from.rust_name());
+            self.error(src, format!("mismatched types: `{callee}` takes a `{from}`, found `{found}`{hint}"));
+            return Some(self.error_expr(span));
+        }
+        Some(self.mk(ExprKind::Cast(Box::new(v)), Type::Scalar(t), span))
     }
 }
 

@@ -11,9 +11,44 @@ fn float(t: ScalarType, f32v: f32, f64v: f64) -> (ScalarType, Literal) {
     }
 }
 
-/// Associated constants of a scalar type (`f32::EPSILON`, `u8::MAX`, `i32::BITS`).
+/// The associated constants of `half::f16` and `half::bf16`, with the `half` crate's
+/// own values.
+fn half_associated(t: ScalarType, name: &str) -> Option<(ScalarType, Literal)> {
+    use half::{bf16, f16};
+    let value = |a: f16, b: bf16| {
+        let v = if t == ScalarType::F16 { a.to_f32() } else { b.to_f32() };
+        Some((t, Literal::Float { as_f64: v as f64, as_f32: v }))
+    };
+    let int = |a, b, ty| Some((ty, Literal::Int(if t == ScalarType::F16 { a } else { b } as i128)));
+    macro_rules! table {
+        ($($n:ident),*) => {
+            match name {
+                $(stringify!($n) => value(f16::$n, bf16::$n),)*
+                "RADIX" => int(f16::RADIX as i64, bf16::RADIX as i64, ScalarType::U32),
+                "DIGITS" => int(f16::DIGITS as i64, bf16::DIGITS as i64, ScalarType::U32),
+                "MANTISSA_DIGITS" => int(f16::MANTISSA_DIGITS as i64, bf16::MANTISSA_DIGITS as i64, ScalarType::U32),
+                "MAX_EXP" => int(f16::MAX_EXP as i64, bf16::MAX_EXP as i64, ScalarType::I32),
+                "MIN_EXP" => int(f16::MIN_EXP as i64, bf16::MIN_EXP as i64, ScalarType::I32),
+                "MAX_10_EXP" => int(f16::MAX_10_EXP as i64, bf16::MAX_10_EXP as i64, ScalarType::I32),
+                "MIN_10_EXP" => int(f16::MIN_10_EXP as i64, bf16::MIN_10_EXP as i64, ScalarType::I32),
+                _ => None,
+            }
+        };
+    }
+    table!(
+        ZERO, ONE, NEG_ONE, NEG_ZERO, MAX, MIN, MIN_POSITIVE, MIN_POSITIVE_SUBNORMAL, MAX_SUBNORMAL, EPSILON,
+        INFINITY, NEG_INFINITY, NAN, E, PI, FRAC_1_PI, FRAC_1_SQRT_2, FRAC_2_PI, FRAC_2_SQRT_PI, FRAC_PI_2,
+        FRAC_PI_3, FRAC_PI_4, FRAC_PI_6, FRAC_PI_8, LN_10, LN_2, LOG10_E, LOG10_2, LOG2_E, LOG2_10, SQRT_2
+    )
+}
+
+/// Associated constants of a scalar type (`f32::EPSILON`, `u8::MAX`, `i32::BITS`,
+/// `f16::ONE`).
 pub fn associated(t: ScalarType, name: &str) -> Option<(ScalarType, Literal)> {
     use ScalarType::*;
+    if t.is_half() {
+        return half_associated(t, name);
+    }
     if t.is_float() {
         let f = |a: f32, b: f64| Some(float(t, a, b));
         let int = |a: i32, b: i32, ty| Some((ty, Literal::Int(if t == F32 { a } else { b } as i128)));
@@ -94,6 +129,7 @@ pub fn by_path(segments: &[String]) -> Option<(ScalarType, Literal)> {
     let ty = |n: &str| ScalarType::from_name(n);
     match s.as_slice() {
         [t, name] => associated(ty(t)?, name),
+        ["half" | "gpu_runtime", t @ ("f16" | "bf16"), name] => associated(ty(t)?, name),
         ["std" | "core", t, name] => associated(ty(t)?, name),
         [t, "consts", name] => math(ty(t)?, name),
         ["std" | "core", t, "consts", name] => math(ty(t)?, name),
@@ -127,5 +163,10 @@ mod tests {
         assert_eq!(path("f32::MANTISSA_DIGITS"), Some((ScalarType::U32, Literal::Int(24))));
         assert_eq!(path("i32::PI"), None);
         assert_eq!(path("f32::consts::MAX"), None);
+        let one = Literal::Float { as_f64: 1.0, as_f32: 1.0 };
+        assert_eq!(path("half::bf16::ONE"), Some((ScalarType::BF16, one)));
+        let pi = half::f16::PI.to_f32();
+        assert_eq!(path("f16::PI"), Some((ScalarType::F16, Literal::Float { as_f64: pi as f64, as_f32: pi })));
+        assert_eq!(path("bf16::MANTISSA_DIGITS"), Some((ScalarType::U32, Literal::Int(8))));
     }
 }

@@ -48,15 +48,15 @@ impl ProgramCx {
             return;
         };
         let problem = match req {
-            Require::Numeric(op) if !(s.is_int() || s.is_float()) => {
+            Require::Numeric(op) if !(s.is_int() || s.is_floating()) => {
                 Some(format!("cannot apply `{op}` to `{s}`: arithmetic needs an integer or float type"))
             }
-            Require::Negatable if !(s.is_signed_int() || s.is_float()) => Some(if s.is_unsigned_int() {
+            Require::Negatable if !(s.is_signed_int() || s.is_floating()) => Some(if s.is_unsigned_int() {
                 format!("cannot negate an unsigned `{s}`: use a signed type or `wrapping_neg`")
             } else {
                 format!("cannot apply unary `-` to `{s}`")
             }),
-            Require::IntOrBool(op) if s.is_float() => {
+            Require::IntOrBool(op) if s.is_floating() => {
                 Some(format!("cannot apply `{op}` to `{s}`: bitwise operators need an integer or `bool`"))
             }
             Require::Int(what) if !s.is_int() => Some(format!("{what} needs an integer type, found `{s}`")),
@@ -68,7 +68,7 @@ impl ProgramCx {
                     .then(|| format!("literal out of range for `{s}`: `{v}` does not fit in {lo}..={hi}"))
             }
             Require::CastTo(to) => cast_problem(s, *to),
-            Require::Matchable if s.is_float() => Some(format!(
+            Require::Matchable if s.is_floating() => Some(format!(
                 "`match` on `{s}` is not supported: match on integers or `bool`, or compare with `if`/`else if`"
             )),
             _ => None,
@@ -81,6 +81,16 @@ impl ProgramCx {
 
 /// Whether `from as to` is a valid cast in Rust, and if not, what to write instead.
 pub(super) fn cast_problem(from: ScalarType, to: ScalarType) -> Option<String> {
+    // `half::f16` and `half::bf16` are not primitive types: no `as` reaches them.
+    if let Some(h) = [from, to].into_iter().find(|t| t.is_half()) {
+        let instead = match (from.is_half(), to) {
+            (true, ScalarType::F32 | ScalarType::F64) => format!("`x.to_{to}()` or `{to}::from(x)`"),
+            (true, _) => "`x.to_f32()`, then `as`".to_string(),
+            (false, _) if from.is_float() => format!("`{h}::from_{from}(x)`"),
+            (false, _) => format!("`{h}::from_f32(x as f32)`"),
+        };
+        return Some(format!("non-primitive cast: `{from}` as `{to}` (`{h}` is the `half` crate's type): write {instead}"));
+    }
     if to == ScalarType::Bool && from != ScalarType::Bool {
         return Some(format!(
             "cannot cast `{from}` as `bool`: compare instead, e.g. `x != {}`",

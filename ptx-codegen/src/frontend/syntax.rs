@@ -30,9 +30,13 @@ pub fn scalar_type(ty: &syn::Type) -> Result<ScalarType, TypeProblem> {
             let segs: Vec<String> = p.path.segments.iter().map(|s| name(&s.ident)).collect();
             let has_args = p.path.segments.iter().any(|s| !s.arguments.is_none());
             let name = segs.last().cloned().unwrap_or_default();
+            let half = matches!(name.as_str(), "f16" | "bf16");
             let prefix_ok = match segs.len() {
                 1 => p.path.leading_colon.is_none(),
-                3 => matches!(segs[0].as_str(), "std" | "core") && segs[1] == "primitive",
+                // The half types are the `half` crate's (Rust's own `f16` is unstable), also
+                // as `gpu_runtime` re-exports them.
+                2 => half && matches!(segs[0].as_str(), "half" | "gpu_runtime"),
+                3 => !half && matches!(segs[0].as_str(), "std" | "core") && segs[1] == "primitive",
                 _ => false,
             };
             match ScalarType::from_name(&name) {
@@ -237,6 +241,10 @@ mod tests {
         let t = |s: &str| scalar_type(&syn::parse_str(s).unwrap());
         assert!(matches!(t("f32"), Ok(ScalarType::F32)));
         assert!(matches!(t("std::primitive::u8"), Ok(ScalarType::U8)));
+        assert!(matches!(t("half::f16"), Ok(ScalarType::F16)));
+        assert!(matches!(t("bf16"), Ok(ScalarType::BF16)));
+        assert!(matches!(t("::gpu_runtime::bf16"), Ok(ScalarType::BF16)));
+        assert!(t("std::primitive::f16").is_err());
         assert!(matches!(t("(i64)"), Ok(ScalarType::I64)));
         assert!(matches!(t("&[f32]"), Err(TypeProblem::Reference)));
         assert!(matches!(t("[f32; 4]"), Err(TypeProblem::Sequence)));

@@ -47,7 +47,8 @@ impl<'ctx> FnLower<'_, 'ctx> {
             self.raise(is_min, Fault::NegOverflow)?;
         }
         let b = &self.builder;
-        Ok(match (op, t.is_float()) {
+        Ok(match (op, t.is_floating()) {
+            // For the half types too: `half`'s `Neg` flips the sign bit, as `fneg` does.
             (UnaryOp::Neg, true) => b.build_float_neg(v.into_float_value(), "neg")?.into(),
             // Wrapping negation, as in release builds (`-i32::MIN == i32::MIN`).
             (UnaryOp::Neg, false) => self.int_neg(v.into_int_value())?.into(),
@@ -64,6 +65,20 @@ impl<'ctx> FnLower<'_, 'ctx> {
         rt: ScalarType,
         rhs: &Expr,
     ) -> LResult<BasicValueEnum<'ctx>> {
+        if lt.is_half() {
+            // As the `half` crate computes: in `f32`, rounded once to the half type (exact
+            // for `+ - * / %`, since `f32` has more than twice the bits); comparisons of the
+            // widened values are the half values' own.
+            let f32t = self.cx.f32_type();
+            let x = self.builder.build_float_ext(l.into_float_value(), f32t, "wide")?;
+            let y = self.builder.build_float_ext(r.into_float_value(), f32t, "wide")?;
+            let v = self.binary(op, x.into(), ScalarType::F32, y.into(), ScalarType::F32, rhs)?;
+            if op.is_comparison() {
+                return Ok(v);
+            }
+            let half = llvm_type(self.cx, lt).into_float_type();
+            return Ok(self.builder.build_float_trunc(v.into_float_value(), half, "round")?.into());
+        }
         let b = &self.builder;
         if lt.is_float() {
             let (x, y) = (l.into_float_value(), r.into_float_value());
@@ -298,7 +313,14 @@ impl<'ctx> FnLower<'_, 'ctx> {
         if from == to {
             return Ok(v);
         }
-        Ok(match (from.is_float(), to.is_float()) {
+        if to.is_half() && !from.is_floating() {
+            // `f16::from(u8)`: exact in `f32`, and so in the half type.
+            let wide = self.cast(v, from, ScalarType::F32)?;
+            return self.cast(wide, ScalarType::F32, to);
+        }
+        // Between floats of every width (a half type only with `f32`/`f64`: `from_f32`,
+        // `from_f64`, `to_f32`, `to_f64`), rounding once to nearest, ties to even.
+        Ok(match (from.is_floating(), to.is_floating()) {
             (true, true) => {
                 let target = llvm_type(self.cx, to).into_float_type();
                 if to.bits() > from.bits() {

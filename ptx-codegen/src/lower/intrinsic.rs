@@ -26,8 +26,45 @@ impl<'ctx> FnLower<'_, 'ctx> {
             }
         }
         let t = self.scalar_of(&args[0])?;
-        let v = if t.is_float() { self.float_intrinsic(i, t, &vals)? } else { self.int_intrinsic(i, t, &vals)? };
+        let v = if t.is_half() {
+            self.half_intrinsic(i, t, &vals)?
+        } else if t.is_float() {
+            self.float_intrinsic(i, t, &vals)?
+        } else {
+            self.int_intrinsic(i, t, &vals)?
+        };
         Ok(Some(v))
+    }
+
+    /// A method of `half::f16`/`half::bf16`, as the `half` crate computes it: on the
+    /// values widened to `f32` (exactly), the result rounded back where it is a half.
+    fn half_intrinsic(&mut self, i: Intrinsic, t: ScalarType, vals: &[BasicValueEnum<'ctx>]) -> LResult<BasicValueEnum<'ctx>> {
+        let b = &self.builder;
+        let f32t = self.cx.f32_type();
+        let mut wide = Vec::with_capacity(vals.len());
+        for v in vals {
+            wide.push(BasicValueEnum::from(b.build_float_ext(v.into_float_value(), f32t, "wide")?));
+        }
+        match i {
+            // `half`'s own rule, not `f32::max`'s: `if self.is_nan() || other > self { other }
+            // else { self }` (so `max(0, -0)` is `0`, the receiver).
+            Intrinsic::Max | Intrinsic::Min => {
+                let (x, y) = (wide[0].into_float_value(), wide[1].into_float_value());
+                let nan = b.build_float_compare(inkwell::FloatPredicate::UNO, x, x, "nan")?;
+                let pred = if i == Intrinsic::Max { inkwell::FloatPredicate::OGT } else { inkwell::FloatPredicate::OLT };
+                let other_wins = b.build_float_compare(pred, y, x, "cmp")?;
+                let take_other = b.build_or(nan, other_wins, "other")?;
+                Ok(b.build_select(take_other, vals[1], vals[0], "pick")?)
+            }
+            _ => {
+                let v = self.float_intrinsic(i, ScalarType::F32, &wide)?;
+                if !v.is_float_value() {
+                    return Ok(v); // a predicate
+                }
+                let half = super::types::llvm_type(self.cx, t).into_float_type();
+                Ok(self.builder.build_float_trunc(v.into_float_value(), half, "round")?.into())
+            }
+        }
     }
 
     /// Calls the LLVM intrinsic `name`, overloaded on `types`.

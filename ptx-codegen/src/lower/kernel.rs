@@ -340,7 +340,7 @@ impl<'ctx> FnLower<'_, 'ctx> {
     /// A scalar as the integer of its bits (a float's bits; an integer or `bool` as it is),
     /// what the warp's exchanges move and compare.
     fn scalar_bits(&self, v: BasicValueEnum<'ctx>, t: ScalarType) -> LResult<IntValue<'ctx>> {
-        Ok(match t.is_float() {
+        Ok(match t.is_floating() {
             true => self.builder.build_bit_cast(v, bits_type(self.cx, t), "bits")?.into_int_value(),
             false => v.into_int_value(),
         })
@@ -394,6 +394,6 @@ impl<'ctx> FnLower<'_, 'ctx> {
             let wide = b.build_int_z_extend(x, i32t, "wide")?;
             b.build_int_truncate(shfl(wide)?, it, "narrow")?
         };
-        Ok(if t.is_float() { b.build_bit_cast(r, v.get_type(), "value")? } else { r.into() })
+        Ok(if t.is_floating() { b.build_bit_cast(r, v.get_type(), "value")? } else { r.into() })
     }
 }

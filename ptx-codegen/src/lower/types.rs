@@ -13,6 +13,8 @@ pub fn llvm_type<'ctx>(cx: &'ctx Context, t: ScalarType) -> BasicTypeEnum<'ctx> 
         ScalarType::Bool => cx.bool_type().into(),
         ScalarType::F32 => cx.f32_type().into(),
         ScalarType::F64 => cx.f64_type().into(),
+        ScalarType::F16 => cx.f16_type().into(),
+        ScalarType::BF16 => cx.bf16_type().into(),
         _ => int_type(cx, t).into(),
     }
 }
@@ -54,6 +56,7 @@ pub(super) fn bits_type(cx: &Context, t: ScalarType) -> IntType<'_> {
     match t {
         ScalarType::F32 => cx.i32_type(),
         ScalarType::F64 => cx.i64_type(),
+        ScalarType::F16 | ScalarType::BF16 => cx.i16_type(),
         t => int_type(cx, t),
     }
 }

@@ -1,0 +1,105 @@
+//! Functions over `half::f16` and `half::bf16`, shared by the CPU tests (`tests/half.rs`)
+//! and the GPU tests (`tests/gpu_half.rs`), with the loops they are checked against.
+#![allow(dead_code)]
+
+use gpu_runtime::{bf16, f16, gpu, kernel, vectorize};
+
+#[vectorize]
+pub fn axpy_h(a: f16, x: f16, y: f16) -> f16 {
+    a * x + y
+}
+
+#[vectorize]
+pub fn bf_ops(a: bf16, b: bf16) -> (bf16, bf16, bf16, bool) {
+    (a - b, a / b, a.max(b), a < b)
+}
+
+#[vectorize]
+pub fn f16_ops(a: f16, b: f16) -> (f16, f16, f16, bool) {
+    (a % b, -a * b, a.min(b).copysign(b), a >= b)
+}
+
+#[vectorize]
+pub fn widen(x: f16, y: bf16) -> (f32, f64, f32) {
+    (x.to_f32(), f64::from(x), y.to_f32())
+}
+
+#[vectorize]
+pub fn narrow(x: f32, y: f64) -> (f16, bf16, f16, bf16) {
+    (f16::from_f32(x), bf16::from_f32(x), f16::from_f64(y), bf16::from_f64(y))
+}
+
+/// A sum over `f16` (each step rounded to `f16`, as the function says).
+#[vectorize(identity = f16::ZERO)]
+pub fn add_h(a: f16, b: f16) -> f16 {
+    a + b
+}
+
+/// Mixed precision: `f16` storage, `f32` arithmetic: `y[i] += a * x[i]` accumulated in `f32`
+/// and stored back as `f16`.
+#[kernel]
+pub fn axpy_mixed(a: f32, x: &[f16], y: &mut [f16]) {
+    let i = gpu::grid1();
+    if i < x.len() {
+        let acc = a * x[i].to_f32() + y[i].to_f32();
+        y[i] = f16::from_f32(acc);
+    }
+}
+
+/// Each block's sum of `bf16` values, accumulated in `f32` in shared memory, and a warp
+/// shuffle of a `bf16` value.
+#[kernel]
+pub fn block_sum_bf16(x: &[bf16], sums: &mut [f32], shifted: &mut [bf16]) {
+    let s = gpu::shared::<f32, 64>();
+    let t = gpu::thread_idx().x as usize;
+    let i = gpu::block_idx().x as usize * 64 + t;
+    let v = if i < x.len() { x[i] } else { bf16::ZERO };
+    s[t] = v.to_f32();
+    // Every lane shuffles (the mask names the whole warp); those past the data write nothing.
+    let next = gpu::shfl_down_sync(u32::MAX, v, 1);
+    if i < x.len() {
+        shifted[i] = next;
+    }
+    gpu::sync_threads();
+    if t == 0 {
+        let mut total = 0.0f32;
+        for k in 0..64 {
+            total += s[k];
+        }
+        sums[gpu::block_idx().x as usize] = total;
+    }
+}
+
+pub mod reference {
+    use gpu_runtime::{bf16, f16};
+
+    /// Every `f16` bit pattern, then every `bf16` one (as `f16`-sized inputs).
+    pub fn all_f16() -> Vec<f16> {
+        (0..=u16::MAX).map(f16::from_bits).collect()
+    }
+
+    pub fn all_bf16() -> Vec<bf16> {
+        (0..=u16::MAX).map(bf16::from_bits).collect()
+    }
+
+    /// `n` pairs of bit patterns from a fixed linear congruential sequence.
+    pub fn pairs(n: usize, seed: u64) -> Vec<(u16, u16)> {
+        let mut s = seed;
+        (0..n)
+            .map(|_| {
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                ((s >> 48) as u16, (s >> 32) as u16)
+            })
+            .collect()
+    }
+
+    pub fn axpy_mixed(a: f32, x: &[f16], y: &[f16]) -> Vec<f16> {
+        x.iter().zip(y).map(|(x, y)| f16::from_f32(a * x.to_f32() + y.to_f32())).collect()
+    }
+
+    /// The bits of a value, with every NaN made one (a NaN's payload is not specified).
+    pub fn canon16(bits: u16, exp_mask: u16) -> u16 {
+        let nan = bits & exp_mask == exp_mask && bits & !exp_mask & 0x7fff != 0;
+        if nan { 0x7fff } else { bits }
+    }
+}
