@@ -26,6 +26,13 @@ fn quotient(a: i32, b: i32) -> i32 {
     a / b
 }
 
+/// Half precision: `half::f16` computed through `f32`, rounded once (the `half` crate's
+/// rule; the GPU's `add.f16` rounds the same).
+#[vectorize(target = "cuda")]
+fn add_f16(a: gpu_runtime::f16, b: gpu_runtime::f16) -> gpu_runtime::f16 {
+    a + b
+}
+
 #[vectorize(target = "cuda", identity = 0.0)]
 fn sum(a: f32, b: f32) -> f32 {
     a + b
@@ -202,6 +209,21 @@ fn main() -> gpu_runtime::Result<()> {
                 t.elapsed() / calls,
                 None,
             );
+        }
+        // 9. Half precision: add over f16 on the device.
+        {
+            let h = |v: &[f32]| v.iter().map(|&x| gpu_runtime::f16::from_f32(x)).collect::<Vec<_>>();
+            let (dx, dy) = (DeviceVec::from_slice(&h(&x32))?, DeviceVec::from_slice(&h(&y32))?);
+            let mut dout = DeviceVec::<gpu_runtime::f16>::zeros(n)?;
+            let d = time(reps, || {
+                add_f16::into(&mut dout, &dx, &dy).unwrap();
+                sync()
+            });
+            push("add_f16", format!("add, 2^{log2} f16 on the device"), d, Some(6.0 * n as f64));
+            let got = dout.to_vec()?;
+            for i in [0, 1, n / 3, n - 1] {
+                assert_eq!(got[i], gpu_runtime::f16::from_f32(x32[i]) + gpu_runtime::f16::from_f32(y32[i]));
+            }
         }
         // 8. Random numbers: 2^n uniform f32 (Philox), into a device array.
         {

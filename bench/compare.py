@@ -75,6 +75,10 @@ def run_torch(n, x32, y32, x64, y64):
     out["heavy_f32"] = median_time(lambda: torch.exp(-x * x) * torch.sin(y) + torch.sqrt(torch.abs(x)), sync)
     out["reduce_sum"] = median_time(lambda: torch.sum(x), sync)
     out["random_f32"] = median_time(lambda: torch.rand(n, device=dev, out=c), sync)
+    xh, yh = x.half(), y.half()
+    ch = torch.empty_like(xh)
+    out["add_f16"] = median_time(lambda: torch.add(xh, yh, out=ch), sync)
+    del xh, yh, ch
     sx, sc = x[:1024].clone(), c[:1024].clone()
     out["latency_1024"] = latency(lambda: torch.add(sx, sx, out=sc), sync)
     del x, y, c
@@ -104,6 +108,11 @@ def run_cupy(n, x32, y32, x64, y64):
     ufunc["heavy_f32"] = median_time(lambda: cp.exp(-x * x) * cp.sin(y) + cp.sqrt(cp.abs(x)), sync)
     ek["heavy_f32"] = median_time(lambda: heavy_k(x, y, c), sync)
     ufunc["reduce_sum"] = median_time(lambda: cp.sum(x), sync)
+    xh, yh = x.astype(cp.float16), y.astype(cp.float16)
+    ch = cp.empty_like(xh)
+    ufunc["add_f16"] = median_time(lambda: cp.add(xh, yh, out=ch), sync)
+    ek["add_f16"] = median_time(lambda: add_k(xh, yh, ch), sync)
+    del xh, yh, ch
     # cuRAND's own Philox4x32-10 through its host API, into the same buffer.
     from cupy.cuda import curand
 
@@ -286,7 +295,17 @@ def main():
             print(f"{name}: not installed ({e})", file=sys.stderr)
 
     names = list(peers)
-    cases = ["add_device", "add_scalar", "heavy_f32", "heavy_f64", "latency_1024", "reduce_sum", "random_f32", "add_host"]
+    cases = [
+        "add_device",
+        "add_scalar",
+        "heavy_f32",
+        "heavy_f64",
+        "latency_1024",
+        "reduce_sum",
+        "random_f32",
+        "add_f16",
+        "add_host",
+    ]
     header = f"| case | ours µs | " + " | ".join(f"{p} µs" for p in names) + " | best peer / ours |"
     print()
     print(f"Device: {ours['device']}; 2^{args.log2_n} elements; {time.strftime('%Y-%m-%d')}")

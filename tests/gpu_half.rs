@@ -13,7 +13,14 @@ const BF16_EXP: u16 = 0x7f80;
 
 fn check16(what: &str, got: &[u16], want: impl Fn(usize) -> u16, exp: u16) {
     let bad: Vec<usize> = (0..got.len()).filter(|&k| canon16(got[k], exp) != canon16(want(k), exp)).take(5).collect();
-    assert!(bad.is_empty(), "{what}: {} differ, first at {:?}: {:#06x} against {:#06x}", bad.len(), bad, got[bad[0]], want(bad[0]));
+    assert!(
+        bad.is_empty(),
+        "{what}: {} differ, first at {:?}: {:#06x} against {:#06x}",
+        bad.len(),
+        bad,
+        got[bad[0]],
+        want(bad[0])
+    );
 }
 
 fn f32_same(a: f32, b: f32) -> bool {
@@ -104,4 +111,17 @@ fn half_kernels_device_arrays_and_reduce_on_the_gpu() {
     // A reduce over f16 whose every partial sum is exact (multiples of 1/8 below 256).
     let small: Vec<f16> = (0..200).map(|i| f16::from_f32((i % 17) as f32 * 0.125)).collect();
     assert_eq!(add_h::reduce(&small).unwrap().to_f32(), 196.75);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn half_gufuncs_and_paths_on_the_gpu() {
+    use gpu_runtime::nd::{ArrayD, IxDyn};
+    let rows =
+        ArrayD::from_shape_fn(IxDyn(&[1000, 33]), |ix| f16::from_f32(((ix[0] * 33 + ix[1]) % 97) as f32 * 0.125));
+    let got = dot_h(&rows, &rows).unwrap();
+    let want = dot_h::cpu(&rows, &rows).unwrap();
+    assert_eq!(got, want);
+    let a: Vec<bf16> = (0..10_000).map(|i| bf16::from_f32((i % 300) as f32 * 0.3)).collect();
+    assert_eq!(by_path::sum_paths(&a, &a).unwrap(), by_path::sum_paths::cpu(&a, &a).unwrap());
 }

@@ -87,3 +87,24 @@ fn kernels_over_half_slices_in_the_simulator() {
         assert_eq!(shifted[i], want, "element {i}");
     }
 }
+
+#[test]
+fn half_types_by_path_and_in_gufuncs() {
+    let a: Vec<bf16> = (0..100).map(|i| bf16::from_f32(i as f32 * 0.3)).collect();
+    let want: Vec<bf16> = a.iter().map(|&x| x + x).collect();
+    assert_eq!(by_path::sum_paths::cpu(&a, &a).unwrap(), want);
+    let cpu = gpu_runtime::Device::cpu();
+    assert_eq!(
+        cpu.scope(|| by_path::sum_paths::reduce(&a[..10])).unwrap(),
+        a[..10].iter().fold(bf16::ZERO, |s, &x| s + x)
+    );
+
+    use gpu_runtime::nd::{ArrayD, IxDyn};
+    let rows = ArrayD::from_shape_fn(IxDyn(&[5, 7]), |ix| f16::from_f32((ix[0] * 7 + ix[1]) as f32 * 0.25));
+    let got = dot_h::cpu(&rows, &rows).unwrap();
+    let sim = dot_h::simulate(&rows, &rows).unwrap();
+    for r in 0..5 {
+        let want: f32 = (0..7).map(|c| rows[[r, c]].to_f32() * rows[[r, c]].to_f32()).sum();
+        assert_eq!((got[[r]], sim[[r]]), (want, want), "row {r}");
+    }
+}

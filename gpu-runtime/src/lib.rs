@@ -73,11 +73,11 @@ pub use float::Float;
 #[doc(hidden)]
 pub use gpu_macros::{__device_define, __kernel_resume, __vectorize_resume};
 pub use gpu_macros::{device, guvectorize, kernel, vectorize};
-pub use launch::{LaunchConfig, Pending};
-pub use scalar::Scalar;
 /// The half-precision types kernels take (storage, conversions, arithmetic through
 /// `f32`, as the `half` crate computes them): `half::f16` and `half::bf16`.
 pub use half::{bf16, f16};
+pub use launch::{LaunchConfig, Pending};
+pub use scalar::Scalar;
 pub use special::SpecialMath;
 
 /// Counter-based random numbers (Philox4x32-10), callable from every kind of function: a

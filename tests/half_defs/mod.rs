@@ -2,7 +2,7 @@
 //! and the GPU tests (`tests/gpu_half.rs`), with the loops they are checked against.
 #![allow(dead_code)]
 
-use gpu_runtime::{bf16, f16, gpu, kernel, vectorize};
+use gpu_runtime::{bf16, f16, gpu, guvectorize, kernel, vectorize};
 
 #[vectorize]
 pub fn axpy_h(a: f16, x: f16, y: f16) -> f16 {
@@ -67,6 +67,25 @@ pub fn block_sum_bf16(x: &[bf16], sums: &mut [f32], shifted: &mut [bf16]) {
             total += s[k];
         }
         sums[gpu::block_idx().x as usize] = total;
+    }
+}
+
+/// Mixed precision in a gufunc: the dot product of `f16` rows, accumulated in `f32`.
+#[guvectorize("(n),(n)->()")]
+pub fn dot_h(a: &[f16], b: &[f16]) -> f32 {
+    let mut s = 0.0f32;
+    for i in 0..a.len() {
+        s += a[i].to_f32() * b[i].to_f32();
+    }
+    s
+}
+
+/// The types named by path, in a module that does not import them: the generated code
+/// must name `half`'s types, never a bare `f16` (Rust's own unstable type).
+pub mod by_path {
+    #[gpu_runtime::vectorize]
+    pub fn sum_paths(a: gpu_runtime::bf16, b: half::bf16) -> gpu_runtime::bf16 {
+        a + b
     }
 }
 

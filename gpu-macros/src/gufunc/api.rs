@@ -19,7 +19,7 @@ pub(super) fn generate(g: &Gufunc<'_>, target: ptx_codegen::Target, surface: Sur
     let name_str = name.to_string();
     let text = &layout.text;
     let in_idents: Vec<&syn::Ident> = inputs.iter().map(|p| &p.ident).collect();
-    let in_elems: Vec<&syn::Ident> = inputs.iter().map(|p| &p.elem).collect();
+    let in_elems: Vec<&syn::Type> = inputs.iter().map(|p| &p.elem).collect();
 
     // The layout, with the outputs' names (a returned output is `out`, or `result` where a
     // parameter is `out`; several are `out.0`, `out.1`, …).
@@ -174,7 +174,7 @@ fn gufunc_impl(g: &Gufunc<'_>, kernel_methods: TokenStream) -> TokenStream {
     let p = private();
     let Gufunc { layout, inputs, outputs, params, rets, .. } = g;
     let in_idents: Vec<&syn::Ident> = inputs.iter().map(|p| &p.ident).collect();
-    let in_elems: Vec<&syn::Ident> = inputs.iter().map(|p| &p.elem).collect();
+    let in_elems: Vec<&syn::Type> = inputs.iter().map(|p| &p.elem).collect();
     let out_elems = g.out_elems();
     let size = |d: &String| quote!(__plan.size(#d));
     // The function's arguments at loop index `__t`: each input's core, each output's buffer.
@@ -204,7 +204,7 @@ fn gufunc_impl(g: &Gufunc<'_>, kernel_methods: TokenStream) -> TokenStream {
         })
         .collect();
     let bufs: Vec<syn::Ident> = (0..outputs.len()).map(|k| format_ident!("__o{}", k)).collect();
-    let buf_elems: Vec<&syn::Ident> = outputs.iter().map(|p| &p.elem).collect();
+    let buf_elems: Vec<&syn::Type> = outputs.iter().map(|p| &p.elem).collect();
     let buf_lens: Vec<TokenStream> = (0..outputs.len())
         .map(|k| {
             let d = &layout.outputs[k];

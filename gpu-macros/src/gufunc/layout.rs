@@ -29,7 +29,7 @@ impl Kind {
 pub(super) struct Param {
     pub(super) ident: syn::Ident,
     pub(super) mutable_binding: bool,
-    pub(super) elem: syn::Ident,
+    pub(super) elem: syn::Type,
     pub(super) kind: Kind,
     pub(super) written: bool,
     pub(super) ty: syn::Type,
@@ -86,15 +86,21 @@ pub(super) fn parse_layout(lit: &syn::LitStr) -> syn::Result<Layout> {
     Ok(Layout { text, inputs, outputs })
 }
 
-/// A scalar type (`f32`, `core::primitive::u8`), as the frontend reads one; the ident the
-/// generated code names it by.
-pub(super) fn scalar_ident(ty: &syn::Type) -> Option<syn::Ident> {
+/// A scalar type (`f32`, `core::primitive::u8`, `half::f16`), as the frontend reads one;
+/// the type the generated code names it by (`f32`, `::gpu_runtime::f16`: a bare `f16`
+/// would be Rust's own unstable type where the caller's module does not import `half`'s).
+pub(super) fn scalar_ident(ty: &syn::Type) -> Option<syn::Type> {
     let t = ptx_codegen::frontend::scalar_type(ty).ok()?;
-    Some(syn::Ident::new(t.rust_name(), ty.span()))
+    if t.is_half() {
+        let ident = syn::Ident::new(t.rust_name(), ty.span());
+        return Some(syn::parse_quote_spanned!(ty.span()=> ::gpu_runtime::#ident));
+    }
+    let ident = syn::Ident::new(t.rust_name(), ty.span());
+    Some(syn::parse_quote!(#ident))
 }
 
 /// What a parameter's type makes it: `T`, `&[T]`, `&mut [T]`, `Mat<T>`, `MatMut<T>`.
-pub(super) fn param_kind(ty: &syn::Type) -> Option<(syn::Ident, Kind, bool)> {
+pub(super) fn param_kind(ty: &syn::Type) -> Option<(syn::Type, Kind, bool)> {
     if let Some(t) = scalar_ident(ty) {
         return Some((t, Kind::Scalar, false));
     }
@@ -161,7 +167,7 @@ pub(super) fn match_layout(
     func: &syn::ItemFn,
     layout: &Layout,
     params: &[Param],
-    rets: &[syn::Ident],
+    rets: &[syn::Type],
 ) -> syn::Result<()> {
     let name = &func.sig.ident;
     if let Some(p) = params.windows(2).find(|w| w[0].written && !w[1].written) {

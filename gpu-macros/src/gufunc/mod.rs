@@ -122,7 +122,7 @@ fn expand(args: TokenStream, func: &syn::ItemFn) -> syn::Result<TokenStream> {
 
 /// The scalars a function returns, its last `()` outputs: none, one (`-> T`) or several
 /// (`-> (T, U)`).
-fn returned(func: &syn::ItemFn) -> syn::Result<Vec<syn::Ident>> {
+fn returned(func: &syn::ItemFn) -> syn::Result<Vec<syn::Type>> {
     let bad = |ty: &syn::Type| {
         syn::Error::new(
             ty.span(),
@@ -150,12 +150,12 @@ struct Gufunc<'a> {
     /// Every parameter, in order.
     params: &'a [Param],
     /// The types of the returned `()` outputs.
-    rets: &'a [syn::Ident],
+    rets: &'a [syn::Type],
 }
 
 impl Gufunc<'_> {
     /// Each output's element type: the written ones, then the returned ones.
-    fn out_elems(&self) -> Vec<&syn::Ident> {
+    fn out_elems(&self) -> Vec<&syn::Type> {
         self.outputs.iter().map(|p| &p.elem).chain(self.rets).collect()
     }
 

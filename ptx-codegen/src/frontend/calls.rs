@@ -199,7 +199,12 @@ impl FnChecker<'_> {
             Ok(sig) => sig,
             Err(Lookup::WrongReceiver { receivers }) => {
                 let on = receivers.join(" and ");
-                self.error(name_tokens, format!("`{name}` is a method of {on}, not of `{t}`"));
+                let hint = if t.is_half() {
+                    format!(": `{t}` computes math functions through `f32`, e.g. `{t}::from_f32(x.to_f32().{name}())`")
+                } else {
+                    String::new()
+                };
+                self.error(name_tokens, format!("`{name}` is a method of {on}, not of `{t}`{hint}"));
                 return self.error_expr(span);
             }
             Err(Lookup::Unknown) => {

@@ -36,9 +36,37 @@ fn half_associated(t: ScalarType, name: &str) -> Option<(ScalarType, Literal)> {
         };
     }
     table!(
-        ZERO, ONE, NEG_ONE, NEG_ZERO, MAX, MIN, MIN_POSITIVE, MIN_POSITIVE_SUBNORMAL, MAX_SUBNORMAL, EPSILON,
-        INFINITY, NEG_INFINITY, NAN, E, PI, FRAC_1_PI, FRAC_1_SQRT_2, FRAC_2_PI, FRAC_2_SQRT_PI, FRAC_PI_2,
-        FRAC_PI_3, FRAC_PI_4, FRAC_PI_6, FRAC_PI_8, LN_10, LN_2, LOG10_E, LOG10_2, LOG2_E, LOG2_10, SQRT_2
+        ZERO,
+        ONE,
+        NEG_ONE,
+        NEG_ZERO,
+        MAX,
+        MIN,
+        MIN_POSITIVE,
+        MIN_POSITIVE_SUBNORMAL,
+        MAX_SUBNORMAL,
+        EPSILON,
+        INFINITY,
+        NEG_INFINITY,
+        NAN,
+        E,
+        PI,
+        FRAC_1_PI,
+        FRAC_1_SQRT_2,
+        FRAC_2_PI,
+        FRAC_2_SQRT_PI,
+        FRAC_PI_2,
+        FRAC_PI_3,
+        FRAC_PI_4,
+        FRAC_PI_6,
+        FRAC_PI_8,
+        LN_10,
+        LN_2,
+        LOG10_E,
+        LOG10_2,
+        LOG2_E,
+        LOG2_10,
+        SQRT_2
     )
 }
 

@@ -141,6 +141,18 @@ pub(super) fn conversion_hint(e: &syn::Expr, found: &str, want: &str) -> String 
 }
 
 pub(super) fn operand_mismatch_hint(l: &syn::Expr, r: &syn::Expr, lt: &str, rt: &str, op: BinaryOp) -> String {
+    // The half types take no literal and no `as`: they convert through functions.
+    if let Some(h) = [lt, rt].into_iter().find(|t| matches!(*t, "f16" | "bf16")) {
+        let other = if lt == h { rt } else { lt };
+        let article = if h == "f16" { "an" } else { "a" };
+        return if other.starts_with('{') {
+            format!(
+                ": no literal is {article} `{h}` (the `half` crate's type): write `{h}::from_f32(1.5)`, or a constant such as `{h}::ONE`"
+            )
+        } else {
+            format!(": both operands must have the same type; convert with `{h}::from_f32(y)` or `x.to_f32()`")
+        };
+    }
     let float = |t: &str| matches!(t, "f32" | "f64" | "{float}");
     if let Some(d) = is_unsuffixed_int(r).filter(|_| float(lt)) {
         return format!(": write the literal as a float, `{d}.0`");

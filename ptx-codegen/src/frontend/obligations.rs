@@ -89,7 +89,9 @@ pub(super) fn cast_problem(from: ScalarType, to: ScalarType) -> Option<String> {
             (false, _) if from.is_float() => format!("`{h}::from_{from}(x)`"),
             (false, _) => format!("`{h}::from_f32(x as f32)`"),
         };
-        return Some(format!("non-primitive cast: `{from}` as `{to}` (`{h}` is the `half` crate's type): write {instead}"));
+        return Some(format!(
+            "non-primitive cast: `{from}` as `{to}` (`{h}` is the `half` crate's type): write {instead}"
+        ));
     }
     if to == ScalarType::Bool && from != ScalarType::Bool {
         return Some(format!(

@@ -38,7 +38,12 @@ impl<'ctx> FnLower<'_, 'ctx> {
 
     /// A method of `half::f16`/`half::bf16`, as the `half` crate computes it: on the
     /// values widened to `f32` (exactly), the result rounded back where it is a half.
-    fn half_intrinsic(&mut self, i: Intrinsic, t: ScalarType, vals: &[BasicValueEnum<'ctx>]) -> LResult<BasicValueEnum<'ctx>> {
+    fn half_intrinsic(
+        &mut self,
+        i: Intrinsic,
+        t: ScalarType,
+        vals: &[BasicValueEnum<'ctx>],
+    ) -> LResult<BasicValueEnum<'ctx>> {
         let b = &self.builder;
         let f32t = self.cx.f32_type();
         let mut wide = Vec::with_capacity(vals.len());
@@ -51,7 +56,8 @@ impl<'ctx> FnLower<'_, 'ctx> {
             Intrinsic::Max | Intrinsic::Min => {
                 let (x, y) = (wide[0].into_float_value(), wide[1].into_float_value());
                 let nan = b.build_float_compare(inkwell::FloatPredicate::UNO, x, x, "nan")?;
-                let pred = if i == Intrinsic::Max { inkwell::FloatPredicate::OGT } else { inkwell::FloatPredicate::OLT };
+                let pred =
+                    if i == Intrinsic::Max { inkwell::FloatPredicate::OGT } else { inkwell::FloatPredicate::OLT };
                 let other_wins = b.build_float_compare(pred, y, x, "cmp")?;
                 let take_other = b.build_or(nan, other_wins, "other")?;
                 Ok(b.build_select(take_other, vals[1], vals[0], "pick")?)
