@@ -36,6 +36,11 @@ fn vectorized_half_functions_on_the_cpu_are_the_half_crates() {
         assert!(same_f16(m[k], a[k].min(b[k]).copysign(b[k])));
         assert_eq!(ge[k], a[k] >= b[k]);
     }
+    let (neg, negative, copied) = signs::cpu(&a, &b).unwrap();
+    for k in 0..a.len() {
+        assert_eq!((neg[k].to_bits(), negative[k]), ((-a[k]).to_bits(), a[k].is_sign_negative()));
+        assert_eq!(copied[k].to_bits(), a[k].copysign(b[k]).to_bits());
+    }
     let a: Vec<bf16> = p.iter().map(|&(a, _)| bf16::from_bits(a)).collect();
     let b: Vec<bf16> = p.iter().map(|&(_, b)| bf16::from_bits(b)).collect();
     let (d, q, m, lt) = bf_ops::cpu(&a, &b).unwrap();

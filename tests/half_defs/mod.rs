@@ -19,6 +19,12 @@ pub fn f16_ops(a: f16, b: f16) -> (f16, f16, f16, bool) {
     (a % b, -a * b, a.min(b).copysign(b), a >= b)
 }
 
+/// What works on the sign bit alone (exact, NaNs included).
+#[vectorize]
+pub fn signs(a: f16, b: f16) -> (f16, bool, f16) {
+    (-a, a.is_sign_negative(), a.copysign(b))
+}
+
 #[vectorize]
 pub fn widen(x: f16, y: bf16) -> (f32, f64, f32) {
     (x.to_f32(), f64::from(x), y.to_f32())

@@ -47,8 +47,15 @@ impl<'ctx> FnLower<'_, 'ctx> {
             self.raise(is_min, Fault::NegOverflow)?;
         }
         let b = &self.builder;
-        Ok(match (op, t.is_floating()) {
-            // For the half types too: `half`'s `Neg` flips the sign bit, as `fneg` does.
+        if op == UnaryOp::Neg && t.is_half() {
+            // `half`'s `Neg` flips the sign bit, a NaN's too: done on the bits, since the
+            // GPU's `neg.f16` need not keep a NaN's sign.
+            let i16t = self.cx.i16_type();
+            let x = b.build_bit_cast(v, i16t, "bits")?.into_int_value();
+            let flipped = b.build_xor(x, i16t.const_int(0x8000, false), "neg")?;
+            return Ok(b.build_bit_cast(flipped, v.get_type(), "value")?);
+        }
+        Ok(match (op, t.is_float()) {
             (UnaryOp::Neg, true) => b.build_float_neg(v.into_float_value(), "neg")?.into(),
             // Wrapping negation, as in release builds (`-i32::MIN == i32::MIN`).
             (UnaryOp::Neg, false) => self.int_neg(v.into_int_value())?.into(),
