@@ -50,10 +50,8 @@ impl<'ctx> FnLower<'_, 'ctx> {
         if op == UnaryOp::Neg && t.is_half() {
             // `half`'s `Neg` flips the sign bit, a NaN's too: done on the bits, since the
             // GPU's `neg.f16` need not keep a NaN's sign.
-            let i16t = self.cx.i16_type();
-            let x = b.build_bit_cast(v, i16t, "bits")?.into_int_value();
-            let flipped = b.build_xor(x, i16t.const_int(0x8000, false), "neg")?;
-            return Ok(b.build_bit_cast(flipped, v.get_type(), "value")?);
+            let x = v.into_int_value();
+            return Ok(b.build_xor(x, x.get_type().const_int(0x8000, false), "neg")?.into());
         }
         Ok(match (op, t.is_float()) {
             (UnaryOp::Neg, true) => b.build_float_neg(v.into_float_value(), "neg")?.into(),
@@ -76,15 +74,13 @@ impl<'ctx> FnLower<'_, 'ctx> {
             // As the `half` crate computes: in `f32`, rounded once to the half type (exact
             // for `+ - * / %`, since `f32` has more than twice the bits); comparisons of the
             // widened values are the half values' own.
-            let f32t = self.cx.f32_type();
-            let x = self.builder.build_float_ext(l.into_float_value(), f32t, "wide")?;
-            let y = self.builder.build_float_ext(r.into_float_value(), f32t, "wide")?;
+            let x = self.widen_half(l, lt)?;
+            let y = self.widen_half(r, lt)?;
             let v = self.binary(op, x.into(), ScalarType::F32, y.into(), ScalarType::F32, rhs)?;
             if op.is_comparison() {
                 return Ok(v);
             }
-            let half = llvm_type(self.cx, lt).into_float_type();
-            return Ok(self.builder.build_float_trunc(v.into_float_value(), half, "round")?.into());
+            return self.round_half(v.into_float_value(), lt);
         }
         let b = &self.builder;
         if lt.is_float() {
@@ -308,6 +304,28 @@ impl<'ctx> FnLower<'_, 'ctx> {
         Ok(Some(self.builder.build_load(bool_t, slot, "logic")?))
     }
 
+    /// A half type's bits as an `f32` (exact).
+    pub(super) fn widen_half(
+        &self,
+        v: BasicValueEnum<'ctx>,
+        t: ScalarType,
+    ) -> LResult<inkwell::values::FloatValue<'ctx>> {
+        let b = &self.builder;
+        let h = b.build_bit_cast(v, super::types::half_float_type(self.cx, t), "half")?.into_float_value();
+        Ok(b.build_float_ext(h, self.cx.f32_type(), "wide")?)
+    }
+
+    /// An `f32` rounded to the half type `t` (to nearest, ties to even), as its bits.
+    pub(super) fn round_half(
+        &self,
+        v: inkwell::values::FloatValue<'ctx>,
+        t: ScalarType,
+    ) -> LResult<BasicValueEnum<'ctx>> {
+        let b = &self.builder;
+        let h = b.build_float_trunc(v, super::types::half_float_type(self.cx, t), "round")?;
+        Ok(b.build_bit_cast(h, self.cx.i16_type(), "bits")?)
+    }
+
     /// `as`, with Rust's semantics: float→int saturates and maps NaN to 0, int→int
     /// truncates or extends by the source's signedness, int→float rounds to nearest.
     pub(super) fn cast(
@@ -320,10 +338,23 @@ impl<'ctx> FnLower<'_, 'ctx> {
         if from == to {
             return Ok(v);
         }
-        if to.is_half() && !from.is_floating() {
-            // `f16::from(u8)`: exact in `f32`, and so in the half type.
-            let wide = self.cast(v, from, ScalarType::F32)?;
-            return self.cast(wide, ScalarType::F32, to);
+        if to.is_half() {
+            // `f16::from(u8)`: exact in `f32`, and so in the half type; `from_f32` and
+            // `from_f64` round once, to nearest, ties to even (LLVM's `fptrunc`).
+            let v = if from.is_floating() { v } else { self.cast(v, from, ScalarType::F32)? };
+            let half = super::types::half_float_type(self.cx, to);
+            let rounded = b.build_float_trunc(v.into_float_value(), half, "round")?;
+            return Ok(b.build_bit_cast(rounded, self.cx.i16_type(), "bits")?);
+        }
+        if from.is_half() {
+            // `to_f32`, `to_f64`: exact.
+            let wide = self.widen_half(v, from)?;
+            let target = llvm_type(self.cx, to).into_float_type();
+            return Ok(if to == ScalarType::F32 {
+                wide.into()
+            } else {
+                b.build_float_ext(wide, target, "fext")?.into()
+            });
         }
         // Between floats of every width (a half type only with `f32`/`f64`: `from_f32`,
         // `from_f64`, `to_f32`, `to_f64`), rounding once to nearest, ties to even.

@@ -45,32 +45,30 @@ impl<'ctx> FnLower<'_, 'ctx> {
         vals: &[BasicValueEnum<'ctx>],
     ) -> LResult<BasicValueEnum<'ctx>> {
         let b = &self.builder;
-        // The sign is a bit, read and written as `half` does it, on the bits: widening a
-        // NaN may drop its sign (the GPU's `cvt.f32.f16` makes every NaN canonical).
+        // The sign is a bit, read and written as `half` does it, on the values' bits (what
+        // they are here): widening a NaN may drop its sign (`cvt.f32.f16` makes every NaN
+        // canonical).
         let i16t = self.cx.i16_type();
-        let bits = |v: BasicValueEnum<'ctx>| -> LResult<inkwell::values::IntValue<'ctx>> {
-            Ok(b.build_bit_cast(v, i16t, "bits")?.into_int_value())
-        };
         let sign = i16t.const_int(0x8000, false);
         match i {
             Intrinsic::IsSignNegative | Intrinsic::IsSignPositive => {
-                let set = b.build_and(bits(vals[0])?, sign, "sign")?;
-                let pred = if i == Intrinsic::IsSignNegative { inkwell::IntPredicate::NE } else { inkwell::IntPredicate::EQ };
+                let set = b.build_and(vals[0].into_int_value(), sign, "sign")?;
+                let pred =
+                    if i == Intrinsic::IsSignNegative { inkwell::IntPredicate::NE } else { inkwell::IntPredicate::EQ };
                 return Ok(b.build_int_compare(pred, set, i16t.const_zero(), "is")?.into());
             }
             Intrinsic::Copysign => {
-                let magnitude = b.build_and(bits(vals[0])?, i16t.const_int(0x7fff, false), "magnitude")?;
-                let from = b.build_and(bits(vals[1])?, sign, "sign")?;
-                let joined = b.build_or(magnitude, from, "copysign")?;
-                return Ok(b.build_bit_cast(joined, vals[0].get_type(), "value")?);
+                let magnitude = b.build_and(vals[0].into_int_value(), i16t.const_int(0x7fff, false), "magnitude")?;
+                let from = b.build_and(vals[1].into_int_value(), sign, "sign")?;
+                return Ok(b.build_or(magnitude, from, "copysign")?.into());
             }
             _ => {}
         }
-        let f32t = self.cx.f32_type();
         let mut wide = Vec::with_capacity(vals.len());
         for v in vals {
-            wide.push(BasicValueEnum::from(b.build_float_ext(v.into_float_value(), f32t, "wide")?));
+            wide.push(BasicValueEnum::from(self.widen_half(*v, t)?));
         }
+        let b = &self.builder;
         match i {
             // `half`'s own rule, not `f32::max`'s: `if self.is_nan() || other > self { other }
             // else { self }` (so `max(0, -0)` is `0`, the receiver).
@@ -88,8 +86,7 @@ impl<'ctx> FnLower<'_, 'ctx> {
                 if !v.is_float_value() {
                     return Ok(v); // a predicate
                 }
-                let half = super::types::llvm_type(self.cx, t).into_float_type();
-                Ok(self.builder.build_float_trunc(v.into_float_value(), half, "round")?.into())
+                self.round_half(v.into_float_value(), t)
             }
         }
     }

@@ -418,9 +418,14 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
             (Literal::Int(v), t) if t.is_int() => self.int_type(t).const_int(v as i64 as u64, false).into(),
             (Literal::Float { as_f32, .. }, ScalarType::F32) => self.cx.f32_type().const_float(as_f32 as f64).into(),
             (Literal::Float { as_f64, .. }, ScalarType::F64) => self.cx.f64_type().const_float(as_f64).into(),
-            // The half types' constants (`f16::PI`), exactly representable.
+            // The half types' constants (`f16::PI`), exactly representable: their bits.
             (Literal::Float { as_f32, .. }, t) if t.is_half() => {
-                llvm_type(self.cx, t).into_float_type().const_float(as_f32 as f64).into()
+                let bits = if t == ScalarType::F16 {
+                    half::f16::from_f32(as_f32).to_bits()
+                } else {
+                    half::bf16::from_f32(as_f32).to_bits()
+                };
+                self.cx.i16_type().const_int(bits as u64, false).into()
             }
             // The frontend gives float literals float types and integer literals integer types.
             (Literal::Int(v), ScalarType::F32) => self.cx.f32_type().const_float(v as f32 as f64).into(),

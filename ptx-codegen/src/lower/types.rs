@@ -13,10 +13,18 @@ pub fn llvm_type<'ctx>(cx: &'ctx Context, t: ScalarType) -> BasicTypeEnum<'ctx> 
         ScalarType::Bool => cx.bool_type().into(),
         ScalarType::F32 => cx.f32_type().into(),
         ScalarType::F64 => cx.f64_type().into(),
-        ScalarType::F16 => cx.f16_type().into(),
-        ScalarType::BF16 => cx.bf16_type().into(),
+        // The half types are their bits (`i16`) everywhere but inside arithmetic, so that
+        // what works on the sign bit (`-x`, `copysign`) stays an integer operation: as a
+        // `half` value, LLVM would turn it into `fneg`/`fabs`, which some targets compute
+        // through `f32`, losing a NaN's bits.
+        ScalarType::F16 | ScalarType::BF16 => cx.i16_type().into(),
         _ => int_type(cx, t).into(),
     }
+}
+
+/// The LLVM float type a half type's bits are read as for arithmetic (`half`, `bfloat`).
+pub(super) fn half_float_type(cx: &Context, t: ScalarType) -> inkwell::types::FloatType<'_> {
+    if t == ScalarType::F16 { cx.f16_type() } else { cx.bf16_type() }
 }
 
 /// The LLVM integer type of an integer (or `bool`) scalar.
