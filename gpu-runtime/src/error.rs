@@ -39,6 +39,15 @@ pub enum Error {
     )]
     DriverTooOld { driver: (u32, u32) },
 
+    /// A kernel compiled for a newer GPU architecture than the device's (its PTX names
+    /// instructions the device lacks): refused before the driver sees it.
+    #[error(
+        "`{kernel}` was compiled for sm_{}{} (`arch = \"sm_{}{}\"`), but device {device} is compute capability {}.{}: \
+         build it for sm_{}{} or older (sm_70, the default, runs on every GPU since Volta)",
+        .target.0, .target.1, .target.0, .target.1, .capability.0, .capability.1, .capability.0, .capability.1
+    )]
+    ArchTooNew { kernel: &'static str, target: (u32, u32), device: usize, capability: (u32, u32) },
+
     /// A device ordinal beyond the devices the driver reports.
     #[error("CUDA device {ordinal} does not exist: the driver reports {count} device(s), numbered from 0")]
     DeviceNotFound { ordinal: usize, count: usize },
@@ -261,6 +270,20 @@ impl Error {
         }
     }
 
+    /// `ArchTooNew` if `ptx` (of `kernel`) targets a newer architecture (`.target sm_XY`)
+    /// than `capability`, the device's.
+    pub(crate) fn check_target(kernel: &'static str, ptx: &str, device: usize, capability: (u32, u32)) -> Result<()> {
+        let target = ptx.lines().find_map(|l| l.trim().strip_prefix(".target sm_")).and_then(|t| {
+            let digits: String = t.chars().take_while(char::is_ascii_digit).collect();
+            let n: u32 = digits.parse().ok()?;
+            Some((n / 10, n % 10))
+        });
+        match target {
+            Some(t) if t > capability => Err(Error::ArchTooNew { kernel, target: t, device, capability }),
+            _ => Ok(()),
+        }
+    }
+
     /// A driver error, seen while doing `action` ("loading the kernel", …).
     pub(crate) fn driver(action: &'static str, e: DriverError) -> Error {
         let name = e.error_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|_| format!("{:?}", e.0));
@@ -305,6 +328,21 @@ mod tests {
         );
         // If even the version cannot be asked, that error is the answer.
         assert!(matches!(Error::module_load(unsupported(), || Err(Error::NoDriver)), Error::NoDriver));
+    }
+
+    #[test]
+    fn a_kernel_for_a_newer_architecture_is_refused_by_name() {
+        let ptx = "//\n.version 7.0\n.target sm_80\n.address_size 64\n";
+        assert!(Error::check_target("k", ptx, 0, (8, 0)).is_ok());
+        assert!(Error::check_target("k", ptx, 0, (9, 0)).is_ok());
+        let e = Error::check_target("scale", ptx, 1, (7, 5)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "`scale` was compiled for sm_80 (`arch = \"sm_80\"`), but device 1 is compute capability 7.5: build it for \
+             sm_75 or older (sm_70, the default, runs on every GPU since Volta)"
+        );
+        assert!(Error::check_target("k", ".target sm_90a\n", 0, (9, 0)).is_ok());
+        assert!(Error::check_target("k", "no target line", 0, (7, 0)).is_ok());
     }
 
     #[test]

@@ -205,6 +205,7 @@ impl ExplicitKernel {
         if let Some((_, l)) = loaded.iter().find(|(o, _)| *o == device.ordinal()) {
             return Ok(l.clone());
         }
+        Error::check_target(self.spec.name, self.spec.ptx, device.ordinal(), device.compute_capability())?;
         device.bind()?;
         let module = device
             .context()?

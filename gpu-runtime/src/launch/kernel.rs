@@ -113,6 +113,7 @@ impl Kernel {
     }
 
     fn load(&self, device: &Device) -> Result<Loaded> {
+        Error::check_target(self.spec.name, self.spec.ptx, device.ordinal(), device.compute_capability())?;
         device.bind()?;
         let module = device
             .context()?
