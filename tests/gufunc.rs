@@ -40,6 +40,9 @@ fn a_reduction_over_the_core_with_broadcast_loop_dimensions() {
     // Slices are one axis: a single core.
     let (x, y) = ([1.0f32, 2.0, 3.0], [4.0f32, 5.0, 6.0]);
     assert_eq!(dot::cpu(&x[..], &y[..]).unwrap(), ArrayD::from_elem(IxDyn(&[]), 32.0));
+    // Arrays too, as the vectorized calls take them.
+    assert_eq!(dot::cpu(&x, &y).unwrap(), ArrayD::from_elem(IxDyn(&[]), 32.0));
+    assert_eq!(dot::simulate(&x, &y[..]).unwrap(), ArrayD::from_elem(IxDyn(&[]), 32.0));
     assert_eq!(dot::LAYOUT, "(n),(n)->()");
 }
 

@@ -90,7 +90,7 @@ pub fn dot_h(a: &[f16], b: &[f16]) -> f32 {
 /// must name `half`'s types, never a bare `f16` (Rust's own unstable type).
 pub mod by_path {
     #[gpu_runtime::vectorize]
-    pub fn sum_paths(a: gpu_runtime::bf16, b: half::bf16) -> gpu_runtime::bf16 {
+    pub fn sum_paths(a: gpu_runtime::bf16, b: ::gpu_runtime::bf16) -> gpu_runtime::bf16 {
         a + b
     }
 }

@@ -85,12 +85,19 @@ impl<'a, T: Scalar> NdArg<'a, T> for &'a Vec<T> {
     }
 }
 
+/// An array, as one axis (as the vectorized calls take it).
+impl<'a, T: Scalar, const N: usize> NdArg<'a, T> for &'a [T; N] {
+    fn into_nd(self) -> NdRef<'a, T> {
+        NdRef::Host(ArrayView::from(self.as_slice()).into_dyn())
+    }
+}
+
 /// What a `#[guvectorize]` function takes for an input: anything [`NdArg`] is, or an
 /// array on a device ([`DeviceArray`] with its shape; [`DeviceVec`] and [`DeviceSlice`] as
 /// one axis), used where it is.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be passed where a `#[guvectorize]` function takes `{T}` elements",
-    label = "expected `{T}`, `&Array<{T}, D>`, an `ArrayView<{T}, D>`, `&[{T}]`, `&Vec<{T}>`, `&DeviceArray<{T}>`, `&DeviceVec<{T}>` or a `DeviceSlice<{T}>`"
+    label = "expected `{T}`, `&Array<{T}, D>`, an `ArrayView<{T}, D>`, `&[{T}]`, `&Vec<{T}>`, `&[{T}; N]`, `&DeviceArray<{T}>`, `&DeviceVec<{T}>` or a `DeviceSlice<{T}>`"
 )]
 pub trait GuArg<'a, T: Scalar> {
     fn into_gu(self) -> GuRef<'a, T>;
@@ -135,6 +142,7 @@ gu_arg_via_nd! {
     [D: Dimension] ArrayView<'a, T, D>;
     [] &'a [T];
     [] &'a Vec<T>;
+    [const N: usize] &'a [T; N];
 }
 
 impl<'a, T: Scalar> GuArg<'a, T> for &'a DeviceArray<T> {
