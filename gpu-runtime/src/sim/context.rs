@@ -183,8 +183,11 @@ struct WarpState {
     next_id: u64,
     /// Lanes waiting at `sync_threads`.
     at_barrier: u32,
-    /// The completed `syncwarp` rounds: number (from 1) and mask, for the race check.
+    /// The `syncwarp` rounds completed since the block's last barrier: number and mask,
+    /// for the race check (an earlier round orders nothing a barrier does not).
     syncs: Vec<(u64, u32)>,
+    /// The `syncwarp` rounds completed so far (the next one's number is this plus 1).
+    sync_count: u64,
 }
 
 impl WarpState {
@@ -324,7 +327,8 @@ impl Warp {
         if round.arrived == mask {
             let r = w.open.swap_remove(index);
             let sync = if r.orders {
-                let n = w.syncs.len() as u64 + 1;
+                w.sync_count += 1;
+                let n = w.sync_count;
                 w.syncs.push((n, mask));
                 n
             } else {
@@ -429,6 +433,7 @@ impl BlockState {
                         next_id: 0,
                         at_barrier: 0,
                         syncs: Vec::new(),
+                        sync_count: 0,
                     }),
                     changed: Condvar::new(),
                 }
@@ -497,9 +502,14 @@ impl BlockState {
     /// The barrier has opened: no lane waits at it any more, although the lanes have not
     /// all woken yet (a warp operation must not take them for blocked). Called with the
     /// barrier locked (the lock order: the barrier, then a warp).
+    /// The `syncwarp` rounds before it are dropped: two accesses after the barrier are
+    /// ordered only by rounds after it (and every lane of the block is at the barrier, so no
+    /// round is under way).
     fn released(&self) {
         for w in &self.warps {
-            lock(&w.state).at_barrier = 0;
+            let mut w = lock(&w.state);
+            w.at_barrier = 0;
+            w.syncs.clear();
         }
     }
 
