@@ -145,4 +145,10 @@ fn half_gufuncs_and_paths_on_the_gpu() {
     assert_eq!(got, want);
     let a: Vec<bf16> = (0..10_000).map(|i| bf16::from_f32((i % 300) as f32 * 0.3)).collect();
     assert_eq!(by_path::sum_paths(&a, &a).unwrap(), by_path::sum_paths::cpu(&a, &a).unwrap());
+    // `types(f16, f32)`: the f16 instance on the GPU.
+    let x: Vec<f16> = (0..10_000).map(|i| f16::from_bits(i as u16 * 7)).collect();
+    let y: Vec<f16> = (0..10_000).map(|i| f16::from_bits(0x8000 ^ (i as u16 * 13))).collect();
+    let t = f16::from_f32(0.375);
+    let got: Vec<u16> = lerp(&x, &y, t).unwrap().iter().map(|v| v.to_bits()).collect();
+    check16("lerp::<f16>", &got, |i| (x[i] + (y[i] - x[i]) * t).to_bits(), F16_EXP);
 }

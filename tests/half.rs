@@ -113,3 +113,15 @@ fn half_types_by_path_and_in_gufuncs() {
         assert_eq!((got[[r]], sim[[r]]), (want, want), "row {r}");
     }
 }
+
+#[test]
+fn a_generic_function_for_f16_and_f32() {
+    let a: Vec<f16> = (0..50).map(|i| f16::from_f32(i as f32 * 0.5)).collect();
+    let b: Vec<f16> = (0..50).map(|i| f16::from_f32(100.0 - i as f32)).collect();
+    let t = f16::from_f32(0.25);
+    let got = lerp::cpu(&a, &b, t).unwrap();
+    let sim: Vec<f16> = (0..50).map(|i| a[i] + (b[i] - a[i]) * t).collect();
+    assert_eq!(got, sim);
+    assert_eq!(lerp::cpu(&[1.0f32], &[3.0f32], 0.5f32).unwrap(), vec![2.0]);
+    assert!(lerp::PTX_F16.contains(".entry"), "{}", lerp::PTX_F16);
+}

@@ -76,6 +76,18 @@ pub fn block_sum_bf16(x: &[bf16], sums: &mut [f32], shifted: &mut [bf16]) {
     }
 }
 
+/// One generic function for `f16` and `f32` (`types(…)`), with the operator bounds both
+/// types have (`gpu_runtime::Float` also promises the math functions, which the half types
+/// compute through `f32`).
+#[vectorize(types(f16, f32))]
+pub fn lerp<T: Copy + core::ops::Add<Output = T> + core::ops::Sub<Output = T> + core::ops::Mul<Output = T>>(
+    a: T,
+    b: T,
+    t: T,
+) -> T {
+    a + (b - a) * t
+}
+
 /// Mixed precision in a gufunc: the dot product of `f16` rows, accumulated in `f32`.
 #[guvectorize("(n),(n)->()")]
 pub fn dot_h(a: &[f16], b: &[f16]) -> f32 {
