@@ -400,6 +400,25 @@ fn a_fault_leaves_host_slices_untouched() {
     assert_eq!(y, want);
 }
 
+/// `examples/mixed_precision.rs` on the CPU device and in the simulator: every row within
+/// the f32 summation bound of the exact product of its f16 inputs, and both the same.
+#[test]
+fn the_mixed_precision_example_on_the_cpu() {
+    use mixed_precision::{error_ratios, gemv, gemv_f16, grid, inputs};
+    let (rows, cols) = (37, 300);
+    let (a, x) = inputs(rows, cols, 3);
+    let on_cpu = gemv(&gpu_runtime::Device::cpu(), &a, &x, rows, cols).unwrap();
+    let mut simulated = vec![0.0f32; rows];
+    gemv_f16::simulate(grid(rows), 256u32, &a, &x, cols, &mut simulated).unwrap();
+    assert_eq!(on_cpu, simulated);
+    let worst = error_ratios(&a, &x, cols, &on_cpu).into_iter().fold(0.0, f64::max);
+    assert!(worst <= 1.0, "worst row at {worst} of the bound");
+    // The check can fail: a row off by its own magnitude is far outside the bound.
+    let mut wrong = on_cpu.clone();
+    wrong[5] += 1.0;
+    assert!(error_ratios(&a, &x, cols, &wrong)[5] > 1.0);
+}
+
 /// `examples/monte_carlo_pi.rs` on the CPU device and in the simulator: the same estimate,
 /// the host's own from the same random numbers, and near π.
 #[test]

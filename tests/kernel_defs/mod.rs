@@ -12,6 +12,8 @@ pub mod block_reduce;
 pub mod heat;
 #[path = "../../examples/histogram.rs"]
 pub mod histogram_example;
+#[path = "../../examples/mixed_precision.rs"]
+pub mod mixed_precision;
 #[path = "../../examples/monte_carlo_pi.rs"]
 pub mod monte_carlo_pi;
 #[path = "../../examples/pick_device.rs"]

@@ -354,6 +354,14 @@ pub fn all(gpu: bool) -> Vec<Outcome> {
         bits(&y)
     });
 
+    let (a, x) = mixed_precision::inputs(20, 70, 5);
+    let mut y = vec![0.0f32; 20];
+    r.push(
+        "examples/mixed_precision",
+        run!(gpu, mixed_precision::gemv_f16(mixed_precision::grid(20), 256u32, &a, &x, 70usize, &mut y)),
+        || bits(&y),
+    );
+
     let mut estimates = vec![0.0f32; 256];
     r.push(
         "examples/monte_carlo_pi",
