@@ -130,6 +130,17 @@ fn shuffle_past_a_barrier(out: &mut [u32]) {
     }
 }
 
+/// Lane 0 waits in a `syncwarp` while the rest of its warp shuffles with a mask naming it.
+#[kernel]
+fn syncwarp_beside_a_shuffle(out: &mut [u32]) {
+    let t = gpu::thread_idx().x as usize;
+    if t == 0 {
+        gpu::syncwarp(u32::MAX);
+    } else {
+        out[t] = gpu::shfl_sync(u32::MAX, t as u32, 0);
+    }
+}
+
 fn race(e: Error) -> (String, RaceAccess, RaceAccess) {
     match e {
         Error::DataRace { location, first, second, .. } => (location, first, second),
@@ -255,4 +266,16 @@ fn a_warp_operation_naming_a_lane_at_a_barrier_is_an_error_not_a_hang() {
     let e = shuffle_past_a_barrier::simulate(1u32, 32u32, &mut out).unwrap_err();
     let Error::ThreadFault { thread: [1, 0, 0], message, .. } = &e else { panic!("expected a fault, got {e}") };
     assert!(message.contains("lane 0 named in the mask 0xffffffff is waiting at `sync_threads`"), "{e}");
+}
+
+#[test]
+fn warp_operations_that_wait_for_each_other_are_an_error_not_a_hang() {
+    let mut out = vec![0u32; 32];
+    let e = syncwarp_beside_a_shuffle::simulate(1u32, 32u32, &mut out).unwrap_err();
+    let Error::ThreadFault { message, .. } = &e else { panic!("expected a fault, got {e}") };
+    // Thread 0's own message: it finds the others waiting in the shuffle, or (when they
+    // found the deadlock first and stopped) gone.
+    let deadlock = message.contains("waits in another warp operation, so neither can complete");
+    let gone = message.contains("has exited or does not exist, so the warp operation cannot complete");
+    assert!(deadlock || gone, "{e}");
 }

@@ -338,9 +338,9 @@ impl Warp {
             self.changed.notify_all();
         }
         w.waiting |= bit;
-        if w.close_gatherings() {
-            self.changed.notify_all();
-        }
+        w.close_gatherings();
+        // The others look again: this lane may be the last one they wait to see waiting.
+        self.changed.notify_all();
         loop {
             if let Some(i) = w.done.iter().position(|d| d.id == id) {
                 let d = &mut w.done[i];
@@ -374,6 +374,19 @@ impl Warp {
                     "gpu::{op}: lane {} named in the mask {mask:#010x} is waiting at `sync_threads`, \
                      so the warp operation cannot complete (a mask must name only lanes that reach it)",
                     blocked.trailing_zeros()
+                );
+            }
+            // Every live lane of the warp waits, and none in a round that has completed or
+            // at an `active_mask()`: nothing can complete this round, whose missing lanes
+            // wait in other warp operations (or at a barrier that waits for this lane).
+            if w.alive & !w.waiting == 0 && w.done.is_empty() && w.gatherings.is_empty() {
+                let other = mask & !arrived;
+                w.waiting &= !bit;
+                drop(w);
+                panic!(
+                    "gpu::{op}: lane {} named in the mask {mask:#010x} waits in another warp operation, so \
+                     neither can complete (the lanes of a mask must all reach the same operation)",
+                    other.trailing_zeros()
                 );
             }
             w = self.changed.wait(w).unwrap_or_else(|p| p.into_inner());
@@ -508,6 +521,9 @@ impl BlockState {
     fn released(&self) {
         for w in &self.warps {
             let mut w = lock(&w.state);
+            // Released, if not yet awake: running, as far as the warp operations see.
+            let released = w.at_barrier;
+            w.waiting &= !released;
             w.at_barrier = 0;
             w.syncs.clear();
         }
