@@ -81,6 +81,8 @@ pub(crate) fn note_access(address: usize, shared: bool, kind: AccessKind, place:
         let now = Access {
             block: ctx.block_linear,
             thread: ctx.linear,
+            warp: ctx.linear / WARP,
+            lane: ctx.lane(),
             epoch: ctx.epoch.get(),
             warp_sync: ctx.warp_sync.get(),
         };

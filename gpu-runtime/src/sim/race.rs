@@ -54,6 +54,9 @@ pub(crate) struct Access {
     pub(crate) block: u32,
     /// The thread's linear index in its block.
     pub(crate) thread: u32,
+    /// Its warp in the block, and its lane in the warp.
+    pub(crate) warp: u32,
+    pub(crate) lane: u32,
     /// Barriers the thread's block had passed.
     pub(crate) epoch: u64,
     /// The last `syncwarp` round the thread took part in (see [`WarpSyncs`]).
@@ -75,9 +78,7 @@ fn ordered(earlier: &Access, now: &Access, warps: &dyn WarpSyncs) -> bool {
     if earlier.thread == now.thread || earlier.epoch < now.epoch {
         return true;
     }
-    let warp = super::context::WARP;
-    earlier.thread / warp == now.thread / warp
-        && warps.synced_between(earlier.thread % warp, now.thread % warp, earlier.warp_sync, now.warp_sync)
+    earlier.warp == now.warp && warps.synced_between(earlier.lane, now.lane, earlier.warp_sync, now.warp_sync)
 }
 
 /// Reads, or atomic updates, of one element: those of the latest barrier interval that
@@ -281,7 +282,7 @@ mod tests {
     }
 
     fn at(block: u32, thread: u32, epoch: u64) -> Access {
-        Access { block, thread, epoch, warp_sync: 0 }
+        Access { block, thread, warp: thread / 32, lane: thread % 32, epoch, warp_sync: 0 }
     }
 
     #[test]
