@@ -341,7 +341,13 @@ impl<'ctx> FnLower<'_, 'ctx> {
         if to.is_half() {
             // `f16::from(u8)`: exact in `f32`, and so in the half type; `from_f32` and
             // `from_f64` round once, to nearest, ties to even (LLVM's `fptrunc`).
-            let v = if from.is_floating() { v } else { self.cast(v, from, ScalarType::F32)? };
+            let v = if from.is_half() {
+                self.widen_half(v, from)?.into()
+            } else if from.is_float() {
+                v
+            } else {
+                self.cast(v, from, ScalarType::F32)?
+            };
             let half = super::types::half_float_type(self.cx, to);
             let rounded = b.build_float_trunc(v.into_float_value(), half, "round")?;
             return Ok(b.build_bit_cast(rounded, self.cx.i16_type(), "bits")?);
