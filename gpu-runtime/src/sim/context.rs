@@ -34,7 +34,7 @@ pub(crate) struct ThreadContext {
     /// `x + y * block_dim.x + z * block_dim.x * block_dim.y`.
     pub(crate) linear: u32,
     /// The block's index in the grid, linear as `linear` is.
-    pub(crate) block_linear: u32,
+    pub(crate) block_linear: u64,
     pub(crate) state: Arc<BlockState>,
     /// Barriers this thread has passed.
     pub(crate) epoch: Cell<u64>,

@@ -50,8 +50,8 @@ impl std::fmt::Display for Place {
 /// An access as the shadow records it.
 #[derive(Copy, Clone, Debug)]
 pub(crate) struct Access {
-    /// The block's linear index in the grid.
-    pub(crate) block: u32,
+    /// The block's linear index in the grid (a grid may hold more than 2^32 blocks).
+    pub(crate) block: u64,
     /// The thread's linear index in its block.
     pub(crate) thread: u32,
     /// Its warp in the block, and its lane in the warp.
@@ -254,8 +254,11 @@ impl RaceCheck {
 
     fn side(&self, a: &Access, kind: AccessKind) -> RaceAccess {
         let (g, b) = (self.grid, self.block);
-        let unflatten = |i: u32, d: Dim3| [i % d.x, i / d.x % d.y, i / (d.x * d.y)];
-        RaceAccess { block: unflatten(a.block, g), thread: unflatten(a.thread, b), kind }
+        let unflatten = |i: u64, d: Dim3| {
+            let (x, y) = (d.x as u64, d.y as u64);
+            [(i % x) as u32, (i / x % y) as u32, (i / (x * y)) as u32]
+        };
+        RaceAccess { block: unflatten(a.block, g), thread: unflatten(a.thread as u64, b), kind }
     }
 
     pub(crate) fn take(&self) -> Option<Found> {
@@ -281,7 +284,7 @@ mod tests {
         }
     }
 
-    fn at(block: u32, thread: u32, epoch: u64) -> Access {
+    fn at(block: u64, thread: u32, epoch: u64) -> Access {
         Access { block, thread, warp: thread / 32, lane: thread % 32, epoch, warp_sync: 0 }
     }
 
@@ -312,8 +315,8 @@ mod tests {
     #[test]
     fn atomics_race_only_with_plain_accesses() {
         let mut s = Shadow::default();
-        for t in 0..64 {
-            assert!(s.access(at(t / 32, t % 32, 0), AccessKind::Atomic, &NoSyncs).is_none());
+        for t in 0..64u32 {
+            assert!(s.access(at(u64::from(t / 32), t % 32, 0), AccessKind::Atomic, &NoSyncs).is_none());
         }
         let (a, k) = s.access(at(1, 3, 1), AccessKind::Read, &NoSyncs).unwrap();
         assert_eq!((a.block, k), (0, AccessKind::Atomic));

@@ -76,7 +76,7 @@ fn run_block(
                 block_dim: dim,
                 grid_dim: grid,
                 linear,
-                block_linear: at.x + at.y * grid.x + at.z * grid.x * grid.y,
+                block_linear: at.x as u64 + grid.x as u64 * (at.y as u64 + grid.y as u64 * at.z as u64),
                 state: state.clone(),
                 epoch: Cell::new(0),
                 warp_sync: Cell::new(0),
