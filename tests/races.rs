@@ -7,10 +7,10 @@ use gpu_runtime::{AccessKind, Device, Error, LaunchConfig, RaceAccess, gpu, kern
 
 const TPB: usize = 16;
 
-/// A tiled matmul (`n` a multiple of `TPB`) that loads its tiles and reads them without a
-/// barrier between: a thread reads a tile element another thread writes.
+/// A tiled matmul (`n` a multiple of `TPB`). Without `first_barrier` it reads its tiles
+/// with no barrier after loading them: a thread reads a tile element another thread writes.
 #[kernel]
-fn matmul_no_barrier(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
+fn matmul(a: &[f32], b: &[f32], c: &mut [f32], n: usize, first_barrier: bool) {
     let sa = gpu::shared_2d::<f32, TPB, TPB>();
     let sb = gpu::shared_2d::<f32, TPB, TPB>();
     let (tx, ty) = (gpu::thread_idx().x as usize, gpu::thread_idx().y as usize);
@@ -19,27 +19,9 @@ fn matmul_no_barrier(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
     for t in 0..n / TPB {
         sa[(ty, tx)] = a[row * n + t * TPB + tx];
         sb[(ty, tx)] = b[(t * TPB + ty) * n + col];
-        // Missing: gpu::sync_threads();
-        for k in 0..TPB {
-            acc += sa[(ty, k)] * sb[(k, tx)];
+        if first_barrier {
+            gpu::sync_threads();
         }
-        gpu::sync_threads();
-    }
-    c[row * n + col] = acc;
-}
-
-/// The same with both barriers.
-#[kernel]
-fn matmul_tiled(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
-    let sa = gpu::shared_2d::<f32, TPB, TPB>();
-    let sb = gpu::shared_2d::<f32, TPB, TPB>();
-    let (tx, ty) = (gpu::thread_idx().x as usize, gpu::thread_idx().y as usize);
-    let (col, row) = (gpu::block_idx().x as usize * TPB + tx, gpu::block_idx().y as usize * TPB + ty);
-    let mut acc = 0.0f32;
-    for t in 0..n / TPB {
-        sa[(ty, tx)] = a[row * n + t * TPB + tx];
-        sb[(ty, tx)] = b[(t * TPB + ty) * n + col];
-        gpu::sync_threads();
         for k in 0..TPB {
             acc += sa[(ty, k)] * sb[(k, tx)];
         }
@@ -159,7 +141,7 @@ fn a_missing_barrier_in_a_tiled_matmul_is_a_race() {
     let n = 32;
     let (a, b) = matrices(n);
     let mut c = vec![0.0f32; n * n];
-    let e = matmul_no_barrier::simulate((2u32, 2u32), (16u32, 16u32), &a, &b, &mut c, n).unwrap_err();
+    let e = matmul::simulate((2u32, 2u32), (16u32, 16u32), &a, &b, &mut c, n, false).unwrap_err();
     let message = e.to_string();
     let (location, first, second) = race(e);
     assert!(location.contains("shared `f32` array declared at tests/races.rs:"), "{location}");
@@ -168,12 +150,12 @@ fn a_missing_barrier_in_a_tiled_matmul_is_a_race() {
     assert!(kinds.contains(&AccessKind::Read) && kinds.contains(&AccessKind::Write), "{message}");
     assert_eq!(first.block, second.block, "{message}");
     assert_ne!(first.thread, second.thread, "{message}");
-    assert!(message.starts_with("`matmul_no_barrier`: data race on element "), "{message}");
+    assert!(message.starts_with("`matmul`: data race on element "), "{message}");
     assert!(message.contains("with no `sync_threads` (or `syncwarp`) between them: put a barrier"), "{message}");
     // The results stay where they were, as after a fault.
     assert!(c.iter().all(|&v| v == 0.0));
 
-    matmul_tiled::simulate((2u32, 2u32), (16u32, 16u32), &a, &b, &mut c, n).unwrap();
+    matmul::simulate((2u32, 2u32), (16u32, 16u32), &a, &b, &mut c, n, true).unwrap();
     let want: Vec<f32> = (0..n * n).map(|k| (0..n).map(|j| a[k / n * n + j] * b[j * n + k % n]).sum::<f32>()).collect();
     for (g, w) in c.iter().zip(&want) {
         assert!((g - w).abs() <= 1e-4 * w.abs().max(1.0), "{g} against {w}");
