@@ -6,7 +6,7 @@
 mod gufunc_defs;
 
 use gpu_runtime::ndarray::{Array, ArrayD, Dimension, IxDyn};
-use gpu_runtime::{Device, Error};
+use gpu_runtime::{Device, Error, Where};
 use gufunc_defs::*;
 
 fn array(shape: &[usize], f: impl Fn(usize) -> f32) -> ArrayD<f32> {
@@ -23,6 +23,10 @@ macro_rules! everywhere {
         assert_eq!($f::on(&Device::cpu(), $($a),*).unwrap(), want, "on the CPU device");
         assert_eq!(Device::cpu().scope(|| $f($($a),*)).unwrap(), want, "default CPU device");
         assert_eq!($f::simulate($($a),*).unwrap(), want, "the kernel in the simulator");
+        for how in [Where::Cpu, Where::Parallel, Where::On(&Device::cpu()), Where::Simulate] {
+            assert_eq!($f::with(how, $($a),*).unwrap(), want, "with {how:?}");
+        }
+        assert_eq!(Device::cpu().scope(|| $f::with(Where::Default, $($a),*)).unwrap(), want, "with the default");
     }};
 }
 
@@ -167,6 +171,17 @@ fn an_output_size_no_input_fixes_is_given_at_the_call() {
         let e = tile::sized(&[("n", 4)], &x).unwrap_err();
         assert!(matches!(e, Error::CoreSizeMismatch { dim: "n", .. }), "{e:?}");
     });
+    // Sizes go with every place a call runs.
+    let cpu = Device::cpu();
+    for how in [Where::Cpu, Where::Parallel, Where::On(&cpu), Where::Simulate] {
+        assert_eq!(tile::with(how.sized(&[("m", 5)]), &x).unwrap(), want, "{how:?}");
+        let e = tile::with(how, &x).unwrap_err();
+        assert!(matches!(e, Error::UnsizedCoreDim { dim: "m", .. }), "{how:?}: {e:?}");
+    }
+    // `along` is a reduction's: `tile`'s layout is not one.
+    let e = tile::with(Where::Cpu.sized(&[("m", 5)]).along(0), &x).unwrap_err();
+    assert!(matches!(e, Error::NotAReduction { function: "tile", .. }), "{e:?}");
+    assert!(e.to_string().contains("cannot be taken along an axis"), "{e}");
 }
 
 #[test]

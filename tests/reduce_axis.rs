@@ -6,7 +6,7 @@
 mod gufunc_defs;
 
 use gpu_runtime::ndarray::{Array, ArrayD, Axis, IxDyn};
-use gpu_runtime::{Device, Error, guvectorize, vectorize};
+use gpu_runtime::{Device, DeviceVec, Error, Where, guvectorize, vectorize};
 
 #[vectorize(identity = 0)]
 fn add_i64(a: i64, b: i64) -> i64 {
@@ -103,12 +103,87 @@ fn reduce_axis_matches_ndarray_on_random_shapes() {
 }
 
 #[test]
+fn reduce_axis_runs_wherever_it_is_asked_to() {
+    let mut g = Gen(0xD1B5_4A32_D192_ED03);
+    let cpu = Device::cpu();
+    for case in 0..20 {
+        let shape = g.shape();
+        let n: usize = shape.iter().product();
+        let a = Array::from_shape_vec(IxDyn(&shape), (0..n).map(|_| g.below(201) as i64 - 100).collect()).unwrap();
+        let axis = g.below(shape.len() as u64);
+        let want = a.sum_axis(Axis(axis));
+        for how in [Where::Cpu, Where::Parallel, Where::On(&cpu), Where::Simulate] {
+            assert_eq!(add_i64::reduce_axis_with(how, &a, axis).unwrap(), want, "case {case}: {how:?}");
+        }
+        if shape.len() >= 2 {
+            let want2 = a.sum_axis(Axis(shape.len() - 1)).sum_axis(Axis(0));
+            for how in [Where::Cpu, Where::Parallel, Where::On(&cpu), Where::Simulate] {
+                let got = add_i64::reduce_axes_with(how, &a, &[0, shape.len() - 1]).unwrap();
+                assert_eq!(got, want2, "case {case}: {how:?}");
+            }
+        }
+    }
+    // A few long lines: on the CPU and in the simulator too, every line is folded.
+    let long = Array::from_shape_fn(IxDyn(&[2, 70_000]), |ix| (ix[1] % 7) as i64 - 3 + ix[0] as i64);
+    for how in [Where::Cpu, Where::Parallel, Where::On(&cpu), Where::Simulate] {
+        assert_eq!(add_i64::reduce_axis_with(how, &long, 1).unwrap(), long.sum_axis(Axis(1)), "{how:?}");
+    }
+    // A function compiled for the host only has no kernel to simulate.
+    let u = Array::from_shape_fn(IxDyn(&[3, 4]), |ix| ix[1] as u64 + 1);
+    let e = mul_u64::reduce_axis_with(Where::Simulate, &u, 1).unwrap_err();
+    assert!(matches!(e, Error::NoKernel { .. }), "{e:?}");
+    assert_eq!(mul_u64::reduce_axis_with(Where::Cpu, &u, 1).unwrap(), u.fold_axis(Axis(1), 1, |a, &v| a * v));
+    // A gufunc of a reduction's layout taken along an axis, anywhere.
+    let x = Array::from_shape_fn(IxDyn(&[3, 4]), |ix| ix[0] as f64 - ix[1] as f64);
+    let want = x.mean_axis(Axis(0)).unwrap();
+    for how in [Where::Cpu, Where::Parallel, Where::On(&cpu), Where::Simulate] {
+        assert_eq!(mean::with(how.along(0), &x).unwrap(), want, "{how:?}");
+    }
+}
+
+#[test]
+fn reduce_takes_an_initial_value_and_a_result_array() {
+    let cpu = Device::cpu();
+    let v: Vec<i64> = (1..=100).collect();
+    cpu.scope(|| {
+        assert_eq!(add_i64::reduce_init(1000, &v).unwrap(), 6050);
+        // An empty array gives `init`, with or without an identity.
+        assert_eq!(add_i64::reduce_init(7, &[] as &[i64]).unwrap(), 7);
+        assert_eq!(max_f32::reduce_init(-1.0, &[] as &[f32]).unwrap(), -1.0);
+        assert!(matches!(max_f32::reduce(&[] as &[f32]).unwrap_err(), Error::EmptyReduce { .. }));
+        // A scalar is one element.
+        assert_eq!(add_i64::reduce_init(3, 4).unwrap(), 7);
+        // Where combining `init` with the fold panics, the call fails as Rust would.
+        let e = div_i64::reduce_init(1000, &[0i64]).unwrap_err();
+        assert!(matches!(e, Error::KernelFault { function: "div_i64", .. }), "{e:?}");
+        // The result into a host element or a device array.
+        let mut host = [0i64];
+        add_i64::reduce_into(&mut host, &v).unwrap();
+        assert_eq!(host, [5050]);
+        let mut dev = DeviceVec::<i64>::zeros(1).unwrap();
+        add_i64::reduce_into(&mut dev, &v).unwrap();
+        assert_eq!(dev.to_vec().unwrap(), [5050]);
+        let mut two = [0i64; 2];
+        let e = add_i64::reduce_into(&mut two, &v).unwrap_err();
+        assert!(matches!(e, Error::LengthMismatch { .. }), "{e:?}");
+        assert_eq!(two, [0, 0]);
+    });
+    assert_eq!(add_i64::reduce_on(&cpu, &v).unwrap(), 5050);
+    // The CPU targets.
+    let u: Vec<u64> = (1..=10).collect();
+    assert_eq!(mul_u64::reduce_init(2, &u).unwrap(), 7_257_600);
+    let mut r = [0u64];
+    mul_u64::reduce_into(&mut r, &u).unwrap();
+    assert_eq!(r, [3_628_800]);
+}
+
+#[test]
 fn the_generated_fold_kernel_runs_in_the_simulator() {
     let a = Array::from_shape_fn(IxDyn(&[5, 300]), |ix| (ix[0] * 300 + ix[1]) as i64 - 700);
-    assert_eq!(add_i64::__fold::simulate(&a).unwrap(), a.sum_axis(Axis(1)));
+    assert_eq!(add_i64::reduce_axis_with(Where::Simulate, &a, 1).unwrap(), a.sum_axis(Axis(1)));
     let f = Array::from_shape_fn(IxDyn(&[40, 3]), |ix| ((ix[0] * 7 + ix[1] * 13) % 17) as f32);
     let want = f.fold_axis(Axis(1), f32::NEG_INFINITY, |acc, &v| acc.max(v));
-    assert_eq!(max_f32::__fold::simulate(&f).unwrap(), want);
+    assert_eq!(max_f32::reduce_axis_with(Where::Simulate, &f, 1).unwrap(), want);
 }
 
 #[test]

@@ -69,7 +69,8 @@ pub fn into(v: &Vectorized) -> TokenStream {
     }
 }
 
-/// `reduce` for the CPU targets, for a reducible function (nothing otherwise).
+/// `reduce` and its forms for the CPU targets, for a reducible function (nothing
+/// otherwise).
 pub fn reduce(v: &Vectorized) -> TokenStream {
     let p = private();
     if !v.reducible {
@@ -77,13 +78,14 @@ pub fn reduce(v: &Vectorized) -> TokenStream {
     }
     let Vectorized { name_str, generics, ret_ty, scalar_call, identity_expr, .. } = v;
     let order = HostLoop::of(v.target).runtime_tokens();
+    let common = crate::gpu::reduce_forms(v);
     quote! {
-        /// Folds the elements of `values` with the function (on the CPU: this function's
-        /// target). An empty array gives the `identity`, or `Error::EmptyReduce` without
-        /// one; where the function panics, the first step that does is the error.
-        pub fn reduce<'__a, #generics>(values: impl Param<'__a, #ret_ty>) -> ::gpu_runtime::Result<#ret_ty> {
-            let __values = Param::into_arg(values).to_host()?;
-            #p::host_reduce(#name_str, __values, #identity_expr, #order, |a, b| #scalar_call(a, b))
+        #[doc(hidden)]
+        pub fn __reduce<'__a, #generics>(__values: ::gpu_runtime::ArgRef<'__a, #ret_ty>, __fold: #p::Fold<'_, '_, #ret_ty>) -> ::gpu_runtime::Result<::core::option::Option<#ret_ty>> {
+            let __values = __values.to_host()?;
+            #p::host_fold_into(#name_str, __values, __fold.init, __fold.res, #identity_expr, #order, |a, b| #scalar_call(a, b))
         }
+
+        #common
     }
 }

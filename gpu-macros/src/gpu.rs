@@ -64,29 +64,60 @@ pub fn api(v: &Vectorized) -> TokenStream {
     }
 }
 
-/// `reduce` on the GPU, for a reducible function (nothing otherwise).
+/// `reduce` and its forms on the GPU, for a reducible function (nothing otherwise).
 pub fn reduce(v: &Vectorized) -> TokenStream {
     let p = private();
     if !v.reducible {
         return TokenStream::new();
     }
     let Vectorized { generics, ret_ty, kernel, identity_expr, name_str, scalar_call, .. } = v;
+    let fold = quote! {
+        // SAFETY: the kernel's element type and function.
+        unsafe { #p::reduce::<#ret_ty>(&#kernel, #name_str, __values, __fold, #identity_expr, |a, b| #scalar_call(a, b)) }
+    };
+    let common = reduce_forms(v);
     quote! {
-        /// Folds the elements of `values` with the function, on the GPU: in one launch
+        #[doc(hidden)]
+        pub fn __reduce<'__a, #generics>(__values: ::gpu_runtime::ArgRef<'__a, #ret_ty>, __fold: #p::Fold<'_, '_, #ret_ty>) -> ::gpu_runtime::Result<::core::option::Option<#ret_ty>> {
+            #fold
+        }
+
+        #common
+
+        /// As [`reduce`], on `device` (a GPU, or `Device::cpu()`).
+        pub fn reduce_on<'__a, #generics>(device: &::gpu_runtime::Device, values: impl Param<'__a, #ret_ty>) -> ::gpu_runtime::Result<#ret_ty> {
+            #p::folded(__reduce(Param::into_arg(values), #p::Fold { device: ::core::option::Option::Some(device), ..#p::Fold::plain() }))
+        }
+    }
+}
+
+/// The forms of `reduce` every target has, each one line into the module's `__reduce`.
+pub fn reduce_forms(v: &Vectorized) -> TokenStream {
+    let p = private();
+    let Vectorized { generics, ret_ty, .. } = v;
+    let some = quote!(::core::option::Option::Some);
+    quote! {
+        /// Folds the elements of `values` with the function. On the GPU: in one launch
         /// over the data and one small launch over the blocks' results. The folds do not
         /// run in sequence, so the function must be associative (`a + b`, `a * b`,
         /// `a.max(b)`, …); for floats the result may differ from a sequential fold by the
         /// rounding of a different order. An empty array gives the `identity`, or
         /// `Error::EmptyReduce` without one.
         pub fn reduce<'__a, #generics>(values: impl Param<'__a, #ret_ty>) -> ::gpu_runtime::Result<#ret_ty> {
-            let __values = Param::into_arg(values);
-            if let ::core::option::Option::Some(__cpu) = &#p::cpu_target(::core::option::Option::None, &[__values.device_id()]) {
-                let __values = __values.host_on(#name_str, "values", __cpu)?;
-                let __parallel = #p::HostLoop::Parallel;
-                return #p::host_reduce(#name_str, __values, #identity_expr, __parallel, |a, b| #scalar_call(a, b));
-            }
-            // SAFETY: the argument has the kernel's element type.
-            unsafe { #kernel.reduce::<#ret_ty>(::core::option::Option::None, __values.erase(), #identity_expr) }
+            #p::folded(__reduce(Param::into_arg(values), #p::Fold::plain()))
+        }
+
+        /// As [`reduce`], folding from `init` (Numba's `init=`): `init ⊕ x0 ⊕ x1 ⊕ …`,
+        /// `init` itself for an empty array.
+        pub fn reduce_init<'__a, #generics>(init: #ret_ty, values: impl Param<'__a, #ret_ty>) -> ::gpu_runtime::Result<#ret_ty> {
+            #p::folded(__reduce(Param::into_arg(values), #p::Fold { init: #some(init), ..#p::Fold::plain() }))
+        }
+
+        /// As [`reduce`], with the result written into `res[0]` (Numba's `res=`): a
+        /// one-element host slice, or a device array, where the GPU writes it without a
+        /// trip through host memory (the call runs on that array's device).
+        pub fn reduce_into<'__a, '__o, #generics>(res: impl Output<'__o, #ret_ty>, values: impl Param<'__a, #ret_ty>) -> ::gpu_runtime::Result<()> {
+            __reduce(Param::into_arg(values), #p::Fold { res: #some(Output::into_out(res)), ..#p::Fold::plain() }).map(|_| ())
         }
     }
 }

@@ -163,7 +163,7 @@ pub fn reduce_axis(v: &Vectorized) -> TokenStream {
                 values: impl ::gpu_runtime::nd::NdArg<'__a, #ret_ty>,
                 axis: usize,
             ) -> ::gpu_runtime::Result<::gpu_runtime::nd::ArrayD<#ret_ty>> {
-                #p::reduce_axes(#name_str, ::gpu_runtime::nd::NdArg::into_nd(values), &[axis], #identity_expr, |__v, __axis| __fold::along(__axis, __v), |__line: &[#ret_ty]| reduce(__line))
+                reduce_axes_with(::gpu_runtime::Where::Default, values, &[axis])
             }
 
             /// Folds `values` along every axis in `axes` (each once; the result has them
@@ -172,7 +172,27 @@ pub fn reduce_axis(v: &Vectorized) -> TokenStream {
                 values: impl ::gpu_runtime::nd::NdArg<'__a, #ret_ty>,
                 axes: &[usize],
             ) -> ::gpu_runtime::Result<::gpu_runtime::nd::ArrayD<#ret_ty>> {
-                #p::reduce_axes(#name_str, ::gpu_runtime::nd::NdArg::into_nd(values), axes, #identity_expr, |__v, __axis| __fold::along(__axis, __v), |__line: &[#ret_ty]| reduce(__line))
+                reduce_axes_with(::gpu_runtime::Where::Default, values, axes)
+            }
+
+            /// As [`reduce_axis`], run where `how` says: `Where::On(&device)`,
+            /// `Where::Cpu`, `Where::Parallel`, `Where::Simulate` (the fold's kernel in the
+            /// simulator).
+            pub fn reduce_axis_with<'__a>(
+                how: ::gpu_runtime::Where<'_>,
+                values: impl ::gpu_runtime::nd::NdArg<'__a, #ret_ty>,
+                axis: usize,
+            ) -> ::gpu_runtime::Result<::gpu_runtime::nd::ArrayD<#ret_ty>> {
+                reduce_axes_with(how, values, &[axis])
+            }
+
+            /// As [`reduce_axes`], run where `how` says (see [`reduce_axis_with`]).
+            pub fn reduce_axes_with<'__a>(
+                how: ::gpu_runtime::Where<'_>,
+                values: impl ::gpu_runtime::nd::NdArg<'__a, #ret_ty>,
+                axes: &[usize],
+            ) -> ::gpu_runtime::Result<::gpu_runtime::nd::ArrayD<#ret_ty>> {
+                #p::reduce_axes(#name_str, how, ::gpu_runtime::nd::NdArg::into_nd(values), axes, #identity_expr, |__call, __v| __fold::with(__call, __v), |__d, __line: &[#ret_ty]| #p::folded(__reduce(::gpu_runtime::ArgRef::Host(__line), #p::Fold { device: __d, ..#p::Fold::plain() })))
             }
         }
     }

@@ -91,6 +91,19 @@ pub enum Error {
     #[error("`{function}`: `{param}` has {ndim} axes, so it has no axis {axis}")]
     BadAxis { function: &'static str, param: &'static str, axis: usize, ndim: usize },
 
+    /// `along` (`Where::….along(axis)`) for a `#[guvectorize]` function whose layout is not
+    /// a reduction's.
+    #[error(
+        "`{function}`: its layout `{layout}` is not a reduction's (inputs of at most one core dimension, `()` outputs), so it cannot be taken along an axis"
+    )]
+    NotAReduction { function: &'static str, layout: &'static str },
+
+    /// `Where::Simulate` (or a launch) for a function compiled for the host only.
+    #[error(
+        "`{function}` is compiled for the host only (`target = \"cpu\"` or `\"parallel\"`): it has no kernel to launch or simulate"
+    )]
+    NoKernel { function: &'static str },
+
     /// A size given to `name::sized` for a dimension the layout does not have.
     #[error("`{function}`: the layout `{layout}` has no core dimension `{dim}`")]
     UnknownCoreDim { function: &'static str, dim: String, layout: &'static str },

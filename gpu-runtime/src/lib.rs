@@ -86,6 +86,8 @@ pub use special::SpecialMath;
 pub use kernel_abi::random;
 
 #[cfg(feature = "ndarray")]
+pub use api::{Call, Where};
+#[cfg(feature = "ndarray")]
 pub use data::DeviceArray;
 #[cfg(feature = "ndarray")]
 pub use ndarray;
@@ -147,6 +149,7 @@ pub mod __private {
         GpuFn, VectorFn, call, cpu_pending, cpu_target, default_cpu, device, explicit_on_cpu, host, host_arg,
         host_into, host_reduce, into, launch, launch_device, launch_into, on, on_devices,
     };
+    pub use crate::api::{Fold, folded, host_fold_into, reduce};
     pub use crate::data::{ErasedArg, HostLoop};
     pub use crate::launch::{Kernel, KernelSpec};
     pub use crate::panics::{catch_quiet, with_host_message};
@@ -157,7 +160,7 @@ pub mod __private {
     pub use crate::data::nd::NdAt;
     // `#[guvectorize]`: the generated `__Gufunc` type and the calls.
     #[cfg(feature = "ndarray")]
-    pub use crate::api::{GuFn, GuLayout, GuOutputs, GuPlan, GuWhere, Hosts, Laid, gu, gu_device};
+    pub use crate::api::{GuFn, GuLayout, GuOutputs, GuPlan, Hosts, Laid, gu, gu_device};
     // `#[kernel]`: the kernel's description and its arguments.
     pub use crate::data::{KArg, KernelIn, KernelInOut};
     pub use crate::launch::{ExplicitKernel, ExplicitSpec};

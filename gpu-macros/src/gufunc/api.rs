@@ -47,12 +47,10 @@ pub(super) fn generate(g: &Gufunc<'_>, target: ptx_codegen::Target, surface: Sur
     let arg_list = quote! { #(#in_idents: impl ::gpu_runtime::nd::GuArg<'__a, #in_elems>),* };
     // The arguments as the runtime takes them: one `GuRef` each, in a tuple.
     let args = quote! { (#(::gpu_runtime::nd::GuArg::into_gu(#in_idents),)*) };
-    let default_where = match target {
-        ptx_codegen::Target::Cuda => quote!(#p::GuWhere::Default),
-        ptx_codegen::Target::Cpu => quote!(#p::GuWhere::Cpu),
-        ptx_codegen::Target::Parallel => quote!(#p::GuWhere::Parallel),
-    };
-    let none = quote!(::core::option::Option::None);
+    // The call of `gu`/`gu_device` with these tokens for its `Call`.
+    let gu = |call: TokenStream| quote!(#p::gu::<__Gufunc>(#call, #args));
+    let call_of = |how: TokenStream| quote!(::gpu_runtime::Call::from(::gpu_runtime::Where::#how));
+    let default_call = call_of(quote!(Default));
 
     let scalar_fn = {
         let mut f = (*func).clone();
@@ -68,24 +66,42 @@ pub(super) fn generate(g: &Gufunc<'_>, target: ptx_codegen::Target, surface: Sur
         ptx_codegen::Target::Cuda => gpu_items(g),
         _ => (TokenStream::new(), TokenStream::new()),
     };
-    let gufunc_impl = gufunc_impl(g, kernel_methods);
+    let default_where = match target {
+        ptx_codegen::Target::Cuda => TokenStream::new(),
+        ptx_codegen::Target::Cpu => quote!(const DEFAULT: ::gpu_runtime::Where<'static> = ::gpu_runtime::Where::Cpu;),
+        ptx_codegen::Target::Parallel => {
+            quote!(const DEFAULT: ::gpu_runtime::Where<'static> = ::gpu_runtime::Where::Parallel;)
+        }
+    };
+    let gufunc_impl = gufunc_impl(g, default_where, kernel_methods);
 
+    let with = quote! {
+        /// As the plain call, run as `call` says: where (`Where::On(&device)`,
+        /// `Where::Cpu`, `Where::Parallel`, `Where::Simulate`), with the sizes of output
+        /// core dimensions no input fixes (`.sized(&[("m", 4)])`), along an axis
+        /// (`.along(axis)`, for a reduction's layout): `f::with(Where::Cpu.along(1), a, b)`.
+        pub fn with<'__a, '__c>(call: impl ::core::convert::Into<::gpu_runtime::Call<'__c>>, #arg_list) -> ::gpu_runtime::Result<#out_ty> {
+            #p::gu::<__Gufunc>(::core::convert::Into::into(call), #args)
+        }
+    };
     let along = is_reduction(layout).then(|| {
+        let call = gu(quote!(::gpu_runtime::Where::Default.along(axis)));
         quote! {
             /// As the plain call, with the core of every input with one core dimension
             /// taken along `axis` (NumPy's `axis=`) instead of the last: the results have
             /// that axis removed. An axis past an input's last is `Error::BadAxis`.
             pub fn along<'__a>(axis: usize, #arg_list) -> ::gpu_runtime::Result<#out_ty> {
-                #p::gu::<__Gufunc>(#default_where, &[], ::core::option::Option::Some(axis), #args)
+                #call
             }
         }
     });
     let simulate = (target == ptx_codegen::Target::Cuda).then(|| {
+        let call = gu(call_of(quote!(Simulate)));
         quote! {
             /// Runs the generated kernel in the simulator, on the host (as the GPU would
             /// run it: the same windows and bounds checks).
             pub fn simulate<'__a>(#arg_list) -> ::gpu_runtime::Result<#out_ty> {
-                #p::gu::<__Gufunc>(#p::GuWhere::Simulate, &[], #none, #args)
+                #call
             }
         }
     });
@@ -93,29 +109,35 @@ pub(super) fn generate(g: &Gufunc<'_>, target: ptx_codegen::Target, surface: Sur
         #(#docs)*
         #[allow(clippy::too_many_arguments)]
         #vis fn #name<'__a>(#arg_list) -> ::gpu_runtime::Result<#out_ty> {
-            #p::gu::<#name::__Gufunc>(#default_where, &[], #none, #args)
+            #p::gu::<#name::__Gufunc>(#default_call, #args)
         }
     };
+    let (on, sized, cpu, parallel) = (
+        gu(quote!(::gpu_runtime::Where::On(device).into())),
+        gu(quote!(::gpu_runtime::Where::Default.sized(sizes))),
+        gu(call_of(quote!(Cpu))),
+        gu(call_of(quote!(Parallel))),
+    );
     let api = quote! {
         /// Runs the function on `device` (a GPU, or `Device::cpu()`).
         pub fn on<'__a>(device: &::gpu_runtime::Device, #arg_list) -> ::gpu_runtime::Result<#out_ty> {
-            #p::gu::<__Gufunc>(#p::GuWhere::On(device), &[], #none, #args)
+            #on
         }
 
         /// As the plain call, with the sizes of output core dimensions that no input
         /// fixes: `&[("m", 4)]`.
         pub fn sized<'__a>(sizes: &[(&str, usize)], #arg_list) -> ::gpu_runtime::Result<#out_ty> {
-            #p::gu::<__Gufunc>(#default_where, sizes, #none, #args)
+            #sized
         }
 
         /// Runs the function on the CPU, one loop index after another.
         pub fn cpu<'__a>(#arg_list) -> ::gpu_runtime::Result<#out_ty> {
-            #p::gu::<__Gufunc>(#p::GuWhere::Cpu, &[], #none, #args)
+            #cpu
         }
 
         /// Runs the function on the CPU, the loop indices split over threads with rayon.
         pub fn parallel<'__a>(#arg_list) -> ::gpu_runtime::Result<#out_ty> {
-            #p::gu::<__Gufunc>(#p::GuWhere::Parallel, &[], #none, #args)
+            #parallel
         }
 
         /// As the plain call, with the results left where they were computed, as
@@ -123,12 +145,18 @@ pub(super) fn generate(g: &Gufunc<'_>, target: ptx_codegen::Target, surface: Sur
         /// for a call on the host. A chain of calls over device arrays keeps its data
         /// on the device.
         pub fn device<'__a>(#arg_list) -> ::gpu_runtime::Result<#dev_out_ty> {
-            #p::gu_device::<__Gufunc>(#default_where, &[], #none, #args)
+            #p::gu_device::<__Gufunc>(#default_call, #args)
         }
+
+        #with
+
+        #simulate
+
+        #along
     };
     let (wrapper, api) = match surface {
         Surface::Full => (wrapper, api),
-        Surface::AlongOnly => (TokenStream::new(), TokenStream::new()),
+        Surface::AlongOnly => (TokenStream::new(), with),
     };
     let mod_doc = format!("The generated API of the generalized function `{name_str}` (layout `{text}`).");
     quote! {
@@ -159,10 +187,6 @@ pub(super) fn generate(g: &Gufunc<'_>, target: ptx_codegen::Target, surface: Sur
             #gufunc_impl
 
             #api
-
-            #simulate
-
-            #along
         }
     }
 }
@@ -170,7 +194,7 @@ pub(super) fn generate(g: &Gufunc<'_>, target: ptx_codegen::Target, surface: Sur
 /// `__Gufunc` and its `GuFn` impl: the types of the inputs and the outputs, the function
 /// at one loop index on the host (each output in a buffer of its own), the gathering of
 /// those buffers, and `kernel_methods` (the kernel's launch, for the GPU target).
-fn gufunc_impl(g: &Gufunc<'_>, kernel_methods: TokenStream) -> TokenStream {
+fn gufunc_impl(g: &Gufunc<'_>, default_where: TokenStream, kernel_methods: TokenStream) -> TokenStream {
     let p = private();
     let Gufunc { layout, inputs, outputs, params, rets, .. } = g;
     let in_idents: Vec<&syn::Ident> = inputs.iter().map(|p| &p.ident).collect();
@@ -237,6 +261,7 @@ fn gufunc_impl(g: &Gufunc<'_>, kernel_methods: TokenStream) -> TokenStream {
 
         impl #p::GuFn for __Gufunc {
             const LAYOUT: &'static #p::GuLayout = &__LAYOUT;
+            #default_where
             type Args<'__a> = (#(::gpu_runtime::nd::GuRef<'__a, #in_elems>,)*);
             type Outs = (#(#out_elems,)*);
             type Value = (#ret_ty, #(::std::vec::Vec<#buf_elems>),*);

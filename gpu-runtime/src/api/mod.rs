@@ -7,12 +7,14 @@ mod devices;
 #[cfg(feature = "ndarray")]
 mod gufunc;
 mod host;
+mod reduce;
 mod vectorized;
 
 pub use cpu_device::{cpu_pending, cpu_target, default_cpu, explicit_on_cpu, host_reduce};
 #[cfg(feature = "ndarray")]
-pub use gufunc::{GuFn, GuLayout, GuOutputs, GuPlan, GuWhere, Hosts, Laid, gu, gu_device, reduce_axes};
+pub use gufunc::{Call, GuFn, GuLayout, GuOutputs, GuPlan, Hosts, Laid, Where, gu, gu_device, reduce_axes};
 
+pub use reduce::{Fold, folded, host_fold_into, reduce};
 #[cfg(feature = "ndarray")]
 pub use host::{host_nd, host_nd_into, nd_message_at};
 pub use vectorized::{

@@ -79,9 +79,11 @@ impl Kernel {
         device: Option<&Device>,
         arg: ErasedArg<'_>,
         identity: Option<T>,
-    ) -> Result<T> {
+        init: Option<T>,
+        res: Option<crate::data::DeviceSliceMut<'_, T>>,
+    ) -> Result<Option<T>> {
         // SAFETY: the caller's promise.
-        unsafe { reduce(self, device, arg, identity) }
+        unsafe { reduce(self, device, arg, identity, init, res) }
     }
 
     /// Queues the call on `stream`; the results come to the host when the handle is

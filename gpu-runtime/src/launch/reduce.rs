@@ -12,12 +12,15 @@ use super::enqueue::{fault_result, launch};
 use super::faults::{Cleared, FaultKind};
 use super::params::ReduceWords;
 use super::{Kernel, Launch, plan, trace};
-use crate::data::{ArgKind, ErasedArg, alloc_error};
+use crate::data::{ArgKind, DeviceSliceMut, ErasedArg, alloc_error};
 use crate::driver::{Device, ReadBack};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 
-/// Folds `arg` with `kernel`'s function on `device` (or the array's, or the default).
+/// Folds `arg` with `kernel`'s function on `device` (or the array's, or the default),
+/// after `init` where there is one (Numba's `init=`: the fold is `init ⊕ x0 ⊕ x1 ⊕ …`).
+/// The result comes back to the host, or with `res` (Numba's `res=`) stays on the GPU in
+/// `res[0]` and `Ok(None)` is returned.
 ///
 /// # Safety
 /// `T` must be the kernel's element type, and `arg` an argument of that type.
@@ -26,16 +29,30 @@ pub(crate) unsafe fn reduce<T: Scalar>(
     device: Option<&Device>,
     arg: ErasedArg<'_>,
     identity: Option<T>,
-) -> Result<T> {
+    init: Option<T>,
+    res: Option<DeviceSliceMut<'_, T>>,
+) -> Result<Option<T>> {
     let spec = kernel.spec();
-    let empty = || identity.ok_or(Error::EmptyReduce { function: spec.name });
     let n = match arg.0 {
-        ArgKind::Scalar { bits } => return Ok(T::from_bits(bits)),
+        ArgKind::Scalar { .. } => {
+            return Err(Error::internal(format!("`{}`: a scalar reached the reduction launch", spec.name)));
+        }
         ArgKind::Host { len, .. } | ArgKind::Device { len, .. } => len,
     };
+    if let Some(r) = res.as_ref().filter(|r| r.len() != 1) {
+        return Err(Error::LengthMismatch { function: spec.name, lengths: vec![("res", r.len()), ("result", 1)] });
+    }
     let args = std::slice::from_ref(&arg);
+    // `res` chooses the device as a device named by the call does: the array must be there.
+    let device = device.or(res.as_ref().map(|r| r.device()));
     // `plan` names the parameters; a reduction has one argument, the array.
-    let Some(plan) = plan(spec, device, args, &[])? else { return empty() };
+    let Some(plan) = plan(spec, device, args, &[])? else {
+        let value = init.or(identity).ok_or(Error::EmptyReduce { function: spec.name })?;
+        return match res {
+            Some(mut r) => r.copy_from(&[value]).map(|()| None),
+            None => Ok(Some(value)),
+        };
+    };
     debug_assert_eq!(plan.n, n);
     let device = &plan.device;
     device.bind()?;
@@ -46,6 +63,9 @@ pub(crate) unsafe fn reduce<T: Scalar>(
     let stream = device.stream()?;
     if let Some(uses) = arg.uses() {
         uses.order_before(stream)?;
+    }
+    if let Some(r) = &res {
+        r.uses().order_before(stream)?;
     }
     let size = std::mem::size_of::<T>();
     let alloc = |bytes: usize| -> Result<CudaSlice<u8>> {
@@ -83,17 +103,35 @@ pub(crate) unsafe fn reduce<T: Scalar>(
     // freed or reused.
     let mut back = std::mem::ManuallyDrop::new(ReadBack::take(device)?);
     let back_on_device = back.device_ptr()?;
+    // The last launch writes the value there: the read-back buffer, or `res`.
+    let dest = res.as_ref().map_or(back_on_device, DeviceSliceMut::ptr);
     // Every block gets at least one element, so no identity is needed on the device.
     let grid = n.div_ceil(REDUCE_BLOCK as usize).min(entry.max_grid as usize * super::knobs::reduce_waves()).max(1);
-    let _partials = if grid > 1 {
-        let partials = alloc(grid * size)?;
-        let partials_ptr = partials.device_ptr(stream).0;
-        launch_fold(n, partials_ptr, input, grid as u32)?;
-        launch_fold(grid, back_on_device, partials_ptr, 1)?;
-        Some(partials)
-    } else {
-        launch_fold(n, back_on_device, input, 1)?;
-        None
+    let _partials = match init {
+        None if grid == 1 => {
+            launch_fold(n, dest, input, 1)?;
+            None
+        }
+        None => {
+            let partials = alloc(grid * size)?;
+            let partials_ptr = partials.device_ptr(stream).0;
+            launch_fold(n, partials_ptr, input, grid as u32)?;
+            launch_fold(grid, dest, partials_ptr, 1)?;
+            Some(partials)
+        }
+        Some(init) => {
+            // `init` first, then the blocks' results: the last launch folds them in order.
+            let partials = alloc((grid + 1) * size)?;
+            let partials_ptr = partials.device_ptr(stream).0;
+            let bits = init.to_bits().to_le_bytes();
+            // SAFETY: `size` (at most 8) bytes of `init` into the first slot; the source
+            // is pageable host memory, which the driver copies before this call returns.
+            unsafe { result::memcpy_htod_async(partials_ptr, &bits[..size], stream.cu_stream()) }
+                .map_err(|e| Error::driver("copying the reduction's initial value to the GPU", e))?;
+            launch_fold(n, partials_ptr + size as u64, input, grid as u32)?;
+            launch_fold(grid + 1, dest, partials_ptr, 1)?;
+            Some(partials)
+        }
     };
     // The value (at most 8 bytes) is at the buffer's start, the fault word after it.
     const WORD_AT: usize = 8;
@@ -113,8 +151,9 @@ pub(crate) unsafe fn reduce<T: Scalar>(
     // last launch wrote the value (its writes to mapped memory are seen once the stream
     // is waited for).
     let value = fault_result(spec.name, FaultWord(word)).map(|()| {
-        // SAFETY: as above: a `T` (`Scalar`: plain data) at the buffer's start.
-        unsafe { back.read::<T>(0) }
+        // SAFETY: as above: a `T` (`Scalar`: plain data) at the buffer's start, unless the
+        // value went to `res`.
+        res.is_none().then(|| unsafe { back.read::<T>(0) })
     });
     back.give_back();
     if let Some(f) = fault {

@@ -25,6 +25,14 @@ pub struct GuLayout {
     pub outputs: &'static [(&'static str, &'static [&'static str])],
 }
 
+impl GuLayout {
+    /// Whether the layout is a reduction's, which a call can take along an axis: inputs of
+    /// at most one core dimension, and `()` outputs.
+    pub fn is_reduction(&self) -> bool {
+        self.inputs.iter().all(|(_, d)| d.len() <= 1) && self.outputs.iter().all(|(_, d)| d.is_empty())
+    }
+}
+
 /// A call's plan: the loop shape and the size of every core dimension.
 #[derive(Debug)]
 pub struct GuPlan {

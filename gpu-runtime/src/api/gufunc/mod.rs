@@ -38,6 +38,9 @@ type DeviceOuts<F> = <<F as GuFn>::Outs as GuOutputs>::Device;
 pub trait GuFn: Sized + 'static {
     /// The function's layout.
     const LAYOUT: &'static GuLayout;
+    /// Where `Where::Default` runs it: as the plain call (a function of `target = "cpu"`
+    /// or `"parallel"` has `Where::Cpu` or `Where::Parallel`).
+    const DEFAULT: Where<'static> = Where::Default;
     /// The arguments: `(GuRef<'a, A>, …)`, one per input.
     type Args<'a>: GuArgs<'a>;
     /// The outputs' element types: `(X,)`, `(X, Y)`, …
@@ -76,46 +79,34 @@ pub trait GuFn: Sized + 'static {
 /// What a function without a kernel (a CPU target, or one whose kernel did not compile)
 /// says when a call would run it.
 fn no_kernel(layout: &GuLayout) -> Error {
-    Error::internal(format!("`{}` has no GPU kernel: it is compiled for the host only", layout.function))
+    Error::NoKernel { function: layout.function }
 }
 
-/// A call of `F`: runs it where `how` says, with the output core sizes `sizes` gives
-/// (`name::sized`), its inputs' cores along `axis` (`name::along`), and gives the outputs
-/// in host memory, shaped.
-pub fn gu<'a, F: GuFn>(
-    how: GuWhere<'_>,
-    sizes: &[(&str, usize)],
-    axis: Option<usize>,
-    args: F::Args<'a>,
-) -> Result<<F::Outs as GuOutputs>::Arrays> {
-    let (plan, outs) = gu_call::<F>(how, sizes, axis, args)?;
+/// A call of `F`, as `call` says (where it runs, the output core sizes of `name::sized`,
+/// the axis of `name::along`), with the outputs in host memory, shaped.
+pub fn gu<'a, F: GuFn>(call: Call<'_>, args: F::Args<'a>) -> Result<<F::Outs as GuOutputs>::Arrays> {
+    let (plan, outs) = gu_call::<F>(call, args)?;
     F::Outs::arrays(F::LAYOUT, &plan, outs)
 }
 
 /// [`gu`], with the outputs left where they were computed (`name::device`): on the GPU
 /// that ran the call, or in the CPU device's memory for a call on the host.
-pub fn gu_device<'a, F: GuFn>(
-    how: GuWhere<'_>,
-    sizes: &[(&str, usize)],
-    axis: Option<usize>,
-    args: F::Args<'a>,
-) -> Result<<F::Outs as GuOutputs>::DeviceArrays> {
-    let (plan, outs) = gu_call::<F>(how, sizes, axis, args)?;
+pub fn gu_device<'a, F: GuFn>(call: Call<'_>, args: F::Args<'a>) -> Result<<F::Outs as GuOutputs>::DeviceArrays> {
+    let (plan, outs) = gu_call::<F>(call, args)?;
     F::Outs::device_arrays(F::LAYOUT, &plan, outs)
 }
 
 /// Plans the call, lays its inputs out and runs it: on the host (a loop over the loop
 /// indices), as the generated kernel on a GPU, or in the simulator.
-fn gu_call<'a, F: GuFn>(
-    how: GuWhere<'_>,
-    sizes: &[(&str, usize)],
-    axis: Option<usize>,
-    args: F::Args<'a>,
-) -> Result<(GuPlan, GuOut<F::Outs>)> {
+fn gu_call<'a, F: GuFn>(call: Call<'_>, args: F::Args<'a>) -> Result<(GuPlan, GuOut<F::Outs>)> {
     let layout = F::LAYOUT;
     let function = layout.function;
-    let args = args.along(layout, axis)?;
-    let plan = GuPlan::new(layout, &args.shapes(), sizes)?;
+    let how = if let Where::Default = call.how { F::DEFAULT } else { call.how };
+    if call.axis.is_some() && !layout.is_reduction() {
+        return Err(Error::NotAReduction { function, layout: layout.text });
+    }
+    let args = args.along(layout, call.axis)?;
+    let plan = GuPlan::new(layout, &args.shapes(), call.sizes)?;
     let inputs = args.lay_out(layout, &plan)?;
     let arrays: Vec<(&'static str, Option<&Device>)> =
         layout.inputs.iter().map(|(name, _)| *name).zip(inputs.devices()).collect();
@@ -193,19 +184,68 @@ fn gu_blocks(loops: usize, cap: Option<usize>) -> usize {
     loops.div_ceil(256).min(65_535).min(cap.unwrap_or(usize::MAX)).max(1)
 }
 
-/// Where a call of a `#[guvectorize]` function was asked to run.
-#[derive(Clone, Copy, Debug)]
-pub enum GuWhere<'d> {
-    /// Where its device arrays are, else the default device (a GPU, or the CPU device).
+/// Where a call runs, as `name::with` (of a `#[guvectorize]` function) and
+/// `name::reduce_axis_with` (of a reducible `#[vectorize]` one) take it.
+#[derive(Clone, Copy, Debug, Default)]
+pub enum Where<'d> {
+    /// Where the plain call runs: the device of its device arrays, else the default device
+    /// (a GPU, or the CPU device); for a function of `target = "cpu"` or `"parallel"`, on
+    /// the CPU as its target says.
+    #[default]
     Default,
-    /// `name::on(&device, ..)`.
+    /// On this device (a GPU, or `Device::cpu()`), as `name::on`.
     On(&'d Device),
-    /// `name::cpu`: a loop on this thread.
+    /// On the CPU, one loop index after another, as `name::cpu`.
     Cpu,
-    /// `name::parallel`: split over rayon's threads.
+    /// On the CPU, split over rayon's threads, as `name::parallel`.
     Parallel,
-    /// `name::simulate`: the generated kernel in the simulator.
+    /// The generated kernel in the simulator, as `name::simulate`. A function compiled for
+    /// the host only (`target = "cpu"` or `"parallel"`) has none: `Error::NoKernel`.
     Simulate,
+}
+
+impl<'d> Where<'d> {
+    /// A call here, with the sizes of output core dimensions no input fixes (as
+    /// `name::sized`): `Where::Cpu.sized(&[("m", 4)])`.
+    pub fn sized(self, sizes: &'d [(&'d str, usize)]) -> Call<'d> {
+        Call::from(self).sized(sizes)
+    }
+
+    /// A call here, with every input's core taken along `axis` (as `name::along`, for a
+    /// reduction's layout): `Where::Simulate.along(0)`.
+    pub fn along(self, axis: usize) -> Call<'d> {
+        Call::from(self).along(axis)
+    }
+}
+
+/// How `name::with` calls a `#[guvectorize]` function: where ([`Where`]), with which
+/// output core sizes, along which axis. Made from a `Where`: `Where::Cpu.into()`,
+/// `Where::On(&gpu).sized(&[("m", 4)])`, `Where::Parallel.along(1)`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Call<'d> {
+    how: Where<'d>,
+    sizes: &'d [(&'d str, usize)],
+    axis: Option<usize>,
+}
+
+impl<'d> Call<'d> {
+    /// The sizes of output core dimensions that no input fixes: `&[("m", 4)]`.
+    pub fn sized(self, sizes: &'d [(&'d str, usize)]) -> Call<'d> {
+        Call { sizes, ..self }
+    }
+
+    /// Every input's core taken along `axis` (NumPy's `axis=`) instead of the last, for a
+    /// reduction's layout (inputs of at most one core dimension, `()` outputs); another
+    /// layout is `Error::NotAReduction`.
+    pub fn along(self, axis: usize) -> Call<'d> {
+        Call { axis: Some(axis), ..self }
+    }
+}
+
+impl<'d> From<Where<'d>> for Call<'d> {
+    fn from(how: Where<'d>) -> Call<'d> {
+        Call { how, sizes: &[], axis: None }
+    }
 }
 
 /// Where a call of a `#[guvectorize]` function runs.
@@ -222,14 +262,14 @@ enum GuRun {
 /// another device than the call's are `Error::DeviceMismatch`; the CPU targets and the
 /// simulator read any array (a GPU's is copied to the host, as `name::cpu` of a
 /// vectorized function does).
-fn gu_run(how: GuWhere<'_>, function: &'static str, arrays: &[(&'static str, Option<&Device>)]) -> Result<GuRun> {
+fn gu_run(how: Where<'_>, function: &'static str, arrays: &[(&'static str, Option<&Device>)]) -> Result<GuRun> {
     let mut on: Vec<(&'static str, &Device)> = Vec::new();
     match how {
-        GuWhere::Cpu => return Ok(GuRun::Host(HostLoop::Sequential)),
-        GuWhere::Parallel => return Ok(GuRun::Host(HostLoop::Parallel)),
-        GuWhere::Simulate => return Ok(GuRun::Simulate),
-        GuWhere::On(d) => on.push(("device", d)),
-        GuWhere::Default => {}
+        Where::Cpu => return Ok(GuRun::Host(HostLoop::Sequential)),
+        Where::Parallel => return Ok(GuRun::Host(HostLoop::Parallel)),
+        Where::Simulate => return Ok(GuRun::Simulate),
+        Where::On(d) => on.push(("device", d)),
+        Where::Default => {}
     }
     on.extend(arrays.iter().filter_map(|&(name, d)| Some((name, d?))));
     let device = match one_of(function, &on)? {

@@ -3,7 +3,9 @@
 
 use ndarray::{ArrayD, IxDyn};
 
+use super::{Call, Where};
 use crate::data::nd::NdRef;
+use crate::driver::Device;
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 
@@ -13,19 +15,27 @@ use crate::scalar::Scalar;
 const FEW_LINES: usize = 32;
 const LONG_LINE: usize = 1 << 16;
 
-/// `name::reduce_axes`: folds `values` along each of `axes` (highest first, so the others
-/// keep their numbers): with `fold` (the function's generated `(n)->()` gufunc taken along
-/// an axis, one thread a result), or, for a few long lines, with `line` (the function's
-/// `reduce` of one line). An empty axis gives `identity` everywhere, or
+/// `name::reduce_axes` (and `reduce_axes_with`, where `how` says where it runs): folds
+/// `values` along each of `axes` (highest first, so the others keep their numbers): with
+/// `fold` (the function's generated `(n)->()` gufunc called as the `Call` says, one
+/// thread a result), or, for a few long lines on a GPU, with `line` (the function's
+/// `reduce` of one line on the device given, or the default). The CPU targets and the
+/// simulator fold every line with `fold`. An empty axis gives `identity` everywhere, or
 /// `Error::EmptyReduce`. A fault's index is the result's (C order), either way.
 pub fn reduce_axes<T: Scalar>(
     function: &'static str,
+    how: Where<'_>,
     values: NdRef<'_, T>,
     axes: &[usize],
     identity: Option<T>,
-    fold: impl Fn(ndarray::ArrayViewD<'_, T>, usize) -> Result<ArrayD<T>>,
-    line: impl Fn(&[T]) -> Result<T>,
+    fold: impl Fn(Call<'_>, ndarray::ArrayViewD<'_, T>) -> Result<ArrayD<T>>,
+    line: impl Fn(Option<&Device>, &[T]) -> Result<T>,
 ) -> Result<ArrayD<T>> {
+    let line_device = match how {
+        Where::Default => Some(None),
+        Where::On(d) => Some(Some(d)),
+        Where::Cpu | Where::Parallel | Where::Simulate => None,
+    };
     let mut current: ndarray::CowArray<'_, T, IxDyn> = match values {
         NdRef::Scalar(v) => ArrayD::from_elem(IxDyn(&[]), v).into(),
         NdRef::Host(view) => view.into(),
@@ -46,12 +56,12 @@ pub fn reduce_axes<T: Scalar>(
                 Some(v) => ArrayD::from_elem(IxDyn(&shape), v),
                 None => return Err(Error::EmptyReduce { function }),
             }
-        } else if results <= FEW_LINES && n >= LONG_LINE {
+        } else if let Some(device) = line_device.filter(|_| results <= FEW_LINES && n >= LONG_LINE) {
             let mut out = Vec::with_capacity(results);
             for (k, lane) in current.lanes(ndarray::Axis(axis)).into_iter().enumerate() {
                 let r = match lane.as_slice() {
-                    Some(s) => line(s),
-                    None => line(&lane.to_vec()),
+                    Some(s) => line(device, s),
+                    None => line(device, &lane.to_vec()),
                 };
                 out.push(r.map_err(|e| match e {
                     Error::KernelFault { function, message, .. } => {
@@ -64,7 +74,7 @@ pub fn reduce_axes<T: Scalar>(
                 .map_err(|e| Error::internal(format!("`{function}`: results of a reduction: {e}")))?
         } else {
             // The generated gufunc reports faults under its own name: give the function's.
-            fold(current.view(), axis).map_err(|e| match e {
+            fold(how.along(axis), current.view()).map_err(|e| match e {
                 Error::KernelFault { index, message, .. } => Error::KernelFault { function, index, message },
                 e => e,
             })?
