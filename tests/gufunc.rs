@@ -369,3 +369,47 @@ fn random_numbers_in_a_core() {
     }
     everywhere!(add_noise(&x, &rows), want);
 }
+
+#[test]
+fn into_writes_the_callers_arrays() {
+    let cpu = Device::cpu();
+    let x = array(&[3, 4, 6], |i| ((i * 7) % 11) as f32 - 5.0);
+    let (best, at) = max_at::cpu(&x).unwrap();
+    // Host arrays, one output and several, on the CPU device.
+    cpu.scope(|| {
+        let mut b = ArrayD::<f32>::zeros(IxDyn(&[3, 4]));
+        let mut a = ArrayD::<u32>::zeros(IxDyn(&[3, 4]));
+        max_at::into((&mut b, &mut a), &x).unwrap();
+        assert_eq!((&b, &a), (&best, &at));
+        // A view of other strides: the transposed loop shape takes transposed results.
+        let mut t = Array::<u32, _>::zeros((4, 3));
+        argmax::into(t.view_mut().reversed_axes(), &x).unwrap();
+        assert_eq!(t.t().into_dyn(), at);
+        // The CPU device's arrays.
+        let mut d = gpu_runtime::DeviceArray::<u32>::zeros_on(&Device::cpu(), &[3, 4]).unwrap();
+        argmax::into(&mut d, &x).unwrap();
+        assert_eq!(d.to_array().unwrap(), at);
+    });
+    // A core dimension no input fixes takes its size from the output.
+    let y = array(&[2, 3], |i| i as f32);
+    let mut tiled = ArrayD::<f32>::zeros(IxDyn(&[2, 5]));
+    cpu.scope(|| tile::into(&mut tiled, &y)).unwrap();
+    assert_eq!(tiled, tile::with(Where::Cpu.sized(&[("m", 5)]), &y).unwrap());
+    // Wrong shapes are errors, and nothing is written.
+    let mut wrong = ArrayD::<u32>::from_elem(IxDyn(&[3, 5]), 9);
+    let e = cpu.scope(|| argmax::into(&mut wrong, &x)).unwrap_err();
+    assert!(matches!(e, Error::OutShape { function: "argmax", out: "out", .. }), "{e:?}");
+    assert!(wrong.iter().all(|&v| v == 9));
+    let mut flat = ArrayD::<f32>::zeros(IxDyn(&[]));
+    let e = cpu.scope(|| tile::into(&mut flat, &y)).unwrap_err();
+    assert!(matches!(e, Error::CoreRank { .. }), "{e:?}");
+    // A fault leaves a host output as it was, wherever the call ran.
+    let xi = Array::from_shape_fn(IxDyn(&[3, 4]), |ix| (ix[0] * 4 + ix[1]) as i32);
+    let at_ix = Array::from_shape_vec(IxDyn(&[3]), vec![0usize, 4, 1]).unwrap();
+    let mut out = ArrayD::<i32>::from_elem(IxDyn(&[3]), -1);
+    cpu.scope(|| {
+        let e = read_at::into(&mut out, &xi, &at_ix).unwrap_err();
+        assert!(matches!(e, Error::KernelFault { function: "read_at", index: 1, .. }), "{e:?}");
+    });
+    assert!(out.iter().all(|&v| v == -1));
+}

@@ -97,6 +97,7 @@ pub use ndarray;
 /// arrays of the broadcast shape; `name::nd_into(out, args…)` writes into arrays.
 #[cfg(feature = "ndarray")]
 pub mod nd {
+    pub use crate::api::{GuOutArg, GuOutRef};
     pub use crate::data::nd::{GuArg, GuRef, NdArg, NdOut, NdRef, broadcast_shapes};
     /// The most axes the strided kernel entry takes after merging; a call with more is
     /// gathered on the host into contiguous arrays first.
@@ -160,7 +161,7 @@ pub mod __private {
     pub use crate::data::nd::NdAt;
     // `#[guvectorize]`: the generated `__Gufunc` type and the calls.
     #[cfg(feature = "ndarray")]
-    pub use crate::api::{GuFn, GuLayout, GuOutputs, GuPlan, Hosts, Laid, gu, gu_device};
+    pub use crate::api::{GuFn, GuLayout, GuOutputs, GuPlan, Hosts, Laid, gu, gu_device, gu_into};
     // `#[kernel]`: the kernel's description and its arguments.
     pub use crate::data::{KArg, KernelIn, KernelInOut};
     pub use crate::launch::{ExplicitKernel, ExplicitSpec};

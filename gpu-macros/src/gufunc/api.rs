@@ -84,6 +84,35 @@ pub(super) fn generate(g: &Gufunc<'_>, target: ptx_codegen::Target, surface: Sur
             #p::gu::<__Gufunc>(::core::convert::Into::into(call), #args)
         }
     };
+    let into = {
+        let arg = |t: &syn::Type| quote!(impl ::gpu_runtime::nd::GuOutArg<'__o, #t>);
+        let conv = |e: TokenStream| quote!(::gpu_runtime::nd::GuOutArg::into_gu_out(#e));
+        let (param, refs) = match out_elems.as_slice() {
+            [t] => {
+                let (a, c) = (arg(t), conv(quote!(out)));
+                (quote!(out: #a), quote!((#c,)))
+            }
+            ts => {
+                let outs = ts.iter().map(|t| arg(t));
+                let convs = (0..ts.len()).map(|k| {
+                    let k = syn::Index::from(k);
+                    conv(quote!(outs.#k))
+                });
+                (quote!(outs: (#(#outs),*)), quote!((#(#convs,)*)))
+            }
+        };
+        quote! {
+            /// As the plain call, with the results written into `out` (Numba's `out=`; a
+            /// tuple for several outputs): `ndarray` arrays or views of any strides, or
+            /// device arrays, shaped as the results (the loop shape, then the core; a core
+            /// dimension no input fixes takes its size from the output). Allocates no
+            /// result arrays; host outputs are written only if the call succeeds, device
+            /// arrays in place on their GPU.
+            pub fn into<'__a, '__o>(#param, #arg_list) -> ::gpu_runtime::Result<()> {
+                #p::gu_into::<__Gufunc>(#default_call, #refs, #args)
+            }
+        }
+    };
     let along = is_reduction(layout).then(|| {
         let call = gu(quote!(::gpu_runtime::Where::Default.along(axis)));
         quote! {
@@ -149,6 +178,8 @@ pub(super) fn generate(g: &Gufunc<'_>, target: ptx_codegen::Target, surface: Sur
         }
 
         #with
+
+        #into
 
         #simulate
 

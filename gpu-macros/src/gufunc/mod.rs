@@ -34,7 +34,7 @@ pub fn guvectorize(args: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 /// What a `#[guvectorize]` generates: the whole API, or (the hidden `__along_only` flag,
-/// for a vectorized function's `reduce_axis`) only the kernel, `along` and `simulate`.
+/// for a vectorized function's `reduce_axis`) only the kernel and `with`.
 #[derive(Copy, Clone, PartialEq)]
 enum Surface {
     Full,
@@ -192,11 +192,11 @@ mod tests {
         };
         let full = expand(quote!("(n)->()", target = "cpu"), &func).unwrap().to_string();
         let along = expand(quote!("(n)->()", target = "cpu", __along_only), &func).unwrap().to_string();
-        for call in ["pub fn on <", "pub fn sized <", "pub fn parallel <", "pub fn device <"] {
+        for call in ["pub fn on <", "pub fn sized <", "pub fn parallel <", "pub fn device <", "pub fn into <", "pub fn along <"] {
             assert!(full.contains(call) && !along.contains(call), "{call}");
         }
         assert!(
-            along.contains("pub fn along <") && along.contains("impl :: gpu_runtime :: __private :: GuFn for __Gufunc")
+            along.contains("pub fn with <") && along.contains("impl :: gpu_runtime :: __private :: GuFn for __Gufunc")
         );
         let copy: syn::ItemFn = syn::parse_quote! {
             fn copy(x: &[f32], out: &mut [f32]) {

@@ -12,7 +12,9 @@ mod vectorized;
 
 pub use cpu_device::{cpu_pending, cpu_target, default_cpu, explicit_on_cpu, host_reduce};
 #[cfg(feature = "ndarray")]
-pub use gufunc::{Call, GuFn, GuLayout, GuOutputs, GuPlan, Hosts, Laid, Where, gu, gu_device, reduce_axes};
+pub use gufunc::{
+    Call, GuFn, GuLayout, GuOutArg, GuOutRef, GuOutputs, GuPlan, Hosts, Laid, Where, gu, gu_device, gu_into, reduce_axes,
+};
 
 pub use reduce::{Fold, folded, host_fold_into, reduce};
 #[cfg(feature = "ndarray")]

@@ -17,7 +17,7 @@ mod reduce;
 
 pub use inputs::{GuArgs, GuLaid};
 pub use layout::{GuLayout, GuPlan};
-pub use outputs::{GuOut, GuOutputs};
+pub use outputs::{GuOut, GuOutArg, GuOutRef, GuOutputs};
 pub use reduce::reduce_axes;
 
 use super::host::host_map;
@@ -94,6 +94,92 @@ pub fn gu<'a, F: GuFn>(call: Call<'_>, args: F::Args<'a>) -> Result<<F::Outs as 
 pub fn gu_device<'a, F: GuFn>(call: Call<'_>, args: F::Args<'a>) -> Result<<F::Outs as GuOutputs>::DeviceArrays> {
     let (plan, outs) = gu_call::<F>(call, args)?;
     F::Outs::device_arrays(F::LAYOUT, &plan, outs)
+}
+
+/// `name::into`: a call of `F` as `call` says, its results written into `outs` (host
+/// arrays or views, device arrays), whose shapes must be the loop shape followed by each
+/// output's core; a core dimension no input fixes takes its size from the output. Host
+/// outputs are written only if the call succeeds; device arrays on the call's GPU are
+/// written in place by the kernel (after a fault, partly).
+pub fn gu_into<'a, 'o, F: GuFn>(
+    call: Call<'_>,
+    mut outs: <F::Outs as GuOutputs>::Refs<'o>,
+    args: F::Args<'a>,
+) -> Result<()> {
+    let layout = F::LAYOUT;
+    let function = layout.function;
+    let how = if let Where::Default = call.how { F::DEFAULT } else { call.how };
+    if call.axis.is_some() && !layout.is_reduction() {
+        return Err(Error::NotAReduction { function, layout: layout.text });
+    }
+    let args = args.along(layout, call.axis)?;
+    let refs = F::Outs::ref_shapes(&outs);
+    // The sizes of output core dimensions no input fixes, from the outputs.
+    let mut sizes: Vec<(&str, usize)> = call.sizes.to_vec();
+    for ((name, core), (shape, _)) in layout.outputs.iter().zip(&refs) {
+        if shape.len() < core.len() {
+            let core = core.iter().map(|d| d.to_string()).collect();
+            return Err(Error::CoreRank { function, param: name, shape: shape.clone(), core });
+        }
+        let at = shape.len() - core.len();
+        for (dim, &size) in core.iter().zip(&shape[at..]) {
+            let fixed = layout.inputs.iter().any(|(_, c)| c.contains(dim)) || sizes.iter().any(|(d, _)| d == dim);
+            if !fixed {
+                sizes.push((dim, size));
+            }
+        }
+    }
+    let plan = GuPlan::new(layout, &args.shapes(), &sizes)?;
+    for (k, (shape, _)) in refs.iter().enumerate() {
+        let expected = outputs::out_shape(layout, &plan, k);
+        if *shape != expected {
+            return Err(Error::OutShape { function, out: layout.outputs[k].0, shape: shape.clone(), expected });
+        }
+    }
+    let inputs = args.lay_out(layout, &plan)?;
+    let arrays: Vec<(&'static str, Option<&Device>)> = layout
+        .inputs
+        .iter()
+        .map(|(name, _)| *name)
+        .zip(inputs.devices())
+        .chain(layout.outputs.iter().map(|(name, _)| *name).zip(refs.iter().map(|(_, d)| d.as_ref())))
+        .collect();
+    let loops = plan.loops;
+    match gu_run(how, function, &arrays)? {
+        GuRun::Host(order) => {
+            let hosts = inputs.on_host()?;
+            let values = host_map(function, loops, order, |t| F::at(&plan, &hosts, t))?;
+            F::Outs::write_host(&mut outs, F::gather(values))
+        }
+        GuRun::Gpu(device) => {
+            let mut bufs = F::Outs::lend(layout, &plan, &device, &mut outs)?;
+            let ran = match loops {
+                0 => Ok(()),
+                _ => inputs.upload(&device).and_then(|inputs| {
+                    let config = gu_launch_config(loops, Some(&device));
+                    F::launch(&plan, &inputs, &mut bufs, &config).map_err(|e| {
+                        gu_fault(e, || {
+                            let hosts = inputs.on_host()?;
+                            Ok(first_panic(function, loops, |t| F::at(&plan, &hosts, t)))
+                        })
+                    })
+                }),
+            };
+            let back = F::Outs::give_back(&mut outs, bufs, ran.is_ok());
+            ran.and(back)
+        }
+        GuRun::Simulate => {
+            let hosts = inputs.on_host()?;
+            let mut results = F::Outs::host_zeros(layout, &plan);
+            if loops > 0 {
+                let config = gu_launch_config(loops, None);
+                if let Err(e) = F::simulate(&plan, &hosts, &mut results, &config) {
+                    return Err(gu_fault(e, || Ok(first_panic(function, loops, |t| F::at(&plan, &hosts, t)))));
+                }
+            }
+            F::Outs::write_host(&mut outs, results)
+        }
+    }
 }
 
 /// Plans the call, lays its inputs out and runs it: on the host (a loop over the loop

@@ -4,7 +4,7 @@
 //! of element types, `(X,)`, `(X, Y)`, … up to `kernel_abi::GUFUNC_MAX_OUTPUTS` (a test
 //! below holds them to it).
 
-use ndarray::{ArrayD, IxDyn};
+use ndarray::{ArrayBase, ArrayD, ArrayViewMut, ArrayViewMutD, DataMut, Dimension, IxDyn};
 
 use super::layout::{GuLayout, GuPlan};
 use crate::data::{DeviceArray, DeviceVec};
@@ -39,6 +39,102 @@ pub trait GuOutputs: Sized {
     /// The outputs on the device that computed them, shaped (the CPU device's arrays for a
     /// call that ran on the host).
     fn device_arrays(layout: &GuLayout, plan: &GuPlan, outs: GuOut<Self>) -> Result<Self::DeviceArrays>;
+
+    /// Where `name::into` writes: one [`GuOutRef`] per output.
+    type Refs<'o>;
+    /// The shape and device of each output of `name::into`.
+    fn ref_shapes(refs: &Self::Refs<'_>) -> Vec<(Vec<usize>, Option<Device>)>;
+    /// Buffers for a launch on `device`: each output's own where it is a device array
+    /// there (lent out of it until [`GuOutputs::give_back`]), zeros for the others.
+    fn lend(layout: &GuLayout, plan: &GuPlan, device: &Device, refs: &mut Self::Refs<'_>) -> Result<Self::Device>;
+    /// Puts the lent buffers back, and with `written` the results of the others into
+    /// their host arrays.
+    fn give_back(refs: &mut Self::Refs<'_>, outs: Self::Device, written: bool) -> Result<()>;
+    /// The results computed on the host into the outputs.
+    fn write_host(refs: &mut Self::Refs<'_>, outs: Self::Host) -> Result<()>;
+}
+
+/// Where `name::into` writes one output: an `ndarray` array or view (of any strides), or
+/// a device array, whose shape must be the loop shape followed by the output's core.
+#[derive(Debug)]
+pub enum GuOutRef<'o, T: Scalar> {
+    Host(ArrayViewMutD<'o, T>),
+    Device(&'o mut DeviceArray<T>),
+}
+
+/// What `name::into` of a `#[guvectorize]` function writes one output into.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot receive a `#[guvectorize]` function's `{T}` results",
+    label = "expected `&mut Array<{T}, D>`, an `ArrayViewMut<{T}, D>` or `&mut DeviceArray<{T}>`"
+)]
+pub trait GuOutArg<'o, T: Scalar> {
+    fn into_gu_out(self) -> GuOutRef<'o, T>;
+}
+
+impl<'o, T: Scalar, S: DataMut<Elem = T>, D: Dimension> GuOutArg<'o, T> for &'o mut ArrayBase<S, D> {
+    fn into_gu_out(self) -> GuOutRef<'o, T> {
+        GuOutRef::Host(self.view_mut().into_dyn())
+    }
+}
+
+impl<'o, T: Scalar, D: Dimension> GuOutArg<'o, T> for ArrayViewMut<'o, T, D> {
+    fn into_gu_out(self) -> GuOutRef<'o, T> {
+        GuOutRef::Host(self.into_dyn())
+    }
+}
+
+impl<'o, T: Scalar> GuOutArg<'o, T> for &'o mut DeviceArray<T> {
+    fn into_gu_out(self) -> GuOutRef<'o, T> {
+        GuOutRef::Device(self)
+    }
+}
+
+impl<T: Scalar> GuOutRef<'_, T> {
+    fn shape(&self) -> (Vec<usize>, Option<Device>) {
+        match self {
+            GuOutRef::Host(v) => (v.shape().to_vec(), None),
+            GuOutRef::Device(d) => (d.shape().to_vec(), Some(d.device().clone())),
+        }
+    }
+
+    /// A buffer for a launch on `device`: the array's own (lent out of it), or zeros.
+    fn lend(&mut self, layout: &GuLayout, plan: &GuPlan, k: usize, device: &Device) -> Result<DeviceVec<T>> {
+        match self {
+            GuOutRef::Device(d) if d.device() == device => Ok(std::mem::replace(d.as_mut_vec(), DeviceVec::placeholder())),
+            _ => device_zeros(layout, plan, k, device),
+        }
+    }
+
+    fn give_back(&mut self, buf: DeviceVec<T>, written: bool) -> Result<()> {
+        match self {
+            GuOutRef::Device(d)
+                if d.as_vec().is_empty() && buf.device() == d.device() && buf.len() == d.shape().iter().product() =>
+            {
+                *d.as_mut_vec() = buf;
+                Ok(())
+            }
+            _ if !written => Ok(()),
+            GuOutRef::Host(v) => match v.as_slice_mut() {
+                Some(s) => buf.copy_to(s),
+                None => {
+                    let data = buf.to_vec()?;
+                    v.iter_mut().zip(data).for_each(|(o, x)| *o = x);
+                    Ok(())
+                }
+            },
+            GuOutRef::Device(d) => Err(Error::internal(format!("a lent output buffer came back for {d:?}"))),
+        }
+    }
+
+    fn write_host(&mut self, data: Vec<T>) -> Result<()> {
+        match self {
+            GuOutRef::Host(v) => {
+                v.iter_mut().zip(data).for_each(|(o, x)| *o = x);
+                Ok(())
+            }
+            GuOutRef::Device(d) => d.as_mut_vec().copy_from(&data),
+        }
+    }
 }
 
 /// Elements of output `k` per loop index.
@@ -47,7 +143,7 @@ fn out_len(layout: &GuLayout, plan: &GuPlan, k: usize) -> usize {
 }
 
 /// The shape of output `k`: the loop shape, then its core.
-fn out_shape(layout: &GuLayout, plan: &GuPlan, k: usize) -> Vec<usize> {
+pub(super) fn out_shape(layout: &GuLayout, plan: &GuPlan, k: usize) -> Vec<usize> {
     plan.loop_shape.iter().copied().chain(plan.core(layout.outputs[k].1)).collect()
 }
 
@@ -125,6 +221,24 @@ impl<X: Scalar> GuOutputs for (X,) {
     fn device_arrays(layout: &GuLayout, plan: &GuPlan, outs: GuOut<Self>) -> Result<Self::DeviceArrays> {
         split!(outs, X 0).0.device_array(layout, plan, 0)
     }
+
+    type Refs<'o> = (GuOutRef<'o, X>,);
+
+    fn ref_shapes(refs: &Self::Refs<'_>) -> Vec<(Vec<usize>, Option<Device>)> {
+        vec![refs.0.shape()]
+    }
+
+    fn lend(layout: &GuLayout, plan: &GuPlan, device: &Device, refs: &mut Self::Refs<'_>) -> Result<Self::Device> {
+        Ok((refs.0.lend(layout, plan, 0, device)?,))
+    }
+
+    fn give_back(refs: &mut Self::Refs<'_>, outs: Self::Device, written: bool) -> Result<()> {
+        refs.0.give_back(outs.0, written)
+    }
+
+    fn write_host(refs: &mut Self::Refs<'_>, outs: Self::Host) -> Result<()> {
+        refs.0.write_host(outs.0)
+    }
 }
 
 macro_rules! tuple_outputs {
@@ -151,6 +265,42 @@ macro_rules! tuple_outputs {
             fn device_arrays(layout: &GuLayout, plan: &GuPlan, outs: GuOut<Self>) -> Result<Self::DeviceArrays> {
                 let split = split!(outs, $($t $k),+);
                 Ok(($(split.$k.device_array(layout, plan, $k)?,)+))
+            }
+
+            type Refs<'o> = ($(GuOutRef<'o, $t>,)+);
+
+            fn ref_shapes(refs: &Self::Refs<'_>) -> Vec<(Vec<usize>, Option<Device>)> {
+                vec![$(refs.$k.shape()),+]
+            }
+
+            fn lend(layout: &GuLayout, plan: &GuPlan, device: &Device, refs: &mut Self::Refs<'_>) -> Result<Self::Device> {
+                // On an error, the buffers lent so far go back as they came.
+                let mut lent = ($(None::<DeviceVec<$t>>,)+);
+                let mut failed = None;
+                $(
+                    if failed.is_none() {
+                        match refs.$k.lend(layout, plan, $k, device) {
+                            Ok(b) => lent.$k = Some(b),
+                            Err(e) => failed = Some(e),
+                        }
+                    }
+                )+
+                if let Some(e) = failed {
+                    $( if let Some(b) = lent.$k.take() { refs.$k.give_back(b, false)?; } )+
+                    return Err(e);
+                }
+                Ok(($(lent.$k.take().ok_or_else(|| Error::internal("an output buffer was not lent"))?,)+))
+            }
+
+            fn give_back(refs: &mut Self::Refs<'_>, outs: Self::Device, written: bool) -> Result<()> {
+                // Every buffer goes back, whatever the others do.
+                let results = [$(refs.$k.give_back(outs.$k, written)),+];
+                results.into_iter().collect()
+            }
+
+            fn write_host(refs: &mut Self::Refs<'_>, outs: Self::Host) -> Result<()> {
+                $(refs.$k.write_host(outs.$k)?;)+
+                Ok(())
             }
         }
     };
