@@ -199,3 +199,93 @@ fn random_numbers_in_a_core_on_the_gpu() {
     let rows = Array::from_shape_vec(IxDyn(&[1000]), (0..1000u64).collect()).unwrap();
     assert_eq!(add_noise(&x, &rows).unwrap(), add_noise::cpu(&x, &rows).unwrap());
 }
+
+/// The complete forms on the GPU: `with` (where, sizes, axis), `into` with host and device
+/// outputs (the kernel writing a device array in place, a fault leaving a host output
+/// alone), `reduce_axis_with`, and `reduce_init`/`reduce_into` with the result left in a
+/// device array.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_complete_forms_on_the_gpu() {
+    use gpu_runtime::ndarray::Axis;
+    use gpu_runtime::{DeviceArray, DeviceVec, Where};
+    let gpu = Device::cuda(0).unwrap();
+    let x = array(&[300, 400, 6], |i| ((i * 7) % 11) as f32 - 5.0);
+    let (best, at) = max_at::cpu(&x).unwrap();
+    for how in [Where::Default, Where::On(&gpu), Where::Simulate, Where::Parallel] {
+        assert_eq!(max_at::with(how, &x).unwrap(), (best.clone(), at.clone()), "{how:?}");
+    }
+    let y = array(&[1000, 3], |i| i as f32);
+    assert_eq!(
+        tile::with(Where::On(&gpu).sized(&[("m", 7)]), &y).unwrap(),
+        tile::with(Where::Cpu.sized(&[("m", 7)]), &y).unwrap()
+    );
+    let (b0, _) = max_at::with(Where::On(&gpu).along(0), &x).unwrap();
+    assert_eq!(b0, x.fold_axis(Axis(0), f32::NEG_INFINITY, |m, &v| m.max(v)));
+
+    // `into`: host outputs, a device output written in place, and both at once.
+    let mut hb = ArrayD::<f32>::zeros(IxDyn(&[300, 400]));
+    let mut ha = ArrayD::<u32>::zeros(IxDyn(&[300, 400]));
+    max_at::into((&mut hb, &mut ha), &x).unwrap();
+    assert_eq!((&hb, &ha), (&best, &at));
+    let mut da = DeviceArray::<u32>::zeros_on(&gpu, &[300, 400]).unwrap();
+    let dx = DeviceArray::from_array_on(&gpu, &x).unwrap();
+    argmax::into(&mut da, &dx).unwrap();
+    assert_eq!(da.to_array().unwrap(), at);
+    let mut hb2 = ArrayD::<f32>::zeros(IxDyn(&[300, 400]));
+    let mut da2 = DeviceArray::<u32>::zeros_on(&gpu, &[300, 400]).unwrap();
+    max_at::into((&mut hb2, &mut da2), &dx).unwrap();
+    assert_eq!((hb2, da2.to_array().unwrap()), (best.clone(), at.clone()));
+    let mut tiled = ArrayD::<f32>::zeros(IxDyn(&[1000, 7]));
+    tile::into(&mut tiled, &y).unwrap();
+    assert_eq!(tiled, tile::with(Where::Cpu.sized(&[("m", 7)]), &y).unwrap());
+    // A fault: the host output stays as it was; the device array comes back to its owner.
+    let xi = Array::from_shape_fn(IxDyn(&[50_000, 4]), |ix| (ix[0] * 4 + ix[1]) as i32);
+    let mut at_ix = Array::from_elem(IxDyn(&[50_000]), 1usize);
+    at_ix[[40_001]] = 4;
+    let mut out = ArrayD::<i32>::from_elem(IxDyn(&[50_000]), -1);
+    let e = read_at::into(&mut out, &xi, &at_ix).unwrap_err();
+    assert!(matches!(e, Error::KernelFault { function: "read_at", index: 40_001, .. }), "{e:?}");
+    assert!(out.iter().all(|&v| v == -1));
+    let mut dout = DeviceArray::<i32>::zeros_on(&gpu, &[50_000]).unwrap();
+    assert!(read_at::into(&mut dout, &xi, &at_ix).is_err());
+    assert_eq!((dout.len(), dout.shape()), (50_000, &[50_000][..]));
+    read_at::into(&mut dout, &xi, &Array::from_elem(IxDyn(&[50_000]), 2usize)).unwrap();
+    assert!(dout.to_array().unwrap().iter().enumerate().all(|(t, &v)| v == (t * 4 + 2) as i32));
+
+    // Reductions along axes, on a chosen device; a few long lines, too.
+    let a = Array::from_shape_fn(IxDyn(&[40, 300, 20]), |ix| ((ix[0] * 7 + ix[1] * 3 + ix[2]) % 101) as i64 - 50);
+    for how in [Where::On(&gpu), Where::Simulate, Where::Parallel] {
+        assert_eq!(add_i64::reduce_axis_with(how, &a, 1).unwrap(), a.sum_axis(Axis(1)), "{how:?}");
+    }
+    let long = Array::from_shape_fn(IxDyn(&[3, 200_000]), |ix| (ix[1] % 13) as i64 - 6 + ix[0] as i64);
+    assert_eq!(add_i64::reduce_axis_with(Where::On(&gpu), &long, 1).unwrap(), long.sum_axis(Axis(1)));
+
+    // Numba's `init=` and `res=`.
+    let v: Vec<i64> = (0..10_000_000).map(|i| i % 1000 - 400).collect();
+    let total: i64 = v.iter().sum();
+    assert_eq!(add_i64::reduce(&v).unwrap(), total);
+    assert_eq!(add_i64::reduce_init(123, &v).unwrap(), total + 123);
+    assert_eq!(add_i64::reduce_on(&gpu, &v[..100]).unwrap(), v[..100].iter().sum::<i64>());
+    assert_eq!(add_i64::reduce_init(5, &v[..1]).unwrap(), v[0] + 5);
+    assert_eq!(add_i64::reduce_init(5, &[] as &[i64]).unwrap(), 5);
+    let mut res = DeviceVec::<i64>::zeros_on(&gpu, 1).unwrap();
+    add_i64::reduce_into(&mut res, &v).unwrap();
+    assert_eq!(res.to_vec().unwrap(), [total]);
+    let dv = DeviceVec::from_slice_on(&gpu, &v).unwrap();
+    add_i64::reduce_into(&mut res, &dv).unwrap();
+    assert_eq!(res.to_vec().unwrap(), [total]);
+    let f: Vec<f32> = (0..1_000_000).map(|i| ((i * 7919) % 10007) as f32).collect();
+    let want = f.iter().copied().fold(-1.0f32, f32::max);
+    assert_eq!(max_f32::reduce_init(-1.0, &f).unwrap(), want);
+    assert_eq!(max_f32::reduce_init(1e9, &f).unwrap(), 1e9);
+    let mut fres = DeviceVec::<f32>::zeros_on(&gpu, 1).unwrap();
+    max_f32::reduce_into(&mut fres, &f).unwrap();
+    assert_eq!(fres.to_vec().unwrap(), [want]);
+    let mut host = [0.0f32];
+    max_f32::reduce_into(&mut host, &f).unwrap();
+    assert_eq!(host, [want]);
+    // A result on the CPU device with the values on the GPU is refused.
+    let mut cres = DeviceVec::<i64>::zeros_on(&Device::cpu(), 1).unwrap();
+    assert!(matches!(add_i64::reduce_into(&mut cres, &dv), Err(Error::DeviceMismatch { .. })));
+}

@@ -146,11 +146,11 @@ pub mod gpu {
 #[doc(hidden)]
 pub mod __private {
     // `#[vectorize]`: the generated `__Function` type and the calls, one each.
+    pub use crate::api::{Fold, folded, host_fold_into, reduce};
     pub use crate::api::{
         GpuFn, VectorFn, call, cpu_pending, cpu_target, default_cpu, device, explicit_on_cpu, host, host_arg,
         host_into, host_reduce, into, launch, launch_device, launch_into, on, on_devices,
     };
-    pub use crate::api::{Fold, folded, host_fold_into, reduce};
     pub use crate::data::{ErasedArg, HostLoop};
     pub use crate::launch::{Kernel, KernelSpec};
     pub use crate::panics::{catch_quiet, with_host_message};

@@ -68,9 +68,13 @@ pub(super) fn generate(g: &Gufunc<'_>, target: ptx_codegen::Target, surface: Sur
     };
     let default_where = match target {
         ptx_codegen::Target::Cuda => TokenStream::new(),
-        ptx_codegen::Target::Cpu => quote!(const DEFAULT: ::gpu_runtime::Where<'static> = ::gpu_runtime::Where::Cpu;),
+        ptx_codegen::Target::Cpu => quote!(
+            const DEFAULT: ::gpu_runtime::Where<'static> = ::gpu_runtime::Where::Cpu;
+        ),
         ptx_codegen::Target::Parallel => {
-            quote!(const DEFAULT: ::gpu_runtime::Where<'static> = ::gpu_runtime::Where::Parallel;)
+            quote!(
+                const DEFAULT: ::gpu_runtime::Where<'static> = ::gpu_runtime::Where::Parallel;
+            )
         }
     };
     let gufunc_impl = gufunc_impl(g, default_where, kernel_methods);

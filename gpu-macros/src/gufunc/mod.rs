@@ -192,7 +192,9 @@ mod tests {
         };
         let full = expand(quote!("(n)->()", target = "cpu"), &func).unwrap().to_string();
         let along = expand(quote!("(n)->()", target = "cpu", __along_only), &func).unwrap().to_string();
-        for call in ["pub fn on <", "pub fn sized <", "pub fn parallel <", "pub fn device <", "pub fn into <", "pub fn along <"] {
+        for call in
+            ["pub fn on <", "pub fn sized <", "pub fn parallel <", "pub fn device <", "pub fn into <", "pub fn along <"]
+        {
             assert!(full.contains(call) && !along.contains(call), "{call}");
         }
         assert!(

@@ -13,12 +13,13 @@ mod vectorized;
 pub use cpu_device::{cpu_pending, cpu_target, default_cpu, explicit_on_cpu, host_reduce};
 #[cfg(feature = "ndarray")]
 pub use gufunc::{
-    Call, GuFn, GuLayout, GuOutArg, GuOutRef, GuOutputs, GuPlan, Hosts, Laid, Where, gu, gu_device, gu_into, reduce_axes,
+    Call, GuFn, GuLayout, GuOutArg, GuOutRef, GuOutputs, GuPlan, Hosts, Laid, Where, gu, gu_device, gu_into,
+    reduce_axes,
 };
 
-pub use reduce::{Fold, folded, host_fold_into, reduce};
 #[cfg(feature = "ndarray")]
 pub use host::{host_nd, host_nd_into, nd_message_at};
+pub use reduce::{Fold, folded, host_fold_into, reduce};
 pub use vectorized::{
     GpuFn, VectorFn, call, device, host, host_arg, host_into, into, launch, launch_device, launch_into, on, on_devices,
 };

@@ -54,7 +54,9 @@ pub unsafe fn reduce<T: Scalar>(
     }
     let erased = match values {
         // One value: the function combines it with `init` on the host.
-        ArgRef::Scalar(v) => return host_fold_into(function, HostArg::Scalar(v), init, res, identity, HostLoop::Sequential, f),
+        ArgRef::Scalar(v) => {
+            return host_fold_into(function, HostArg::Scalar(v), init, res, identity, HostLoop::Sequential, f);
+        }
         values => values.erase(),
     };
     match res {

@@ -15,8 +15,8 @@ pub(crate) mod nd;
 mod results;
 
 pub(crate) use arg::ArgKind;
-pub use arg::{Arg, ArgRef, ErasedArg, HostArg, Out, OutRef};
 pub(crate) use arg::device_mismatch;
+pub use arg::{Arg, ArgRef, ErasedArg, HostArg, Out, OutRef};
 pub(crate) use arg::{call_len, call_len_of};
 pub(crate) use array::alloc_error;
 pub use array::{DeviceSlice, DeviceSliceMut, DeviceVec};

@@ -100,7 +100,9 @@ impl<T: Scalar> GuOutRef<'_, T> {
     /// A buffer for a launch on `device`: the array's own (lent out of it), or zeros.
     fn lend(&mut self, layout: &GuLayout, plan: &GuPlan, k: usize, device: &Device) -> Result<DeviceVec<T>> {
         match self {
-            GuOutRef::Device(d) if d.device() == device => Ok(std::mem::replace(d.as_mut_vec(), DeviceVec::placeholder())),
+            GuOutRef::Device(d) if d.device() == device => {
+                Ok(std::mem::replace(d.as_mut_vec(), DeviceVec::placeholder()))
+            }
             _ => device_zeros(layout, plan, k, device),
         }
     }
