@@ -253,6 +253,21 @@ fn the_complete_forms_on_the_gpu() {
     read_at::into(&mut dout, &xi, &Array::from_elem(IxDyn(&[50_000]), 2usize)).unwrap();
     assert!(dout.to_array().unwrap().iter().enumerate().all(|(t, &v)| v == (t * 4 + 2) as i32));
 
+    // `launch` on streams: several calls in flight at once, each waited for.
+    let (s1, s2) = (gpu.new_stream().unwrap(), gpu.new_stream().unwrap());
+    let p1 = max_at::launch(&s1, &x).unwrap();
+    let p2 = argmax::launch(&s2, &dx).unwrap();
+    let p3 = read_at::launch(&s1, &xi, &at_ix).unwrap();
+    assert_eq!(p2.wait().unwrap(), at);
+    assert_eq!(p1.wait().unwrap(), (best.clone(), at.clone()));
+    let e = p3.wait().unwrap_err();
+    assert!(matches!(e, Error::KernelFault { function: "read_at", index: 40_001, .. }), "{e:?}");
+    // A handle dropped without `wait` waits; the stream goes on.
+    drop(argmax::launch(&s1, &x).unwrap());
+    assert_eq!(argmax::launch(&s1, &x).unwrap().wait().unwrap(), at);
+    let empty = array(&[0, 6], |_| 0.0);
+    assert_eq!(argmax::launch(&s2, &empty).unwrap().wait().unwrap().shape(), &[0]);
+
     // Reductions along axes, on a chosen device; a few long lines, too.
     let a = Array::from_shape_fn(IxDyn(&[40, 300, 20]), |ix| ((ix[0] * 7 + ix[1] * 3 + ix[2]) % 101) as i64 - 50);
     for how in [Where::On(&gpu), Where::Simulate, Where::Parallel] {

@@ -413,3 +413,15 @@ fn into_writes_the_callers_arrays() {
     });
     assert!(out.iter().all(|&v| v == -1));
 }
+
+#[test]
+fn launch_on_the_cpu_devices_stream() {
+    let stream = Device::cpu().new_stream().unwrap();
+    let x = array(&[3, 4, 6], |i| ((i * 7) % 11) as f32 - 5.0);
+    let pending = max_at::launch(&stream, &x).unwrap();
+    assert_eq!(pending.wait().unwrap(), max_at::cpu(&x).unwrap());
+    let xi = Array::from_shape_fn(IxDyn(&[3, 4]), |ix| (ix[0] * 4 + ix[1]) as i32);
+    let at_ix = Array::from_shape_vec(IxDyn(&[3]), vec![0usize, 4, 1]).unwrap();
+    let e = read_at::launch(&stream, &xi, &at_ix).unwrap().wait().unwrap_err();
+    assert!(matches!(e, Error::KernelFault { function: "read_at", index: 1, .. }), "{e:?}");
+}

@@ -150,6 +150,7 @@ fn a_gufunc_is_a_type_and_one_line_per_call() {
     assert_eq!(out.matches(":: __private :: gu :: < ").count(), 8, "{out}");
     assert_eq!(out.matches(":: __private :: gu_device :: < ").count(), 1);
     assert_eq!(out.matches(":: __private :: gu_into :: < ").count(), 1);
+    assert_eq!(out.matches(":: __private :: gu_launch :: < ").count(), 1);
     for orchestration in ["GuPlan :: new", "gu_run", "host_map", "first_panic", "upload"] {
         assert!(!out.contains(orchestration), "{orchestration}");
     }

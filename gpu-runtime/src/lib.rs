@@ -161,7 +161,7 @@ pub mod __private {
     pub use crate::data::nd::NdAt;
     // `#[guvectorize]`: the generated `__Gufunc` type and the calls.
     #[cfg(feature = "ndarray")]
-    pub use crate::api::{GuFn, GuLayout, GuOutputs, GuPlan, Hosts, Laid, gu, gu_device, gu_into};
+    pub use crate::api::{GuFn, GuLayout, GuOutputs, GuPlan, Hosts, Laid, gu, gu_device, gu_into, gu_launch};
     // `#[kernel]`: the kernel's description and its arguments.
     pub use crate::data::{KArg, KernelIn, KernelInOut};
     pub use crate::launch::{ExplicitKernel, ExplicitSpec};

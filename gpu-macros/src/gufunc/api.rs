@@ -117,6 +117,16 @@ pub(super) fn generate(g: &Gufunc<'_>, target: ptx_codegen::Target, surface: Sur
             }
         }
     };
+    let launch = (target == ptx_codegen::Target::Cuda).then(|| {
+        quote! {
+            /// Queues the call on `stream` (a GPU's; the CPU device's runs it at once)
+            /// and returns at once; `wait()` on the handle gives the results, in host
+            /// memory. The arguments stay borrowed until then.
+            pub fn launch<'__a>(stream: &'__a ::gpu_runtime::Stream, #arg_list) -> ::gpu_runtime::Result<::gpu_runtime::Pending<'__a, #out_ty>> {
+                #p::gu_launch::<__Gufunc>(stream, #args)
+            }
+        }
+    });
     let along = is_reduction(layout).then(|| {
         let call = gu(quote!(::gpu_runtime::Where::Default.along(axis)));
         quote! {
@@ -184,6 +194,8 @@ pub(super) fn generate(g: &Gufunc<'_>, target: ptx_codegen::Target, surface: Sur
         #with
 
         #into
+
+        #launch
 
         #simulate
 

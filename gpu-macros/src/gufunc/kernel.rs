@@ -141,15 +141,15 @@ pub(super) fn gpu_items(g: &Gufunc<'_>) -> (TokenStream, TokenStream) {
     // The same arguments on either side: the inputs are `GuIn`s (the GPU) or `GuHost`s
     // (the simulator), the outputs `DeviceVec`s or `Vec`s.
     let methods = quote! {
-        fn launch(
+        fn launch<'__b>(
             __plan: &#p::GuPlan,
-            __inputs: &#p::Laid<'_, Self>,
-            __outs: &mut <Self::Outs as #p::GuOutputs>::Device,
+            __inputs: &'__b #p::Laid<'_, Self>,
+            __outs: &'__b mut <Self::Outs as #p::GuOutputs>::Device,
             __config: &::gpu_runtime::LaunchConfig,
-        ) -> ::gpu_runtime::Result<()> {
+        ) -> ::gpu_runtime::Result<::gpu_runtime::Pending<'__b, ()>> {
             let (#(#in_idents,)*) = __inputs;
             let (#(#bufs,)*) = __outs;
-            gpu_kernel::launch_with(__config, #(#kargs),*)?.wait()
+            gpu_kernel::launch_with(__config, #(#kargs),*)
         }
 
         fn simulate<'__h, '__a: '__h>(

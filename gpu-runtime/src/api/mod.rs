@@ -13,7 +13,7 @@ mod vectorized;
 pub use cpu_device::{cpu_pending, cpu_target, default_cpu, explicit_on_cpu, host_reduce};
 #[cfg(feature = "ndarray")]
 pub use gufunc::{
-    Call, GuFn, GuLayout, GuOutArg, GuOutRef, GuOutputs, GuPlan, Hosts, Laid, Where, gu, gu_device, gu_into,
+    Call, GuFn, GuLayout, GuOutArg, GuOutRef, GuOutputs, GuPlan, Hosts, Laid, Where, gu, gu_device, gu_into, gu_launch,
     reduce_axes,
 };
 

@@ -24,7 +24,9 @@ use crate::panics::with_host_message;
 #[must_use = "the work runs on the GPU until it is waited for (dropping the handle waits too)"]
 pub struct Pending<'a, T> {
     queued: Option<Queued>,
-    finish: Option<Box<dyn FnOnce() -> Result<T> + Send + 'a>>,
+    /// What turns the queued work's outcome (`Ok` where it is done, or its error) into
+    /// the result.
+    finish: Option<Box<dyn FnOnce(Result<()>) -> Result<T> + Send + 'a>>,
     /// Rust's message at a failed element (see `panics::with_host_message`).
     message_at: Option<MessageAt<'a>>,
     _borrows: PhantomData<&'a ()>,
@@ -35,7 +37,31 @@ type MessageAt<'a> = Box<dyn FnOnce(u64) -> Option<String> + Send + 'a>;
 impl<'a, T> Pending<'a, T> {
     /// Queued work, and what turns it into the result once it is done.
     pub(crate) fn new(queued: Queued, finish: impl FnOnce() -> Result<T> + Send + 'a) -> Pending<'a, T> {
-        Pending { queued: Some(queued), finish: Some(Box::new(finish)), message_at: None, _borrows: PhantomData }
+        Pending {
+            queued: Some(queued),
+            finish: Some(Box::new(move |done: Result<()>| done.and_then(|()| finish()))),
+            message_at: None,
+            _borrows: PhantomData,
+        }
+    }
+
+    /// This work, then `next` with its result (or its error) once it is done: one handle
+    /// for both, which waits for the queued work as this one would.
+    pub(crate) fn then<U>(mut self, next: impl FnOnce(Result<T>) -> Result<U> + Send + 'a) -> Pending<'a, U>
+    where
+        T: 'a,
+    {
+        let finish = self.finish.take();
+        let message_at = self.message_at.take();
+        let queued = self.queued.take();
+        let finish = move |done: Result<()>| {
+            let value = match finish {
+                Some(finish) => finish(done),
+                None => Err(crate::error::Error::internal("a pending call was finished twice")),
+            };
+            next(value)
+        };
+        Pending { queued, finish: Some(Box::new(finish)), message_at, _borrows: PhantomData }
     }
 
     /// Work that needed no GPU (an empty call): its result is ready.
@@ -43,7 +69,7 @@ impl<'a, T> Pending<'a, T> {
     where
         T: Send + 'a,
     {
-        Pending { queued: None, finish: Some(Box::new(move || Ok(value))), message_at: None, _borrows: PhantomData }
+        Pending { queued: None, finish: Some(Box::new(move |_| Ok(value))), message_at: None, _borrows: PhantomData }
     }
 
     /// A handle to work that is already done (a call on the CPU device, which runs when
@@ -58,7 +84,7 @@ impl<'a, T> Pending<'a, T> {
 
     /// A handle to work that already failed with `error` (on the CPU device).
     pub(crate) fn failed(error: crate::error::Error) -> Pending<'a, T> {
-        Pending { queued: None, finish: Some(Box::new(move || Err(error))), message_at: None, _borrows: PhantomData }
+        Pending { queued: None, finish: Some(Box::new(move |_| Err(error))), message_at: None, _borrows: PhantomData }
     }
 
     /// A fault of the work gets the message Rust gives at the failed element, from
@@ -71,15 +97,18 @@ impl<'a, T> Pending<'a, T> {
 
     /// Waits for the work and returns its result (or the error it ran into).
     pub fn wait(mut self) -> Result<T> {
-        if let Some(q) = self.queued.take() {
-            let finished = q.finish();
-            match self.message_at.take() {
-                Some(message_at) => with_host_message(finished, message_at)?,
-                None => finished?,
+        let done = match self.queued.take() {
+            Some(q) => {
+                let finished = q.finish();
+                match self.message_at.take() {
+                    Some(message_at) => with_host_message(finished, message_at),
+                    None => finished,
+                }
             }
-        }
+            None => Ok(()),
+        };
         match self.finish.take() {
-            Some(finish) => finish(),
+            Some(finish) => finish(done),
             None => Err(crate::error::Error::internal("a pending call was finished twice")),
         }
     }

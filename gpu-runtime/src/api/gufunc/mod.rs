@@ -22,9 +22,9 @@ pub use reduce::reduce_axes;
 
 use super::host::host_map;
 use crate::data::HostLoop;
-use crate::driver::{Device, default_cpu, default_device, one_of};
+use crate::driver::{Device, Stream, default_cpu, default_device, one_of};
 use crate::error::{Error, Result};
-use crate::launch::LaunchConfig;
+use crate::launch::{LaunchConfig, Pending};
 use crate::panics::first_panic;
 
 /// The inputs of `F` laid out for a call, and readable on the host.
@@ -55,13 +55,14 @@ pub trait GuFn: Sized + 'static {
     /// The outputs from the results of every loop index, in order.
     fn gather(values: Vec<Self::Value>) -> HostOuts<Self>;
 
-    /// Launches the generated kernel as `config` says and waits.
-    fn launch(
+    /// Launches the generated kernel as `config` says; the handle borrows the inputs and
+    /// the outputs until it is waited for.
+    fn launch<'b>(
         _plan: &GuPlan,
-        _inputs: &Laid<'_, Self>,
-        _outs: &mut DeviceOuts<Self>,
+        _inputs: &'b Laid<'_, Self>,
+        _outs: &'b mut DeviceOuts<Self>,
         _config: &LaunchConfig,
-    ) -> Result<()> {
+    ) -> Result<Pending<'b, ()>> {
         Err(no_kernel(Self::LAYOUT))
     }
 
@@ -157,7 +158,7 @@ pub fn gu_into<'a, 'o, F: GuFn>(
                 0 => Ok(()),
                 _ => inputs.upload(&device).and_then(|inputs| {
                     let config = gu_launch_config(loops, Some(&device));
-                    F::launch(&plan, &inputs, &mut bufs, &config).map_err(|e| {
+                    F::launch(&plan, &inputs, &mut bufs, &config).and_then(Pending::wait).map_err(|e| {
                         gu_fault(e, || {
                             let hosts = inputs.on_host()?;
                             Ok(first_panic(function, loops, |t| F::at(&plan, &hosts, t)))
@@ -178,6 +179,106 @@ pub fn gu_into<'a, 'o, F: GuFn>(
                 }
             }
             F::Outs::write_host(&mut outs, results)
+        }
+    }
+}
+
+/// `name::launch`: a call of `F` queued on `stream` (the inputs copied to its device
+/// first); the handle's `wait` gives the outputs in host memory, shaped. On the CPU
+/// device the call runs at once and the handle holds its result.
+pub fn gu_launch<'a, F: GuFn>(
+    stream: &'a Stream,
+    args: F::Args<'a>,
+) -> Result<Pending<'a, <F::Outs as GuOutputs>::Arrays>>
+where
+    Laid<'a, F>: Send,
+{
+    let device = stream.device();
+    if device.is_cpu() {
+        return Ok(match gu::<F>(Where::On(device).into(), args) {
+            Ok(arrays) => Pending::done(arrays),
+            Err(e) => Pending::failed(e),
+        });
+    }
+    let layout = F::LAYOUT;
+    let function = layout.function;
+    let plan = GuPlan::new(layout, &args.shapes(), &[])?;
+    let inputs = args.lay_out(layout, &plan)?;
+    let arrays: Vec<(&'static str, Option<&Device>)> =
+        layout.inputs.iter().map(|(name, _)| *name).zip(inputs.devices()).collect();
+    gu_run(Where::On(device), function, &arrays)?;
+    let outs = F::Outs::device_zeros(layout, &plan, device)?;
+    if plan.loops == 0 {
+        return F::Outs::arrays(layout, &plan, GuOut::Device(outs)).map(Pending::done);
+    }
+    let inputs = inputs.upload(device)?;
+    let config = gu_launch_config(plan.loops, Some(device)).stream(stream);
+    let in_flight = InFlight::new(inputs, outs);
+    // SAFETY: the kernel's handle borrows the boxed inputs and outputs, which `in_flight`
+    // frees only after the handle is done with them (see `InFlight`).
+    let kernel = unsafe { in_flight.launch(|inputs, outs| F::launch(&plan, inputs, outs, &config)) }?;
+    Ok(kernel.then(move |done| {
+        let (inputs, outs) = in_flight.into_inner();
+        match done {
+            Ok(()) => F::Outs::arrays(layout, &plan, GuOut::Device(outs)),
+            Err(e) => Err(gu_fault(e, || {
+                let hosts = inputs.on_host()?;
+                Ok(first_panic(function, plan.loops, |t| F::at(&plan, &hosts, t)))
+            })),
+        }
+    }))
+}
+
+/// The inputs and output buffers of a launch queued on a stream, boxed so that their
+/// addresses stay put while the kernel's handle, which borrows them, is in flight. The
+/// handle is made by [`InFlight::launch`] with its borrows' lifetime erased; the boxes are
+/// freed only by [`InFlight::into_inner`], called after the handle is done (it is part of
+/// what the handle's `wait` runs), or by `Drop`, which runs once the handle has waited
+/// (dropping a handle waits for the queued work before its closures are dropped).
+struct InFlight<L, O> {
+    inputs: *mut L,
+    outs: *mut O,
+}
+
+// SAFETY: the boxes are owned, as a `Box<L>` and a `Box<O>` would be.
+unsafe impl<L: Send, O: Send> Send for InFlight<L, O> {}
+
+impl<L, O> InFlight<L, O> {
+    fn new(inputs: L, outs: O) -> Self {
+        InFlight { inputs: Box::into_raw(Box::new(inputs)), outs: Box::into_raw(Box::new(outs)) }
+    }
+
+    /// The handle `launch` makes of the boxed inputs and outputs.
+    ///
+    /// # Safety
+    /// The handle must be waited for or dropped before `self` is turned back into its
+    /// parts or dropped: chain what uses them after it with [`Pending::then`].
+    unsafe fn launch<'h>(
+        &self,
+        launch: impl for<'b> FnOnce(&'b L, &'b mut O) -> Result<Pending<'b, ()>>,
+    ) -> Result<Pending<'h, ()>> {
+        // SAFETY: both boxes are live (freed only by `into_inner` or `drop`), and nothing
+        // else reaches them until the handle is done (the caller's promise).
+        let (inputs, outs) = unsafe { (&*self.inputs, &mut *self.outs) };
+        let pending = launch(inputs, outs)?;
+        // SAFETY: a change of lifetime only: the borrows outlive the handle, as above.
+        Ok(unsafe { std::mem::transmute::<Pending<'_, ()>, Pending<'h, ()>>(pending) })
+    }
+
+    fn into_inner(self) -> (L, O) {
+        let this = std::mem::ManuallyDrop::new(self);
+        // SAFETY: made by `Box::into_raw` in `new`, and freed only here or in `drop`
+        // (which `ManuallyDrop` keeps from running).
+        unsafe { (*Box::from_raw(this.inputs), *Box::from_raw(this.outs)) }
+    }
+}
+
+impl<L, O> Drop for InFlight<L, O> {
+    fn drop(&mut self) {
+        // SAFETY: as in `into_inner`.
+        unsafe {
+            drop(Box::from_raw(self.inputs));
+            drop(Box::from_raw(self.outs));
         }
     }
 }
@@ -208,7 +309,7 @@ fn gu_call<'a, F: GuFn>(call: Call<'_>, args: F::Args<'a>) -> Result<(GuPlan, Gu
             if loops > 0 {
                 let inputs = inputs.upload(&device)?;
                 let config = gu_launch_config(loops, Some(&device));
-                if let Err(e) = F::launch(&plan, &inputs, &mut outs, &config) {
+                if let Err(e) = F::launch(&plan, &inputs, &mut outs, &config).and_then(Pending::wait) {
                     return Err(gu_fault(e, || {
                         let hosts = inputs.on_host()?;
                         Ok(first_panic(function, loops, |t| F::at(&plan, &hosts, t)))

@@ -24,9 +24,9 @@ pub trait GuOutputs: Sized {
     /// One buffer per output in host memory: `(Vec<X>, …)`.
     type Host: Send;
     /// One buffer per output on a GPU: `(DeviceVec<X>, …)`.
-    type Device;
+    type Device: Send;
     /// What a call returns: `ArrayD<X>` for one output, `(ArrayD<X>, ArrayD<Y>, …)`.
-    type Arrays;
+    type Arrays: Send;
     /// What `name::device` returns: `DeviceArray<X>`, or a tuple of them.
     type DeviceArrays;
 
