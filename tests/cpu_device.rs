@@ -207,6 +207,17 @@ fn n_dimensional_calls_on_the_cpu_device() {
     let want = fma3::nd_cpu(&a, &b, 2.0f32).unwrap();
     assert_eq!(want.shape(), &[3, 5, 4]);
     assert_eq!(cpu.scope(|| fma3::nd(&a, &b, 2.0f32)).unwrap(), want);
+    // The CPU device's arrays run where they are, whatever the default device.
+    let (da, db) = (
+        gpu_runtime::DeviceArray::from_array_on(&cpu, &a).unwrap(),
+        gpu_runtime::DeviceArray::from_array_on(&cpu, &b).unwrap(),
+    );
+    assert_eq!(fma3::nd(&da, &db, 2.0f32).unwrap(), want);
+    assert_eq!(fma3::nd_cpu(&da, &b, 2.0f32).unwrap(), want);
+    let mut out = want.clone();
+    out.fill(0.0);
+    fma3::nd_into(&mut out, &da, &db, 2.0f32).unwrap();
+    assert_eq!(out, want);
     let mut out = ArrayD::<f32>::zeros(IxDyn(&[3, 5, 4]));
     cpu.scope(|| fma3::nd_into(&mut out, &a, &b, 2.0f32)).unwrap();
     assert_eq!(out, want);

@@ -112,3 +112,53 @@ fn nd_into_and_tuples_and_faults() {
         other => panic!("expected a fault, got {other:?}"),
     }
 }
+
+/// Device arrays broadcast on the GPU where they are (Numba's `fngpu(cuda.to_device(a),
+/// cuda.to_device(b))` over (100, 3, 1) and (1, 3, 100)), beside host arrays and scalars,
+/// into host outputs; a fault among device arrays; arrays of two devices refused.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn device_arrays_broadcast_on_the_gpu() {
+    use gpu_runtime::{Device, DeviceArray};
+    let gpu = Device::cuda(0).unwrap();
+    let a = Array3::from_shape_fn((100, 3, 1), |(i, j, _)| (i * 3 + j) as f32 * 0.5);
+    let b = Array3::from_shape_fn((1, 3, 100), |(_, j, k)| (j * 100 + k) as f32 - 7.0);
+    let (da, db) = (DeviceArray::from_array_on(&gpu, &a).unwrap(), DeviceArray::from_array_on(&gpu, &b).unwrap());
+    let want = add::nd_cpu(&a, &b).unwrap();
+    assert_eq!(want.shape(), &[100, 3, 100]);
+    same("device arrays", &add::nd(&da, &db).unwrap(), &want);
+    same("a device array beside a host array", &add::nd(&da, &b).unwrap(), &want);
+    same("nd_cpu copies them", &add::nd_cpu(&da, &db).unwrap(), &want);
+    let mut out = Array3::<f32>::zeros((100, 3, 100));
+    add::nd_into(&mut out, &da, &db).unwrap();
+    same("nd_into", &out.into_dyn(), &want);
+    let x = DeviceArray::from_array_on(&gpu, &Array2::from_shape_fn((300, 7), |(i, j)| i as f64 - j as f64 * 0.25))
+        .unwrap();
+    let (abs, neg) = sign_split::nd(&x).unwrap();
+    let (abs_cpu, neg_cpu) = sign_split::nd_cpu(&x.to_array().unwrap()).unwrap();
+    same("tuple", &abs, &abs_cpu);
+    assert_eq!(neg, neg_cpu);
+    same("with a scalar", &scaled::nd(&x, 3).unwrap(), &scaled::nd_cpu(&x.to_array().unwrap(), 3).unwrap());
+    // More axes than the strided entry takes: gathered through the host, still right.
+    let deep =
+        Array::from_shape_fn(IxDyn(&[2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2]), |ix| ix.slice().iter().sum::<usize>() as f32);
+    let wide =
+        Array::from_shape_fn(IxDyn(&[1, 3, 1, 3, 1, 3, 1, 3, 1, 3, 1]), |ix| ix.slice().iter().sum::<usize>() as f32);
+    let (ddeep, dwide) =
+        (DeviceArray::from_array_on(&gpu, &deep).unwrap(), DeviceArray::from_array_on(&gpu, &wide).unwrap());
+    same("many axes", &add::nd(&ddeep, &dwide).unwrap(), &add::nd_cpu(&deep, &wide).unwrap());
+    // A fault names the first failing element in C order of the broadcast shape.
+    let num = DeviceArray::from_array_on(&gpu, &Array2::from_shape_fn((40, 50), |(i, j)| (i * 50 + j) as i64)).unwrap();
+    let mut den = Array1::from_elem(50, 3i64);
+    den[17] = 0;
+    let dden = DeviceArray::from_array_on(&gpu, &den).unwrap();
+    match quot::nd(&num, &dden) {
+        Err(Error::KernelFault { index, message, .. }) => {
+            assert_eq!(index, 17);
+            assert_eq!(message, "attempt to divide by zero");
+        }
+        other => panic!("expected a fault, got {other:?}"),
+    }
+    let on_cpu = DeviceArray::from_array_on(&Device::cpu(), &b).unwrap();
+    assert!(matches!(add::nd(&da, &on_cpu), Err(Error::DeviceMismatch { .. })));
+}

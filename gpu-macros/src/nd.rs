@@ -27,24 +27,26 @@ pub fn api(v: &Vectorized) -> TokenStream {
             let message_at = quote! {
                 |__i: u64| #p::nd_message_at(#name_str, &[#(#name_strs),*], &__erased, __i, #element)
             };
-            let (cpu_nd, cpu_nd_into) = (host_nd(v, HostLoop::Parallel), host_nd_into(v, HostLoop::Parallel));
-            // `ndarray` arrays are host memory: the default device decides.
-            let is_cpu = quote!(#p::default_cpu().is_some());
+            let erased_ref = quote!(__erased);
+            let (cpu_nd, cpu_nd_into) =
+                (host_nd_of(v, HostLoop::Parallel, &erased_ref), host_nd_into_of(v, HostLoop::Parallel, &erased_ref));
+            // Device arrays run where they are; host arrays where the default device is.
+            let is_cpu = quote!(#p::nd_on_cpu(#name_str, &[#(#name_strs),*], &__erased)?);
             (
                 quote! {
+                    let __erased = #erased;
                     if #is_cpu {
                         return #cpu_nd;
                     }
-                    let __erased = #erased;
                     // SAFETY: the arguments follow the kernel's inputs in order and type.
                     let __r = unsafe { #kernel.call_nd::<#ret_ty>(&__erased) };
                     #p::with_host_message(__r, #message_at)
                 },
                 quote! {
+                    let __erased = #erased;
                     if #is_cpu {
                         return #cpu_nd_into;
                     }
-                    let __erased = #erased;
                     // SAFETY: the arguments follow the kernel's inputs in order and type.
                     let __r = unsafe { #kernel.call_nd_into::<#ret_ty>(&__erased, #out_conv) };
                     #p::with_host_message(__r, #message_at)
@@ -106,17 +108,27 @@ fn element(v: &Vectorized) -> TokenStream {
 
 /// `nd`'s body on the host.
 fn host_nd(v: &Vectorized, how: HostLoop) -> TokenStream {
+    host_nd_of(v, how, &nd_erased(v))
+}
+
+/// `nd`'s body on the host, over the erased arguments `erased`.
+fn host_nd_of(v: &Vectorized, how: HostLoop, erased: &TokenStream) -> TokenStream {
     let p = private();
     let Vectorized { name_str, name_strs, ret_ty, .. } = v;
-    let (erased, element, order) = (nd_erased(v), element(v), how.runtime_tokens());
+    let (element, order) = (element(v), how.runtime_tokens());
     quote! { #p::host_nd::<#ret_ty>(#name_str, &[#(#name_strs),*], &#erased, #order, #element) }
 }
 
 /// `nd_into`'s body on the host.
 fn host_nd_into(v: &Vectorized, how: HostLoop) -> TokenStream {
+    host_nd_into_of(v, how, &nd_erased(v))
+}
+
+/// `nd_into`'s body on the host, over the erased arguments `erased`.
+fn host_nd_into_of(v: &Vectorized, how: HostLoop, erased: &TokenStream) -> TokenStream {
     let p = private();
     let Vectorized { name_str, name_strs, ret_ty, .. } = v;
-    let (erased, out_conv, element, order) = (nd_erased(v), nd_out_conv(v), element(v), how.runtime_tokens());
+    let (out_conv, element, order) = (nd_out_conv(v), element(v), how.runtime_tokens());
     quote! { #p::host_nd_into::<#ret_ty>(#name_str, &[#(#name_strs),*], &#erased, #out_conv, #order, #element) }
 }
 

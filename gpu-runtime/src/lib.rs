@@ -156,7 +156,7 @@ pub mod __private {
     pub use crate::panics::{catch_quiet, with_host_message};
     // `name::nd` and `name::reduce_axis` of a vectorized function (with `ndarray`).
     #[cfg(feature = "ndarray")]
-    pub use crate::api::{host_nd, host_nd_into, nd_message_at, reduce_axes};
+    pub use crate::api::{host_nd, host_nd_into, nd_message_at, nd_on_cpu, reduce_axes};
     #[cfg(feature = "ndarray")]
     pub use crate::data::nd::NdAt;
     // `#[guvectorize]`: the generated `__Gufunc` type and the calls.

@@ -63,9 +63,10 @@ pub(super) fn host_map<X: Send>(
 
 #[cfg(feature = "ndarray")]
 mod nd {
-    use crate::data::nd::{ErasedNd, NdAt, NdPlan};
+    use crate::data::nd::{ErasedNd, NdAt, NdPlan, hosted};
     use crate::data::{HostLoop, Results};
-    use crate::error::Result;
+    use crate::driver::{default_cpu, one_of_iter};
+    use crate::error::{Error, Result};
     use crate::panics::catch_quiet;
 
     /// `f` at every element of a planned call of `function` on the host, in C order.
@@ -76,8 +77,22 @@ mod nd {
         how: HostLoop,
         f: impl Fn(&NdAt<'_>) -> R + Sync,
     ) -> Result<Vec<R>> {
+        if plan.on_gpu() {
+            return Err(Error::internal(format!("`{function}`: a GPU's array reached a run on the host")));
+        }
         let scalars = NdAt::scalars(args);
         super::host_map(function, plan.n, how, |i| f(&NdAt::new(plan, &scalars, i)))
+    }
+
+    /// Whether `name::nd` of a function compiled for the GPU runs on the host: where its
+    /// device arrays are on the CPU device, or, without device arrays, where the default
+    /// device is the CPU. Arrays on different devices are `Error::DeviceMismatch`.
+    pub fn nd_on_cpu(function: &'static str, names: &[&'static str], args: &[ErasedNd<'_>]) -> Result<bool> {
+        let on = names.iter().zip(args).filter_map(|(name, a)| Some((*name, a.0.device()?)));
+        Ok(match one_of_iter(function, on)? {
+            Some(d) => d.is_cpu(),
+            None => default_cpu().is_some(),
+        })
     }
 
     /// `name::nd` on the host: plans, runs `f` everywhere and shapes the results.
@@ -88,8 +103,10 @@ mod nd {
         order: HostLoop,
         f: impl Fn(&NdAt<'_>) -> R + Sync,
     ) -> Result<R::Nd> {
-        let plan = NdPlan::new(function, names, args, &[])?;
-        let values = run(function, &plan, args, order, f)?;
+        let mut copies = Vec::new();
+        let args = hosted(args, &mut copies)?;
+        let plan = NdPlan::new(function, names, &args, &[])?;
+        let values = run(function, &plan, &args, order, f)?;
         Ok(R::to_nd(R::unzip(values), &plan.shape))
     }
 
@@ -104,8 +121,10 @@ mod nd {
     ) -> Result<()> {
         let shapes = R::nd_shapes(&outs);
         let shapes: Vec<&[usize]> = shapes.iter().map(Vec::as_slice).collect();
-        let plan = NdPlan::new(function, names, args, &shapes)?;
-        let values = run(function, &plan, args, order, f)?;
+        let mut copies = Vec::new();
+        let args = hosted(args, &mut copies)?;
+        let plan = NdPlan::new(function, names, &args, &shapes)?;
+        let values = run(function, &plan, &args, order, f)?;
         R::nd_assign(R::unzip(values), &plan.shape, outs);
         Ok(())
     }
@@ -119,15 +138,17 @@ mod nd {
         index: u64,
         f: impl Fn(&NdAt<'_>) -> R,
     ) -> Option<String> {
-        let plan = NdPlan::new(function, names, args, &[]).ok()?;
+        let mut copies = Vec::new();
+        let args = hosted(args, &mut copies).ok()?;
+        let plan = NdPlan::new(function, names, &args, &[]).ok()?;
         let index = usize::try_from(index).ok().filter(|&i| i < plan.n)?;
-        let scalars = NdAt::scalars(args);
+        let scalars = NdAt::scalars(&args);
         catch_quiet(|| f(&NdAt::new(&plan, &scalars, index))).err()
     }
 }
 
 #[cfg(feature = "ndarray")]
-pub use nd::{host_nd, host_nd_into, nd_message_at};
+pub use nd::{host_nd, host_nd_into, nd_message_at, nd_on_cpu};
 
 #[cfg(test)]
 mod tests {

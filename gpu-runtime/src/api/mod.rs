@@ -18,7 +18,7 @@ pub use gufunc::{
 };
 
 #[cfg(feature = "ndarray")]
-pub use host::{host_nd, host_nd_into, nd_message_at};
+pub use host::{host_nd, host_nd_into, nd_message_at, nd_on_cpu};
 pub use reduce::{Fold, folded, host_fold_into, reduce};
 pub use vectorized::{
     GpuFn, VectorFn, call, device, host, host_arg, host_into, into, launch, launch_device, launch_into, on, on_devices,

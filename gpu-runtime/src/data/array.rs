@@ -282,6 +282,14 @@ impl<T> std::fmt::Debug for DeviceSlice<'_, T> {
 }
 
 impl<'a, T: Scalar> DeviceSlice<'a, T> {
+    /// A view of `len` elements at `ptr` on `device`, whose use is noted in `uses`.
+    ///
+    /// # Safety
+    /// They must be a live device array's elements (of type `T`), borrowed for `'a`.
+    pub(crate) unsafe fn raw(ptr: CUdeviceptr, len: usize, device: &'a Device, uses: &'a Uses) -> DeviceSlice<'a, T> {
+        DeviceSlice { ptr, len, device, uses, _borrow: PhantomData }
+    }
+
     pub(crate) fn uses(&self) -> &'a Uses {
         self.uses
     }

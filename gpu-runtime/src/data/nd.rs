@@ -7,6 +7,11 @@
 //! transposed, reversed or sliced view costs no host-side copy). Before the launch the
 //! axes are merged where every argument allows it, so a contiguous call takes the plain
 //! elementwise kernel.
+//!
+//! Device arrays ([`DeviceArray`]) are read where they are: on a GPU, the strided entry
+//! walks them by their C-order strides (0 on a broadcast axis), with no trip through host
+//! memory; the CPU device's arrays are host memory. Only a run on the host (`nd_cpu`, a
+//! CPU target) copies a GPU's arrays to the host first ([`hosted`]).
 
 use std::marker::PhantomData;
 
@@ -18,11 +23,13 @@ use crate::driver::Device;
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 
-/// One argument of `name::nd`: a scalar broadcast everywhere, or a view of any shape.
+/// One argument of `name::nd`: a scalar broadcast everywhere, a view of any shape, or a
+/// device array (its elements in C order, and its shape).
 #[derive(Clone, Debug)]
 pub enum NdRef<'a, T> {
     Scalar(T),
     Host(ArrayViewD<'a, T>),
+    Device(DeviceSlice<'a, T>, Vec<usize>),
 }
 
 impl<'a, T: Scalar> NdRef<'a, T> {
@@ -31,6 +38,7 @@ impl<'a, T: Scalar> NdRef<'a, T> {
         match self {
             NdRef::Scalar(_) => Vec::new(),
             NdRef::Host(view) => view.shape().to_vec(),
+            NdRef::Device(_, shape) => shape.clone(),
         }
     }
 
@@ -43,10 +51,46 @@ impl<'a, T: Scalar> NdRef<'a, T> {
                 shape: view.shape().to_vec(),
                 strides: view.strides().to_vec(),
                 size: std::mem::size_of::<T>(),
+                device: None,
                 _borrow: PhantomData,
             },
+            NdRef::Device(d, shape) => {
+                let strides = c_strides(&shape);
+                let size = std::mem::size_of::<T>();
+                match d.host_slice() {
+                    // The CPU device's memory is the host's.
+                    Some(s) => NdKind::Host {
+                        ptr: s.as_ptr().cast(),
+                        shape,
+                        strides,
+                        size,
+                        device: Some(d.device()),
+                        _borrow: PhantomData,
+                    },
+                    None => NdKind::Device {
+                        ptr: d.ptr(),
+                        len: d.len(),
+                        shape,
+                        strides,
+                        size,
+                        device: d.device(),
+                        uses: d.uses(),
+                    },
+                }
+            }
         })
     }
+}
+
+/// The strides (in elements) of a C-order array of `shape`.
+fn c_strides(shape: &[usize]) -> Vec<isize> {
+    let mut strides = vec![0isize; shape.len()];
+    let mut step = 1isize;
+    for (s, &extent) in strides.iter_mut().zip(shape).rev() {
+        *s = step;
+        step = step.saturating_mul(extent as isize);
+    }
+    strides
 }
 
 /// What `name::nd` accepts where the function takes a `T`: a `T`, an `ndarray` array or
@@ -89,6 +133,13 @@ impl<'a, T: Scalar> NdArg<'a, T> for &'a Vec<T> {
 impl<'a, T: Scalar, const N: usize> NdArg<'a, T> for &'a [T; N] {
     fn into_nd(self) -> NdRef<'a, T> {
         NdRef::Host(ArrayView::from(self.as_slice()).into_dyn())
+    }
+}
+
+/// A device array, read where it is.
+impl<'a, T: Scalar> NdArg<'a, T> for &'a DeviceArray<T> {
+    fn into_nd(self) -> NdRef<'a, T> {
+        NdRef::Device(self.as_slice(), self.shape().to_vec())
     }
 }
 
@@ -200,8 +251,61 @@ pub(crate) enum NdKind<'a> {
         /// In elements; negative for a reversed axis.
         strides: Vec<isize>,
         size: usize,
+        /// The CPU device, for its arrays (`None`: other host data).
+        device: Option<&'a Device>,
         _borrow: PhantomData<&'a [u8]>,
     },
+    /// A device array on a GPU, C order: `len` elements at `ptr`.
+    Device {
+        ptr: cudarc::driver::sys::CUdeviceptr,
+        len: usize,
+        shape: Vec<usize>,
+        strides: Vec<isize>,
+        size: usize,
+        device: &'a Device,
+        uses: &'a crate::driver::Uses,
+    },
+}
+
+impl<'a> NdKind<'a> {
+    /// The device of a device array (a GPU's, or the CPU device's).
+    pub(crate) fn device(&self) -> Option<&'a Device> {
+        match self {
+            NdKind::Scalar { .. } => None,
+            NdKind::Host { device, .. } => *device,
+            NdKind::Device { device, .. } => Some(device),
+        }
+    }
+}
+
+/// `args` readable on the host: each GPU array copied into `copies` (as bytes), the rest
+/// as they are.
+pub(crate) fn hosted<'b>(args: &[ErasedNd<'b>], copies: &'b mut Vec<Vec<u8>>) -> Result<Vec<ErasedNd<'b>>> {
+    for a in args {
+        if let NdKind::Device { ptr, len, size, device, uses, .. } = &a.0 {
+            // SAFETY: the erased array borrows `len` elements of `size` bytes at `ptr` on
+            // `device` for `'b`.
+            let bytes = unsafe { DeviceSlice::<u8>::raw(*ptr, len * size, device, uses) };
+            copies.push(bytes.to_vec()?);
+        }
+    }
+    let mut copied = copies.iter();
+    args.iter()
+        .map(|a| match &a.0 {
+            NdKind::Device { shape, strides, size, .. } => {
+                let data = copied.next().ok_or_else(|| Error::internal("a device array was not copied"))?;
+                Ok(ErasedNd(NdKind::Host {
+                    ptr: data.as_ptr(),
+                    shape: shape.clone(),
+                    strides: strides.clone(),
+                    size: *size,
+                    device: None,
+                    _borrow: PhantomData,
+                }))
+            }
+            _ => Ok(a.clone()),
+        })
+        .collect()
 }
 
 // SAFETY: a shared borrow of a view of plain host data; nothing in it is tied to a thread.
@@ -241,6 +345,8 @@ pub(crate) struct Operand<'a> {
     /// The lowest and highest element offsets the call reads, relative to `origin`.
     pub(crate) span: (isize, isize),
     pub(crate) size: usize,
+    /// Whether `origin` is a GPU's address (a device array), which only a launch reads.
+    pub(crate) on_gpu: bool,
     _borrow: PhantomData<&'a [u8]>,
 }
 
@@ -259,6 +365,14 @@ pub(crate) struct NdPlan<'a> {
     pub(crate) operands: Vec<Option<Operand<'a>>>,
 }
 
+impl NdPlan<'_> {
+    /// Whether an argument is a GPU's array: only a launch on that GPU may run the plan
+    /// (a host run takes the arguments through [`hosted`] first).
+    pub(crate) fn on_gpu(&self) -> bool {
+        self.operands.iter().flatten().any(|o| o.on_gpu)
+    }
+}
+
 // SAFETY: the plan's pointers are shared borrows (for `'a`) of views of plain host data.
 unsafe impl Send for NdPlan<'_> {}
 // SAFETY: as for `Send`; shared references only read.
@@ -275,8 +389,9 @@ impl<'a> NdPlan<'a> {
     ) -> Result<NdPlan<'a>> {
         let mut shapes: Vec<(&'static str, &[usize])> = Vec::new();
         for (name, arg) in names.iter().zip(args) {
-            if let NdKind::Host { shape, .. } = &arg.0 {
-                shapes.push((name, shape));
+            match &arg.0 {
+                NdKind::Host { shape, .. } | NdKind::Device { shape, .. } => shapes.push((name, shape)),
+                NdKind::Scalar { .. } => {}
             }
         }
         let out_names = kernel_abi::output_names(outs.len());
@@ -289,17 +404,21 @@ impl<'a> NdPlan<'a> {
         }
         let n = shape.iter().product();
         let ndim = shape.len();
+        let full_strides = |s: &[usize], strides: &[isize]| -> Vec<isize> {
+            let skip = ndim - s.len();
+            (0..ndim).map(|axis| if axis < skip || s[axis - skip] == 1 { 0 } else { strides[axis - skip] }).collect()
+        };
         // Each array's stride on every axis of the broadcast shape (0 where it is broadcast).
-        let full: Vec<Option<(*const u8, Vec<isize>, usize)>> = args
+        let full: Vec<Option<(*const u8, Vec<isize>, usize, bool)>> = args
             .iter()
             .map(|arg| match &arg.0 {
                 NdKind::Scalar { .. } => None,
                 NdKind::Host { ptr, shape: s, strides, size, .. } => {
-                    let skip = ndim - s.len();
-                    let st = (0..ndim)
-                        .map(|axis| if axis < skip || s[axis - skip] == 1 { 0 } else { strides[axis - skip] })
-                        .collect();
-                    Some((*ptr, st, *size))
+                    Some((*ptr, full_strides(s, strides), *size, false))
+                }
+                // A GPU address, read only by the GPU's launch (`on_gpu`).
+                NdKind::Device { ptr, shape: s, strides, size, .. } => {
+                    Some((*ptr as *const u8, full_strides(s, strides), *size, true))
                 }
             })
             .collect();
@@ -316,7 +435,7 @@ impl<'a> NdPlan<'a> {
             let joins = !dims.is_empty()
                 && full.iter().zip(&merged).all(|(f, m)| match f {
                     None => true,
-                    Some((_, st, _)) => {
+                    Some((_, st, _, _)) => {
                         let (&inner, &inner_extent) =
                             (m.last().expect("same count as dims"), dims.last().expect("non-empty"));
                         st[axis] == inner * inner_extent as isize
@@ -327,7 +446,7 @@ impl<'a> NdPlan<'a> {
             } else {
                 dims.push(extent);
                 for (f, m) in full.iter().zip(&mut merged) {
-                    if let Some((_, st, _)) = f {
+                    if let Some((_, st, _, _)) = f {
                         m.push(st[axis]);
                     }
                 }
@@ -337,13 +456,13 @@ impl<'a> NdPlan<'a> {
             .into_iter()
             .zip(merged)
             .map(|(f, strides)| {
-                f.map(|(origin, _, size)| {
+                f.map(|(origin, _, size, on_gpu)| {
                     let mut span = (0isize, 0isize);
                     for (&st, &extent) in strides.iter().zip(&dims) {
                         let reach = st * (extent as isize - 1);
                         if reach < 0 { span.0 += reach } else { span.1 += reach }
                     }
-                    Operand { origin, strides, span, size, _borrow: PhantomData }
+                    Operand { origin, strides, span, size, on_gpu, _borrow: PhantomData }
                 })
             })
             .collect();
@@ -385,6 +504,7 @@ impl Operand<'_> {
     /// that read it: over the axes the operand is not broadcast over, or with `all` over
     /// every axis (a dense copy of the whole broadcast shape).
     pub(crate) fn gather(&self, dims: &[usize], all: bool) -> (Vec<u8>, Vec<isize>) {
+        debug_assert!(!self.on_gpu, "a GPU's array gathered on the host");
         let mut strides = Vec::with_capacity(dims.len());
         let mut step = 1isize;
         for (&s, &e) in self.strides.iter().zip(dims) {
@@ -425,6 +545,7 @@ pub struct NdAt<'p> {
 impl<'p> NdAt<'p> {
     /// Element `index` (C order) of a planned call; `scalars` from [`NdAt::scalars`].
     pub(crate) fn new(plan: &'p NdPlan<'p>, scalars: &'p [u64], index: usize) -> NdAt<'p> {
+        debug_assert!(!plan.on_gpu(), "a host run of a plan over a GPU's arrays");
         NdAt { plan, scalars, index }
     }
 

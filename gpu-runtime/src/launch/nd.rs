@@ -27,6 +27,50 @@ pub(crate) unsafe fn run_nd(
     // More merged axes than the strided entry takes: every array is gathered into a
     // contiguous copy of the whole broadcast shape.
     let dense = dims.len() > kernel_abi::MAX_DIMS;
+    // The device of the GPU's arrays (one, as `nd_on_cpu` checked), else the default.
+    let on = args.iter().find_map(|a| match &a.0 {
+        NdKind::Device { device, .. } => Some((*device).clone()),
+        _ => None,
+    });
+    let device = match on {
+        Some(d) => d,
+        None => default_device()?,
+    };
+    for a in args {
+        if let NdKind::Device { device: d, .. } = &a.0
+            && d.id() != device.id()
+        {
+            let devices = vec![("device", device.id()), ("argument", d.id())];
+            return Err(Error::DeviceMismatch { function: spec.name, devices });
+        }
+    }
+    if dense && plan.on_gpu() {
+        // Gathered on the host (the rare call of more axes than the entry takes, which
+        // cannot merge): the GPU's arrays come to the host first.
+        let mut copies = Vec::new();
+        let hosted = crate::data::nd::hosted(args, &mut copies)?;
+        let replanned = NdPlan::new(spec.name, spec.params, &hosted, &[])?;
+        // SAFETY: the caller's promise, for the same arguments in host memory.
+        return unsafe { run_nd_on(kernel, device, &replanned, &hosted, outs) };
+    }
+    // SAFETY: the caller's promise.
+    unsafe { run_nd_on(kernel, device, plan, args, outs) }
+}
+
+/// [`run_nd`] on `device`.
+///
+/// # Safety
+/// As for [`run_nd`].
+unsafe fn run_nd_on(
+    kernel: &Kernel,
+    device: crate::driver::Device,
+    plan: &NdPlan<'_>,
+    args: &[crate::data::nd::ErasedNd<'_>],
+    outs: &[ErasedOut<'_>],
+) -> Result<()> {
+    let spec = kernel.spec();
+    let dims = &plan.dims;
+    let dense = dims.len() > kernel_abi::MAX_DIMS;
     let mut gathered: Vec<Vec<u8>> = Vec::new();
     let mut kinds: Vec<(ArgKind<'_>, Vec<isize>, u64)> = Vec::with_capacity(args.len());
     for (arg, op) in args.iter().zip(&plan.operands) {
@@ -61,7 +105,14 @@ pub(crate) unsafe fn run_nd(
                 };
                 (kind, op.strides.clone(), op.span.0.unsigned_abs() as u64 * op.size as u64)
             }
-            (NdKind::Host { .. }, None) => {
+            // A GPU's array, read where it is by the strided entry (C order: its span starts
+            // at its first element).
+            (NdKind::Device { device, uses, size, .. }, Some(op)) => {
+                let ptr = op.origin as u64 + (op.span.0 * *size as isize) as u64;
+                let kind = ArgKind::Device { ptr, len: op.span_len(), size: *size, device, uses };
+                (kind, op.strides.clone(), op.span.0.unsigned_abs() as u64 * op.size as u64)
+            }
+            (NdKind::Host { .. } | NdKind::Device { .. }, None) => {
                 return Err(Error::internal(format!("`{}`: an array argument was planned as a scalar", spec.name)));
             }
         };
@@ -73,7 +124,7 @@ pub(crate) unsafe fn run_nd(
                 .iter()
                 .all(|(k, strides, _)| matches!(k, ArgKind::Scalar { .. }) || strides.iter().all(|&s| s == 1)));
     let erased: Vec<ErasedArg<'_>> = kinds.iter().map(|(k, _, _)| ErasedArg(*k)).collect();
-    let run = Plan { n: plan.n, device: default_device()? };
+    let run = Plan { n: plan.n, device };
     let launch = Launch { spec, plan: &run, args: &erased, outs };
     if flat {
         // SAFETY: the caller's promise; `gathered` outlives the call.

@@ -171,6 +171,7 @@ impl<'a, T: Scalar> GuIn<'a, T> {
                 Ok(GuIn { data: GuData::Host(Cow::Owned(vec![v])), step: 0, len: 1, device: None })
             }
             GuRef::Nd(NdRef::Host(view)) => host(view, None),
+            GuRef::Nd(NdRef::Device(slice, shape)) => GuIn::lay_out(layout, plan, k, GuRef::Device(slice, shape)),
             GuRef::Owned(array, device) => {
                 let (data, step) = host_layout(layout.function, array.view(), &full, core.len(), len)?;
                 Ok(GuIn { data: GuData::Host(Cow::Owned(data.into_owned())), step, len, device })
@@ -320,6 +321,10 @@ pub(super) fn gu_along<'a, T: Scalar>(
     arg: GuRef<'a, T>,
 ) -> Result<GuRef<'a, T>> {
     let Some(axis) = axis else { return Ok(arg) };
+    let arg = match arg {
+        GuRef::Nd(NdRef::Device(slice, shape)) => GuRef::Device(slice, shape),
+        arg => arg,
+    };
     if layout.inputs[k].1.len() != 1 || matches!(arg, GuRef::Nd(NdRef::Scalar(_))) {
         return Ok(arg);
     }
@@ -341,6 +346,6 @@ pub(super) fn gu_along<'a, T: Scalar>(
             })?;
             GuRef::Owned(array.permuted_axes(IxDyn(&order)), Some(slice.device()))
         }
-        scalar @ GuRef::Nd(NdRef::Scalar(_)) => scalar,
+        scalar @ GuRef::Nd(NdRef::Scalar(_) | NdRef::Device(..)) => scalar,
     })
 }

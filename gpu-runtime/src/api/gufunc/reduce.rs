@@ -39,6 +39,10 @@ pub fn reduce_axes<T: Scalar>(
     let mut current: ndarray::CowArray<'_, T, IxDyn> = match values {
         NdRef::Scalar(v) => ArrayD::from_elem(IxDyn(&[]), v).into(),
         NdRef::Host(view) => view.into(),
+        // A device array's lines are folded from a copy in host memory.
+        NdRef::Device(data, shape) => ArrayD::from_shape_vec(IxDyn(&shape), data.to_vec()?)
+            .map_err(|e| Error::internal(format!("`{function}`: a device array of shape {shape:?}: {e}")))?
+            .into(),
     };
     let ndim = current.ndim();
     let mut order: Vec<usize> = axes.to_vec();
