@@ -119,6 +119,7 @@ fn nd_into_and_tuples_and_faults() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn device_arrays_broadcast_on_the_gpu() {
+    use gpu_runtime::ndarray::Dimension;
     use gpu_runtime::{Device, DeviceArray};
     let gpu = Device::cuda(0).unwrap();
     let a = Array3::from_shape_fn((100, 3, 1), |(i, j, _)| (i * 3 + j) as f32 * 0.5);
