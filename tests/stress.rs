@@ -5,9 +5,11 @@
 //! loops), every fault against the error the host predicts, the device's memory compared
 //! before and after, and one allocation sized to fail in the middle.
 //!
-//! `stress_cpu_device` runs on the CPU device in CI (about 8 s of calls); `stress_gpu` runs
-//! on a GPU host (16 threads, 60 s): `cargo test --release --test stress -- --ignored
-//! --nocapture`. Both print calls per second per kind and the memory figures.
+//! `stress_cpu_device` runs on the CPU device in CI (8 s of calls); `stress_gpu` runs on a
+//! GPU host (16 threads, 60 s): `cargo test --release --test stress -- --ignored
+//! --nocapture`. Both print calls per second per kind and the memory figures;
+//! `STRESS_SECONDS` runs them longer. A failure names the thread, the call, its kind and
+//! the seed its inputs come from (`Worker::call(kind, &mut Gen::new(seed))` repeats it).
 
 mod common;
 
@@ -209,7 +211,8 @@ struct Sizes {
     /// The usual largest array; one call in eight goes up to `big`.
     small: usize,
     big: usize,
-    /// Elements of a [`Kind::LargeHost`] call.
+    /// Elements of a [`Kind::LargeHost`] call (on a GPU, past the sizes at which host calls
+    /// are cut into chunks and copies of device arrays staged).
     large: usize,
     /// The most threads in an explicit kernel's grid (on the CPU device each is an OS
     /// thread of the simulator).
@@ -577,8 +580,8 @@ fn below(g: &mut Gen, n: usize) -> usize {
     (g.next_u64() % n as u64) as usize
 }
 
-/// Floats of every region `saxpb` treats alike: compared bit for bit (no contraction on
-/// either side).
+/// Floats within ±1000, for `a * k + b`: compared bit for bit, since the GPU rounds the
+/// product and the sum each as Rust does (no contraction into an `fma`).
 fn floats(g: &mut Gen, n: usize) -> Vec<f32> {
     (0..n).map(|_| g.f64_in(-1000.0, 1000.0) as f32).collect()
 }
@@ -980,12 +983,20 @@ impl Worker<'_> {
     fn large_host(&self, g: &mut Gen) -> Check {
         let n = self.sizes.large - below(g, 1000);
         let (a, k, b, want) = self.saxpb_inputs(g, n);
-        if g.next_u64() % 2 == 0 {
-            same("saxpb(large)", &ok("saxpb(large)", saxpb(&a, k, &b))?, &want)?;
-        } else {
-            let mut out = vec![f32::NAN; n];
-            ok("saxpb::into(large)", saxpb::into(&mut out, &a, k, &b))?;
-            same("saxpb::into(large)", &out, &want)?;
+        match g.next_u64() % 3 {
+            0 => same("saxpb(large)", &ok("saxpb(large)", saxpb(&a, k, &b))?, &want)?,
+            1 => {
+                let mut out = vec![f32::NAN; n];
+                ok("saxpb::into(large)", saxpb::into(&mut out, &a, k, &b))?;
+                same("saxpb::into(large)", &out, &want)?
+            }
+            _ => {
+                // Device arrays of this size are copied in and out through page-locked
+                // buffers on a GPU (one staged copy per device at a time).
+                let da = ok("from_slice_on(large)", DeviceVec::from_slice_on(self.device, &a))?;
+                let out = ok("saxpb::device(large)", saxpb::device(&da, k, &b))?;
+                same("saxpb::device(large)", &ok("to_vec(large)", out.to_vec())?, &want)?
+            }
         }
         Ok(Outcome::Done)
     }
@@ -1030,11 +1041,16 @@ impl Worker<'_> {
     }
 }
 
+/// `STRESS_SECONDS`, else `default`: how long the threads run.
+fn seconds(default: u64) -> Duration {
+    Duration::from_secs(std::env::var("STRESS_SECONDS").ok().and_then(|v| v.parse().ok()).unwrap_or(default))
+}
+
 #[test]
 fn stress_cpu_device() {
-    // 16 threads sharing the 2 cores of a CI machine: about 8 s of calls, 10-15 s in all in
-    // a debug build.
-    let report = stress(&Device::cpu(), 16, Duration::from_secs(8));
+    // 16 threads sharing the 2 cores of a CI machine: 8 s of calls, 10-15 s in all in a
+    // debug build.
+    let report = stress(&Device::cpu(), 16, seconds(8));
     report.print();
     report.assert_clean();
 }
@@ -1042,7 +1058,7 @@ fn stress_cpu_device() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn stress_gpu() {
-    let report = stress(&Device::cuda(0).unwrap(), 16, Duration::from_secs(60));
+    let report = stress(&Device::cuda(0).unwrap(), 16, seconds(60));
     report.print();
     report.assert_clean();
 }
