@@ -244,6 +244,12 @@ struct Tally {
 }
 
 impl Tally {
+    /// The heap bytes the tally's own text holds (not the runtime's).
+    fn heap_bytes(&self) -> isize {
+        let strings = self.failures.iter().chain(&self.out_of_memory).map(String::capacity).sum::<usize>();
+        (strings + self.failures.capacity() * std::mem::size_of::<String>()) as isize
+    }
+
     fn fail(&mut self, what: String) {
         self.failure_count += 1;
         if self.failures.len() < 20 {
@@ -375,9 +381,12 @@ fn stress(device: &Device, threads: usize, duration: Duration) -> Report {
     let mib = |b: f64| b / (1u64 << 20) as f64;
 
     let mut memory = Vec::new();
-    let heap_grew = heap_after - heap_before;
+    // The run's tally (its failures and the text of the out-of-memory outcome) is on the
+    // heap too, and not the runtime's.
+    let tally_bytes = tally.heap_bytes();
+    let heap_grew = heap_after - heap_before - tally_bytes;
     memory.push(format!(
-        "host heap (live bytes): {heap_before} before, {heap_after} after: {heap_grew:+} bytes (bound {:.0} MiB)",
+        "host heap (live bytes): {heap_before} before, {heap_after} after, of which {tally_bytes} the run's own report: {heap_grew:+} bytes (bound {:.0} MiB)",
         mib(HEAP_BOUND as f64)
     ));
     let mut leaks = Vec::new();
