@@ -14,6 +14,7 @@
 mod common;
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicIsize, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -152,9 +153,15 @@ enum Kind {
     FaultGufunc,
     /// `saxpb` on large host slices (the chunked pipeline on a GPU).
     LargeHost,
+    /// `saxpb` and `axpy` reading one device array that every thread reads at once (on the
+    /// thread's stream or on a stream made for the call).
+    SharedInput,
+    /// A result left on the device (the call returns once it is queued), handed to the
+    /// next thread, which reads it, computes from it and frees it.
+    Handoff,
 }
 
-const KINDS: [Kind; 13] = [
+const KINDS: [Kind; 15] = [
     Kind::VectorizeHost,
     Kind::VectorizeDevice,
     Kind::Into,
@@ -168,6 +175,8 @@ const KINDS: [Kind; 13] = [
     Kind::FaultKernel,
     Kind::FaultGufunc,
     Kind::LargeHost,
+    Kind::SharedInput,
+    Kind::Handoff,
 ];
 
 impl Kind {
@@ -186,6 +195,8 @@ impl Kind {
             Kind::FaultKernel => "kernel that may fault",
             Kind::FaultGufunc => "gufunc that may fault",
             Kind::LargeHost => "vectorize, large host slices",
+            Kind::SharedInput => "one device array, all threads",
+            Kind::Handoff => "device array to another thread",
         }
     }
 
@@ -439,12 +450,13 @@ enum Plan {
 /// call long after the end, is a failure of the run, not lost.
 fn run_threads(device: &Device, sizes: Sizes, threads: usize, plan: Plan, round: u64) -> Tally {
     let progress: Progress = Arc::new((0..threads).map(|_| AtomicU64::new(0)).collect());
+    let shared = Arc::new(Shared::new(device, threads));
     let handles: Vec<_> = (0..threads)
         .map(|t| {
-            let (device, progress) = (device.clone(), progress.clone());
+            let (device, progress, shared) = (device.clone(), progress.clone(), shared.clone());
             std::thread::Builder::new()
                 .name(format!("stress-{t}"))
-                .spawn(move || worker(&device, sizes, t, plan, round, &progress))
+                .spawn(move || worker(&device, &shared, sizes, t, plan, round, &progress))
                 .expect("a stress thread starts")
         })
         .collect();
@@ -484,6 +496,14 @@ fn run_threads(device: &Device, sizes: Sizes, threads: usize, plan: Plan, round:
             Err(panic) => all.fail(format!("thread {t} panicked outside a call: {}", panic_message(&*panic))),
         }
     }
+    // What is left is checked and freed here, before the round's memory is read.
+    shared.drain(&mut all);
+    let input = &shared.input;
+    match input.to_vec() {
+        Ok(v) if v == shared.host_input => {}
+        Ok(_) => all.fail("the shared input array changed".into()),
+        Err(e) => all.fail(format!("the shared input array: {e}")),
+    }
     all
 }
 
@@ -492,7 +512,15 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// One thread: its own stream, its own generator, every call checked.
-fn worker(device: &Device, sizes: Sizes, t: usize, plan: Plan, round: u64, progress: &Progress) -> Tally {
+fn worker(
+    device: &Device,
+    shared: &Shared,
+    sizes: Sizes,
+    t: usize,
+    plan: Plan,
+    round: u64,
+    progress: &Progress,
+) -> Tally {
     let mut tally = Tally::default();
     let stream = match device.new_stream() {
         Ok(s) => s,
@@ -501,7 +529,7 @@ fn worker(device: &Device, sizes: Sizes, t: usize, plan: Plan, round: u64, progr
             return tally;
         }
     };
-    let w = Worker { device, stream: &stream, sizes };
+    let w = Worker { device, stream: &stream, sizes, t, shared, now: Cell::new((0, 0)) };
     let mut g = Gen::new(0x5EED_0000 + 1000 * round + t as u64);
     let total_weight: u64 = KINDS.iter().map(|k| k.weight()).sum();
     let started = Instant::now();
@@ -535,6 +563,7 @@ fn worker(device: &Device, sizes: Sizes, t: usize, plan: Plan, round: u64, progr
             };
             progress[t].store(call << 8 | kind.index() as u64, Ordering::Relaxed);
             let seed = g.next_u64();
+            w.now.set((call, seed));
             let begun = Instant::now();
             let outcome = catch_unwind(AssertUnwindSafe(|| w.call(kind, &mut Gen::new(seed))));
             tally.nanos[kind.index()] += begun.elapsed().as_nanos() as u64;
@@ -611,6 +640,58 @@ struct Worker<'a> {
     device: &'a Device,
     stream: &'a Stream,
     sizes: Sizes,
+    /// The thread's index.
+    t: usize,
+    shared: &'a Shared,
+    /// The number and seed of the call in progress.
+    now: Cell<(u64, u64)>,
+}
+
+/// What the threads of a round share: one input array, and a mailbox per thread for the
+/// arrays handed to it.
+struct Shared {
+    input: DeviceVec<f32>,
+    host_input: Vec<f32>,
+    mailboxes: Vec<Mutex<Vec<Parcel>>>,
+}
+
+/// A device array handed from one thread to another, with what it must hold.
+struct Parcel {
+    array: DeviceVec<f32>,
+    want: Vec<f32>,
+    /// The sender's thread, call and seed, for a failure.
+    from: String,
+}
+
+/// The most arrays waiting in one mailbox (a thread that finds it full checks its array
+/// itself).
+const MAILBOX: usize = 4;
+
+impl Shared {
+    fn new(device: &Device, threads: usize) -> Shared {
+        let mut g = Gen::new(0x5A7ED);
+        let host_input = floats(&mut g, 10_000);
+        let input = DeviceVec::from_slice_on(device, &host_input).expect("the shared input is copied to the device");
+        Shared { input, host_input, mailboxes: (0..threads).map(|_| Mutex::new(Vec::new())).collect() }
+    }
+
+    /// The arrays no thread took: checked here, and freed by this thread.
+    fn drain(&self, tally: &mut Tally) {
+        for mailbox in &self.mailboxes {
+            for parcel in std::mem::take(&mut *mailbox.lock().unwrap_or_else(|p| p.into_inner())) {
+                if let Err(e) = parcel.check() {
+                    tally.fail(format!("a parcel left at the end: {e}"));
+                }
+            }
+        }
+    }
+}
+
+impl Parcel {
+    fn check(&self) -> Result<(), String> {
+        let got = self.array.to_vec().map_err(|e| format!("{}: to_vec: {e}", self.from))?;
+        same(&self.from, &got, &self.want)
+    }
 }
 
 impl Worker<'_> {
@@ -647,6 +728,8 @@ impl Worker<'_> {
             Kind::FaultKernel => self.fault_kernel(g),
             Kind::FaultGufunc => self.fault_gufunc(g),
             Kind::LargeHost => self.large_host(g),
+            Kind::SharedInput => self.shared_input(g),
+            Kind::Handoff => self.handoff(g),
         }
     }
 
@@ -1009,6 +1092,62 @@ impl Worker<'_> {
                 let out = ok("saxpb::device(large)", saxpb::device(&da, k, &b))?;
                 same("saxpb::device(large)", &ok("to_vec(large)", out.to_vec())?, &want)?
             }
+        }
+        Ok(Outcome::Done)
+    }
+
+    fn shared_input(&self, g: &mut Gen) -> Check {
+        let (input, host) = (&self.shared.input, &self.shared.host_input);
+        let k = g.f64_in(-4.0, 4.0) as f32;
+        let want: Vec<f32> = host.iter().map(|&a| saxpb::scalar(a, k, a)).collect();
+        let how = g.next_u64() % 3;
+        if how == 0 {
+            let out = ok("saxpb::device(shared)", saxpb::device(input, k, input))?;
+            same("saxpb::device(shared)", &ok("to_vec", out.to_vec())?, &want)?;
+        } else if how == 1 {
+            // On a stream made for this call alone (a stream per batch).
+            let fresh = ok("new_stream", self.device.new_stream())?;
+            let out = ok(
+                "saxpb::launch_device(shared)",
+                saxpb::launch_device(&fresh, input, k, input).and_then(|p| p.wait()),
+            )?;
+            same("saxpb::launch_device(shared)", &ok("to_vec", out.to_vec())?, &want)?;
+        } else {
+            let (grid, block) = self.grid(g, host.len());
+            let y0 = floats(g, host.len());
+            let want: Vec<f32> = host.iter().zip(&y0).map(|(x, y)| k * x + y).collect();
+            let mut dy = ok("from_slice_on", DeviceVec::from_slice_on(self.device, &y0))?;
+            ok("axpy::launch(shared)", axpy::launch(grid, block, k, input, &mut dy))?;
+            same(&format!("axpy<<<{grid}, {block}>>>(shared)"), &ok("to_vec", dy.to_vec())?, &want)?;
+        }
+        Ok(Outcome::Done)
+    }
+
+    fn handoff(&self, g: &mut Gen) -> Check {
+        // Every array handed to this thread: read, computed from, freed here.
+        let parcels = std::mem::take(&mut *self.shared.mailboxes[self.t].lock().unwrap_or_else(|p| p.into_inner()));
+        for parcel in parcels {
+            parcel.check()?;
+            let k = g.f64_in(-4.0, 4.0) as f32;
+            let want: Vec<f32> = parcel.want.iter().map(|&a| saxpb::scalar(a, k, a)).collect();
+            let mut out = vec![f32::NAN; want.len()];
+            ok("saxpb::into(handed)", saxpb::into(&mut out, &parcel.array, k, &parcel.array))?;
+            same(&format!("saxpb::into of an array from {}", parcel.from), &out, &want)?;
+        }
+        // One for the next thread, left on the device.
+        let n = self.len(g, true);
+        let (a, k, b, want) = self.saxpb_inputs(g, n);
+        let array = ok("saxpb::device(handed)", saxpb::device(&a, k, &b))?;
+        let (call, seed) = self.now.get();
+        let from = format!("thread {}, call {call} (seed {seed:#x}, {n} elements)", self.t);
+        let parcel = Parcel { array, want, from };
+        let next = (self.t + 1) % self.shared.mailboxes.len();
+        let mut mailbox = self.shared.mailboxes[next].lock().unwrap_or_else(|p| p.into_inner());
+        if mailbox.len() < MAILBOX {
+            mailbox.push(parcel);
+        } else {
+            drop(mailbox);
+            parcel.check()?;
         }
         Ok(Outcome::Done)
     }
