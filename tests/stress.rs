@@ -1199,7 +1199,7 @@ fn seconds(default: u64) -> Duration {
 
 #[test]
 fn stress_cpu_device() {
-    // 16 threads sharing the 2 cores of a CI machine: 8 s of calls, 10-15 s in all in a
+    // 16 threads sharing the 2 cores of a CI machine: 8 s of calls, 9-11 s in all in a
     // debug build.
     let report = stress(&Device::cpu(), 16, seconds(8));
     report.print();
