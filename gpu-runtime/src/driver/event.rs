@@ -64,6 +64,13 @@ impl Event {
             .map_err(|e| Error::driver("recording an event", e))?;
         Ok(Arc::new(event))
     }
+
+    /// Whether the work queued before the event has finished. An error reads as not
+    /// finished: the entry is kept, and a wait on it reports the error.
+    fn is_done(&self) -> bool {
+        // SAFETY: a live event (this value holds it; it goes back to the pool on drop).
+        unsafe { result::event::query(self.event) }.is_ok()
+    }
 }
 
 impl Drop for Event {
@@ -118,7 +125,14 @@ impl Uses {
         match uses.iter_mut().find(|(k, _)| *k == key) {
             // Work on one stream runs in order: the newest event covers the older ones.
             Some(slot) => slot.1 = event.clone(),
-            None => uses.push((key, event.clone())),
+            None => {
+                // A stream new to the array: the entries whose work has finished order
+                // nothing any more and go first, so that an array used from ever new
+                // threads or streams keeps an entry per stream with work in flight, not
+                // one (an event, and a wait by every later use) per stream it ever met.
+                uses.retain(|(_, e)| !e.is_done());
+                uses.push((key, event.clone()));
+            }
         }
     }
 }
@@ -128,4 +142,32 @@ fn wait(stream: CUstream, event: CUevent) -> Result<()> {
     // context.
     unsafe { result::stream::wait_event(stream, event, CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT) }
         .map_err(|e| Error::driver("ordering work between streams", e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::driver::Device;
+
+    /// A long-lived array used by one short-lived thread after another (each on its own
+    /// per-thread stream, a key never seen again) keeps only the uses still in flight.
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn finished_uses_are_dropped() {
+        let device = Device::cuda(0).unwrap();
+        let uses = Uses::default();
+        for _ in 0..200 {
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    device.bind().unwrap();
+                    let stream = device.stream().unwrap();
+                    let event = Event::record(device.events().unwrap(), stream).unwrap();
+                    stream.synchronize().unwrap();
+                    uses.note(StreamKey::of(stream), &event);
+                });
+            });
+        }
+        // Each thread's work had finished before the next thread noted its own.
+        assert_eq!(uses.0.lock().unwrap().len(), 1);
+    }
 }
