@@ -369,3 +369,27 @@ fn a_fault_has_the_cpu_message_on_every_gpu_path() {
     assert_eq!(nd, fault(bounded::nd_cpu(7, 0, &m).map(drop)));
     assert_eq!(nd, (77_777, "min > max. min = 0, max = -5".to_string()));
 }
+
+/// After a fault, `into`'s host output is as it was on the GPU too, as on every other
+/// target: a small call (the results wait on the device until the fault word says the call
+/// succeeded) and a call large enough for the chunked pipeline (chunks written before the
+/// faulting one are put back). A call that succeeds writes every element.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_fault_leaves_into_host_outputs_as_they_were() {
+    for n in [1000usize, 100_000, 20 << 20] {
+        let a: Vec<i64> = (0..n as i64).map(|i| i * 7 - 3).collect();
+        let mut b: Vec<i64> = (0..n as i64).map(|i| i % 5 + 1).collect();
+        let mut out = vec![-1i64; n];
+        quotient_i64::into(&mut out, &a, &b).unwrap();
+        assert!(out.iter().zip(a.iter().zip(&b)).all(|(&o, (&a, &b))| o == a / b - a), "n = {n}");
+        // Faults near the end: every chunk before them would have been written.
+        b[n - n / 10] = 0;
+        let mut out = vec![-1i64; n];
+        let e = quotient_i64::into(&mut out, &a, &b).unwrap_err();
+        assert!(matches!(e, Error::KernelFault { index, .. } if index == (n - n / 10) as u64), "n = {n}: {e:?}");
+        assert!(out.iter().all(|&v| v == -1), "n = {n}: the output was written");
+        // The plain call gives the same error.
+        assert_eq!(quotient_i64(&a, &b).unwrap_err().to_string(), e.to_string());
+    }
+}

@@ -95,7 +95,7 @@ impl Kernel {
                     .iter()
                     .zip(&sizes)
                     // SAFETY: each vector has room for `n` results; `range` is within `0..n`.
-                    .map(|(&p, &size)| ErasedOut::Host { ptr: unsafe { p.add(range.start * size) }, size })
+                    .map(|(&p, &size)| ErasedOut::Host { ptr: unsafe { p.add(range.start * size) }, size, keep: false })
                     .collect();
                 Piece { device: device.clone(), range, args, outs }
             })

@@ -131,11 +131,12 @@ impl<T: Scalar> DeviceVec<T> {
         Ok(DeviceVec { buf: Buf::Cuda(ManuallyDrop::new(buf)), len, device: device.clone(), uses: Uses::default() })
     }
 
-    /// A vector of no elements that owns no memory, left in the place of a vector lent out
-    /// for a while (`std::mem::replace`) and swapped back before anything reads it.
-    pub(crate) fn placeholder() -> DeviceVec<T> {
+    /// A vector of no elements that owns no memory, left in the place of a vector of
+    /// `device` lent out for a while (`std::mem::replace`) and swapped back before anything
+    /// reads it.
+    pub(crate) fn placeholder(device: &Device) -> DeviceVec<T> {
         let buf = Buf::Host(HostBuf { ptr: std::ptr::NonNull::dangling(), len: 0 });
-        DeviceVec { buf, len: 0, device: Device::cpu(), uses: Uses::default() }
+        DeviceVec { buf, len: 0, device: device.clone(), uses: Uses::default() }
     }
 
     /// A copy of `data` on the default device.

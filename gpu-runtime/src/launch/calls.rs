@@ -170,9 +170,9 @@ impl Kernel {
         let mut staged: Vec<(PinnedBuffer, *mut u8, usize)> = Vec::new();
         let mut outs = ErasedOut::of_slots::<R>(&slots);
         for out in &mut outs {
-            if let ErasedOut::Host { ptr, size } = *out {
+            if let ErasedOut::Host { ptr, size, .. } = *out {
                 let pinned = PinnedBuffer::new(&plan.device, n * size)?;
-                *out = ErasedOut::Host { ptr: pinned.ptr(), size };
+                *out = ErasedOut::Host { ptr: pinned.ptr(), size, keep: false };
                 staged.push((pinned, ptr, n * size));
             }
         }

@@ -23,7 +23,9 @@ use crate::error::{Error, Result};
 #[derive(Copy, Clone, Debug)]
 pub(crate) enum ErasedOut<'a> {
     /// Host memory with room for `n` elements of `size` bytes: the results are copied there.
-    Host { ptr: *mut u8, size: usize },
+    /// `keep`: the caller's memory (`into`), which a fault must leave as it was; else new
+    /// memory (a result vector, a page-locked buffer), whose contents are not yet set.
+    Host { ptr: *mut u8, size: usize, keep: bool },
     /// Device memory with room for `n` elements of `size` bytes: the kernel writes there.
     Device { ptr: CUdeviceptr, size: usize, uses: &'a Uses },
 }
@@ -35,7 +37,7 @@ impl<'a> ErasedOut<'a> {
             .iter()
             .zip(R::sizes())
             .map(|(slot, size)| match slot.0 {
-                SlotKind::Host { ptr, .. } => ErasedOut::Host { ptr, size },
+                SlotKind::Host { ptr, .. } => ErasedOut::Host { ptr, size, keep: true },
                 SlotKind::Device { ptr, uses, .. } => ErasedOut::Device { ptr, size, uses },
             })
             .collect()
@@ -52,7 +54,7 @@ impl<'a> ErasedOut<'a> {
 
     /// Host memory (new vectors, or page-locked buffers) as the outputs.
     pub(crate) fn of_host<R: Results>(ptrs: Vec<*mut u8>) -> Vec<ErasedOut<'static>> {
-        ptrs.into_iter().zip(R::sizes()).map(|(ptr, size)| ErasedOut::Host { ptr, size }).collect()
+        ptrs.into_iter().zip(R::sizes()).map(|(ptr, size)| ErasedOut::Host { ptr, size, keep: false }).collect()
     }
 }
 
@@ -128,7 +130,7 @@ impl<'a> Launch<'a> {
         for (k, out) in self.outs.iter().enumerate() {
             match *out {
                 ErasedOut::Device { ptr, .. } => words.output(k, ptr),
-                ErasedOut::Host { ptr, size } => {
+                ErasedOut::Host { ptr, size, .. } => {
                     let staged = queued.temporary(device, n * size)?;
                     words.output(k, staged);
                     host_outs.push((staged, ptr, n * size));
@@ -164,6 +166,12 @@ impl<'a> Launch<'a> {
         // they point to stays valid until the work is done: temporaries live in `queued`,
         // device arrays wait for the use noted below, host outputs by the caller's promise.
         unsafe { launch(entry, elementwise_grid(entry, n), stream, &mut words.params())? };
+        if self.spec.error_flag {
+            // Copied once the fault word says the call succeeded (`Queued::finish`).
+            queued.after.0.extend(host_outs);
+            queued.note(device, self.device_uses())?;
+            return Ok(queued);
+        }
         for (src, host, bytes) in host_outs {
             // SAFETY: `host` has room for `n` results of its type (the caller's promise),
             // `src` holds them once the kernel is done (stream order).
@@ -248,13 +256,34 @@ pub(crate) struct Queued {
     record: Option<Cleared>,
     /// The device, for work with a fault word or record to read back.
     device: Option<Device>,
+    /// Results bound for host memory of work that can fault: copied there by `finish`
+    /// only once the work is known not to have faulted, so that a fault leaves the host
+    /// memory as it was.
+    after: HostCopies,
     /// Finished (waited for) or detached: nothing is left to wait for on drop.
     settled: bool,
 }
 
+/// `(device source, host destination, bytes)` copies left for [`Queued::finish`].
+#[derive(Default)]
+struct HostCopies(Vec<(CUdeviceptr, *mut u8, usize)>);
+
+// SAFETY: each destination is host memory the queued work's caller lent until the work is
+// finished (`Launch::enqueue`'s contract); nothing in it is tied to a thread.
+unsafe impl Send for HostCopies {}
+
 impl Queued {
     pub(crate) fn new(stream: Arc<CudaStream>, function: &'static str) -> Queued {
-        Queued { stream, function, temporaries: Vec::new(), fault: None, record: None, device: None, settled: false }
+        Queued {
+            stream,
+            function,
+            temporaries: Vec::new(),
+            fault: None,
+            record: None,
+            device: None,
+            after: HostCopies::default(),
+            settled: false,
+        }
     }
 
     /// A device temporary of `bytes` bytes, written (by a copy or the kernel) before it
@@ -353,7 +382,27 @@ impl Queued {
             r.give_back(record == [0; THREAD_FAULT_WORDS], &self.stream)?;
         }
         fault_result(self.function, FaultWord(word))?;
-        thread_fault_result(self.function, &record)
+        thread_fault_result(self.function, &record)?;
+        let after = std::mem::take(&mut self.after.0);
+        if after.is_empty() {
+            return Ok(());
+        }
+        let mut copied = Ok(());
+        for (src, host, bytes) in after {
+            // SAFETY: `host` is the caller's memory of `bytes` bytes, lent until the work is
+            // finished (`Launch::enqueue`); `src`, a temporary of this work, holds the
+            // results (the stream was waited for above).
+            let dst = unsafe { std::slice::from_raw_parts_mut(host, bytes) };
+            // SAFETY: as above; the stream belongs to the bound context.
+            copied = unsafe { result::memcpy_dtoh_async(dst, src, self.stream.cu_stream()) }
+                .map_err(|e| Error::driver("copying the results from the GPU", e));
+            if copied.is_err() {
+                break;
+            }
+        }
+        // Waited for whatever was queued, so that no copy runs on after the return.
+        let waited = self.stream.synchronize().map_err(|e| Error::driver("copying the results from the GPU", e));
+        copied.and(waited)
     }
 
     /// Lets the work run on without waiting for it: only for work with no host results and

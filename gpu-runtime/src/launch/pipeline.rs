@@ -69,6 +69,8 @@ pub(crate) fn worth_it(launch: &Launch<'_>) -> bool {
 struct HostSide {
     ptr: *mut u8,
     size: usize,
+    /// An output in the caller's memory, which a fault must leave as it was.
+    keep: bool,
     pinned: Vec<PinnedBuffer>,
     device: Vec<CudaSlice<u8>>,
 }
@@ -86,6 +88,10 @@ struct Run<'a> {
     pending: [Option<(usize, usize)>; SLOTS],
     /// The first fault, with its index in the whole call.
     fault: FaultWord,
+    /// For a function that can fault: each host output's previous contents where chunks
+    /// were written, `(output, start byte, bytes)`, put back if a later chunk faults, so
+    /// that a fault leaves host outputs as they were.
+    journal: Vec<(usize, usize, Vec<u8>)>,
 }
 
 /// Runs `launch` on `entry` (the plain entry) in chunks of at most `chunk_bytes()` per host
@@ -130,7 +136,7 @@ pub(crate) unsafe fn run(entry: &Entry, launch: &Launch<'_>) -> Result<()> {
             // are read.
             .map(|s| unsafe { s.alloc::<u8>(chunk_bytes) }.map_err(|e| alloc_error(device, chunk_bytes, e)))
             .collect::<Result<_>>()?;
-        Ok(HostSide { ptr, size, pinned: staging.take(device)?, device: device_buffers })
+        Ok(HostSide { ptr, size, keep: false, pinned: staging.take(device)?, device: device_buffers })
     };
     let mut run = Run {
         n,
@@ -141,6 +147,7 @@ pub(crate) unsafe fn run(entry: &Entry, launch: &Launch<'_>) -> Result<()> {
         faults_dev: Vec::new(),
         pending: [None; SLOTS],
         fault: FaultWord::NONE,
+        journal: Vec::new(),
     };
     let mut prepared: Result<()> = Ok(());
     for a in args {
@@ -157,8 +164,11 @@ pub(crate) unsafe fn run(entry: &Entry, launch: &Launch<'_>) -> Result<()> {
     }
     for o in outs {
         run.outputs.push(match *o {
-            ErasedOut::Host { ptr, size } => match side(staging, ptr, size) {
-                Ok(s) => Some(s),
+            ErasedOut::Host { ptr, size, keep } => match side(staging, ptr, size) {
+                Ok(mut s) => {
+                    s.keep = keep;
+                    Some(s)
+                }
                 Err(e) => {
                     prepared = Err(e);
                     None
@@ -184,6 +194,16 @@ pub(crate) unsafe fn run(entry: &Entry, launch: &Launch<'_>) -> Result<()> {
     for s in &streams {
         if let Err(e) = s.synchronize() {
             idle = Err(Error::driver("waiting for the pipeline's streams", e));
+        }
+    }
+    if run.fault != FaultWord::NONE || outcome.is_err() {
+        // The outputs as they were before the call (the chunks written are put back).
+        for (k, at, bytes) in std::mem::take(&mut run.journal) {
+            if let Some(side) = run.outputs.get(k).and_then(|o| o.as_ref()) {
+                // SAFETY: the journaled bytes came from this output's range, which the
+                // user's output still holds (it has room for `n` elements).
+                unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), side.ptr.add(at), bytes.len()) };
+            }
         }
     }
     let sides = run.inputs.into_iter().chain(run.outputs).flatten();
@@ -290,17 +310,30 @@ unsafe fn pipeline(entry: &Entry, staging: &Staging, run: &mut Run<'_>) -> Resul
 unsafe fn finish_slot(staging: &Staging, run: &mut Run<'_>, s: usize) -> Result<()> {
     let Some((start, len)) = run.pending[s].take() else { return Ok(()) };
     staging.streams[s].synchronize().map_err(|e| Error::driver("running the kernel", e))?;
-    for out in run.outputs.iter().flatten() {
-        // SAFETY: the finished copy wrote `len` elements to the page-locked buffer; the
-        // user's output has room for `n`, the chunk lies in it.
-        unsafe { parallel_copy(out.pinned[s].ptr(), out.ptr.add(start * out.size), len * out.size) };
-    }
-    if !run.faults_dev.is_empty() {
+    let can_fault = !run.faults_dev.is_empty();
+    if can_fault {
         // SAFETY: the finished copy wrote the slot's fault word.
         let word = FaultWord(unsafe { staging.faults[s].ptr().cast::<u64>().read_unaligned() });
         // The chunk's fault, at its index in the whole call; the smallest is the first.
         let global = word.offset(start as u64);
         run.fault = FaultWord(run.fault.0.min(global.0));
+        if run.fault != FaultWord::NONE {
+            // The call fails: nothing more is written (and the journal puts back what was).
+            return Ok(());
+        }
+    }
+    for (k, out) in run.outputs.iter().enumerate() {
+        let Some(out) = out else { continue };
+        let (at, bytes) = (start * out.size, len * out.size);
+        if can_fault && out.keep {
+            // SAFETY: the chunk lies in the user's output (room for `n` elements), the
+            // caller's initialised memory (`keep`).
+            let before = unsafe { std::slice::from_raw_parts(out.ptr.add(at), bytes) };
+            run.journal.push((k, at, before.to_vec()));
+        }
+        // SAFETY: the finished copy wrote `len` elements to the page-locked buffer; the
+        // user's output has room for `n`, the chunk lies in it.
+        unsafe { parallel_copy(out.pinned[s].ptr(), out.ptr.add(at), bytes) };
     }
     Ok(())
 }

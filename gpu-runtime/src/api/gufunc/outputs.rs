@@ -101,7 +101,7 @@ impl<T: Scalar> GuOutRef<'_, T> {
     fn lend(&mut self, layout: &GuLayout, plan: &GuPlan, k: usize, device: &Device) -> Result<DeviceVec<T>> {
         match self {
             GuOutRef::Device(d) if d.device() == device => {
-                Ok(std::mem::replace(d.as_mut_vec(), DeviceVec::placeholder()))
+                Ok(std::mem::replace(d.as_mut_vec(), DeviceVec::placeholder(device)))
             }
             _ => device_zeros(layout, plan, k, device),
         }
