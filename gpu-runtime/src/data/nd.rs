@@ -409,7 +409,10 @@ impl<'a> NdPlan<'a> {
             (0..ndim).map(|axis| if axis < skip || s[axis - skip] == 1 { 0 } else { strides[axis - skip] }).collect()
         };
         // Each array's stride on every axis of the broadcast shape (0 where it is broadcast).
-        let full: Vec<Option<(*const u8, Vec<isize>, usize, bool)>> = args
+        // Per argument: its origin, its stride on every axis, its element size, and
+        // whether it is a GPU's array.
+        type Full = Option<(*const u8, Vec<isize>, usize, bool)>;
+        let full: Vec<Full> = args
             .iter()
             .map(|arg| match &arg.0 {
                 NdKind::Scalar { .. } => None,

@@ -26,12 +26,13 @@ pub struct Pending<'a, T> {
     queued: Option<Queued>,
     /// What turns the queued work's outcome (`Ok` where it is done, or its error) into
     /// the result.
-    finish: Option<Box<dyn FnOnce(Result<()>) -> Result<T> + Send + 'a>>,
+    finish: Option<Finish<'a, T>>,
     /// Rust's message at a failed element (see `panics::with_host_message`).
     message_at: Option<MessageAt<'a>>,
     _borrows: PhantomData<&'a ()>,
 }
 
+type Finish<'a, T> = Box<dyn FnOnce(Result<()>) -> Result<T> + Send + 'a>;
 type MessageAt<'a> = Box<dyn FnOnce(u64) -> Option<String> + Send + 'a>;
 
 impl<'a, T> Pending<'a, T> {
