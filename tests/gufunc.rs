@@ -425,3 +425,14 @@ fn launch_on_the_cpu_devices_stream() {
     let e = read_at::launch(&stream, &xi, &at_ix).unwrap().wait().unwrap_err();
     assert!(matches!(e, Error::KernelFault { function: "read_at", index: 1, .. }), "{e:?}");
 }
+
+#[test]
+fn arrays_are_one_axis() {
+    let (a, b) = ([1.0f32, 2.0, 3.0], [4.0f32, 5.0, 6.0]);
+    assert_eq!(dot::cpu(&a, &b).unwrap()[[]], 32.0);
+    assert_eq!(dot::simulate(&a, &b).unwrap()[[]], 32.0);
+    assert_eq!(Device::cpu().scope(|| dot(&a, &[1.0f32; 3])).unwrap()[[]], 6.0);
+    let mut out = ArrayD::<f32>::zeros(IxDyn(&[]));
+    Device::cpu().scope(|| dot::into(&mut out, &a, &b)).unwrap();
+    assert_eq!(out[[]], 32.0);
+}
