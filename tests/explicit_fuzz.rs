@@ -176,19 +176,38 @@ fn outputs_same(k: &Kernel, a: &[Vec<u64>], b: &[Vec<u64>]) -> bool {
     })
 }
 
-/// Runs every case on `targets`; panics with the findings.
+/// Runs every case on `targets`, on as many host threads as there are cores (the
+/// simulator's threads mostly wait for each other); panics with the findings.
 fn run_all(targets: &[On]) {
     let overflow = overflow();
-    let mut failures = Vec::new();
-    for &(seed, name, call) in CASES {
-        let findings = check(seed, call, targets, overflow);
-        if !findings.is_empty() {
-            failures.push(format!(
-                "{name} (seed {seed}, `cargo run -p kernel-fuzz --example show_kernel -- {seed}`):\n  {}",
-                findings.join("\n  ")
-            ));
-        }
-    }
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut failures: Vec<(u64, String)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut failures = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(&(seed, name, call)) = CASES.get(i) else { break failures };
+                        let findings = check(seed, call, targets, overflow);
+                        if !findings.is_empty() {
+                            failures.push((
+                                seed,
+                                format!(
+                                    "{name} (seed {seed}, `cargo run -p kernel-fuzz --example show_kernel -- {seed}`):\n  {}",
+                                    findings.join("\n  ")
+                                ),
+                            ));
+                        }
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().expect("a worker panicked")).collect()
+    });
+    failures.sort();
+    let failures: Vec<String> = failures.into_iter().map(|f| f.1).collect();
     println!(
         "{} generated kernels, {} launches each, on {targets:?} against the interpreter; {} differ",
         CASES.len(),

@@ -459,7 +459,7 @@ impl KGen<'_> {
                 self.tree(out, a);
             }
             16 => {
-                let cond = self.expr(Ty::Bool, true);
+                let cond = self.block_condition();
                 out.push(KStmt::If { cond, then: vec![KStmt::Return], els: Vec::new(), uniform: true });
             }
             17 => {
@@ -481,6 +481,19 @@ impl KGen<'_> {
                 self.declare(&name, ty, true);
             }
         }
+    }
+
+    /// A condition the same for every thread of a block: on the block's index half the
+    /// time (so that some blocks return), any uniform `bool` otherwise.
+    fn block_condition(&mut self) -> Expr {
+        if self.chance(1, 2) {
+            return self.expr(Ty::Bool, true);
+        }
+        let op = *self.rng().pick(&[BinOp::Eq, BinOp::Ne, BinOp::Lt, BinOp::Gt]);
+        let c = self.rng().range(0, 2) as usize;
+        let b = Self::var(&self.names.b, Ty::Usize);
+        let c = self.usize_lit(c);
+        Self::binary(op, b, c)
     }
 
     fn arrays_where(&self, f: impl Fn(&SharedArray, &ArrayState) -> bool) -> Vec<usize> {
@@ -868,7 +881,7 @@ impl KGen<'_> {
     }
 
     fn uniform_if(&mut self, out: &mut Vec<KStmt>, depth: u32) {
-        let cond = self.expr(Ty::Bool, true);
+        let cond = self.block_condition();
         let two = self.chance(1, 3);
         let (then, els) = self.branches(depth, two);
         out.push(KStmt::If { cond, then, els, uniform: true });
