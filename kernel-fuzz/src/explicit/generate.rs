@@ -405,6 +405,8 @@ impl KGen<'_> {
         let tree =
             self.arrays_where(|a, s| s.defined && s.mode == Mode::Free && a.len.is_power_of_two() && a.ty != Ty::Bool);
         let warps = self.whole_warps || self.mask.is_some();
+        // An array not yet written is most of what a fill is for.
+        let fill = if ownable.iter().any(|&a| !self.state[a].defined) { 5 } else { 2 };
         let weights = [
             5,                                                           // scalar statements
             if self.inputs().is_empty() { 0 } else { 3 },                // load
@@ -412,16 +414,16 @@ impl KGen<'_> {
             if self.outputs(Writes::Block).is_empty() { 0 } else { 1 },  // store at the block's index
             if loops { 3 } else { 0 },                                   // grid-stride loop
             if self.outputs(Writes::Atomic).is_empty() { 0 } else { 2 }, // atomic on global memory
-            if together && !ownable.is_empty() { 3 } else { 0 },         // block-stride fill
+            if together && !ownable.is_empty() { fill } else { 0 },      // block-stride fill
             if ownable.is_empty() { 0 } else { 1 },                      // own shared element
-            if readable.is_empty() { 0 } else { 3 },                     // shared read
-            if atomic.is_empty() { 0 } else { 2 },                       // shared atomic
+            if readable.is_empty() { 0 } else { 6 },                     // shared read
+            if atomic.is_empty() { 0 } else { 5 },                       // shared atomic
             if together { 3 } else { 0 },                                // barrier
-            if together && warps { 3 } else { 0 },                       // warp operation
+            if together && warps { 4 } else { 0 },                       // warp operation
             if self.uniform && nested { 1 } else { 0 },                  // uniform `if`
             if nested { 2 } else { 0 },                                  // divergent `if`
             if together && nested { 1 } else { 0 },                      // uniform loop
-            if together && !tree.is_empty() { 2 } else { 0 },            // tree reduction
+            if together && !tree.is_empty() { 4 } else { 0 },            // tree reduction
             if self.uniform { 1 } else { 0 },                            // uniform return
             if self.in_repeat { 0 } else { 1 },                          // divergent return
             if self.uniform { 1 } else { 0 },                            // uniform `let`
@@ -434,8 +436,12 @@ impl KGen<'_> {
             4 => self.grid_stride(out, depth),
             5 => self.global_atomic(out),
             6 => {
+                // Most fills are a phase of their own: the block writes the array, then waits.
                 let a = *self.rng().pick(&ownable);
                 self.fill(out, a);
+                if self.chance(3, 4) {
+                    self.barrier(out);
+                }
             }
             7 => {
                 let a = *self.rng().pick(&ownable);
@@ -846,12 +852,14 @@ impl KGen<'_> {
                 Some(Self::binary(BinOp::Rem, e, Self::var(&lanes, Ty::U32)))
             }
             WarpOp::Shfl => Some(self.expr(Ty::U32, false)),
+            // Offsets of a warp or more give the lane its own value.
             WarpOp::ShflUp | WarpOp::ShflDown | WarpOp::ShflXor => Some(if self.chance(1, 2) {
-                let v = self.rng().range(0, 31) as u32;
-                self.s.lit_of(Value::U32(v))
+                let v = if self.chance(1, 3) { self.rng().range(32, 40) } else { self.rng().range(0, 31) };
+                self.s.lit_of(Value::U32(v as u32))
             } else {
                 let e = self.expr(Ty::U32, false);
-                Self::binary(BinOp::And, e, Expr::lit(Value::U32(31)))
+                let m = if self.chance(1, 4) { 63 } else { 31 };
+                Self::binary(BinOp::And, e, Expr::lit(Value::U32(m)))
             }),
             _ => None,
         };

@@ -64,14 +64,16 @@ pub enum Outcome {
     /// Every thread ran to its end: the `&mut` slices' elements after the launch, in the
     /// order of the parameters.
     Done(Vec<Vec<Value>>),
-    /// Threads faulted: the launch fails with `first`'s fault. `faults` are the faults of
-    /// that block, in launch order; `undefined`: a thread read shared memory that a stopped
-    /// thread never wrote (on the GPU the value there is unspecified, and so may be what
-    /// follows: only `first`'s block and thread are then certain to fault as said if they
-    /// came before).
+    /// Threads faulted: the launch fails with `first`'s fault, the first thread's (in
+    /// launch order) of the first block that had one, as the simulator reports it. `faults`
+    /// are every thread's, block by block in launch order (the GPU reports any of them).
+    /// `undefined`: a thread read shared memory that a stopped thread never wrote, or a
+    /// warp operation named a stopped lane; what follows is unspecified on the GPU (the
+    /// simulator reads zeros there), so the GPU may report another fault.
     Fault { first: ThreadFault, faults: Vec<ThreadFault>, undefined: bool },
-    /// What the launch does is not specified: a warp operation names a lane that has
-    /// stopped (the simulator faults the lanes waiting for it).
+    /// What the launch does is not specified: in the first block where threads fault, a
+    /// warp operation names a lane that has stopped (the simulator faults the lanes waiting
+    /// for it; which thread it reports depends on its schedule).
     Unspecified(String),
 }
 
@@ -108,19 +110,31 @@ pub fn run(k: &Kernel, launch: Launch, args: &[Arg], overflow: Overflow) -> Resu
         }
     }
     collect(&mut m.sc, &k.body);
+    // Every block runs, as in the simulator and on the GPU: the GPU may report a fault of
+    // any of them.
+    let mut faults: Vec<ThreadFault> = Vec::new();
     for block in 0..launch.grid {
         m.block = block;
         m.shared.clear();
         m.threads = (0..launch.block).map(|linear| Thread { linear, env: m.scalars.clone(), live: true }).collect();
-        match m.uniform(&k.body) {
+        let r = m.uniform(&k.body);
+        let earlier = !faults.is_empty();
+        faults.append(&mut m.faults);
+        match r {
             Ok(()) => {}
             Err(Halt::Invalid(e)) => return Err(e),
-            Err(Halt::Unspecified(why)) => return Ok(Outcome::Unspecified(why)),
+            // Which of the block's threads the simulator reports depends on its schedule.
+            Err(Halt::Unspecified(why)) if !earlier => return Ok(Outcome::Unspecified(why)),
+            // What follows an earlier block's fault: the launch fails with that one, the
+            // rest is unspecified.
+            Err(Halt::Unspecified(_)) => {
+                m.undefined = true;
+                break;
+            }
         }
-        if !m.faults.is_empty() {
-            let faults = std::mem::take(&mut m.faults);
-            return Ok(Outcome::Fault { first: faults[0].clone(), faults, undefined: m.undefined });
-        }
+    }
+    if let Some(first) = faults.first() {
+        return Ok(Outcome::Fault { first: first.clone(), faults, undefined: m.undefined });
     }
     if m.undefined {
         return Err("a thread read shared memory no thread wrote".into());
