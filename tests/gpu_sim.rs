@@ -49,6 +49,18 @@ fn every_kernel_gives_the_same_on_the_gpu_and_in_the_simulator() {
     assert!(differ.is_empty(), "the GPU and the simulator differ:\n{}", differ.join("\n"));
 }
 
+/// Shuffle offsets of a warp or more on the GPU: each lane keeps its own value, as in the
+/// simulator (`shfl.sync` itself reads only an offset's low 5 bits).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn shuffle_offsets_past_the_warp_on_the_gpu() {
+    for d in parity::SHUFFLE_OFFSETS {
+        let mut out = vec![0u32; 4 * 64];
+        kernel_defs::shuffle_offsets::launch(2u32, 32u32, d, &mut out).unwrap();
+        assert_eq!(out, kernel_defs::reference::shuffle_offsets(d, 64), "offset {d}");
+    }
+}
+
 /// The divergent warp built-ins on the GPU against what they must give (the same check
 /// as the simulator's in `tests/kernels.rs`): a wrong answer is found even if the
 /// simulator were wrong the same way.

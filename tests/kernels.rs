@@ -357,6 +357,16 @@ fn the_parity_kernels_in_the_simulator() {
     assert_eq!(words(&outs, "lane_masks", |w| w as u32), reference::lane_masks(64));
 }
 
+/// Shuffle offsets of a warp or more leave each lane its own value.
+#[test]
+fn shuffle_offsets_past_the_warp_keep_the_own_value() {
+    for d in parity::SHUFFLE_OFFSETS {
+        let mut out = vec![0u32; 4 * 64];
+        shuffle_offsets::simulate(2u32, 32u32, d, &mut out).unwrap();
+        assert_eq!(out, reference::shuffle_offsets(d, 64), "offset {d}");
+    }
+}
+
 /// The warp's built-ins in divergent branches: each arm's lanes see their own arm (Numba's
 /// `test_activemask` among them), in whole and in partial warps.
 #[test]

@@ -351,6 +351,19 @@ pub mod reference {
         out
     }
 
+    /// What `shuffle_offsets` writes with offset `d` over `threads` threads (whole warps).
+    pub fn shuffle_offsets(d: u32, threads: usize) -> Vec<u32> {
+        let value = |lane: u32| lane * 3 + 1;
+        (0..threads)
+            .flat_map(|i| {
+                let l = (i % 32) as u32;
+                let own = value(l);
+                let at = |src: Option<u32>| src.filter(|&s| s < 32).map_or(own, value);
+                [at(l.checked_sub(d)), at(l.checked_add(d)), at(Some(l ^ d)), value(d % 32)]
+            })
+            .collect()
+    }
+
     /// `lanemask_lt`, `le`, `eq`, `ge`, `gt` of `threads` threads (whole warps).
     pub fn lane_masks(threads: usize) -> Vec<u32> {
         (0..threads)
@@ -699,6 +712,20 @@ pub fn lane_masks(out: &mut [u32]) {
     out[i + 2] = gpu::lanemask_eq();
     out[i + 3] = gpu::lanemask_ge();
     out[i + 4] = gpu::lanemask_gt();
+}
+
+/// Shuffles of each thread's `lane * 3 + 1` by a run-time offset `d` (four words: up, down,
+/// xor, and `shfl_sync` from lane `d`): an offset of a warp or more names no lane, so each
+/// lane keeps its own value (`shfl_sync` takes its lane modulo 32). The GPU's `shfl.sync`
+/// reads only an offset's low 5 bits, so `d = 33` once read lane ± 1 there.
+#[kernel]
+pub fn shuffle_offsets(d: u32, out: &mut [u32]) {
+    let i = 4 * gpu::grid1();
+    let v = gpu::lane_id() * 3 + 1;
+    out[i] = gpu::shfl_up_sync(u32::MAX, v, d);
+    out[i + 1] = gpu::shfl_down_sync(u32::MAX, v, d);
+    out[i + 2] = gpu::shfl_xor_sync(u32::MAX, v, d);
+    out[i + 3] = gpu::shfl_sync(u32::MAX, v, d);
 }
 
 // ---- The length and shape of every kind of array ------------------------------------

@@ -128,6 +128,10 @@ pub fn with_nans(n: usize) -> Vec<f64> {
     (0..n).map(|i| if (i / 32) % 2 == 1 { f64::NAN } else { g.f64_in(-65535.0, 65535.0) }).collect()
 }
 
+/// The offsets `shuffle_offsets` runs with: within the warp, at its end, and past it (the
+/// GPU's `shfl.sync` reads an offset's low 5 bits only).
+pub const SHUFFLE_OFFSETS: [u32; 9] = [0, 1, 17, 31, 32, 33, 63, 64, u32::MAX];
+
 /// Threads per block of the divergent kernels (the second warp of a block is partial).
 pub const DIVERGENT_BLOCK: usize = 48;
 
@@ -272,6 +276,10 @@ pub fn all(gpu: bool) -> Vec<Outcome> {
     }
     let mut out = vec![0u32; 5 * 64];
     r.push("lane_masks", run!(gpu, lane_masks(2u32, 32u32, &mut out)), || bits(&out));
+    for d in SHUFFLE_OFFSETS {
+        let mut out = vec![0u32; 4 * 64];
+        r.push(&format!("shuffle_offsets d={d}"), run!(gpu, shuffle_offsets(2u32, 32u32, d, &mut out)), || bits(&out));
+    }
 
     // Lengths and shapes.
     let mut out = vec![0usize; 5];
