@@ -97,7 +97,7 @@ fn compare(
         (Outcome::Done(w), Ok(g)) => same_outputs(k, w, g),
         (Outcome::Fault { first, faults, undefined }, Err(Error::ThreadFault { block, thread, message, .. })) => {
             let is = |f: &explicit::ThreadFault| {
-                *block == [f.block, 0, 0] && *thread == [f.thread, 0, 0] && f.matches(message)
+                *block == [f.block, 0, 0] && *thread == [f.thread, 0, 0] && f.message == *message
             };
             if is(first) || any_thread && (*undefined || faults.iter().any(is)) {
                 Ok(())

@@ -23,6 +23,9 @@ fn main() {
                 }
                 Ok(Outcome::Fault { first, .. }) => {
                     faults += 1;
+                    if std::env::var_os("SHOW_FAULTS").is_some() {
+                        println!("seed {seed}, launch {n}: {first:?}");
+                    }
                     let kind: String = first.message.split(':').next().unwrap_or("").chars().take(40).collect();
                     *by_fault.entry(kind).or_insert(0) += 1;
                 }

@@ -45,17 +45,8 @@ pub enum Arg {
 pub struct ThreadFault {
     pub block: u32,
     pub thread: u32,
-    /// Rust's panic message; only its beginning where `prefix` is set (the panic of
-    /// `clamp` goes on with the bounds, which the interpreter does not carry).
+    /// Rust's panic message.
     pub message: String,
-    pub prefix: bool,
-}
-
-impl ThreadFault {
-    /// Whether a launch's fault message is this one.
-    pub fn matches(&self, message: &str) -> bool {
-        if self.prefix { message.starts_with(&self.message) } else { message == self.message }
-    }
 }
 
 /// What a launch does.
@@ -188,26 +179,44 @@ enum Halt {
 
 /// Why a thread stopped.
 enum Exit {
-    Fault(String, bool),
+    /// With Rust's panic message.
+    Fault(String),
     Return,
     Invalid(String),
 }
 
-impl From<Stop> for Exit {
-    fn from(s: Stop) -> Exit {
+impl Exit {
+    /// A stop of the scalar interpreter; `clamp` the bounds of the last `clamp` that
+    /// faulted, which Rust's message names.
+    fn of(s: Stop, clamp: Option<(Value, Value)>) -> Exit {
         match s {
-            Stop::Fault(f) => {
-                let prefix = matches!(f, Fault::IntClampBounds | Fault::FloatClampBounds);
-                Exit::Fault(fault_message(f).to_string(), prefix)
-            }
+            Stop::Fault(f) => Exit::Fault(match (f, clamp) {
+                (Fault::IntClampBounds, Some((lo, hi))) => {
+                    format!("min > max. min = {}, max = {}", plain(lo), plain(hi))
+                }
+                (Fault::FloatClampBounds, Some((lo, hi))) => {
+                    format!("min > max, or either was NaN. min = {}, max = {}", plain(lo), plain(hi))
+                }
+                _ => fault_message(f).to_string(),
+            }),
             Stop::Runaway => Exit::Invalid("a loop ran away".into()),
             Stop::Invalid(e) => Exit::Invalid(e),
         }
     }
 }
 
+/// A value as Rust's `{:?}` writes it (no type suffix).
+fn plain(v: Value) -> String {
+    match v {
+        Value::F32(x) => format!("{x:?}"),
+        Value::F64(x) => format!("{x:?}"),
+        Value::Bool(b) => format!("{b}"),
+        v => v.as_i128().map_or_else(String::new, |x| x.to_string()),
+    }
+}
+
 /// Rust's panic message for a fault of the scalar language (the beginning of it for
-/// `clamp`'s, which name the bounds).
+/// `clamp`'s, which go on with the bounds).
 pub fn fault_message(f: Fault) -> &'static str {
     match f {
         Fault::DivideByZero => "attempt to divide by zero",
@@ -227,7 +236,7 @@ pub fn fault_message(f: Fault) -> &'static str {
 }
 
 fn out_of_bounds(len: usize, index: usize) -> Exit {
-    Exit::Fault(format!("index out of bounds: the len is {len} but the index is {index}"), false)
+    Exit::Fault(format!("index out of bounds: the len is {len} but the index is {index}"))
 }
 
 struct Thread<'k> {
@@ -299,9 +308,9 @@ impl<'k> Machine<'k> {
                 self.threads[i].live = false;
                 Ok(())
             }
-            Err(Exit::Fault(message, prefix)) => {
+            Err(Exit::Fault(message)) => {
                 self.threads[i].live = false;
-                let fault = ThreadFault { block: self.block, thread: place.thread, message, prefix };
+                let fault = ThreadFault { block: self.block, thread: place.thread, message };
                 let at = self.faults.partition_point(|f| f.thread < place.thread);
                 self.faults.insert(at, fault);
                 Ok(())
@@ -379,7 +388,12 @@ impl<'k> Machine<'k> {
     }
 
     fn eval(&mut self, env: &mut Env<'k>, e: &'k Expr) -> Result<Value, Exit> {
-        Ok(self.sc.eval(env, e)?)
+        self.sc.eval(env, e).map_err(|s| Exit::of(s, self.sc.clamp_bounds()))
+    }
+
+    /// `a op b` of the scalar language.
+    fn binary(&self, op: BinOp, a: Value, b: Value) -> Result<Value, Exit> {
+        self.sc.binary(op, a, b).map_err(|f| Exit::of(Stop::Fault(f), None))
     }
 
     fn barrier(&mut self, kind: Barrier, vote: Option<&'k (String, Expr)>) -> Result<(), Halt> {
@@ -516,7 +530,7 @@ impl<'k> Machine<'k> {
                 self.on_thread(i, |m, _, _| {
                     let a = m.shared_read(array, t)?;
                     let b = m.shared_read(array, t + k)?;
-                    let v = m.sc.binary(op, a, b).map_err(|f| Exit::from(Stop::Fault(f)))?;
+                    let v = m.binary(op, a, b)?;
                     m.shared_write(array, t, v)
                 })?;
             }
@@ -598,7 +612,7 @@ impl<'k> Machine<'k> {
             }
             KStmt::Scalar(stmts) => {
                 for s in stmts {
-                    self.sc.exec(env, s)?;
+                    self.sc.exec(env, s).map_err(|s| Exit::of(s, self.sc.clamp_bounds()))?;
                 }
             }
             KStmt::Load { name, array, index, .. } => {
@@ -614,7 +628,7 @@ impl<'k> Machine<'k> {
                     None => v,
                     Some(op) => {
                         let old = self.read(array, i)?;
-                        self.sc.binary(*op, old, v).map_err(|f| Exit::from(Stop::Fault(f)))?
+                        self.binary(*op, old, v)?
                     }
                 };
                 self.write(array, i, v)?;

@@ -129,6 +129,7 @@ pub fn run_traced<'p>(
         steps: 0,
         overflow,
         fault_in: None,
+        clamp_bounds: None,
     };
     for h in &p.helpers {
         it.fns.insert(&h.name, h);
@@ -172,6 +173,8 @@ struct Interp<'p> {
     overflow: Overflow,
     /// The function a fault arose in (the innermost call it left).
     fault_in: Option<&'p str>,
+    /// The bounds of the last `clamp` that faulted (Rust's panic names them).
+    clamp_bounds: Option<(Value, Value)>,
 }
 
 /// Whether a `break`/`continue` with this label leaves (or continues) a loop with `label`.
@@ -199,6 +202,7 @@ impl<'p> Scalars<'p> {
             steps: 0,
             overflow,
             fault_in: None,
+            clamp_bounds: None,
         };
         Scalars { it }
     }
@@ -244,6 +248,11 @@ impl<'p> Scalars<'p> {
     /// Runs `s` in `env`; a `let` adds its variables to it.
     pub(crate) fn exec(&mut self, env: &mut Env<'p>, s: &'p Stmt) -> Result<(), Stop> {
         self.with_env(env, |it| it.stmt(s))
+    }
+
+    /// The bounds of the last `clamp` that faulted.
+    pub(crate) fn clamp_bounds(&self) -> Option<(Value, Value)> {
+        self.it.clamp_bounds
     }
 
     /// `a op b` with the run's overflow semantics.
