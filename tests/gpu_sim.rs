@@ -49,6 +49,34 @@ fn every_kernel_gives_the_same_on_the_gpu_and_in_the_simulator() {
     assert!(differ.is_empty(), "the GPU and the simulator differ:\n{}", differ.join("\n"));
 }
 
+/// `clamp` with bounds out of order on the GPU: the fault's message names the bounds as
+/// Rust's own panic does.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_clamp_fault_names_its_bounds_on_the_gpu() {
+    for (which, lo, hi) in parity::CLAMP_BOUNDS {
+        let mut out = vec![0.0f64; 64];
+        match kernel_defs::clamp_bounds::launch(2u32, 32u32, which, lo, hi, &mut out) {
+            Err(gpu_runtime::Error::ThreadFault { block: [0, 0, 0], thread: [3, 0, 0], message, .. }) => {
+                assert_eq!(message, kernel_defs::reference::clamp_panic(which, lo, hi))
+            }
+            other => panic!("{which} ({lo}, {hi}): {other:?}"),
+        }
+    }
+}
+
+/// Shuffle offsets of a warp or more on the GPU: each lane keeps its own value, as in the
+/// simulator (`shfl.sync` itself reads only an offset's low 5 bits).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn shuffle_offsets_past_the_warp_on_the_gpu() {
+    for d in parity::SHUFFLE_OFFSETS {
+        let mut out = vec![0u32; 4 * 64];
+        kernel_defs::shuffle_offsets::launch(2u32, 32u32, d, &mut out).unwrap();
+        assert_eq!(out, kernel_defs::reference::shuffle_offsets(d, 64), "offset {d}");
+    }
+}
+
 /// The divergent warp built-ins on the GPU against what they must give (the same check
 /// as the simulator's in `tests/kernels.rs`): a wrong answer is found even if the
 /// simulator were wrong the same way.

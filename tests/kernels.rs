@@ -357,6 +357,30 @@ fn the_parity_kernels_in_the_simulator() {
     assert_eq!(words(&outs, "lane_masks", |w| w as u32), reference::lane_masks(64));
 }
 
+/// `clamp` with bounds out of order faults with Rust's own message, which names them.
+#[test]
+fn a_clamp_fault_names_its_bounds() {
+    for (which, lo, hi) in parity::CLAMP_BOUNDS {
+        let mut out = vec![0.0f64; 64];
+        match clamp_bounds::simulate(2u32, 32u32, which, lo, hi, &mut out) {
+            Err(Error::ThreadFault { block: [0, 0, 0], thread: [3, 0, 0], message, .. }) => {
+                assert_eq!(message, reference::clamp_panic(which, lo, hi))
+            }
+            other => panic!("{which} ({lo}, {hi}): {other:?}"),
+        }
+    }
+}
+
+/// Shuffle offsets of a warp or more leave each lane its own value.
+#[test]
+fn shuffle_offsets_past_the_warp_keep_the_own_value() {
+    for d in parity::SHUFFLE_OFFSETS {
+        let mut out = vec![0u32; 4 * 64];
+        shuffle_offsets::simulate(2u32, 32u32, d, &mut out).unwrap();
+        assert_eq!(out, reference::shuffle_offsets(d, 64), "offset {d}");
+    }
+}
+
 /// The warp's built-ins in divergent branches: each arm's lanes see their own arm (Numba's
 /// `test_activemask` among them), in whole and in partial warps.
 #[test]

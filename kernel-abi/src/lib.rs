@@ -378,7 +378,8 @@ pub const THREAD_FAULT_WORDS: usize = 8;
 /// writes the rest, then leaves the kernel (`ret`; never `trap`, which would spoil the
 /// context), so the record names one failed thread: word 1 the [`Fault`] code, word 2 the
 /// index and word 3 the length (for [`Fault::IndexOutOfBounds`] and the `Slice*` faults,
-/// see each; else 0), word 4
+/// see each; for a `clamp` fault the bounds, with their [`BoundsType`] in bits 8..16 of
+/// the code; else 0), word 4
 /// `block.x | block.y << 32`, word 5 `block.z | thread.x << 32`, word 6
 /// `thread.y | thread.z << 32`; word 7 is unused. The other threads run on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -390,7 +391,79 @@ pub struct ThreadFault {
     pub thread: [u32; 3],
 }
 
+/// The type of the bounds a failed `clamp` leaves in a [`ThreadFault`] record, so that the
+/// message names them as Rust's panic does (`min > max. min = 3, max = 1`): in bits 8..16
+/// of the record's code ([`ThreadFault::BOUNDS_SHIFT`]), the bounds' bits (zero-extended)
+/// in its `index` (the minimum) and `len` (the maximum). `isize` and `usize` are written
+/// as `i64` and `u64`, which Rust prints the same.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+#[repr(u32)]
+pub enum BoundsType {
+    I8 = 1,
+    I16 = 2,
+    I32 = 3,
+    I64 = 4,
+    U8 = 5,
+    U16 = 6,
+    U32 = 7,
+    U64 = 8,
+    F32 = 9,
+    F64 = 10,
+}
+
+impl BoundsType {
+    pub const ALL: [BoundsType; 10] = [
+        BoundsType::I8,
+        BoundsType::I16,
+        BoundsType::I32,
+        BoundsType::I64,
+        BoundsType::U8,
+        BoundsType::U16,
+        BoundsType::U32,
+        BoundsType::U64,
+        BoundsType::F32,
+        BoundsType::F64,
+    ];
+
+    pub fn code(self) -> u32 {
+        self as u32
+    }
+
+    pub fn from_code(code: u32) -> Option<BoundsType> {
+        BoundsType::ALL.into_iter().find(|t| t.code() == code)
+    }
+
+    /// The value whose bits are the low bytes of `bits`, as Rust's `{:?}` writes it.
+    pub fn show(self, bits: u64) -> String {
+        match self {
+            BoundsType::I8 => format!("{:?}", bits as u8 as i8),
+            BoundsType::I16 => format!("{:?}", bits as u16 as i16),
+            BoundsType::I32 => format!("{:?}", bits as u32 as i32),
+            BoundsType::I64 => format!("{:?}", bits as i64),
+            BoundsType::U8 => format!("{:?}", bits as u8),
+            BoundsType::U16 => format!("{:?}", bits as u16),
+            BoundsType::U32 => format!("{:?}", bits as u32),
+            BoundsType::U64 => format!("{bits:?}"),
+            BoundsType::F32 => format!("{:?}", f32::from_bits(bits as u32)),
+            BoundsType::F64 => format!("{:?}", f64::from_bits(bits)),
+        }
+    }
+}
+
 impl ThreadFault {
+    /// Where a `clamp` fault's [`BoundsType`] sits in the record's code.
+    pub const BOUNDS_SHIFT: u32 = 8;
+
+    /// The fault, from the code's low bits.
+    pub fn fault(&self) -> Option<Fault> {
+        Fault::from_code(self.code & ((1 << Self::BOUNDS_SHIFT) - 1))
+    }
+
+    /// The type of the bounds a `clamp` fault carries, if it carries them.
+    pub fn bounds_type(&self) -> Option<BoundsType> {
+        BoundsType::from_code(self.code >> Self::BOUNDS_SHIFT)
+    }
+
     /// The record's words, as the device writes them.
     pub fn encode(&self) -> [u64; THREAD_FAULT_WORDS] {
         let pair = |lo: u32, hi: u32| u64::from(lo) | u64::from(hi) << 32;
@@ -421,22 +494,28 @@ impl ThreadFault {
     /// Rust's panic message for the fault (`index out of bounds: the len is 3 but the index
     /// is 5`, `attempt to divide by zero`, …).
     pub fn message(&self) -> String {
-        match Fault::from_code(self.code) {
-            Some(Fault::IndexOutOfBounds) => {
+        let bounds = self.bounds_type().map(|t| (t.show(self.index), t.show(self.len)));
+        match (self.fault(), bounds) {
+            // Rust 1.95's messages for `Ord::clamp` and `f32::clamp`/`f64::clamp`.
+            (Some(Fault::IntClampBounds), Some((min, max))) => format!("min > max. min = {min}, max = {max}"),
+            (Some(Fault::FloatClampBounds), Some((min, max))) => {
+                format!("min > max, or either was NaN. min = {min}, max = {max}")
+            }
+            (Some(Fault::IndexOutOfBounds), _) => {
                 format!("index out of bounds: the len is {} but the index is {}", self.len, self.index)
             }
             // Rust 1.95's messages for `&s[start..end]` (`core::slice::index`).
-            Some(Fault::SliceStartOutOfRange) => {
+            (Some(Fault::SliceStartOutOfRange), _) => {
                 format!("range start index {} out of range for slice of length {}", self.index, self.len)
             }
-            Some(Fault::SliceEndOutOfRange) => {
+            (Some(Fault::SliceEndOutOfRange), _) => {
                 format!("range end index {} out of range for slice of length {}", self.index, self.len)
             }
-            Some(Fault::SliceStartAfterEnd) => {
+            (Some(Fault::SliceStartAfterEnd), _) => {
                 format!("slice index starts at {} but ends at {}", self.index, self.len)
             }
-            Some(f) => f.message().to_string(),
-            None => format!("unknown fault {}", self.code),
+            (Some(f), _) => f.message().to_string(),
+            (None, _) => format!("unknown fault {}", self.code),
         }
     }
 }
@@ -523,5 +602,42 @@ mod tests {
         assert_eq!(f.message(), "index out of bounds: the len is 3 but the index is 5");
         let d = ThreadFault { code: Fault::DivideByZero.code(), index: 0, len: 0, ..f };
         assert_eq!(d.message(), "attempt to divide by zero");
+    }
+
+    /// A `clamp` fault names its bounds as Rust's panic does, for every type of bounds.
+    #[test]
+    fn clamp_faults_name_their_bounds() {
+        let clamp = |fault: Fault, t: BoundsType, min: u64, max: u64| ThreadFault {
+            code: fault.code() | t.code() << ThreadFault::BOUNDS_SHIFT,
+            index: min,
+            len: max,
+            block: [0; 3],
+            thread: [0; 3],
+        };
+        let int = Fault::IntClampBounds;
+        let panic_of = |f: &dyn Fn()| {
+            let p = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_err();
+            p.downcast_ref::<String>().cloned().unwrap_or_default()
+        };
+        use std::hint::black_box as b;
+        for (fault, want) in [
+            (clamp(int, BoundsType::I8, (-3i8) as u8 as u64, 0x85), panic_of(&|| _ = b(0i8).clamp(b(-3), b(-123)))),
+            (clamp(int, BoundsType::I64, 5, (-1i64) as u64), panic_of(&|| _ = b(0i64).clamp(b(5), b(-1)))),
+            (clamp(int, BoundsType::U16, 9, 2), panic_of(&|| _ = b(0u16).clamp(b(9), b(2)))),
+            (clamp(int, BoundsType::U64, u64::MAX, 0), panic_of(&|| _ = b(0u64).clamp(b(u64::MAX), b(0)))),
+            (
+                clamp(Fault::FloatClampBounds, BoundsType::F32, 3.5f32.to_bits() as u64, f32::NAN.to_bits() as u64),
+                panic_of(&|| _ = b(0f32).clamp(b(3.5), b(f32::NAN))),
+            ),
+            (
+                clamp(Fault::FloatClampBounds, BoundsType::F64, 1e300f64.to_bits(), (-0.0f64).to_bits()),
+                panic_of(&|| _ = b(0f64).clamp(b(1e300), b(-0.0))),
+            ),
+        ] {
+            assert_eq!(fault.message(), want);
+            assert_eq!(ThreadFault::decode(&fault.encode()), Some(fault));
+        }
+        // A record without the bounds' type: the message without them.
+        assert_eq!(ThreadFault { code: int.code(), ..clamp(int, BoundsType::I8, 0, 0) }.message(), "min > max");
     }
 }

@@ -324,48 +324,53 @@ impl Expr {
 pub fn visit_blocks<'a>(b: &'a Block, f: &mut dyn FnMut(&'a Block)) {
     f(b);
     for s in &b.stmts {
-        match s {
-            Stmt::Const(c) => visit_expr_blocks(&c.value, f),
-            Stmt::Fn(func) => visit_blocks(&func.body, f),
-            Stmt::Let { init, .. } => {
-                if let Some(e) = init {
-                    visit_expr_blocks(e, f);
-                }
-            }
-            Stmt::LetTuple { call, .. } => call.args.iter().for_each(|a| visit_expr_blocks(a, f)),
-            Stmt::Assign { value, .. } => visit_expr_blocks(value, f),
-            Stmt::Expr(e, _) => visit_expr_blocks(e, f),
-            Stmt::If { cond, then, els } => {
-                visit_expr_blocks(cond, f);
-                visit_blocks(then, f);
-                if let Some(e) = els {
-                    visit_blocks(e, f);
-                }
-            }
-            Stmt::While { cond, body, .. } => {
-                visit_expr_blocks(cond, f);
-                visit_blocks(body, f);
-            }
-            Stmt::For { range, body, .. } => {
-                visit_expr_blocks(&range.start, f);
-                visit_expr_blocks(&range.end, f);
-                if let Some(s) = &range.step {
-                    visit_expr_blocks(s, f);
-                }
-                visit_blocks(body, f);
-            }
-            Stmt::Loop { body, .. } => visit_blocks(body, f),
-            Stmt::Break { value, .. } => {
-                if let Some(v) = value {
-                    visit_expr_blocks(v, f);
-                }
-            }
-            Stmt::Continue { .. } => {}
-            Stmt::Return(t) => visit_tail_blocks(t, f),
-        }
+        visit_stmt_blocks(s, f);
     }
     if let Some(t) = &b.tail {
         visit_tail_blocks(t, f);
+    }
+}
+
+/// Calls `f` on every block in `s` (outer ones first), nested functions' bodies included.
+pub fn visit_stmt_blocks<'a>(s: &'a Stmt, f: &mut dyn FnMut(&'a Block)) {
+    match s {
+        Stmt::Const(c) => visit_expr_blocks(&c.value, f),
+        Stmt::Fn(func) => visit_blocks(&func.body, f),
+        Stmt::Let { init, .. } => {
+            if let Some(e) = init {
+                visit_expr_blocks(e, f);
+            }
+        }
+        Stmt::LetTuple { call, .. } => call.args.iter().for_each(|a| visit_expr_blocks(a, f)),
+        Stmt::Assign { value, .. } => visit_expr_blocks(value, f),
+        Stmt::Expr(e, _) => visit_expr_blocks(e, f),
+        Stmt::If { cond, then, els } => {
+            visit_expr_blocks(cond, f);
+            visit_blocks(then, f);
+            if let Some(e) = els {
+                visit_blocks(e, f);
+            }
+        }
+        Stmt::While { cond, body, .. } => {
+            visit_expr_blocks(cond, f);
+            visit_blocks(body, f);
+        }
+        Stmt::For { range, body, .. } => {
+            visit_expr_blocks(&range.start, f);
+            visit_expr_blocks(&range.end, f);
+            if let Some(s) = &range.step {
+                visit_expr_blocks(s, f);
+            }
+            visit_blocks(body, f);
+        }
+        Stmt::Loop { body, .. } => visit_blocks(body, f),
+        Stmt::Break { value, .. } => {
+            if let Some(v) = value {
+                visit_expr_blocks(v, f);
+            }
+        }
+        Stmt::Continue { .. } => {}
+        Stmt::Return(t) => visit_tail_blocks(t, f),
     }
 }
 
@@ -376,7 +381,8 @@ fn visit_tail_blocks<'a>(t: &'a Tail, f: &mut dyn FnMut(&'a Block)) {
     }
 }
 
-fn visit_expr_blocks<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Block)) {
+/// Calls `f` on every block in `e` (outer ones first), nested functions' bodies included.
+pub fn visit_expr_blocks<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Block)) {
     match &e.kind {
         ExprKind::Lit(_) | ExprKind::Var(_) | ExprKind::Const(_) | ExprKind::PathConst(..) => {}
         ExprKind::Unary(_, a) | ExprKind::Cast(a) => visit_expr_blocks(a, f),

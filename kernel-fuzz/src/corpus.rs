@@ -17,7 +17,8 @@ pub const GPU_SEEDS: Range<u64> = 0..300;
 
 /// Lints the generated code trips on purpose: constant divisions by zero, overflowing
 /// constant arithmetic, unreachable code after `return`, unused values and names.
-const ALLOW: &str = "#![allow(warnings, arithmetic_overflow, unconditional_panic, unreachable_code, clippy::all)]";
+pub(crate) const ALLOW: &str =
+    "#![allow(warnings, arithmetic_overflow, unconditional_panic, unreachable_code, clippy::all)]";
 
 fn programs(seeds: Range<u64>, cfg: &Config) -> Vec<Program> {
     seeds.map(|s| program(s, cfg)).collect()

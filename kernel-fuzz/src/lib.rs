@@ -12,6 +12,7 @@
 
 pub mod ast;
 pub mod corpus;
+pub mod explicit;
 pub mod generate;
 pub mod inputs;
 pub mod interp;

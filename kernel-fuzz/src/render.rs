@@ -47,6 +47,32 @@ pub fn render_fn(f: &FnItem) -> String {
     r.out
 }
 
+/// Statements of a function's body, as the body of another function (an explicit
+/// kernel) holds them among its own, each on a line of its own at `indent` levels. A
+/// `let` without a type gets its type from its value (its literals suffixed where nothing
+/// else types them): the statements after it are not these.
+pub(crate) fn render_stmts(stmts: &[Stmt], indent: usize) -> String {
+    let mut r = Printer { out: String::new(), indent, loops: Vec::new(), deferred: Vec::new() };
+    for (i, s) in stmts.iter().enumerate() {
+        if i > 0 {
+            r.nl();
+        }
+        match s {
+            Stmt::Let { annotated: false, init: Some(_), .. } => r.let_stmt(s, Ctx::Forced),
+            _ => r.stmt(s),
+        }
+    }
+    r.out
+}
+
+/// An expression where nothing outside gives it its type (its literals suffixed where
+/// nothing in it types them), at `indent` levels.
+pub(crate) fn render_expr(e: &Expr, indent: usize) -> String {
+    let mut r = Printer { out: String::new(), indent, loops: Vec::new(), deferred: Vec::new() };
+    r.expr(e, Ctx::Forced);
+    r.out
+}
+
 /// Whether an expression's class gets a type from the expression itself (some member is
 /// typed: a variable, a call, a cast, a suffixed literal, …).
 fn typed(e: &Expr) -> bool {

@@ -4,8 +4,8 @@
 //! cannot drift apart.
 
 pub use kernel_abi::{
-    EntryParams, Fault, FaultWord, GUFUNC_MAX_INPUTS, GUFUNC_MAX_OUTPUTS, MAX_DIMS, MAX_OUTPUTS, REDUCE_BLOCK,
-    ReduceParams, entry_symbol, output_names, reduce_symbol, reducible, strided_symbol,
+    BoundsType, EntryParams, Fault, FaultWord, GUFUNC_MAX_INPUTS, GUFUNC_MAX_OUTPUTS, MAX_DIMS, MAX_OUTPUTS,
+    REDUCE_BLOCK, ReduceParams, ThreadFault, entry_symbol, output_names, reduce_symbol, reducible, strided_symbol,
 };
 
 use crate::ir::RetType;

@@ -97,7 +97,7 @@ pub unsafe fn jit_with<'ctx>(
     let error_flag = program.may_fail_with(overflow);
     let f = program.entry();
     // The host copy checks the IEEE lowering; `fastmath` has no bit-exact reference.
-    let how = lower::Lowering { fault_code: error_flag, fastmath: false, overflow };
+    let how = lower::Lowering { fault_code: error_flag, fault_record: false, fastmath: false, overflow };
     let scalar = lower::lower_program(cx, &module, program, "scalar", how).map_err(|e| e.message)?[0];
     add_eval(cx, &module, f, scalar, error_flag)?;
     let tm = host_machine()?;

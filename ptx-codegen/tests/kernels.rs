@@ -175,6 +175,47 @@ fn builtins_reach_the_ptx() {
     assert!(c.ptx.contains("atom.global.cas.b32"), "{}", c.ptx);
 }
 
+/// A `clamp` whose bounds are out of order fills the kernel's fault record with the bounds
+/// and their type, so that the runtime's message names them as Rust's panic does.
+#[test]
+fn clamp_faults_record_their_bounds() {
+    use ptx_codegen::abi::{BoundsType, Fault, ThreadFault};
+    for (ty, bounds, fault) in [
+        ("i16", BoundsType::I16, Fault::IntClampBounds),
+        ("usize", BoundsType::U64, Fault::IntClampBounds),
+        ("f64", BoundsType::F64, Fault::FloatClampBounds),
+    ] {
+        let k = compile(&format!(
+            "fn k(lo: {ty}, hi: {ty}, x: &[{ty}], out: &mut [{ty}]) {{ let i = gpu::grid1(); out[i] = x[i].clamp(lo, hi); }}"
+        ));
+        let code = fault.code() | bounds.code() << ThreadFault::BOUNDS_SHIFT;
+        assert!(k.llvm_ir_unoptimized.contains(&format!("store i32 {code}, ptr")), "{ty}:\n{}", k.llvm_ir_unoptimized);
+    }
+}
+
+/// `shfl.sync` reads only the low 5 bits of an offset (`shfl_down_sync(m, v, 33)` would read
+/// lane + 1): a shuffle by a run-time offset keeps the lane's own value for offsets of 32 or
+/// more (a compare and a select after it), one by a constant offset below 32 needs neither,
+/// and `shfl_sync`, whose lane is taken modulo 32 everywhere, has none.
+#[test]
+fn shuffle_offsets_past_the_warp_keep_the_own_value() {
+    for op in ["shfl_up_sync", "shfl_down_sync", "shfl_xor_sync"] {
+        let k = compile(&format!(
+            "fn k(d: u32, out: &mut [u32]) {{ let i = gpu::grid1(); out[i] = gpu::{op}(u32::MAX, i as u32, d); }}"
+        ));
+        let select = k.llvm_ir.lines().find(|l| l.contains("= icmp ult i32") && l.ends_with(", 32"));
+        assert!(select.is_some() && k.llvm_ir.contains("select i1 %in_warp"), "{op}:\n{}", k.llvm_ir);
+        let c = compile(&format!(
+            "fn k(out: &mut [u32]) {{ let i = gpu::grid1(); out[i] = gpu::{op}(u32::MAX, i as u32, 5); }}"
+        ));
+        assert!(!c.llvm_ir.contains("select i1"), "{op} by 5:\n{}", c.llvm_ir);
+    }
+    let k = compile(
+        "fn k(d: u32, out: &mut [u32]) { let i = gpu::grid1(); out[i] = gpu::shfl_sync(u32::MAX, i as u32, d); }",
+    );
+    assert!(!k.llvm_ir.contains("select i1"), "{}", k.llvm_ir);
+}
+
 #[test]
 fn shared_arrays_are_declared_with_their_sizes() {
     let m = corpus_kernel("fast_matmul");

@@ -351,6 +351,33 @@ pub mod reference {
         out
     }
 
+    /// The panic of `clamp_bounds`'s thread 3: Rust's own message for its type's `clamp`.
+    pub fn clamp_panic(which: u32, lo: f64, hi: f64) -> String {
+        use std::hint::black_box as b;
+        let panic = std::panic::catch_unwind(|| match which {
+            0 => _ = b(3i8).clamp(b(lo as i8), b(hi as i8)),
+            1 => _ = b(3u64).clamp(b(lo as u64), b(hi as u64)),
+            2 => _ = b(3isize).clamp(b(lo as isize), b(hi as isize)),
+            3 => _ = b(3f32).clamp(b(lo as f32), b(hi as f32)),
+            _ => _ = b(3f64).clamp(b(lo), b(hi)),
+        });
+        let p = panic.expect_err("the bounds are out of order");
+        p.downcast_ref::<String>().cloned().unwrap_or_default()
+    }
+
+    /// What `shuffle_offsets` writes with offset `d` over `threads` threads (whole warps).
+    pub fn shuffle_offsets(d: u32, threads: usize) -> Vec<u32> {
+        let value = |lane: u32| lane * 3 + 1;
+        (0..threads)
+            .flat_map(|i| {
+                let l = (i % 32) as u32;
+                let own = value(l);
+                let at = |src: Option<u32>| src.filter(|&s| s < 32).map_or(own, value);
+                [at(l.checked_sub(d)), at(l.checked_add(d)), at(Some(l ^ d)), value(d % 32)]
+            })
+            .collect()
+    }
+
     /// `lanemask_lt`, `le`, `eq`, `ge`, `gt` of `threads` threads (whole warps).
     pub fn lane_masks(threads: usize) -> Vec<u32> {
         (0..threads)
@@ -699,6 +726,40 @@ pub fn lane_masks(out: &mut [u32]) {
     out[i + 2] = gpu::lanemask_eq();
     out[i + 3] = gpu::lanemask_ge();
     out[i + 4] = gpu::lanemask_gt();
+}
+
+/// Shuffles of each thread's `lane * 3 + 1` by a run-time offset `d` (four words: up, down,
+/// xor, and `shfl_sync` from lane `d`): an offset of a warp or more names no lane, so each
+/// lane keeps its own value (`shfl_sync` takes its lane modulo 32). The GPU's `shfl.sync`
+/// reads only an offset's low 5 bits, so `d = 33` once read lane ± 1 there.
+#[kernel]
+pub fn shuffle_offsets(d: u32, out: &mut [u32]) {
+    let i = 4 * gpu::grid1();
+    let v = gpu::lane_id() * 3 + 1;
+    out[i] = gpu::shfl_up_sync(u32::MAX, v, d);
+    out[i + 1] = gpu::shfl_down_sync(u32::MAX, v, d);
+    out[i + 2] = gpu::shfl_xor_sync(u32::MAX, v, d);
+    out[i + 3] = gpu::shfl_sync(u32::MAX, v, d);
+}
+
+/// `clamp` with bounds out of order in thread 3 only (the others clamp into `0..=9`): the
+/// fault's message names the bounds as Rust's panic does (`min > max. min = 9, max = 2`),
+/// on the GPU as in the simulator. `which` picks the type: `i8`, `u64`, `isize`, `f32`,
+/// `f64`.
+#[kernel]
+pub fn clamp_bounds(which: u32, lo: f64, hi: f64, out: &mut [f64]) {
+    let i = gpu::grid1();
+    if i < out.len() {
+        let (lo, hi) = if i == 3 { (lo, hi) } else { (0.0, 9.0) };
+        let v = i as f64;
+        out[i] = match which {
+            0 => (v as i8).clamp(lo as i8, hi as i8) as f64,
+            1 => (v as u64).clamp(lo as u64, hi as u64) as f64,
+            2 => (v as isize).clamp(lo as isize, hi as isize) as f64,
+            3 => (v as f32).clamp(lo as f32, hi as f32) as f64,
+            _ => v.clamp(lo, hi),
+        };
+    }
 }
 
 // ---- The length and shape of every kind of array ------------------------------------

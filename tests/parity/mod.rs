@@ -128,6 +128,22 @@ pub fn with_nans(n: usize) -> Vec<f64> {
     (0..n).map(|i| if (i / 32) % 2 == 1 { f64::NAN } else { g.f64_in(-65535.0, 65535.0) }).collect()
 }
 
+/// The runs of `clamp_bounds`: the type (`i8`, `u64`, `isize`, `f32`, `f64`) and bounds out
+/// of order (negative ones, a NaN, ±0.0, the extremes of `u64`).
+pub const CLAMP_BOUNDS: [(u32, f64, f64); 7] = [
+    (0, 9.0, -100.0),
+    (1, 1.9e19, 2.0),
+    (2, 5.0, -9.3e18),
+    (3, 2.5, f64::NAN),
+    (3, 0.1, -1e-40),
+    (4, -0.0, -1.0),
+    (4, f64::INFINITY, 7.25),
+];
+
+/// The offsets `shuffle_offsets` runs with: within the warp, at its end, and past it (the
+/// GPU's `shfl.sync` reads an offset's low 5 bits only).
+pub const SHUFFLE_OFFSETS: [u32; 9] = [0, 1, 17, 31, 32, 33, 63, 64, u32::MAX];
+
 /// Threads per block of the divergent kernels (the second warp of a block is partial).
 pub const DIVERGENT_BLOCK: usize = 48;
 
@@ -272,6 +288,18 @@ pub fn all(gpu: bool) -> Vec<Outcome> {
     }
     let mut out = vec![0u32; 5 * 64];
     r.push("lane_masks", run!(gpu, lane_masks(2u32, 32u32, &mut out)), || bits(&out));
+    for (which, lo, hi) in CLAMP_BOUNDS {
+        let mut out = vec![0.0f64; 64];
+        r.push(
+            &format!("clamp_bounds {which} ({lo}, {hi})"),
+            run!(gpu, clamp_bounds(2u32, 32u32, which, lo, hi, &mut out)),
+            || bits(&out),
+        );
+    }
+    for d in SHUFFLE_OFFSETS {
+        let mut out = vec![0u32; 4 * 64];
+        r.push(&format!("shuffle_offsets d={d}"), run!(gpu, shuffle_offsets(2u32, 32u32, d, &mut out)), || bits(&out));
+    }
 
     // Lengths and shapes.
     let mut out = vec![0usize; 5];

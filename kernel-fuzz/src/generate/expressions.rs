@@ -1,6 +1,6 @@
 //! Expressions: operators, casts, method calls, calls, and `if`/blocks as values.
 
-use super::{BlockEnd, FLOAT_OPS, FnSig, Gen, INT_OPS};
+use super::{BlockEnd, FLOAT_OPS, FnSig, Gen, INT_OPS, RARE_FAULT_ODDS};
 use crate::ast::*;
 use crate::methods::{Accuracy, METHODS, Method, MethodInfo};
 use crate::ty::{Ty, Value};
@@ -162,6 +162,9 @@ impl Gen<'_> {
     /// A divisor: a literal that cannot fault half the time, anything otherwise, and `-1`
     /// now and then (`MIN / -1` overflows).
     pub(super) fn divisor(&mut self, ty: Ty, d: u32) -> Expr {
+        if self.cfg.rare_faults && !self.rng.chance(1, RARE_FAULT_ODDS) {
+            return self.safe_divisor(ty, d);
+        }
         if ty.is_signed() && self.rng.chance(1, 10) {
             return self.lit_of(Value::int(ty, -1));
         }
@@ -177,6 +180,23 @@ impl Gen<'_> {
         } else {
             self.expr(ty, d)
         }
+    }
+
+    /// A divisor that is neither 0 nor -1: a literal, or `((e & 7) + 1)`.
+    fn safe_divisor(&mut self, ty: Ty, d: u32) -> Expr {
+        if self.rng.chance(1, 2) {
+            let (_, max) = ty.int_range();
+            let v = loop {
+                let v = self.rng.range(if ty.is_signed() { -9 } else { 1 }, 9.min(max));
+                if v != 0 && v != -1 {
+                    break v;
+                }
+            };
+            return self.lit_of(Value::int(ty, v));
+        }
+        let e = self.expr(ty, d);
+        let low = Expr::new(ty, ExprKind::Binary(BinOp::And, Box::new(e), Box::new(self.lit_of(Value::int(ty, 7)))));
+        Expr::new(ty, ExprKind::Binary(BinOp::Add, Box::new(low), Box::new(self.lit_of(Value::int(ty, 1)))))
     }
 
     /// A `bool` from comparisons, logic, or bitwise operations on `bool`.
@@ -226,7 +246,8 @@ impl Gen<'_> {
             recv = nan_free(recv);
         }
         let clamp = matches!(m.method, Method::IClamp | Method::FClamp);
-        let args: Vec<Expr> = if clamp && self.rng.chance(3, 5) {
+        let ordered = clamp && (self.cfg.rare_faults && !self.rng.chance(1, RARE_FAULT_ODDS) || self.rng.chance(3, 5));
+        let args: Vec<Expr> = if ordered {
             // Bounds in order (no fault) most of the time.
             let a = self.literal(rt);
             let b = self.literal(rt);

@@ -10,6 +10,7 @@ impl Gen<'_> {
         let saved_vars = std::mem::take(&mut self.vars);
         let saved_loops = std::mem::take(&mut self.loops);
         let saved_ret = std::mem::replace(&mut self.ret, ret.clone());
+        let saved_returns = std::mem::replace(&mut self.returns, true);
         let (saved_weight, saved_work) = (self.weight, self.work);
         self.weight = 1;
         self.work = 0;
@@ -24,6 +25,7 @@ impl Gen<'_> {
         self.vars = saved_vars;
         self.loops = saved_loops;
         self.ret = saved_ret;
+        self.returns = saved_returns;
         self.weight = saved_weight;
         self.work = saved_work;
         (FnItem { name, params, ret, body }, work)
@@ -52,7 +54,9 @@ impl Gen<'_> {
         }
         let tail = match end {
             BlockEnd::Unit => None,
-            BlockEnd::Branch(_) if !self.no_jumps && self.rng.chance(1, 10) => {
+            BlockEnd::Branch(_)
+                if !self.no_jumps && (self.returns || !self.loops.is_empty()) && self.rng.chance(1, 10) =>
+            {
                 let t = self.jump_or_return(depth.saturating_sub(1));
                 stmts.push(t);
                 None
@@ -86,7 +90,7 @@ impl Gen<'_> {
         }
     }
 
-    fn const_item(&mut self) -> ConstItem {
+    pub(super) fn const_item(&mut self) -> ConstItem {
         let ty = self.any_type();
         let name = self.fresh("K");
         let (value, v) = self.const_expr(ty);

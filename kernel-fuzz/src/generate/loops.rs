@@ -1,7 +1,7 @@
 //! Loops (`for`, `while`, `loop`, and `loop` as a value) and what bounds their trip counts.
 
 use super::literals::int_path_const;
-use super::{BlockEnd, Gen, LoopCtx, WORK_LIMIT};
+use super::{BlockEnd, Gen, LoopCtx, RARE_FAULT_ODDS, WORK_LIMIT};
 use crate::ast::*;
 use crate::methods::Method;
 use crate::ty::{Ty, Value};
@@ -247,11 +247,12 @@ impl Gen<'_> {
     fn step(&mut self, depth: u32) -> Expr {
         let usize_of = |_: &mut Self, e: Expr| Expr::new(Ty::Usize, ExprKind::Cast(Box::new(e)));
         // A literal step needs no fault check; the others may be zero.
-        match self.rng.weighted(&[3, 2, 2, 3]) {
+        let safe = self.cfg.rare_faults && !self.rng.chance(1, RARE_FAULT_ODDS);
+        match self.rng.weighted(if safe { &[3, 0, 0, 3] } else { &[3, 2, 2, 3] }) {
             // A small literal of another type, cast: `(2u8 as usize)`.
             0 => {
                 let t = self.int_type();
-                let v = self.rng.range(0, 4);
+                let v = self.rng.range(i128::from(safe), 4);
                 let l = self.lit_of(Value::int(t, v));
                 usize_of(self, l)
             }

@@ -39,15 +39,25 @@ pub struct Config {
     /// corpus compared on the GPU, where libdevice is within ulps of the CPU only and the
     /// CPU's functions are built with optimisation.
     pub exact_only: bool,
+    /// Operands that can make an operation fault (a divisor, `clamp`'s bounds, `step_by`'s
+    /// step) are drawn so that they cannot, but one time in [`RARE_FAULT_ODDS`]: for
+    /// explicit kernels, where one faulting thread fails the whole launch (a thread index
+    /// is 0 somewhere, so a divisor drawn from the variables would be 0 in every launch).
+    pub rare_faults: bool,
 }
 
 impl Config {
     /// The host differential tests: everything, libdevice functions included (the host JIT
     /// runs the CPU's own functions in their place).
-    pub const HOST: Config = Config { exact_only: false };
+    pub const HOST: Config = Config { exact_only: false, rare_faults: false };
     /// The GPU corpus: what the GPU computes bit for bit like the CPU.
-    pub const GPU: Config = Config { exact_only: true };
+    pub const GPU: Config = Config { exact_only: true, rare_faults: false };
+    /// The scalar parts of explicit kernels: [`Config::GPU`], faults rare.
+    pub const KERNEL: Config = Config { exact_only: true, rare_faults: true };
 }
+
+/// With [`Config::rare_faults`], one operand in this many may fault.
+pub const RARE_FAULT_ODDS: u64 = 16;
 
 /// The most loop iterations (nested products, calls included) one call of a generated
 /// function runs.
@@ -67,6 +77,7 @@ pub fn program(seed: u64, cfg: &Config) -> Program {
         work: 0,
         budget: 0,
         no_jumps: false,
+        returns: true,
     };
     g.budget = g.rng.range(30, 220) as i64;
     let n_params = g.rng.weighted(&[1, 6, 8, 6, 3]);
@@ -165,6 +176,10 @@ struct Gen<'c> {
     /// Inside a loop header or a guard: no `break`/`continue` (rustc refuses some, and
     /// the kernel language has no use for them).
     no_jumps: bool,
+    /// The current function may `return` (a function's own body, nested ones included; not
+    /// the statements another generator places in an explicit kernel, whose `return` has
+    /// no value).
+    returns: bool,
 }
 
 const INT_OPS: &[(BinOp, u32)] = &[
@@ -265,4 +280,109 @@ enum BlockEnd {
     Branch(Ty),
     /// A function's body: its result.
     FnResult,
+}
+
+/// A variable another generator (the explicit kernels') shows the scalar generator: the
+/// scalar code may read it, and assign it when it is `mutable` and not `reserved`; a
+/// `reserved` one is never shadowed either.
+#[derive(Clone, Debug)]
+pub(crate) struct ScalarVar {
+    pub(crate) name: String,
+    pub(crate) ty: Ty,
+    pub(crate) mutable: bool,
+    pub(crate) reserved: bool,
+}
+
+/// The scalar generator, driven by another one: expressions and statements over the
+/// variables it is shown, which never `return` (an explicit kernel's `return` has no value)
+/// and whose loops run at most a given number of iterations.
+pub(crate) struct Scalars<'c> {
+    g: Gen<'c>,
+}
+
+impl<'c> Scalars<'c> {
+    /// A generator drawing from `rng`, with `budget` nodes for everything it generates.
+    pub(crate) fn new(rng: Rng, cfg: &'c Config, budget: i64) -> Scalars<'c> {
+        let g = Gen {
+            rng,
+            cfg,
+            next_name: 0,
+            vars: Vec::new(),
+            // The outermost scope: the items of the kernel's body (see `item`).
+            items: vec![ItemScope::default()],
+            loops: Vec::new(),
+            ret: Ret::Scalar(Ty::Bool),
+            weight: 1,
+            work: 0,
+            budget,
+            no_jumps: false,
+            returns: false,
+        };
+        Scalars { g }
+    }
+
+    pub(crate) fn rng(&mut self) -> &mut Rng {
+        &mut self.g.rng
+    }
+
+    /// Nodes left in the budget.
+    pub(crate) fn budget(&self) -> i64 {
+        self.g.budget
+    }
+
+    /// A name no generated name takes (`prefix` and a number).
+    pub(crate) fn fresh(&mut self, prefix: &str) -> String {
+        self.g.fresh(prefix)
+    }
+
+    /// Shows the generator `vars` (one scope) and a loop allowance of `work` iterations.
+    fn enter(&mut self, vars: &[ScalarVar], work: u64) {
+        let scope = vars
+            .iter()
+            .map(|v| Var { name: v.name.clone(), ty: v.ty, mutable: v.mutable, reserved: v.reserved })
+            .collect();
+        self.g.vars = vec![scope];
+        self.g.weight = 1;
+        self.g.work = WORK_LIMIT.saturating_sub(work);
+    }
+
+    /// An expression of type `ty` over `vars`, nested at most `depth` deep, whose loops run
+    /// at most `work` iterations.
+    pub(crate) fn expr(&mut self, vars: &[ScalarVar], ty: Ty, depth: u32, work: u64) -> Expr {
+        self.enter(vars, work);
+        let e = self.g.expr(ty, depth);
+        self.g.vars.clear();
+        e
+    }
+
+    /// A literal of this value, written bare or with its suffix.
+    pub(crate) fn lit_of(&mut self, v: Value) -> Expr {
+        self.g.lit_of(v)
+    }
+
+    /// A statement (a deferred `let` is two) over `vars`, and the variables it declares
+    /// for the code after it, in order.
+    pub(crate) fn stmts(&mut self, vars: &[ScalarVar], depth: u32, work: u64) -> (Vec<Stmt>, Vec<ScalarVar>) {
+        self.enter(vars, work);
+        let mut out = Vec::new();
+        self.g.stmt(depth, &mut out);
+        let scope = self.g.vars.pop().unwrap_or_default();
+        self.g.vars.clear();
+        let declared = scope[vars.len()..]
+            .iter()
+            .map(|v| ScalarVar { name: v.name.clone(), ty: v.ty, mutable: v.mutable, reserved: v.reserved })
+            .collect();
+        (out, declared)
+    }
+
+    /// A `const` or `fn` item for the outermost scope: every later expression may name it.
+    pub(crate) fn item(&mut self, depth: u32) -> Stmt {
+        self.g.vars.clear();
+        if self.g.rng.chance(1, 2) {
+            Stmt::Const(self.g.const_item())
+        } else {
+            let name = self.g.fresh("h");
+            Stmt::Fn(self.g.fn_item(name, depth))
+        }
+    }
 }

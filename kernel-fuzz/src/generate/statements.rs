@@ -23,7 +23,7 @@ impl Gen<'_> {
             if tuple_fns { 2 } else { 0 },  // let (a, b) = h(..)
             1,                              // let y; if c { y = ..} else { y = ..}
             if in_loop { 2 } else { 0 },    // break / continue
-            1,                              // return
+            u32::from(self.returns),        // return
             1,                              // let x = 5; let y: u8 = x;
         ];
         match self.rng.weighted(&weights) {
@@ -171,7 +171,7 @@ impl Gen<'_> {
 
     /// `break`, `continue` (to the innermost loop or a labelled one) or `return`.
     pub(super) fn jump_or_return(&mut self, depth: u32) -> Stmt {
-        if !self.loops.is_empty() && !self.no_jumps && self.rng.chance(2, 3) {
+        if !self.loops.is_empty() && !self.no_jumps && (!self.returns || self.rng.chance(2, 3)) {
             self.jump(depth)
         } else {
             Stmt::Return(self.result_tail(depth + 1))

@@ -1,7 +1,7 @@
 //! Expressions, and `match` with its patterns.
 
 use super::operations::{binary, call_method, compare, unary};
-use super::{Flow, Interp, R, fault, invalid, targets};
+use super::{Fault, Flow, Interp, R, fault, invalid, targets};
 use crate::ast::*;
 use crate::ty::Value;
 
@@ -27,7 +27,12 @@ impl<'p> Interp<'p> {
             ExprKind::Method { method, recv, args, .. } => {
                 let r = self.expr(recv)?;
                 let args = args.iter().map(|a| self.expr(a)).collect::<R<'p, Vec<Value>>>()?;
-                call_method(*method, r, &args, self.overflow).or_else(fault)?
+                call_method(*method, r, &args, self.overflow).or_else(|f| {
+                    if matches!(f, Fault::IntClampBounds | Fault::FloatClampBounds) {
+                        self.clamp_bounds = Some((args[0], args[1]));
+                    }
+                    fault(f)
+                })?
             }
             ExprKind::Call(c) => self.call(c)?[0],
             ExprKind::Field(c, k) => self.call(c)?[*k],

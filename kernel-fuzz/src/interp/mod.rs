@@ -129,6 +129,7 @@ pub fn run_traced<'p>(
         steps: 0,
         overflow,
         fault_in: None,
+        clamp_bounds: None,
     };
     for h in &p.helpers {
         it.fns.insert(&h.name, h);
@@ -172,9 +173,90 @@ struct Interp<'p> {
     overflow: Overflow,
     /// The function a fault arose in (the innermost call it left).
     fault_in: Option<&'p str>,
+    /// The bounds of the last `clamp` that faulted (Rust's panic names them).
+    clamp_bounds: Option<(Value, Value)>,
 }
 
 /// Whether a `break`/`continue` with this label leaves (or continues) a loop with `label`.
 fn targets(jump: Option<&str>, label: &Option<String>) -> bool {
     jump.is_none() || jump == label.as_deref()
+}
+
+/// The variables of one run of statements, innermost binding of a name last.
+pub(crate) type Env<'p> = Vec<(&'p str, Value)>;
+
+/// The scalar interpreter, driven by another one (the explicit kernels'): it evaluates
+/// expressions and runs statements in environments the driver keeps (one per thread), and
+/// knows the `fn` and `const` items it has been shown.
+pub(crate) struct Scalars<'p> {
+    it: Interp<'p>,
+}
+
+impl<'p> Scalars<'p> {
+    pub(crate) fn new(overflow: Overflow) -> Scalars<'p> {
+        let it = Interp {
+            fns: HashMap::new(),
+            consts: HashMap::new(),
+            env: Vec::new(),
+            base: 0,
+            steps: 0,
+            overflow,
+            fault_in: None,
+            clamp_bounds: None,
+        };
+        Scalars { it }
+    }
+
+    /// Indexes the `fn` and `const` items of `s` (itself, or in its blocks).
+    pub(crate) fn collect_stmt(&mut self, s: &'p Stmt) {
+        match s {
+            Stmt::Fn(f) => {
+                self.it.fns.insert(&f.name, f);
+            }
+            Stmt::Const(c) => {
+                self.it.consts.insert(&c.name, c);
+            }
+            _ => {}
+        }
+        visit_stmt_blocks(s, &mut |b| self.it.collect_items(b));
+    }
+
+    /// Indexes the `fn` and `const` items in the blocks of `e`.
+    pub(crate) fn collect_expr(&mut self, e: &'p Expr) {
+        visit_expr_blocks(e, &mut |b| self.it.collect_items(b));
+    }
+
+    /// Runs `f` on the interpreter with `env` as the current call's variables.
+    fn with_env<T>(&mut self, env: &mut Env<'p>, f: impl FnOnce(&mut Interp<'p>) -> R<'p, T>) -> Result<T, Stop> {
+        std::mem::swap(&mut self.it.env, env);
+        self.it.base = 0;
+        self.it.steps = 0;
+        let r = f(&mut self.it);
+        std::mem::swap(&mut self.it.env, env);
+        match r {
+            Ok(v) => Ok(v),
+            Err(Flow::Stop(s)) => Err(s),
+            Err(other) => Err(Stop::Invalid(format!("{other:?} escaped the kernel's statement"))),
+        }
+    }
+
+    /// The value of `e` in `env`.
+    pub(crate) fn eval(&mut self, env: &mut Env<'p>, e: &'p Expr) -> Result<Value, Stop> {
+        self.with_env(env, |it| it.expr(e))
+    }
+
+    /// Runs `s` in `env`; a `let` adds its variables to it.
+    pub(crate) fn exec(&mut self, env: &mut Env<'p>, s: &'p Stmt) -> Result<(), Stop> {
+        self.with_env(env, |it| it.stmt(s))
+    }
+
+    /// The bounds of the last `clamp` that faulted.
+    pub(crate) fn clamp_bounds(&self) -> Option<(Value, Value)> {
+        self.it.clamp_bounds
+    }
+
+    /// `a op b` with the run's overflow semantics.
+    pub(crate) fn binary(&self, op: BinOp, a: Value, b: Value) -> Result<Value, Fault> {
+        operations::binary(op, a, b, self.it.overflow)
+    }
 }

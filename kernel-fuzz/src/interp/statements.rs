@@ -8,19 +8,22 @@ use crate::ty::Value;
 impl<'p> Interp<'p> {
     /// Indexes the functions and constants (their names are unique in a program).
     pub(super) fn collect(&mut self, b: &'p Block) {
-        visit_blocks(b, &mut |blk| {
-            for s in &blk.stmts {
-                match s {
-                    Stmt::Fn(f) => {
-                        self.fns.insert(&f.name, f);
-                    }
-                    Stmt::Const(c) => {
-                        self.consts.insert(&c.name, c);
-                    }
-                    _ => {}
+        visit_blocks(b, &mut |blk| self.collect_items(blk));
+    }
+
+    /// Indexes the functions and constants declared in `b` itself.
+    pub(super) fn collect_items(&mut self, b: &'p Block) {
+        for s in &b.stmts {
+            match s {
+                Stmt::Fn(f) => {
+                    self.fns.insert(&f.name, f);
                 }
+                Stmt::Const(c) => {
+                    self.consts.insert(&c.name, c);
+                }
+                _ => {}
             }
-        });
+        }
     }
 
     pub(super) fn step(&mut self) -> R<'p, ()> {
@@ -102,7 +105,7 @@ impl<'p> Interp<'p> {
         }
     }
 
-    fn stmt(&mut self, s: &'p Stmt) -> R<'p, ()> {
+    pub(super) fn stmt(&mut self, s: &'p Stmt) -> R<'p, ()> {
         match s {
             Stmt::Const(_) | Stmt::Fn(_) => {}
             Stmt::Let { name, init, ty, .. } => {

@@ -214,8 +214,21 @@ impl<'ctx> FnLower<'_, 'ctx> {
         index: IntValue<'ctx>,
         len: IntValue<'ctx>,
     ) -> LResult<()> {
+        let code = self.cx.i32_type().const_int(fault.code() as u64, false);
+        self.raise_record(cond, code, index, len)
+    }
+
+    /// Where `cond` holds, fills the kernel's fault record (`code`, and two `i64` words:
+    /// an index and a length, or what else the code says) and returns.
+    pub(super) fn raise_record(
+        &mut self,
+        cond: IntValue<'ctx>,
+        code: IntValue<'ctx>,
+        index: IntValue<'ctx>,
+        len: IntValue<'ctx>,
+    ) -> LResult<()> {
         let Some(err) = self.err else {
-            return Err(internal("an index is checked in a function without a fault record", self.func.span));
+            return Err(internal("a fault record is filled in a function without one", self.func.span));
         };
         let fail = self.cx.append_basic_block(self.llfn, "index_fault");
         let cont = self.cx.append_basic_block(self.llfn, "in_bounds");
@@ -223,7 +236,6 @@ impl<'ctx> FnLower<'_, 'ctx> {
         self.builder.build_conditional_branch(cond, fail, cont)?;
         self.builder.position_at_end(fail);
         let st = fault_struct(self.cx);
-        let code = self.cx.i32_type().const_int(fault.code() as u64, false);
         self.builder.build_store(err, code)?;
         self.builder.build_store(self.builder.build_struct_gep(st, err, 1, "fault_index")?, index)?;
         self.builder.build_store(self.builder.build_struct_gep(st, err, 2, "fault_len")?, len)?;

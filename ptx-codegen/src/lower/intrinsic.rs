@@ -9,9 +9,9 @@ use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FloatValue, IntVal
 use inkwell::{FloatPredicate, IntPredicate};
 
 use super::arith::Overflow;
-use super::types::llvm_type;
+use super::types::{bits_type, llvm_type};
 use super::{FnLower, LResult, Value, basic_value, internal};
-use crate::abi::Fault;
+use crate::abi::{BoundsType, Fault, ThreadFault};
 use crate::intrinsic::Intrinsic;
 use crate::ir::Expr;
 use crate::ty::ScalarType;
@@ -149,6 +149,36 @@ impl<'ctx> FnLower<'_, 'ctx> {
         Ok(self.builder.build_float_compare(p, x, y, "fcmp")?)
     }
 
+    /// `clamp`'s fault where `bad`: in a kernel, its record keeps the bounds (`lo`, `hi` of
+    /// type `t`) and their type, so that the message names them as Rust's panic does
+    /// (`min > max. min = 3, max = 1`); elsewhere the host gives the message.
+    fn raise_clamp(
+        &mut self,
+        bad: IntValue<'ctx>,
+        fault: Fault,
+        t: ScalarType,
+        lo: BasicValueEnum<'ctx>,
+        hi: BasicValueEnum<'ctx>,
+    ) -> LResult<()> {
+        let kind = bounds_type(t);
+        if !self.fault_record || kind.is_none() {
+            return self.raise(bad, fault);
+        }
+        let i64t = self.cx.i64_type();
+        let bits = |v: BasicValueEnum<'ctx>| -> LResult<IntValue<'ctx>> {
+            let b = &self.builder;
+            let v = match v {
+                BasicValueEnum::FloatValue(f) => b.build_bit_cast(f, bits_type(self.cx, t), "bits")?.into_int_value(),
+                other => other.into_int_value(),
+            };
+            Ok(b.build_int_z_extend_or_bit_cast(v, i64t, "bound")?)
+        };
+        let (lo, hi) = (bits(lo)?, bits(hi)?);
+        let code = fault.code() | kind.map_or(0, BoundsType::code) << ThreadFault::BOUNDS_SHIFT;
+        let code = self.cx.i32_type().const_int(code as u64, false);
+        self.raise_record(bad, code, lo, hi)
+    }
+
     fn fselect(&self, c: IntValue<'ctx>, a: FloatValue<'ctx>, b: FloatValue<'ctx>) -> LResult<FloatValue<'ctx>> {
         Ok(self.builder.build_select(c, a, b, "sel")?.into_float_value())
     }
@@ -194,7 +224,7 @@ impl<'ctx> FnLower<'_, 'ctx> {
                 // Rust asserts `min <= max` (false when either is NaN).
                 let ordered = self.fcmp(FloatPredicate::OLE, lo, hi)?;
                 let bad = b.build_not(ordered, "bad_bounds")?;
-                self.raise_if(bad, self.cx.i32_type().const_int(Fault::FloatClampBounds.code() as u64, false))?;
+                self.raise_clamp(bad, Fault::FloatClampBounds, t, vals[1], vals[2])?;
                 let below = self.fcmp(FloatPredicate::OLT, x, lo)?;
                 let r = self.fselect(below, lo, x)?;
                 let above = self.fcmp(FloatPredicate::OGT, r, hi)?;
@@ -410,7 +440,7 @@ impl<'ctx> FnLower<'_, 'ctx> {
             Clamp => {
                 let (lo, hi) = (y(), vals[2].into_int_value());
                 let bad = cmp(gt, lo, hi)?;
-                self.raise_if(bad, self.cx.i32_type().const_int(Fault::IntClampBounds.code() as u64, false))?;
+                self.raise_clamp(bad, Fault::IntClampBounds, t, vals[1], vals[2])?;
                 let b = &self.builder;
                 let r = b.build_select(b.build_int_compare(gt, x, hi, "above")?, hi, x, "sel")?.into_int_value();
                 b.build_select(b.build_int_compare(lt, x, lo, "below")?, lo, r, "sel")?.into_int_value()
@@ -629,4 +659,22 @@ impl<'ctx> FnLower<'_, 'ctx> {
             b.build_load(bool_t, ovf_slot, "overflowed")?.into_int_value(),
         ))
     }
+}
+
+/// How a kernel's fault record names bounds of type `t` (`isize`/`usize` print as `i64`/`u64`).
+fn bounds_type(t: ScalarType) -> Option<BoundsType> {
+    use ScalarType::*;
+    Some(match t {
+        I8 => BoundsType::I8,
+        I16 => BoundsType::I16,
+        I32 => BoundsType::I32,
+        I64 | Isize => BoundsType::I64,
+        U8 => BoundsType::U8,
+        U16 => BoundsType::U16,
+        U32 => BoundsType::U32,
+        U64 | Usize => BoundsType::U64,
+        F32 => BoundsType::F32,
+        F64 => BoundsType::F64,
+        _ => return None,
+    })
 }

@@ -394,6 +394,16 @@ impl<'ctx> FnLower<'_, 'ctx> {
             let wide = b.build_int_z_extend(x, i32t, "wide")?;
             b.build_int_truncate(shfl(wide)?, it, "narrow")?
         };
+        // `shfl.sync` reads only the low 5 bits of an offset, so `shfl_down_sync(m, v, 33)`
+        // would read lane + 1. An offset of a warp or more names no lane of the warp: the
+        // lane keeps its own value, as the language (and the simulator) says. (A `shfl_sync`
+        // lane is taken modulo 32 on both.)
+        let r = if op == GpuOp::Shfl {
+            r
+        } else {
+            let in_warp = b.build_int_compare(IntPredicate::ULT, lane, i32t.const_int(32, false), "in_warp")?;
+            b.build_select(in_warp, r, x, "shuffled")?.into_int_value()
+        };
         Ok(if t.is_floating() { b.build_bit_cast(r, v.get_type(), "value")? } else { r.into() })
     }
 }

@@ -71,6 +71,9 @@ pub struct Lowering {
     /// Every function takes a pointer to the fault code as its last parameter (the program
     /// can fail where Rust would panic).
     pub fault_code: bool,
+    /// The fault pointer is an explicit kernel's per-thread record (code, index, length; see
+    /// `explicit_entry.rs`), which can carry the values a panic message names.
+    pub fault_record: bool,
     /// The user's `fastmath`: float operations may be contracted and reassociated.
     pub fastmath: bool,
     /// What integer overflow does (a release build wraps, `debug_assertions` panics).
@@ -146,6 +149,7 @@ fn lower_body<'ctx>(
         array_info: &program.arrays,
         arrays: HashMap::new(),
         fastmath: how.fastmath,
+        fault_record: how.fault_record,
         overflow: how.overflow,
         locals: vec![None; f.locals.len()],
         loops: HashMap::new(),
@@ -223,6 +227,8 @@ struct FnLower<'a, 'ctx> {
     /// Where this function's arrays are (those it has reached the `let` of, and its slices).
     arrays: HashMap<u32, ArrayPlace<'ctx>>,
     fastmath: bool,
+    /// See [`Lowering::fault_record`].
+    fault_record: bool,
     overflow: ir::IntOverflow,
     locals: Vec<Option<PointerValue<'ctx>>>,
     loops: HashMap<LoopId, LoopTargets<'ctx>>,
