@@ -12,7 +12,8 @@
 //! - on a GPU host, the GPU against both.
 //!
 //! `EXPLICIT_FUZZ_SEEDS=a..b` at build time compiles other seeds (the long runs, see
-//! docs/testing.md).
+//! docs/testing.md); `EXPLICIT_FUZZ_ONLY=a..b` at run time runs only those of the corpus's
+//! seeds (a sample under compute-sanitizer).
 
 #[path = "support/quiet.rs"]
 mod quiet;
@@ -176,9 +177,24 @@ fn outputs_same(k: &Kernel, a: &[Vec<u64>], b: &[Vec<u64>]) -> bool {
     })
 }
 
-/// Runs every case on `targets`, on as many host threads as there are cores (the
+/// The cases to run: all of the corpus, or those whose seeds lie in `EXPLICIT_FUZZ_ONLY=a..b`
+/// (a sample, e.g. under compute-sanitizer, without building another corpus).
+fn selected() -> Vec<&'static Case> {
+    let Ok(only) = std::env::var("EXPLICIT_FUZZ_ONLY") else { return CASES.iter().collect() };
+    let parse = |n: &str| n.trim().parse::<u64>().ok();
+    let range = match only.split_once("..").map(|(a, b)| (parse(a), parse(b))) {
+        Some((Some(a), Some(b))) if a < b => a..b,
+        _ => panic!("EXPLICIT_FUZZ_ONLY is `{only}`, not a non-empty range of seeds `a..b`"),
+    };
+    let cases: Vec<&Case> = CASES.iter().filter(|c| range.contains(&c.0)).collect();
+    assert!(!cases.is_empty(), "EXPLICIT_FUZZ_ONLY={only} selects none of the corpus's seeds {CORPUS_SEEDS:?}");
+    cases
+}
+
+/// Runs every selected case on `targets`, on as many host threads as there are cores (the
 /// simulator's threads mostly wait for each other); panics with the findings.
 fn run_all(targets: &[On]) {
+    let cases = selected();
     let overflow = overflow();
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
     let next = std::sync::atomic::AtomicUsize::new(0);
@@ -189,7 +205,7 @@ fn run_all(targets: &[On]) {
                     let mut failures = Vec::new();
                     loop {
                         let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(&(seed, name, call)) = CASES.get(i) else { break failures };
+                        let Some(&&(seed, name, call)) = cases.get(i) else { break failures };
                         let findings = check(seed, call, targets, overflow);
                         if !findings.is_empty() {
                             failures.push((
@@ -210,11 +226,11 @@ fn run_all(targets: &[On]) {
     let failures: Vec<String> = failures.into_iter().map(|f| f.1).collect();
     println!(
         "{} generated kernels, {} launches each, on {targets:?} against the interpreter; {} differ",
-        CASES.len(),
+        cases.len(),
         explicit::LAUNCHES,
         failures.len()
     );
-    assert!(failures.is_empty(), "{} of {} kernels differ:\n{}", failures.len(), CASES.len(), failures.join("\n"));
+    assert!(failures.is_empty(), "{} of {} kernels differ:\n{}", failures.len(), cases.len(), failures.join("\n"));
 }
 
 #[test]
