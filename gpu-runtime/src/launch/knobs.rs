@@ -44,14 +44,14 @@ pub(crate) fn chunk_bytes() -> usize {
 }
 
 /// At most how many blocks per multiprocessor a `#[guvectorize]` launch uses (a
-/// grid-stride loop covers the other loop indices): `GPU_VECTORIZE_GUFUNC_BLOCKS_PER_SM`;
-/// unset or 0, one loop index per thread. Each thread reads its own cores, so fewer
+/// grid-stride loop covers the other loop indices): `GPU_VECTORIZE_GUFUNC_BLOCKS_PER_SM`,
+/// 2 by default; 0, one loop index per thread. Each thread reads its own cores, so fewer
 /// threads in flight keep more of their rows in the L1 cache: on the H200 two blocks per
 /// multiprocessor ran six of seven row functions 1.1-2.7 times faster and the seventh as
-/// fast (bench/README.md, "Generalized functions"). It stays off by default until the GPU tests
-/// have run with it.
+/// fast (bench/README.md, "Generalized functions"), and the GPU tests and the stress test
+/// ran with it.
 #[cfg(feature = "ndarray")]
 pub(crate) fn gufunc_blocks_per_sm() -> Option<usize> {
     static CELL: OnceLock<usize> = OnceLock::new();
-    Some(knob(&CELL, "GPU_VECTORIZE_GUFUNC_BLOCKS_PER_SM", |_| true, 0)).filter(|&b| b > 0)
+    Some(knob(&CELL, "GPU_VECTORIZE_GUFUNC_BLOCKS_PER_SM", |_| true, 2)).filter(|&b| b > 0)
 }
