@@ -31,9 +31,12 @@ enum On {
     Gpu,
 }
 
-/// A generated kernel: its seed, name, and a call of it with arguments, which returns its
-/// `&mut` slices' elements as bits.
-type Case = (u64, &'static str, fn(On, &LaunchConfig, &[Arg]) -> gpu_runtime::Result<Vec<Vec<u64>>>);
+/// A call of a generated kernel with arguments, which returns its `&mut` slices' elements
+/// as bits.
+type Call = fn(On, &LaunchConfig, &[Arg]) -> gpu_runtime::Result<Vec<Vec<u64>>>;
+
+/// A generated kernel: its seed, name, and [`Call`].
+type Case = (u64, &'static str, Call);
 
 fn scalar<T: Bits>(a: &Arg) -> T {
     match a {
@@ -133,12 +136,7 @@ fn compare(
 
 /// One kernel's launches on `targets` (each against the interpreter, and against each
 /// other), or the differences.
-fn check(
-    seed: u64,
-    call: fn(On, &LaunchConfig, &[Arg]) -> gpu_runtime::Result<Vec<Vec<u64>>>,
-    targets: &[On],
-    overflow: Overflow,
-) -> Vec<String> {
+fn check(seed: u64, call: Call, targets: &[On], overflow: Overflow) -> Vec<String> {
     let k = explicit::kernel(seed);
     let mut findings = Vec::new();
     for (n, launch) in explicit::launches(&k).into_iter().enumerate() {

@@ -65,6 +65,19 @@ fn a_clamp_fault_names_its_bounds_on_the_gpu() {
     }
 }
 
+/// The vector accesses on the GPU against the reference (the simulator is held to the same
+/// one in `tests/kernels.rs`, and compared with the GPU in the parity list).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn vector_accesses_on_the_gpu() {
+    for off in parity::VECTOR_OFFSETS {
+        let (x, w) = parity::vector_inputs(96);
+        let (mut out, mut wout) = (vec![0.0f32; 4 * 96], vec![0.0f64; 2 * 96]);
+        kernel_defs::vector_lanes::launch(1u32, 96u32, off, &x, &w, &mut out, &mut wout).unwrap();
+        assert_eq!((out, wout), kernel_defs::reference::vector_lanes(off, 96, &x, &w), "offset {off}");
+    }
+}
+
 /// Shuffle offsets of a warp or more on the GPU: each lane keeps its own value, as in the
 /// simulator (`shfl.sync` itself reads only an offset's low 5 bits).
 #[test]

@@ -274,12 +274,16 @@ fn the_parity_kernels_in_the_simulator() {
         ("view_window(50, 10)", "slice index starts at 50 but ends at 10"),
         ("view_window(70, 80)", "range start index 70 out of range for slice of length 64"),
     ];
+    let windows = parity::VECTOR_WINDOWS
+        .iter()
+        .filter_map(|&(i, fault)| fault.map(|m| (format!("vector_window {i}"), m.to_string())));
     // `clamp_bounds` faults in thread 3 with Rust's own message for each type's bounds.
     let clamps: Vec<(String, String)> = parity::CLAMP_BOUNDS
         .iter()
         .map(|&(which, lo, hi)| (format!("clamp_bounds {which} ({lo}, {hi})"), reference::clamp_panic(which, lo, hi)))
         .collect();
-    let faults = faults.iter().map(|&(n, m)| (n.to_string(), m.to_string())).chain(clamps).collect::<Vec<_>>();
+    let faults =
+        faults.iter().map(|&(n, m)| (n.to_string(), m.to_string())).chain(clamps).chain(windows).collect::<Vec<_>>();
     for o in &outs {
         match (&o.result, faults.iter().find(|(n, _)| *n == o.name)) {
             (Ok(_), None) => {}
@@ -373,6 +377,34 @@ fn a_clamp_fault_names_its_bounds() {
                 assert_eq!(message, reference::clamp_panic(which, lo, hi))
             }
             other => panic!("{which} ({lo}, {hi}): {other:?}"),
+        }
+    }
+}
+
+/// `gpu::load4`/`store4`/`load2`/`store2` at every alignment give what element accesses
+/// give, and a window past the end faults with Rust's message for that slice.
+#[test]
+fn vector_accesses_in_the_simulator() {
+    for off in parity::VECTOR_OFFSETS {
+        let (x, w) = parity::vector_inputs(96);
+        let (mut out, mut wout) = (vec![0.0f32; 4 * 96], vec![0.0f64; 2 * 96]);
+        vector_lanes::simulate(1u32, 96u32, off, &x, &w, &mut out, &mut wout).unwrap();
+        assert_eq!((out, wout), reference::vector_lanes(off, 96, &x, &w), "offset {off}");
+    }
+    for (i, fault) in parity::VECTOR_WINDOWS {
+        let x: Vec<u32> = (10..18).collect();
+        let mut out = vec![0u32; 6];
+        match (vector_window::simulate(1u32, 32u32, i, &x, &mut out), fault) {
+            (Ok(()), None) => {
+                let mut want = vec![0u32; 6];
+                want[i..i + 4].copy_from_slice(&[x[i + 3], x[i + 2], x[i + 1], x[i]]);
+                assert_eq!(out, want, "index {i}");
+            }
+            (Err(Error::ThreadFault { message, thread: [0, 0, 0], .. }), Some(m)) => {
+                assert_eq!(message, m, "index {i}");
+                assert_eq!(out, [0; 6], "a fault leaves the host slice as it was");
+            }
+            (other, _) => panic!("index {i}: {other:?}"),
         }
     }
 }

@@ -123,6 +123,13 @@ fn syncwarp_beside_a_shuffle(out: &mut [u32]) {
     }
 }
 
+/// Threads writing four elements each, two apart: each `store4` overlaps its neighbour's.
+#[kernel]
+fn overlapping_vectors(out: &mut [u32]) {
+    let t = gpu::grid1();
+    gpu::store4(out, 2 * t, 1, 2, 3, 4);
+}
+
 fn race(e: Error) -> (String, RaceAccess, RaceAccess) {
     match e {
         Error::DataRace { location, first, second, .. } => (location, first, second),
@@ -260,4 +267,16 @@ fn warp_operations_that_wait_for_each_other_are_an_error_not_a_hang() {
     let deadlock = message.contains("waits in another warp operation, so neither can complete");
     let gone = message.contains("has exited or does not exist, so the warp operation cannot complete");
     assert!(deadlock || gone, "{e}");
+}
+
+/// A vector store is one access per element to the race check: overlapping ones race,
+/// disjoint ones do not.
+#[test]
+fn overlapping_vector_stores_are_a_race() {
+    let mut out = vec![0u32; 70];
+    let (location, ..) = race(overlapping_vectors::simulate(1u32, 32u32, &mut out).unwrap_err());
+    assert!(location.starts_with("`out["), "{location}");
+    let mut one = vec![0u32; 4];
+    overlapping_vectors::simulate(1u32, 1u32, &mut one).unwrap();
+    assert_eq!(one, [1, 2, 3, 4]);
 }

@@ -129,6 +129,8 @@ macro_rules! __if_ndarray {
 pub mod gpu {
     pub use crate::grid::Dim3;
     pub use crate::sim::builtins::*;
+    #[doc(hidden)]
+    pub use crate::sim::{Row, RowMut};
     pub use crate::sim::{Shared, Shared2d, Shared3d, SharedSlice, SimScalar};
 
     /// Atomic read-modify-write operations (Numba: `cuda.atomic`): each returns the value

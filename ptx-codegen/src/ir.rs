@@ -406,6 +406,20 @@ pub enum ExprKind {
     },
     /// A GPU built-in (`gpu::thread_idx()`, `gpu::sync_threads()`, …).
     Gpu(GpuOp, Vec<Expr>),
+    /// `gpu::load2(a, i)` / `gpu::load4(a, i)`: the elements of `a[i..][..lanes]`, as a
+    /// tuple (one vector load where their address is aligned to their size).
+    LoadVector {
+        array: u32,
+        index: Box<Expr>,
+        lanes: u32,
+    },
+    /// `gpu::store2(a, i, v0, v1)` / `gpu::store4(a, i, v0, v1, v2, v3)`: writes `values`
+    /// to `a[i..][..values.len()]` (one vector store where aligned).
+    StoreVector {
+        array: u32,
+        index: Box<Expr>,
+        values: Vec<Expr>,
+    },
 }
 
 /// `gpu::atomic::*`.
@@ -664,6 +678,11 @@ pub fn visit_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
             visit_expr(value, f);
         }
         ExprKind::Atomic { index, args, .. } => index.iter().chain(args).for_each(|a| visit_expr(a, f)),
+        ExprKind::LoadVector { index, .. } => visit_expr(index, f),
+        ExprKind::StoreVector { index, values, .. } => {
+            visit_expr(index, f);
+            values.iter().for_each(|a| visit_expr(a, f));
+        }
         ExprKind::ArrayList(args) | ExprKind::Gpu(_, args) | ExprKind::ArrayView { bounds: args, .. } => {
             args.iter().for_each(|a| visit_expr(a, f))
         }

@@ -175,6 +175,38 @@ fn builtins_reach_the_ptx() {
     assert!(c.ptx.contains("atom.global.cas.b32"), "{}", c.ptx);
 }
 
+/// `gpu::load4`/`store4`/`load2`/`store2`: one vector instruction where the address is
+/// aligned (a branch on it), element accesses otherwise, and the checks of `a[i..][..n]`.
+#[test]
+fn vector_accesses_reach_the_ptx() {
+    let k = corpus_kernel("vector_access");
+    // Read-only slices load through the non-coherent cache (`.nc`); four bytes or two
+    // halves move as one 32-bit word.
+    for instruction in [
+        "ld.global.nc.v4.f32",
+        "st.global.v4.f32",
+        "ld.global.nc.v2.f64",
+        "st.global.v2.f64",
+        "ld.global.nc.u32",
+        "st.global.u32",
+        "st.shared.v4.f32",
+        "ld.shared.v2.f32",
+        "st.shared.u32",
+        "ld.shared.v4.u16",
+    ] {
+        assert!(k.ptx.contains(instruction), "no {instruction}:\n{}", k.ptx);
+    }
+    // The element path beside each vector one.
+    assert!(k.ptx.contains("ld.global.nc.f32") && k.ptx.contains("st.global.f32"), "{}", k.ptx);
+    let ir = &k.llvm_ir_unoptimized;
+    assert!(ir.contains("load <4 x float>, ptr") && ir.contains("align 16"), "{ir}");
+    assert!(ir.contains("store <2 x double>"), "{ir}");
+    use ptx_codegen::abi::Fault;
+    for fault in [Fault::SliceStartOutOfRange, Fault::SliceEndOutOfRange] {
+        assert!(ir.contains(&format!("store i32 {}, ptr", fault.code())), "{fault:?}:\n{ir}");
+    }
+}
+
 /// A `clamp` whose bounds are out of order fills the kernel's fault record with the bounds
 /// and their type, so that the runtime's message names them as Rust's panic does.
 #[test]

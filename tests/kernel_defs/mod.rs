@@ -365,6 +365,19 @@ pub mod reference {
         p.downcast_ref::<String>().cloned().unwrap_or_default()
     }
 
+    /// What `vector_lanes` writes with offset `off` over one block of `n` threads.
+    pub fn vector_lanes(off: usize, n: usize, x: &[f32], w: &[f64]) -> (Vec<f32>, Vec<f64>) {
+        let four = |t: usize| [x[t + off], x[t + off + 1], x[t + off + 2], x[t + off + 3]];
+        let mut out = Vec::new();
+        let mut wout = Vec::new();
+        for t in 0..n {
+            let ([a, b, c, d], [e, f, g, h]) = (four(t), four((t + 1) % n));
+            out.extend([d + e, c + f, b + g, a + h]);
+            wout.extend([w[t + off + 1], w[t + off]]);
+        }
+        (out, wout)
+    }
+
     /// What `shuffle_offsets` writes with offset `d` over `threads` threads (whole warps).
     pub fn shuffle_offsets(d: u32, threads: usize) -> Vec<u32> {
         let value = |lane: u32| lane * 3 + 1;
@@ -740,6 +753,36 @@ pub fn shuffle_offsets(d: u32, out: &mut [u32]) {
     out[i + 1] = gpu::shfl_down_sync(u32::MAX, v, d);
     out[i + 2] = gpu::shfl_xor_sync(u32::MAX, v, d);
     out[i + 3] = gpu::shfl_sync(u32::MAX, v, d);
+}
+
+/// The vector accesses at every alignment, over one block of up to 128 threads: thread `t`
+/// reads `x[t + off..][..4]` with `gpu::load4` (one vector load where `t + off` is a
+/// multiple of 4, element by element elsewhere) and keeps it in shared memory with
+/// `gpu::store4`; reads `w[t + off..][..2]` with `gpu::load2` and writes it swapped to
+/// `wout[2 t..]` with `gpu::store2`; after a barrier reads its neighbour's four from shared
+/// memory with `gpu::load4` and writes sums to `out[4 t..][..4]` with `gpu::store4`.
+#[kernel]
+pub fn vector_lanes(off: usize, x: &[f32], w: &[f64], out: &mut [f32], wout: &mut [f64]) {
+    let t = gpu::thread_idx().x as usize;
+    let n = gpu::block_dim().x as usize;
+    let s = gpu::shared::<f32, 512>();
+    let (a, b, c, d) = gpu::load4(x, t + off);
+    gpu::store4(s, 4 * t, a, b, c, d);
+    let (p, q) = gpu::load2(w, t + off);
+    gpu::store2(wout, 2 * t, q, p);
+    gpu::sync_threads();
+    let (e, f, g, h) = gpu::load4(s, 4 * ((t + 1) % n));
+    gpu::store4(out, 4 * t, d + e, c + f, b + g, a + h);
+}
+
+/// A vector access past the end: thread 0 loads `x[i..][..4]` and stores it reversed to
+/// `out[i..][..4]`; either fails with the message of that slice in Rust.
+#[kernel]
+pub fn vector_window(i: usize, x: &[u32], out: &mut [u32]) {
+    if gpu::grid1() == 0 {
+        let (a, b, c, d) = gpu::load4(x, i);
+        gpu::store4(out, i, d, c, b, a);
+    }
 }
 
 /// `clamp` with bounds out of order in thread 3 only (the others clamp into `0..=9`): the

@@ -140,6 +140,27 @@ pub const CLAMP_BOUNDS: [(u32, f64, f64); 7] = [
     (4, f64::INFINITY, 7.25),
 ];
 
+/// The offsets `vector_lanes` runs with: every alignment of the four-element loads and of
+/// the two-element ones.
+pub const VECTOR_OFFSETS: [usize; 5] = [0, 1, 2, 3, 6];
+
+/// The inputs of `vector_lanes` over `n` threads.
+pub fn vector_inputs(n: usize) -> (Vec<f32>, Vec<f64>) {
+    let x = (0..n + 16).map(|i| i as f32 * 0.75 - 9.0).collect();
+    let w = (0..n + 16).map(|i| i as f64 * 1.5 + 0.25).collect();
+    (x, w)
+}
+
+/// The runs of `vector_window` over `x` of 8 elements and `out` of 6: the index, and the
+/// fault's message (`None`: it runs).
+pub const VECTOR_WINDOWS: [(usize, Option<&str>); 5] = [
+    (0, None),
+    (2, None),
+    (3, Some("range end index 4 out of range for slice of length 3")),
+    (5, Some("range end index 4 out of range for slice of length 3")),
+    (9, Some("range start index 9 out of range for slice of length 8")),
+];
+
 /// The offsets `shuffle_offsets` runs with: within the warp, at its end, and past it (the
 /// GPU's `shfl.sync` reads an offset's low 5 bits only).
 pub const SHUFFLE_OFFSETS: [u32; 9] = [0, 1, 17, 31, 32, 33, 63, 64, u32::MAX];
@@ -295,6 +316,17 @@ pub fn all(gpu: bool) -> Vec<Outcome> {
             run!(gpu, clamp_bounds(2u32, 32u32, which, lo, hi, &mut out)),
             || bits(&out),
         );
+    }
+    for off in VECTOR_OFFSETS {
+        let (x, w) = vector_inputs(96);
+        let (mut out, mut wout) = (vec![0.0f32; 4 * 96], vec![0.0f64; 2 * 96]);
+        let result = run!(gpu, vector_lanes(1u32, 96u32, off, &x, &w, &mut out, &mut wout));
+        r.push(&format!("vector_lanes off={off}"), result, || [bits(&out), bits(&wout)].concat());
+    }
+    for (i, _) in VECTOR_WINDOWS {
+        let x: Vec<u32> = (10..18).collect();
+        let mut out = vec![0u32; 6];
+        r.push(&format!("vector_window {i}"), run!(gpu, vector_window(1u32, 32u32, i, &x, &mut out)), || bits(&out));
     }
     for d in SHUFFLE_OFFSETS {
         let mut out = vec![0u32; 4 * 64];

@@ -6,7 +6,7 @@ use std::panic::Location;
 use std::sync::atomic::{Ordering, fence};
 
 use super::context::{WARP, with};
-use super::memory::{Shared, Shared2d, Shared3d, SharedSlice};
+use super::memory::{Row, RowMut, Shared, Shared2d, Shared3d, SharedSlice};
 use super::scalar::SimScalar;
 use crate::grid::Dim3;
 use crate::scalar::Scalar;
@@ -353,4 +353,51 @@ pub fn shared_3d<T: SimScalar, const A: usize, const B: usize, const C: usize>()
 /// view: writes through a view of one type are not seen through a view of another.
 pub fn dynamic_shared<T: SimScalar>() -> SharedSlice<T> {
     with("dynamic_shared()", |c| c.state.dynamic_shared::<T, _>(|cells| SharedSlice::from_cells(cells, c.state.id)))
+}
+
+/// The checks of `&array[i..][..n]`, with Rust's messages: the start against the length,
+/// then `n` against what is left.
+#[track_caller]
+fn window(len: usize, i: usize, n: usize) {
+    if i > len {
+        panic!("range start index {i} out of range for slice of length {len}");
+    }
+    if n > len - i {
+        panic!("range end index {n} out of range for slice of length {}", len - i);
+    }
+}
+
+/// `array[i]` and `array[i + 1]`, as `&array[i..][..2]` would give them (and panics as it
+/// would). On the GPU one 2-element load where their address is aligned to their size
+/// (`ld.v2`; a pair of 16-bit values as one 32-bit word), one load each elsewhere.
+#[track_caller]
+pub fn load2<A: Row>(array: A, i: usize) -> (A::Elem, A::Elem) {
+    window(array.__len(), i, 2);
+    (array.__read(i), array.__read(i + 1))
+}
+
+/// `array[i..][..4]`, as [`load2`] (`ld.v4` on the GPU where aligned: 16 bytes of `f32`).
+#[track_caller]
+pub fn load4<A: Row>(array: A, i: usize) -> (A::Elem, A::Elem, A::Elem, A::Elem) {
+    window(array.__len(), i, 4);
+    (array.__read(i), array.__read(i + 1), array.__read(i + 2), array.__read(i + 3))
+}
+
+/// Writes `v0` and `v1` to `array[i..][..2]` (the checks of that slice first). On the GPU
+/// one store where their address is aligned to their size, as [`load2`].
+#[track_caller]
+pub fn store2<A: RowMut>(array: A, i: usize, v0: A::Elem, v1: A::Elem) {
+    window(array.__len(), i, 2);
+    array.__write(i, v0);
+    array.__write(i + 1, v1);
+}
+
+/// Writes `v0`…`v3` to `array[i..][..4]`, as [`store2`].
+#[track_caller]
+pub fn store4<A: RowMut>(array: A, i: usize, v0: A::Elem, v1: A::Elem, v2: A::Elem, v3: A::Elem) {
+    window(array.__len(), i, 4);
+    array.__write(i, v0);
+    array.__write(i + 1, v1);
+    array.__write(i + 2, v2);
+    array.__write(i + 3, v3);
 }

@@ -497,3 +497,57 @@ shared_access! {
     impl[const A: usize, const B: usize, const C: usize] Shared3d<T, A, B, C>, (usize, usize, usize);
     impl[] SharedSlice<T>, usize;
 }
+
+/// A 1-D array that `gpu::load2` and `gpu::load4` read: a `&[T]` or `&mut [T]` parameter, a
+/// 1-D shared array, the dynamic shared memory or a view of one (each element read as
+/// `x[i]` reads it, race check included).
+#[doc(hidden)]
+pub trait Row: Copy {
+    type Elem: Copy;
+    fn __len(&self) -> usize;
+    #[track_caller]
+    fn __read(&self, i: usize) -> Self::Elem;
+}
+
+/// A 1-D array that `gpu::store2` and `gpu::store4` write (each element as `x[i] = v`
+/// writes it).
+#[doc(hidden)]
+pub trait RowMut: Row {
+    #[track_caller]
+    fn __write(&self, i: usize, v: Self::Elem);
+}
+
+impl<T: Copy> Row for &[T] {
+    type Elem = T;
+    fn __len(&self) -> usize {
+        self.len()
+    }
+    fn __read(&self, i: usize) -> T {
+        self.__gpu_load(i)
+    }
+}
+
+macro_rules! rows {
+    ($(impl[$($g:tt)*] $ty:ty;)*) => {$(
+        impl<T: SimScalar, $($g)*> Row for $ty {
+            type Elem = T;
+            fn __len(&self) -> usize {
+                self.len()
+            }
+            fn __read(&self, i: usize) -> T {
+                self.__gpu_load(i)
+            }
+        }
+        impl<T: SimScalar, $($g)*> RowMut for $ty {
+            fn __write(&self, i: usize, v: T) {
+                self.__gpu_store(i, v)
+            }
+        }
+    )*};
+}
+
+rows! {
+    impl[] SliceMut<'_, T>;
+    impl[const N: usize] Shared<T, N>;
+    impl[] SharedSlice<T>;
+}

@@ -24,6 +24,8 @@ mod race;
 mod run;
 mod scalar;
 
-pub use memory::{Load, Shared, Shared2d, Shared3d, SharedSlice, SliceMut, Staged, StoreLocal, StoreShared};
+pub use memory::{
+    Load, Row, RowMut, Shared, Shared2d, Shared3d, SharedSlice, SliceMut, Staged, StoreLocal, StoreShared,
+};
 pub use run::run;
 pub use scalar::SimScalar;

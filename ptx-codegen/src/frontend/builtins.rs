@@ -14,7 +14,7 @@ const BUILTINS: &str = "thread_idx, block_idx, block_dim, grid_dim, grid1, grid2
 sync_threads, sync_threads_count, sync_threads_and, sync_threads_or, thread_fence, thread_fence_block, \
 thread_fence_system, lane_id, lanemask_lt, lanemask_le, lanemask_eq, lanemask_ge, lanemask_gt, active_mask, \
 syncwarp, shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync, ballot_sync, all_sync, any_sync, match_any_sync, \
-match_all_sync, check_index, shared, shared_2d, shared_3d, dynamic_shared, \
+match_all_sync, check_index, load2, load4, store2, store4, shared, shared_2d, shared_3d, dynamic_shared, \
 atomic::{add, sub, min, max, nanmin, nanmax, inc, dec, exchange, compare_and_swap, and, or, xor} and the constant WARP_SIZE";
 
 /// The functions that declare a shared array, by rank (0: dynamic shared memory).
@@ -22,6 +22,14 @@ const SHARED_DECLS: [(&str, usize); 4] = [("dynamic_shared", 0), ("shared", 1), 
 
 pub(super) fn shared_rank(name: &str) -> Option<usize> {
     SHARED_DECLS.iter().find(|(n, _)| *n == name).map(|(_, r)| *r)
+}
+
+/// The vector accesses: name, elements, whether it stores.
+const VECTOR_ACCESS: [(&str, u32, bool); 4] =
+    [("load2", 2, false), ("load4", 4, false), ("store2", 2, true), ("store4", 4, true)];
+
+fn vector_access(name: &str) -> Option<(u32, bool)> {
+    VECTOR_ACCESS.iter().find(|(n, ..)| *n == name).map(|&(_, lanes, store)| (lanes, store))
 }
 
 /// The rest of a path into the GPU built-ins: `gpu::x`, `gpu_runtime::gpu::x`,
@@ -54,7 +62,7 @@ pub(super) fn library_name(p: &syn::Path) -> Option<String> {
 /// fetch): `gpu::sync_threads`, `gpu::atomic::add`, `gpu_runtime::gpu::shared`, …
 pub(super) fn is_gpu_builtin(p: &syn::Path) -> bool {
     match gpu_path(p).as_deref() {
-        Some([name]) => gpu_op(name).is_some() || shared_rank(name).is_some(),
+        Some([name]) => gpu_op(name).is_some() || shared_rank(name).is_some() || vector_access(name).is_some(),
         Some([module, _]) => module == "atomic",
         _ => false,
     }
@@ -110,6 +118,9 @@ impl FnChecker<'_> {
             }
         }
         let name = rest.join("::");
+        if let Some((lanes, store)) = vector_access(&name) {
+            return self.vector_call(c, &name, lanes, store);
+        }
         if shared_rank(&name).is_some() {
             self.error(c, format!("`gpu::{name}` declares a shared array: call it as the value of a `let` (`let tile = gpu::shared::<f32, 256>();`)"));
             return self.error_expr(span);
@@ -254,6 +265,79 @@ impl FnChecker<'_> {
         }
         let Some(index) = index else { return self.error_expr(span) };
         self.mk(ExprKind::Atomic { op, array: a, index, args }, elem, span)
+    }
+
+    /// `gpu::load2(a, i)`, `gpu::load4(a, i)`, `gpu::store2(a, i, v0, v1)` and
+    /// `gpu::store4(a, i, v0, v1, v2, v3)`: `lanes` consecutive elements of a 1-D array
+    /// (a slice parameter, a 1-D shared array, the dynamic shared memory or a view of one).
+    fn vector_call(&mut self, c: &syn::ExprCall, name: &str, lanes: u32, store: bool) -> Expr {
+        let span = c.span();
+        let want_args = 2 + if store { lanes as usize } else { 0 };
+        if c.args.len() != want_args {
+            let what = if store {
+                format!("the array, the index and {lanes} values")
+            } else {
+                "the array and the index".into()
+            };
+            self.error_at(
+                SpanRange::of(c),
+                format!("`gpu::{name}` takes {want_args} arguments ({what}), but {} were given", c.args.len()),
+            );
+            return self.error_expr(span);
+        }
+        let target = &c.args[0];
+        let Some((local, a)) = self.array_local(target) else {
+            self.error(
+                target,
+                format!(
+                    "`gpu::{name}` works on a slice parameter, a 1-D shared array or a view of one, named directly"
+                ),
+            );
+            return self.error_expr(span);
+        };
+        let array = self.array_name(local);
+        let (elem, kind) = self.prog.arrays[a as usize].clone_parts();
+        let refused = match kind {
+            ArrayKind::Slice { mutable: false } if store => {
+                Some(format!("`gpu::{name}` writes `{array}`, which is behind a `&` reference: make it `&mut [T]`"))
+            }
+            ArrayKind::Local { .. } => Some(format!(
+                "`gpu::{name}` works on a slice parameter, a 1-D shared array or a view of one; `{array}` is the thread's own array: index it (`{array}[i]`)"
+            )),
+            ArrayKind::Shared { ref dims } if dims.len() > 1 => {
+                Some(format!("`gpu::{name}` works on 1-D arrays; `{array}` is a {}-D shared array", dims.len()))
+            }
+            _ => None,
+        };
+        if let Some(message) = refused {
+            self.error(target, message);
+        }
+        let index = self.expr(&c.args[1]);
+        if self.prog.infer.unify(index.ty, USIZE).is_err() {
+            let found = self.prog.infer.describe(index.ty);
+            let hint = conversion_hint(&c.args[1], &found, "usize");
+            self.error(
+                &c.args[1],
+                format!("mismatched types: `gpu::{name}` takes a `usize` index, found `{found}`{hint}"),
+            );
+        }
+        let mut values = Vec::new();
+        for v in c.args.iter().skip(2) {
+            let e = self.expr(v);
+            if self.prog.infer.unify(elem, e.ty).is_err() {
+                let (want, found) = (self.prog.infer.describe(elem), self.prog.infer.describe(e.ty));
+                let hint = conversion_hint(v, &found, &want);
+                self.error(v, format!("mismatched types: `{array}` holds `{want}`, found `{found}`{hint}"));
+            }
+            values.push(e);
+        }
+        let index = Box::new(index);
+        if store {
+            self.mk(ExprKind::StoreVector { array: a, index, values }, Type::Unit, span)
+        } else {
+            let ty = self.prog.infer.tuple(vec![elem; lanes as usize]);
+            self.mk(ExprKind::LoadVector { array: a, index, lanes }, ty, span)
+        }
     }
 
     /// `t.x` of a `gpu::Dim3`.

@@ -150,6 +150,47 @@ fn slices_are_not_values() {
     error_containing("fn k(x: &[f32], o: &mut [f32]) { if x == 1.0 { o[0] = 1.0; } }", "`x` is a slice or array");
 }
 
+/// The vector accesses take a 1-D array named directly, a `usize` index and values of the
+/// element type; a store needs a `&mut` array.
+#[test]
+fn vector_accesses_are_checked() {
+    let p = ok(
+        "fn k(x: &[f32], y: &mut [f32]) { let i = gpu::grid1(); let (a, b, c, d) = gpu::load4(x, i); gpu::store4(y, i, d, c, b, a); let (e, f) = gpu::load2(y, 0); y[1] = e + f; }",
+    );
+    let mut found = (0, 0);
+    visit_block(&p.entry().body, &mut |e| match &e.kind {
+        ExprKind::LoadVector { lanes, .. } => found.0 += *lanes,
+        ExprKind::StoreVector { values, .. } => found.1 += values.len(),
+        _ => {}
+    });
+    assert_eq!(found, (6, 4));
+    error_containing(
+        "fn k(x: &[f32]) { gpu::store2(x, 0, 1.0, 2.0); }",
+        "`gpu::store2` writes `x`, which is behind a `&` reference: make it `&mut [T]`",
+    );
+    error_containing(
+        "fn k(y: &mut [f32]) { let l = [0.0f32; 8]; let (a, b) = gpu::load2(l, 0); y[0] = a + b; }",
+        "`l` is the thread's own array: index it (`l[i]`)",
+    );
+    error_containing(
+        "fn k(y: &mut [f32]) { let s = gpu::shared_2d::<f32, 4, 4>(); let (a, b) = gpu::load2(s, 0); y[0] = a + b; }",
+        "`gpu::load2` works on 1-D arrays; `s` is a 2-D shared array",
+    );
+    error_containing(
+        "fn k(y: &mut [f32]) { gpu::store4(y, 0, 1.0, 2.0); }",
+        "`gpu::store4` takes 6 arguments (the array, the index and 4 values), but 4 were given",
+    );
+    error_containing(
+        "fn k(y: &mut [f32], i: u32) { gpu::store2(y, i, 1.0, 2.0); }",
+        "takes a `usize` index, found `u32`",
+    );
+    error_containing("fn k(y: &mut [f32]) { gpu::store2(y, 0, 1.0, 2u8); }", "`y` holds `f32`, found `u8`");
+    error_containing(
+        "fn k(y: &mut [f32], v: f32) { let (a, b) = gpu::load2(v, 0); y[0] = a + b; }",
+        "`gpu::load2` works on a slice parameter, a 1-D shared array or a view of one, named directly",
+    );
+}
+
 #[test]
 fn get_unchecked_needs_unsafe() {
     error_containing(

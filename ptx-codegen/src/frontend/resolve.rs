@@ -116,6 +116,13 @@ impl ProgramCx {
                     self.resolve_expr(a);
                 }
             }
+            ExprKind::LoadVector { index, .. } => self.resolve_expr(index),
+            ExprKind::StoreVector { index, values, .. } => {
+                self.resolve_expr(index);
+                for a in values {
+                    self.resolve_expr(a);
+                }
+            }
             ExprKind::Unary(_, a) | ExprKind::Cast(a) | ExprKind::Assign(_, a) | ExprKind::CompoundAssign(_, _, a) => {
                 self.resolve_expr(a)
             }

@@ -3,15 +3,15 @@
 //! record, see [`super::explicit_entry`]).
 
 use inkwell::module::Linkage;
-use inkwell::types::BasicType;
-use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
+use inkwell::types::{BasicType, BasicTypeEnum, VectorType};
+use inkwell::values::{BasicValue, BasicValueEnum, IntValue, PointerValue};
 use inkwell::{AddressSpace, IntPredicate};
 use proc_macro2::Span;
 
 use super::explicit_entry::fault_struct;
 use super::nvvm::{SHARED, read_dynamic_smem_size};
 use super::types::{memory_type, ret_type};
-use super::{FnLower, LResult, internal};
+use super::{FnLower, LResult, Value, internal};
 use crate::abi::Fault;
 use crate::ir::{ArrayKind, Expr, ExprKind, LocalId, Type};
 use crate::ty::ScalarType;
@@ -200,6 +200,120 @@ impl<'ctx> FnLower<'_, 'ctx> {
         Ok(Some(p))
     }
 
+    /// `gpu::load2/load4(a, i)` (`values: None`: the elements, as a tuple) and
+    /// `gpu::store2/store4(a, i, values…)`: the elements `a[i..][..lanes]`, with the checks
+    /// of that slice in Rust's order and with its messages (the start against the length,
+    /// then `lanes` against what is left). Where their address is aligned to their size,
+    /// one vector access (`ld.v4`, `st.v2`, …); elsewhere (an index that is not a multiple
+    /// of `lanes`, a view that starts between), one access per element: the same values
+    /// either way.
+    pub(super) fn vector_access(
+        &mut self,
+        a: u32,
+        index: &Expr,
+        lanes: u32,
+        values: Option<&[Expr]>,
+        e: &Expr,
+    ) -> LResult<Value<'ctx>> {
+        let Some(i) = self.expr(index)? else { return Ok(None) };
+        let i = i.into_int_value();
+        let mut stored = Vec::new();
+        for v in values.unwrap_or_default() {
+            let Some(x) = self.expr(v)? else { return Ok(None) };
+            stored.push(x);
+        }
+        let t = self.elem_type(a);
+        let stored: Vec<BasicValueEnum<'ctx>> =
+            stored.into_iter().map(|x| self.store_value(x, t)).collect::<LResult<_>>()?;
+        let place = self.place(a, e.span)?;
+        let i64t = self.cx.i64_type();
+        let start_past = self.builder.build_int_compare(IntPredicate::UGT, i, place.len, "start_past")?;
+        self.raise_at(start_past, Fault::SliceStartOutOfRange, i, place.len)?;
+        let rest = self.builder.build_int_sub(place.len, i, "rest")?;
+        let n = i64t.const_int(lanes as u64, false);
+        let short = self.builder.build_int_compare(IntPredicate::UGT, n, rest, "short")?;
+        self.raise_at(short, Fault::SliceEndOutOfRange, n, rest)?;
+
+        let mt = memory_type(self.cx, t);
+        // SAFETY: `i + lanes <= len` (checked above): the elements are in the array.
+        let first = unsafe { self.builder.build_in_bounds_gep(mt, place.ptr, &[i], "first")? };
+        let bytes = lanes * t.size_bytes();
+        let addr = self.builder.build_ptr_to_int(first, i64t, "addr")?;
+        let low = self.builder.build_and(addr, i64t.const_int(bytes as u64 - 1, false), "misalignment")?;
+        let aligned = self.builder.build_int_compare(IntPredicate::EQ, low, i64t.const_zero(), "aligned")?;
+        let (vector_bb, scalar_bb, done_bb) = (
+            self.cx.append_basic_block(self.llfn, "vector_access"),
+            self.cx.append_basic_block(self.llfn, "element_access"),
+            self.cx.append_basic_block(self.llfn, "accessed"),
+        );
+        self.builder.build_conditional_branch(aligned, vector_bb, scalar_bb)?;
+        let vt = vector_type(mt, lanes);
+        let b = &self.builder;
+
+        b.position_at_end(vector_bb);
+        let mut from_vector = Vec::new();
+        if stored.is_empty() {
+            let v = b.build_load(vt, first, "vector")?;
+            let load = v.as_instruction_value().ok_or_else(|| internal("a load that is no instruction", e.span))?;
+            load.set_alignment(bytes).map_err(|_| internal("an alignment LLVM refuses", e.span))?;
+            for k in 0..lanes {
+                let k = self.cx.i32_type().const_int(k as u64, false);
+                from_vector.push(b.build_extract_element(v.into_vector_value(), k, "lane")?);
+            }
+        } else {
+            let mut v = vt.get_undef();
+            for (k, x) in stored.iter().enumerate() {
+                let k = self.cx.i32_type().const_int(k as u64, false);
+                v = b.build_insert_element(v, *x, k, "lane")?;
+            }
+            let store = b.build_store(first, v)?;
+            store.set_alignment(bytes).map_err(|_| internal("an alignment LLVM refuses", e.span))?;
+        }
+        b.build_unconditional_branch(done_bb)?;
+
+        b.position_at_end(scalar_bb);
+        let mut from_elements = Vec::new();
+        for k in 0..lanes {
+            // SAFETY: `k < lanes`: in the elements checked above.
+            let p = unsafe { b.build_in_bounds_gep(mt, first, &[i64t.const_int(k as u64, false)], "element")? };
+            match stored.get(k as usize) {
+                Some(x) => {
+                    b.build_store(p, *x)?;
+                }
+                // Volatile, so that LLVM keeps the two paths apart: it would otherwise see
+                // that both read the same elements and keep only these loads, which any
+                // alignment allows, dropping the vector load.
+                None => {
+                    let v = b.build_load(mt, p, "element")?;
+                    let load =
+                        v.as_instruction_value().ok_or_else(|| internal("a load that is no instruction", e.span))?;
+                    load.set_volatile(true).map_err(|_| internal("a load LLVM cannot make volatile", e.span))?;
+                    from_elements.push(v)
+                }
+            }
+        }
+        b.build_unconditional_branch(done_bb)?;
+
+        b.position_at_end(done_bb);
+        if !stored.is_empty() {
+            return Ok(None);
+        }
+        let ty = self.value_type(e.ty).ok_or_else(|| internal("a vector load without a tuple type", e.span))?;
+        // The phis first: they lead their block.
+        let mut lanes = Vec::new();
+        for (v, s) in from_vector.into_iter().zip(from_elements) {
+            let phi = self.builder.build_phi(mt, "lane")?;
+            phi.add_incoming(&[(&v, vector_bb), (&s, scalar_bb)]);
+            lanes.push(phi.as_basic_value());
+        }
+        let mut agg = ty.into_struct_type().get_undef();
+        for (k, v) in lanes.into_iter().enumerate() {
+            let x = self.load_value(v, t)?;
+            agg = self.builder.build_insert_value(agg, x, k as u32, "tuple")?.into_struct_value();
+        }
+        Ok(Some(agg.into()))
+    }
+
     pub(super) fn check_bounds(&mut self, i: IntValue<'ctx>, len: IntValue<'ctx>) -> LResult<()> {
         let out = self.builder.build_int_compare(IntPredicate::UGE, i, len, "out_of_bounds")?;
         self.raise_at(out, Fault::IndexOutOfBounds, i, len)
@@ -262,5 +376,14 @@ impl<'ctx> FnLower<'_, 'ctx> {
             }
             _ => v,
         })
+    }
+}
+
+/// `lanes` elements of memory type `mt` as one LLVM vector.
+fn vector_type<'ctx>(mt: BasicTypeEnum<'ctx>, lanes: u32) -> VectorType<'ctx> {
+    match mt {
+        BasicTypeEnum::IntType(t) => t.vec_type(lanes),
+        BasicTypeEnum::FloatType(t) => t.vec_type(lanes),
+        other => unreachable!("a scalar's memory type is an integer or a float, not {other:?}"),
     }
 }

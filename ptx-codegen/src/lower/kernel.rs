@@ -43,6 +43,10 @@ impl<'ctx> FnLower<'_, 'ctx> {
                 Ok(None)
             }
             ExprKind::Atomic { op, array, index, args } => self.atomic(*op, *array, index, args, e.span),
+            ExprKind::LoadVector { array, index, lanes } => self.vector_access(*array, index, *lanes, None, e),
+            ExprKind::StoreVector { array, index, values } => {
+                self.vector_access(*array, index, values.len() as u32, Some(values), e)
+            }
             ExprKind::Gpu(op, args) => self.gpu(*op, args, e),
             _ => Err(internal("an array initialiser outside a `let`", e.span)),
         }

@@ -414,6 +414,8 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
             | ExprKind::ArrayLen(_)
             | ExprKind::AssignIndex { .. }
             | ExprKind::Atomic { .. }
+            | ExprKind::LoadVector { .. }
+            | ExprKind::StoreVector { .. }
             | ExprKind::Gpu(..) => self.kernel_expr(e),
         }
     }

@@ -123,6 +123,27 @@ pub fn divergent() -> Vec<(String, String, Calls)> {
 
 const FIXED: &[(&str, &str)] = &[
     (
+        "vector_access",
+        "fn vector_access(x: &[f32], out: &mut [f32], w: &[f64], wout: &mut [f64], b: &[u8], bout: &mut [u8], k: usize) {
+            let i = 4 * gpu::grid1();
+            let s = gpu::shared::<f32, 256>();
+            let h = gpu::dynamic_shared::<u16>();
+            let part = s.slice(k, 200);
+            let (a0, a1, a2, a3) = gpu::load4(x, i);
+            gpu::store4(out, i, a3, a2, a1, a0);
+            let (c0, c1) = gpu::load2(w, i);
+            gpu::store2(wout, i, c1, c0);
+            let (d0, d1, d2, d3) = gpu::load4(b, i + k);
+            gpu::store4(bout, i, d0, d1, d2, d3);
+            gpu::store4(s, 4 * (i % 64), a0, a1, a2, a3);
+            gpu::store2(h, 2 * k, 1, 2);
+            gpu::sync_threads();
+            let (e0, e1) = gpu::load2(part, k);
+            let (f0, f1, f2, f3) = gpu::load4(h, k);
+            out[i] += e0 + e1 + (f0 + f1 + f2 + f3) as f32;
+        }",
+    ),
+    (
         "shapes",
         "fn shapes(out: &mut [usize], n: usize) {
             let s1 = gpu::shared::<i32, 6>();
