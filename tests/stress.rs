@@ -350,6 +350,45 @@ fn gpu_pool_bound(threads: usize) -> usize {
     threads * 2 * (2 << 20)
 }
 
+/// What the driver holds on `device`'s context beside our allocations: the per-thread stack
+/// (`CU_LIMIT_STACK_SIZE`), which it grows when a kernel first needs more and reserves for
+/// every thread the GPU can hold at once (`resident`: multiprocessors × threads per
+/// multiprocessor) for the life of the context; and the stream-ordered allocator's pool
+/// (`cuMemAllocAsync`, which device arrays come from): the bytes it has mapped and those
+/// allocated from it.
+struct DriverMemory {
+    stack: usize,
+    resident: usize,
+    pool_reserved: u64,
+    pool_used: u64,
+}
+
+/// Reads [`DriverMemory`], after handing the pool's unused memory back to the device
+/// (`cuMemPoolTrimTo(pool, 0)`: a synchronisation releases it too, but lazily), so that
+/// the free memory read next counts only what is in use.
+fn driver_memory(device: &Device) -> DriverMemory {
+    use cudarc::driver::sys::{self, CUdevice_attribute, CUlimit, CUmemPool_attribute};
+    let ctx = cudarc::driver::CudaContext::new(device.ordinal()).expect("the device's primary context");
+    let stack = ctx.get_limit(CUlimit::CU_LIMIT_STACK_SIZE).expect("the stack limit");
+    let attr = |a| ctx.attribute(a).expect("a device attribute") as usize;
+    let resident = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+        * attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    // SAFETY: `pool` is a valid place for the handle; the device is the context's.
+    unsafe { sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()) }.result().expect("the default pool");
+    // SAFETY: `pool` is the device's default pool, which lives as long as the device.
+    unsafe { sys::cuMemPoolTrimTo(pool, 0) }.result().expect("trimming the pool");
+    let read = |a: CUmemPool_attribute| {
+        let mut v = 0u64;
+        // SAFETY: these attributes are 64-bit values, written into `v`.
+        unsafe { sys::cuMemPoolGetAttribute(pool, a, (&raw mut v).cast()) }.result().expect("a pool attribute");
+        v
+    };
+    let pool_reserved = read(CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT);
+    let pool_used = read(CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT);
+    DriverMemory { stack, resident, pool_reserved, pool_used }
+}
+
 /// The allowed growth of the live heap over a run: the runtime's lists of pooled entries
 /// and the capacity of its caches grow with the most calls ever in flight at once, a few
 /// bytes each; 1 MiB is far above that and far below one leaked array of a call (up to
@@ -367,11 +406,14 @@ fn stress(device: &Device, threads: usize, duration: Duration) -> Report {
     let started = Instant::now();
     let warm = run_threads(device, sizes, threads, Plan::EveryKindOnce, 0);
     let warm_up = started.elapsed();
+    let gpu = !device.is_cpu();
     let settle = || {
         device.synchronize().unwrap();
-        device.memory_info().unwrap()
+        // On a GPU, the pool's unused memory handed back first (see `driver_memory`).
+        let driver = gpu.then(|| driver_memory(device));
+        (device.memory_info().unwrap(), driver)
     };
-    let (free_before, total) = settle();
+    let ((free_before, total), driver_before) = settle();
     let heap_before = live_heap();
 
     let started = Instant::now();
@@ -380,9 +422,12 @@ fn stress(device: &Device, threads: usize, duration: Duration) -> Report {
 
     // The device's stream-ordered allocator hands freed memory back at a synchronisation:
     // the best of a few readings, a moment apart.
-    let mut free_after = 0;
+    let (mut free_after, mut driver_after) = (0, None);
     for _ in 0..5 {
-        free_after = free_after.max(settle().0);
+        let ((free, _), driver) = settle();
+        if free >= free_after {
+            (free_after, driver_after) = (free, driver);
+        }
         if free_after >= free_before {
             break;
         }
@@ -414,19 +459,50 @@ fn stress(device: &Device, threads: usize, duration: Duration) -> Report {
             mib(total as f64)
         ));
     } else {
-        let bound = gpu_pool_bound(threads);
-        let used_more = free_before as i64 - free_after as i64;
+        let (before, after) = (driver_before.expect("read on a GPU"), driver_after.expect("read on a GPU"));
+        // The stack's growth, in the driver's pages of 2 MiB.
+        let local = (after.stack.saturating_sub(before.stack) * after.resident).next_multiple_of(2 << 20);
         memory.push(format!(
-            "device memory free: {:.1} MiB before, {:.1} MiB after, of {:.1} MiB: {:+.1} MiB used (bound {:.1} MiB, the pools)",
+            "the driver's stack per thread: {} bytes before, {} after: {:.1} MiB more local memory for {} resident threads",
+            before.stack,
+            after.stack,
+            mib(local as f64),
+            after.resident
+        ));
+        memory.push(format!(
+            "the stream-ordered pool (trimmed): {:.1} MiB mapped and {:.1} MiB in use before, {:.1} and {:.1} after",
+            mib(before.pool_reserved as f64),
+            mib(before.pool_used as f64),
+            mib(after.pool_reserved as f64),
+            mib(after.pool_used as f64)
+        ));
+        if after.pool_used > before.pool_used {
+            leaks.push(format!(
+                "{} more bytes of the stream-ordered pool are in use after the run than before",
+                after.pool_used - before.pool_used
+            ));
+        }
+        // What the device holds outside the pool's mapped memory: our other allocations
+        // (the fault-word pool), modules, streams, the driver's own. The pool's unused
+        // mapped memory is its cache, which the driver keeps or releases as it sees fit
+        // (300-450 MiB of it over runs on the H200, whatever the trim asks); its memory in
+        // use is checked above.
+        let held = |free: usize, d: &DriverMemory| total as i64 - free as i64 - d.pool_reserved as i64;
+        let bound = gpu_pool_bound(threads) + local;
+        let held_more = held(free_after, &after) - held(free_before, &before);
+        memory.push(format!(
+            "device memory free: {:.1} MiB before, {:.1} MiB after, of {:.1} MiB; held outside the pool: {:.1} MiB before, {:.1} after: {:+.1} MiB (bound {:.1} MiB, the fault-word pool and the stack's growth)",
             mib(free_before as f64),
             mib(free_after as f64),
             mib(total as f64),
-            mib(used_more as f64),
+            mib(held(free_before, &before) as f64),
+            mib(held(free_after, &after) as f64),
+            mib(held_more as f64),
             mib(bound as f64)
         ));
-        if used_more > bound as i64 {
+        if held_more > bound as i64 {
             leaks.push(format!(
-                "free device memory fell from {free_before} to {free_after} bytes over the run (bound {bound})"
+                "the device memory held outside the stream-ordered pool grew by {held_more} bytes over the run (bound {bound})"
             ));
         }
     }
