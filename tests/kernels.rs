@@ -506,6 +506,34 @@ fn the_monte_carlo_example_on_the_cpu() {
     assert!((on_cpu - std::f64::consts::PI).abs() < 0.02, "{on_cpu}");
 }
 
+/// Numba's Monte-Carlo kernel with its xoroshiro128+ states: the CPU device, the simulator
+/// and a host loop over the same states agree, and the estimate is near π.
+#[test]
+fn monte_carlo_pi_with_numbas_generator() {
+    let (blocks, iterations, seed) = (2u32, 500u32, 1u64);
+    let threads = blocks as usize * 64;
+    let on_cpu = monte_carlo_pi::estimate_xoroshiro(&gpu_runtime::Device::cpu(), blocks, iterations, seed).unwrap();
+    let mut states = gpu_runtime::random::xoroshiro128p_states(threads, seed, 0);
+    let mut out = vec![0.0f32; threads];
+    monte_carlo_pi::compute_pi_xoroshiro::simulate(blocks, 64u32, &mut states, iterations, &mut out).unwrap();
+    let mut host_states = gpu_runtime::random::xoroshiro128p_states(threads, seed, 0);
+    let host: Vec<f32> = (0..threads)
+        .map(|t| {
+            let mut inside = 0u32;
+            for _ in 0..iterations {
+                let x = gpu_runtime::random::xoroshiro128p_uniform_float32(&mut host_states, t);
+                let y = gpu_runtime::random::xoroshiro128p_uniform_float32(&mut host_states, t);
+                inside += (x * x + y * y <= 1.0) as u32;
+            }
+            4.0 * inside as f32 / iterations as f32
+        })
+        .collect();
+    assert_eq!(out, host);
+    assert_eq!(states, host_states, "the states advanced in place");
+    assert_eq!(on_cpu, monte_carlo_pi::mean(&host));
+    assert!((on_cpu - std::f64::consts::PI).abs() < 0.02, "{on_cpu}");
+}
+
 /// What the race check costs: the four examples' kernels simulated with it on and off
 /// (each run checked against the other, bit for bit). A measurement, not a test of speed:
 /// `cargo test --release --test kernels -- --ignored --nocapture race_check_cost`.

@@ -394,6 +394,8 @@ fn simulated_fn(func: &syn::ItemFn, params: &[ExplicitParam], idents: &[syn::Ide
     }
     let body = if ok {
         let mut block = (*func.block).clone();
+        // Numba's xoroshiro calls, written out as the GPU's compile writes them.
+        ptx_codegen::frontend::expand_xoroshiro_calls(&mut block);
         let _ = simcopy::rewrite_indexing(&mut block);
         let traits = simcopy::sim_traits();
         // The parameters were renamed where they clash with the wrappers' own.

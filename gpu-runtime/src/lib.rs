@@ -80,10 +80,17 @@ pub use launch::{LaunchConfig, Pending};
 pub use scalar::Scalar;
 pub use special::SpecialMath;
 
-/// Counter-based random numbers (Philox4x32-10), callable from every kind of function: a
-/// kernel, a device or a vectorized function calls `random::uniform_f32(seed, subsequence,
-/// offset)` and gets the same number on the GPU, in the simulator and on the host.
-pub use kernel_abi::random;
+/// Random numbers on the device.
+///
+/// Counter-based Philox4x32-10, callable from every kind of function: a kernel, a device or
+/// a vectorized function calls `random::uniform_f32(seed, subsequence, offset)` and gets
+/// the same number on the GPU, in the simulator and on the host. And Numba's xoroshiro128+
+/// generators for ports: `create_xoroshiro128p_states(n, seed)` on the host, then
+/// `random::xoroshiro128p_uniform_float32(states, i)` and its siblings in a kernel.
+pub mod random {
+    pub use crate::api::xoroshiro::*;
+    pub use kernel_abi::random::*;
+}
 
 #[cfg(feature = "ndarray")]
 pub use api::{Call, Where};

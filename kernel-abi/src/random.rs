@@ -139,6 +139,75 @@ pub fn normal_f64(seed: u64, subsequence: u64, offset: u64) -> f64 {
     if offset & 1 == 0 { s * v.sin() } else { s * v.cos() }
 }
 
+// ---- xoroshiro128+, as Numba's `numba.cuda.random` computes it -------------------------
+//
+// A state is two `u64` words. A kernel keeps its threads' states in a `&mut [u64]`, state
+// `i` at words `2i` and `2i + 1`, and calls `random::xoroshiro128p_uniform_float32(states,
+// i)` and its siblings, which the compiler writes out with the functions below (see
+// docs/language.md); the runtime's `random` module makes the states on the host.
+
+/// The state Numba's `init_xoroshiro128p_state` makes from `seed`: one step of splitmix64,
+/// whose output is both words.
+pub fn xoroshiro128p_seed(seed: u64) -> (u64, u64) {
+    let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    (z, z)
+}
+
+/// One step of xoroshiro128+ from the state `(s0, s1)`: its output and the next state.
+pub fn xoroshiro128p_step(s0: u64, s1: u64) -> (u64, u64, u64) {
+    let out = s0.wrapping_add(s1);
+    let t = s1 ^ s0;
+    (out, s0.rotate_left(55) ^ t ^ (t << 14), t.rotate_left(36))
+}
+
+/// The state 2^64 steps after `(s0, s1)`: xoroshiro128+'s jump, which Numba applies once
+/// per state so that each state's sequence is its own stretch of the one stream.
+pub fn xoroshiro128p_jump(s0: u64, s1: u64) -> (u64, u64) {
+    const JUMP0: u64 = 0xBEAC_0467_EBA5_FACB;
+    const JUMP1: u64 = 0xD86B_048B_86AA_9922;
+    let (mut a, mut b) = (0u64, 0u64);
+    let (mut s0, mut s1) = (s0, s1);
+    for word in 0..2 {
+        let jump = if word == 0 { JUMP0 } else { JUMP1 };
+        for bit in 0..64 {
+            if (jump >> bit) & 1 == 1 {
+                a ^= s0;
+                b ^= s1;
+            }
+            let (_, n0, n1) = xoroshiro128p_step(s0, s1);
+            s0 = n0;
+            s1 = n1;
+        }
+    }
+    (a, b)
+}
+
+/// Numba's `uint64_to_unit_float64`: the high 53 bits of `x` times 2^-53, in `[0, 1)`.
+pub fn xoroshiro128p_unit_f64(x: u64) -> f64 {
+    (x >> 11) as f64 * (1.0 / 9_007_199_254_740_992.0)
+}
+
+/// Numba's `uint64_to_unit_float32`: that value rounded to `f32` (which reaches 1.0 at the
+/// top, as Numba's does).
+pub fn xoroshiro128p_unit_f32(x: u64) -> f32 {
+    xoroshiro128p_unit_f64(x) as f32
+}
+
+/// Numba's `xoroshiro128p_normal_float32` from its two uniforms: `sqrt(-2 ln u1) ·
+/// cos(2π u2)`, all in `f32`.
+pub fn xoroshiro128p_box_muller_f32(u1: f32, u2: f32) -> f32 {
+    (-2.0f32 * u1.ln()).sqrt() * ((2.0 * std::f32::consts::PI) * u2).cos()
+}
+
+/// Numba's `xoroshiro128p_normal_float64` from its two `f32` uniforms: the logarithm in
+/// `f32` (Numba's `math.log` of an `f32`), the rest in `f64`.
+pub fn xoroshiro128p_box_muller_f64(u1: f32, u2: f32) -> f64 {
+    (-2.0f64 * u1.ln() as f64).sqrt() * ((2.0 * std::f64::consts::PI) * u2 as f64).cos()
+}
+
 /// Words `2·pair` and `2·pair + 1` of `subsequence`: one half of block `pair / 2`.
 fn word_pair(seed: u64, subsequence: u64, pair: u64) -> (u32, u32) {
     let (w0, w1, w2, w3) = block_u32(seed, subsequence, pair >> 1);

@@ -9,6 +9,7 @@ mod gufunc;
 mod host;
 mod reduce;
 mod vectorized;
+pub mod xoroshiro;
 
 pub use cpu_device::{cpu_pending, cpu_target, default_cpu, explicit_on_cpu, host_reduce};
 #[cfg(feature = "ndarray")]

@@ -29,6 +29,7 @@ mod patterns;
 mod resolve;
 mod signature;
 mod syntax;
+mod xoroshiro;
 
 use crate::ir::{FnId, Program, RetType, Type};
 use crate::ty::ScalarType;
@@ -37,6 +38,7 @@ use context::ItemScope;
 use context::{FnChecker, ProgramCx};
 use signature::fn_sig;
 pub use syntax::{scalar_type, unchecked_call};
+pub use xoroshiro::expand_xoroshiro_calls;
 
 /// A helper function the vectorized function calls, collected from the crate (a
 /// `#[device]` function): its id, its item, and its own callees (as written in its body)
@@ -114,6 +116,7 @@ fn check(
     helpers: &[HelperDef],
     mode: Mode,
 ) -> Result<Program, syn::Error> {
+    let entry = &*xoroshiro::expanded(entry);
     let (entry_callees, helpers) = library::link(entry, entry_callees, helpers);
     let (entry_callees, helpers) = (&*entry_callees, &*helpers);
     let mut cx = mode.program(helpers.len() + 1);
@@ -179,6 +182,7 @@ pub fn precheck_device(entry: &syn::ItemFn, external: &[String]) -> Result<(), s
 }
 
 fn precheck_as(entry: &syn::ItemFn, external: &[String], mode: Mode) -> Result<(), syn::Error> {
+    let entry = &*xoroshiro::expanded(entry);
     // FnId(1) stands for every external function: no signature, so its calls check their
     // arguments and give an error type without a message.
     let mut cx = mode.program(2);
