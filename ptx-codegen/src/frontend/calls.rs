@@ -123,7 +123,8 @@ impl FnChecker<'_> {
         }
         if let Some(name) = path.and_then(super::builtins::library_name) {
             let names = super::library::public_names().join(", ");
-            self.error(&c.func, format!("cannot find function `{callee}`: the device library `gpu_runtime::random` has no public function `{name}`; it has {names}"));
+            let numba = super::xoroshiro::CALLS.join(", ");
+            self.error(&c.func, format!("cannot find function `{callee}`: the device library `gpu_runtime::random` has no public function `{name}`; it has {names}, and in kernels Numba's {numba} (`(states, i)`)"));
             return self.error_expr(span);
         }
         self.error(&c.func, format!("cannot find function `{callee}`: {subject} can call functions marked `#[gpu_runtime::device]`, functions nested in its body, and the methods of its scalar types (`x.sqrt()`, `f32::max(a, b)`)", subject = self.subject()));
