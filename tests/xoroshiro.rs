@@ -2,8 +2,9 @@
 //! `random::xoroshiro128p_uniform_float32(states, i)` and its siblings in a kernel) against
 //! the streams Numba itself gave on a GPU host (`tests/data/numba_xoroshiro.txt`): the
 //! states and the uniform values bit for bit; the normal values, which go through `ln`,
-//! `cos` and `sqrt`, within the host C library's few ulps of libdevice's. The simulator
-//! runs the kernel's own code, so its draws are the host functions' bit for bit.
+//! `cos` and `sqrt`, within the host C library's few ulps of libdevice's (both normals
+//! take the logarithm in `f32`, so an `f64` normal is within a few `f32` ulps). The
+//! simulator runs the kernel's own code, so its draws are the host functions' bit for bit.
 
 #[path = "support/numba_xoroshiro.rs"]
 mod numba;
@@ -19,7 +20,9 @@ fn the_states_are_numbas() {
 }
 
 /// The host functions draw Numba's numbers: uniform ones exactly, normal ones within
-/// 4 ulps (the host's `ln`/`cos` against libdevice's), and leave Numba's final states.
+/// 4 ulps of `f32` (the host's `ln`/`cos` against libdevice's; the `f64` normal takes its
+/// logarithm in `f32` too, so its bound is 4 · 2^29 of its own ulps), and leave Numba's
+/// final states.
 #[test]
 fn the_host_draws_numbas_numbers() {
     let mut worst = (0, 0);
@@ -33,8 +36,12 @@ fn the_host_draws_numbas_numbers() {
             worst = (worst.0.max(ulps32(g[2], w[2])), worst.1.max(ulps64(g[3], w[3])));
         }
     }
-    println!("normal values against Numba's: at most {} ulps (f32), {} ulps (f64)", worst.0, worst.1);
-    assert!(worst.0 <= 4 && worst.1 <= 4, "{worst:?}");
+    println!(
+        "normal values against Numba's: at most {} ulps (f32), {} ulps of f32 precision (f64)",
+        worst.0,
+        worst.1 as f64 / (1u64 << 29) as f64
+    );
+    assert!(worst.0 <= 4 && worst.1 <= 4 << 29, "{worst:?}");
 }
 
 /// A kernel drawing in the simulator: the host functions' numbers bit for bit, and the
