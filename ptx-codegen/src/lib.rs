@@ -121,7 +121,7 @@ pub fn compile_ir(
     let inputs: Vec<ScalarType> = f.params.iter().map(|p| p.ty).collect();
     let abi = KernelAbi::new(name, inputs, &f.ret, program.may_fail_with(overflow));
     let cx = Context::create();
-    let module = cx.create_module(name);
+    let module = emit::nvptx_module(&cx, name)?;
     let how = Lowering { fault_code: abi.error_flag, fault_record: false, fastmath: options.fastmath, overflow };
     let lowered = lower::lower_program(&cx, &module, program, &format!("{name}_scalar"), how).and_then(|fns| {
         let weight = if libdevice::needed(&module) { Weight::Heavy } else { Weight::Light };
@@ -239,7 +239,7 @@ pub fn compile_kernel_ir(
         dynamic_shared: program.uses_dynamic_shared(),
     };
     let cx = Context::create();
-    let module = cx.create_module(name);
+    let module = emit::nvptx_module(&cx, name)?;
     // A kernel always takes the fault record: an index can miss in any kernel.
     let how = Lowering { fault_code: true, fault_record: true, fastmath: options.fastmath, overflow };
     let lowered = lower::lower_program(&cx, &module, program, &format!("{name}_body"), how).and_then(|fns| {

@@ -175,6 +175,23 @@ fn builtins_reach_the_ptx() {
     assert!(c.ptx.contains("atom.global.cas.b32"), "{}", c.ptx);
 }
 
+/// A 64-bit integer element is loaded and stored whole. The module's data layout is
+/// NVPTX's from the start: under LLVM's default one an `i64` is 4-byte aligned, and every
+/// `u64`/`i64`/`usize` access of a kernel was two 32-bit ones.
+#[test]
+fn wide_integers_move_whole() {
+    for t in ["u64", "i64", "usize", "isize"] {
+        let k = compile(&format!("fn k(x: &[{t}], y: &mut [{t}]) {{ let i = gpu::grid1(); y[i] = x[i] ^ y[i + 1]; }}"));
+        let accesses: Vec<&str> =
+            k.ptx.lines().filter(|l| l.contains("ld.global") || l.contains("st.global.u")).map(str::trim).collect();
+        assert!(accesses.iter().any(|l| l.starts_with("ld.global.nc.u64")), "{t}: {accesses:#?}");
+        assert!(accesses.iter().any(|l| l.starts_with("st.global.u64")), "{t}: {accesses:#?}");
+        assert!(!accesses.iter().any(|l| l.contains(".u32")), "{t}: 32-bit pieces: {accesses:#?}");
+        let under_aligned = |l: &&str| (l.contains("load i64") || l.contains("store i64")) && l.ends_with("align 4");
+        assert!(!k.llvm_ir_unoptimized.lines().any(|l| under_aligned(&l)), "{t}:\n{}", k.llvm_ir_unoptimized);
+    }
+}
+
 /// `gpu::load4`/`store4`/`load2`/`store2`: one vector instruction where the address is
 /// aligned (a branch on it), element accesses otherwise, and the checks of `a[i..][..n]`.
 #[test]

@@ -191,7 +191,7 @@ fn vector_accesses_are_checked() {
     );
 }
 
-/// Numba's xoroshiro calls are written out: a vector load and store of the state, the
+/// Numba's xoroshiro calls are written out: the state's two words read and written, the
 /// library's step; with the wrong arguments they say what they take.
 #[test]
 fn xoroshiro_calls_are_written_out() {
@@ -200,19 +200,24 @@ fn xoroshiro_calls_are_written_out() {
     );
     let mut found = (0, 0);
     visit_block(&p.entry().body, &mut |e| match &e.kind {
-        ExprKind::LoadVector { .. } => found.0 += 1,
-        ExprKind::StoreVector { .. } => found.1 += 1,
+        ExprKind::Index { .. } => found.0 += 1,
+        ExprKind::AssignIndex { .. } => found.1 += 1,
         _ => {}
     });
-    // Three steps: two for the normal value, one for the uniform.
-    assert_eq!(found, (3, 3));
+    // Three steps (two for the normal value, one for the uniform), two words each; and
+    // `out[i] = …`.
+    assert_eq!(found, (6, 7));
     error_containing(
         "fn k(states: &mut [u64], out: &mut [f32]) { out[0] = random::xoroshiro128p_uniform_float32(states); }",
         "takes 2 arguments (the states, a `&mut [u64]` holding state `i` at words `2i` and `2i + 1`, and the index `i`), but 1 were given",
     );
-    error_containing(
-        "fn k(states: &[u64], out: &mut [f32]) { out[0] = random::xoroshiro128p_uniform_float32(states, 0); }",
-        "`gpu::store2` writes `states`, which is behind a `&` reference: make it `&mut [T]`",
+    // Read-only states: both words' writes are refused.
+    let e =
+        check("fn k(states: &[u64], out: &mut [f32]) { out[0] = random::xoroshiro128p_uniform_float32(states, 0); }")
+            .unwrap_err();
+    assert!(
+        !e.is_empty() && e.iter().all(|m| m.contains("cannot assign to `states[_]`, which is behind a `&` reference")),
+        "{e:#?}"
     );
 }
 

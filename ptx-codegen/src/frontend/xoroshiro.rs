@@ -6,9 +6,9 @@
 //! `random::create_xoroshiro128p_states` makes), steps it and keeps the new state. A
 //! device function takes scalars only, so instead of a library function the call becomes a
 //! block of the kernel language: the index checked against the number of states (Rust's
-//! index-out-of-bounds fault, naming them), the two words read with `gpu::load2`, one
-//! `random::xoroshiro128p_step`, the new state written with `gpu::store2`, and the output
-//! converted as Numba converts it.
+//! index-out-of-bounds fault, naming them), the two words read, one
+//! `random::xoroshiro128p_step`, the new state written, and the output converted as Numba
+//! converts it.
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote_spanned;
@@ -116,15 +116,17 @@ fn expansion(c: &syn::ExprCall) -> Option<syn::Expr> {
     syn::parse2(tokens).ok()
 }
 
-/// The next output of state `index` of `states`, which it advances.
+/// The next output of state `index` of `states`, which it advances. The words are read and
+/// written one by one, as `states[k]`: in a loop of draws from one state the compiler then
+/// keeps the state in registers.
 fn next(states: &syn::Expr, index: TokenStream, span: Span) -> TokenStream {
     quote_spanned! {span=> {
         let __xoroshiro_i: usize = #index;
         let __xoroshiro_k = 2 * ::gpu_runtime::gpu::check_index(__xoroshiro_i, #states.len() / 2);
-        let (__xoroshiro_s0, __xoroshiro_s1) = ::gpu_runtime::gpu::load2(#states, __xoroshiro_k);
         let (__xoroshiro_x, __xoroshiro_t0, __xoroshiro_t1) =
-            ::gpu_runtime::random::xoroshiro128p_step(__xoroshiro_s0, __xoroshiro_s1);
-        ::gpu_runtime::gpu::store2(#states, __xoroshiro_k, __xoroshiro_t0, __xoroshiro_t1);
+            ::gpu_runtime::random::xoroshiro128p_step(#states[__xoroshiro_k], #states[__xoroshiro_k + 1]);
+        #states[__xoroshiro_k] = __xoroshiro_t0;
+        #states[__xoroshiro_k + 1] = __xoroshiro_t1;
         __xoroshiro_x
     }}
 }

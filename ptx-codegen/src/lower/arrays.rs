@@ -278,7 +278,8 @@ impl<'ctx> FnLower<'_, 'ctx> {
             let p = unsafe { b.build_in_bounds_gep(mt, first, &[i64t.const_int(k as u64, false)], "element")? };
             match stored.get(k as usize) {
                 Some(x) => {
-                    b.build_store(p, *x)?;
+                    let store = b.build_store(p, *x)?;
+                    store.set_alignment(t.size_bytes()).map_err(|_| internal("an alignment LLVM refuses", e.span))?;
                 }
                 // Volatile, so that LLVM keeps the two paths apart: it would otherwise see
                 // that both read the same elements and keep only these loads, which any
@@ -288,6 +289,7 @@ impl<'ctx> FnLower<'_, 'ctx> {
                     let load =
                         v.as_instruction_value().ok_or_else(|| internal("a load that is no instruction", e.span))?;
                     load.set_volatile(true).map_err(|_| internal("a load LLVM cannot make volatile", e.span))?;
+                    load.set_alignment(t.size_bytes()).map_err(|_| internal("an alignment LLVM refuses", e.span))?;
                     from_elements.push(v)
                 }
             }
