@@ -18,6 +18,7 @@ Usage: python3 bench/charts.py [bench/README.md] [out-dir, default bench/charts]
 import os
 import re
 import sys
+import textwrap
 
 import matplotlib
 
@@ -81,7 +82,8 @@ def bars(name, kind, unit, ours_name, header, rows, out):
     groups = [plain(r[0]) for r in rows]
     width = 0.8 / len(cols)
     values = [number(r[k]) for r in rows for k in cols if k < len(r) and number(r[k]) is not None]
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.6 * len(rows) + 2.5), 4.2))
+    # The legend sits right of the axes: room for it.
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.6 * len(rows) + 2.5) + 3.0, 4.4))
     for n, k in enumerate(cols):
         xs, ys = [], []
         for g, r in enumerate(rows):
@@ -111,7 +113,7 @@ def bars(name, kind, unit, ours_name, header, rows, out):
     else:
         ax.set_ylabel(f"{unit} ({scale}higher is better)")
         note = f"label: {ours} over the bar's rate (above 1: {ours} faster)"
-    ax.set_title(f"{name}: {note}", fontsize=9)
+    ax.set_title(textwrap.fill(f"{name}: {note}", 90), fontsize=9)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
     fig.savefig(out, dpi=110)
