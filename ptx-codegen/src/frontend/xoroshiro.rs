@@ -17,7 +17,7 @@ use syn::visit_mut::VisitMut;
 
 use super::builtins::library_name;
 
-/// The calls written out here, with what each returns.
+/// The calls written out here (Numba's names; each takes the states and an index).
 pub(super) const CALLS: [&str; 5] = [
     "xoroshiro128p_next",
     "xoroshiro128p_uniform_float32",
