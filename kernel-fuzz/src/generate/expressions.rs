@@ -168,31 +168,25 @@ impl Gen<'_> {
         if ty.is_signed() && self.rng.chance(1, 10) {
             return self.lit_of(Value::int(ty, -1));
         }
-        if self.rng.chance(1, 2) {
-            let (_, max) = ty.int_range();
-            let v = loop {
-                let v = self.rng.range(if ty.is_signed() { -9 } else { 1 }, 9.min(max));
-                if v != 0 && v != -1 {
-                    break v;
-                }
-            };
-            self.lit_of(Value::int(ty, v))
-        } else {
-            self.expr(ty, d)
-        }
+        if self.rng.chance(1, 2) { self.small_divisor(ty) } else { self.expr(ty, d) }
+    }
+
+    /// A literal divisor in `-9..=9` that is neither 0 nor -1.
+    fn small_divisor(&mut self, ty: Ty) -> Expr {
+        let (_, max) = ty.int_range();
+        let v = loop {
+            let v = self.rng.range(if ty.is_signed() { -9 } else { 1 }, 9.min(max));
+            if v != 0 && v != -1 {
+                break v;
+            }
+        };
+        self.lit_of(Value::int(ty, v))
     }
 
     /// A divisor that is neither 0 nor -1: a literal, or `((e & 7) + 1)`.
     fn safe_divisor(&mut self, ty: Ty, d: u32) -> Expr {
         if self.rng.chance(1, 2) {
-            let (_, max) = ty.int_range();
-            let v = loop {
-                let v = self.rng.range(if ty.is_signed() { -9 } else { 1 }, 9.min(max));
-                if v != 0 && v != -1 {
-                    break v;
-                }
-            };
-            return self.lit_of(Value::int(ty, v));
+            return self.small_divisor(ty);
         }
         let e = self.expr(ty, d);
         let low = Expr::new(ty, ExprKind::Binary(BinOp::And, Box::new(e), Box::new(self.lit_of(Value::int(ty, 7)))));

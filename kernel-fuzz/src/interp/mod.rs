@@ -121,16 +121,7 @@ pub fn run_traced<'p>(
     args: &[Value],
     overflow: Overflow,
 ) -> (Result<Vec<Value>, Stop>, Option<&'p str>) {
-    let mut it = Interp {
-        fns: HashMap::new(),
-        consts: HashMap::new(),
-        env: Vec::new(),
-        base: 0,
-        steps: 0,
-        overflow,
-        fault_in: None,
-        clamp_bounds: None,
-    };
+    let mut it = Interp::new(overflow);
     for h in &p.helpers {
         it.fns.insert(&h.name, h);
         it.collect(&h.body);
@@ -177,6 +168,22 @@ struct Interp<'p> {
     clamp_bounds: Option<(Value, Value)>,
 }
 
+impl Interp<'_> {
+    /// An interpreter with no functions, constants or variables yet.
+    fn new(overflow: Overflow) -> Self {
+        Interp {
+            fns: HashMap::new(),
+            consts: HashMap::new(),
+            env: Vec::new(),
+            base: 0,
+            steps: 0,
+            overflow,
+            fault_in: None,
+            clamp_bounds: None,
+        }
+    }
+}
+
 /// Whether a `break`/`continue` with this label leaves (or continues) a loop with `label`.
 fn targets(jump: Option<&str>, label: &Option<String>) -> bool {
     jump.is_none() || jump == label.as_deref()
@@ -194,17 +201,7 @@ pub(crate) struct Scalars<'p> {
 
 impl<'p> Scalars<'p> {
     pub(crate) fn new(overflow: Overflow) -> Scalars<'p> {
-        let it = Interp {
-            fns: HashMap::new(),
-            consts: HashMap::new(),
-            env: Vec::new(),
-            base: 0,
-            steps: 0,
-            overflow,
-            fault_in: None,
-            clamp_bounds: None,
-        };
-        Scalars { it }
+        Scalars { it: Interp::new(overflow) }
     }
 
     /// Indexes the `fn` and `const` items of `s` (itself, or in its blocks).

@@ -109,11 +109,7 @@ pub fn gu_into<'a, 'o, F: GuFn>(
 ) -> Result<()> {
     let layout = F::LAYOUT;
     let function = layout.function;
-    let how = if let Where::Default = call.how { F::DEFAULT } else { call.how };
-    if call.axis.is_some() && !layout.is_reduction() {
-        return Err(Error::NotAReduction { function, layout: layout.text });
-    }
-    let args = args.along(layout, call.axis)?;
+    let (how, args) = placed::<F>(&call, args)?;
     let refs = F::Outs::ref_shapes(&outs);
     // The sizes of output core dimensions no input fixes, from the outputs.
     let mut sizes: Vec<(&str, usize)> = call.sizes.to_vec();
@@ -283,16 +279,23 @@ impl<L, O> Drop for InFlight<L, O> {
     }
 }
 
+/// Where a call of `F` runs (the function's default target for `Where::Default`), and its
+/// arguments taken along `call.axis` (refused unless `F` is a reduction).
+fn placed<'a, 'd, F: GuFn>(call: &Call<'d>, args: F::Args<'a>) -> Result<(Where<'d>, F::Args<'a>)> {
+    let layout = F::LAYOUT;
+    let how = if let Where::Default = call.how { F::DEFAULT } else { call.how };
+    if call.axis.is_some() && !layout.is_reduction() {
+        return Err(Error::NotAReduction { function: layout.function, layout: layout.text });
+    }
+    Ok((how, args.along(layout, call.axis)?))
+}
+
 /// Plans the call, lays its inputs out and runs it: on the host (a loop over the loop
 /// indices), as the generated kernel on a GPU, or in the simulator.
 fn gu_call<'a, F: GuFn>(call: Call<'_>, args: F::Args<'a>) -> Result<(GuPlan, GuOut<F::Outs>)> {
     let layout = F::LAYOUT;
     let function = layout.function;
-    let how = if let Where::Default = call.how { F::DEFAULT } else { call.how };
-    if call.axis.is_some() && !layout.is_reduction() {
-        return Err(Error::NotAReduction { function, layout: layout.text });
-    }
-    let args = args.along(layout, call.axis)?;
+    let (how, args) = placed::<F>(&call, args)?;
     let plan = GuPlan::new(layout, &args.shapes(), call.sizes)?;
     let inputs = args.lay_out(layout, &plan)?;
     let arrays: Vec<(&'static str, Option<&Device>)> =
