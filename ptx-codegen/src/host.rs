@@ -36,15 +36,24 @@ pub struct HostFunction<'ctx> {
 impl HostFunction<'_> {
     /// Calls the function: each argument's bits sit in the low bytes of a `u64` (as the
     /// runtime passes scalars). Returns the results' bits and the fault code (0: none).
+    ///
+    /// A value wider than 8 bytes (`Complex<f64>`) takes [`words`] consecutive words, its
+    /// bytes in memory order.
     pub fn call(&self, args: &[u64]) -> (Vec<u64>, u32) {
-        assert_eq!(args.len(), self.params.len(), "argument count");
-        let mut out = vec![0u64; self.rets.len()];
+        assert_eq!(args.len(), self.params.iter().map(|t| words(*t)).sum::<usize>(), "argument words");
+        let mut out = vec![0u64; self.rets.iter().map(|t| words(*t)).sum()];
         let mut fault = 0u32;
-        // SAFETY: `eval` reads `params.len()` words from `args`, writes one word per result
+        // SAFETY: `eval` reads the parameters' words from `args`, writes the results' words
         // to `out` and possibly one `u32` to `fault`.
         unsafe { self.eval.call(args.as_ptr(), out.as_mut_ptr(), &mut fault) };
         (out, fault)
     }
+}
+
+/// How many 8-byte words a value of type `t` takes in [`HostFunction::call`]'s arguments
+/// and results (1 for every type but `Complex<f64>`).
+pub fn words(t: ScalarType) -> usize {
+    t.size_bytes().div_ceil(8) as usize
 }
 
 fn host_machine() -> Result<TargetMachine, String> {
@@ -203,11 +212,13 @@ fn add_eval<'ctx>(
         eval.get_nth_param(2).unwrap().into_pointer_value(),
     );
     let mut call_args: Vec<BasicMetadataValueEnum> = Vec::new();
-    for (i, p) in f.params.iter().enumerate() {
-        // SAFETY: word `i` of `args`, which holds one word per parameter (see `call`).
+    let mut word = 0;
+    for p in &f.params {
+        // SAFETY: the parameter's words of `args`, which holds every parameter's (see `call`).
         let slot = unsafe {
-            e(b.build_in_bounds_gep(cx.i64_type(), args, &[cx.i64_type().const_int(i as u64, false)], "arg"))?
+            e(b.build_in_bounds_gep(cx.i64_type(), args, &[cx.i64_type().const_int(word as u64, false)], "arg"))?
         };
+        word += words(p.ty);
         let v = e(b.build_load(memory_type(cx, p.ty), slot, "v"))?;
         let v: BasicValueEnum = if p.ty == ScalarType::Bool {
             e(b.build_int_compare(IntPredicate::NE, v.into_int_value(), cx.i8_type().const_zero(), "b"))?.into()
@@ -222,19 +233,21 @@ fn add_eval<'ctx>(
     let call = e(b.build_call(scalar, &call_args, "r"))?;
     let r = basic_value(call.try_as_basic_value(), f.span).map_err(|e| e.message)?;
     let rets = f.ret.scalars();
+    let tuple = matches!(f.ret, crate::ir::RetType::Tuple(_));
+    let mut word = 0;
     for (k, t) in rets.iter().enumerate() {
-        // A tuple result is a struct, even of one field (`-> (f64,)`).
-        let v =
-            if r.is_struct_value() { e(b.build_extract_value(r.into_struct_value(), k as u32, "result"))? } else { r };
+        // A tuple result is a struct, even of one field (`-> (f64,)`); so is one complex.
+        let v = if tuple { e(b.build_extract_value(r.into_struct_value(), k as u32, "result"))? } else { r };
         let v: BasicValueEnum = if *t == ScalarType::Bool {
             e(b.build_int_z_extend(v.into_int_value(), cx.i8_type(), "byte"))?.into()
         } else {
             v
         };
-        // SAFETY: word `k` of `out`, which holds one word per result (see `call`).
+        // SAFETY: the result's words of `out`, which holds every result's (see `call`).
         let slot = unsafe {
-            e(b.build_in_bounds_gep(cx.i64_type(), out, &[cx.i64_type().const_int(k as u64, false)], "out"))?
+            e(b.build_in_bounds_gep(cx.i64_type(), out, &[cx.i64_type().const_int(word as u64, false)], "out"))?
         };
+        word += words(*t);
         e(b.build_store(slot, cx.i64_type().const_zero()))?;
         e(b.build_store(slot, v))?;
     }

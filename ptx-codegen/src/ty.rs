@@ -24,10 +24,17 @@ pub enum ScalarType {
     F16,
     /// `half::bf16`: bfloat16, likewise.
     BF16,
+    /// `num_complex::Complex<f32>`: two `f32`s, `re` then `im` (`#[repr(C)]`, the layout of
+    /// CUDA's `float2` with the alignment of `f32`). A scalar as NumPy's `complex64` is one:
+    /// an element of arrays, a parameter and a result; its arithmetic is written out over
+    /// its parts as num-complex computes it.
+    C32,
+    /// `num_complex::Complex<f64>`, likewise over `f64`s.
+    C64,
 }
 
 impl ScalarType {
-    pub const ALL: [ScalarType; 15] = [
+    pub const ALL: [ScalarType; 17] = [
         ScalarType::Bool,
         ScalarType::I8,
         ScalarType::I16,
@@ -43,6 +50,8 @@ impl ScalarType {
         ScalarType::F64,
         ScalarType::F16,
         ScalarType::BF16,
+        ScalarType::C32,
+        ScalarType::C64,
     ];
 
     /// The type's name as written in Rust source.
@@ -63,6 +72,8 @@ impl ScalarType {
             ScalarType::F64 => "f64",
             ScalarType::F16 => "f16",
             ScalarType::BF16 => "bf16",
+            ScalarType::C32 => "Complex<f32>",
+            ScalarType::C64 => "Complex<f64>",
         }
     }
 
@@ -86,8 +97,31 @@ impl ScalarType {
         self.is_float() || self.is_half()
     }
 
+    /// `Complex<f32>` and `Complex<f64>`.
+    pub fn is_complex(self) -> bool {
+        matches!(self, ScalarType::C32 | ScalarType::C64)
+    }
+
+    /// The type of a complex type's parts (`f32` for `Complex<f32>`).
+    pub fn complex_part(self) -> Option<ScalarType> {
+        match self {
+            ScalarType::C32 => Some(ScalarType::F32),
+            ScalarType::C64 => Some(ScalarType::F64),
+            _ => None,
+        }
+    }
+
+    /// The complex type whose parts are `part` (`f32` or `f64`).
+    pub fn complex_of(part: ScalarType) -> Option<ScalarType> {
+        match part {
+            ScalarType::F32 => Some(ScalarType::C32),
+            ScalarType::F64 => Some(ScalarType::C64),
+            _ => None,
+        }
+    }
+
     pub fn is_int(self) -> bool {
-        !self.is_floating() && self != ScalarType::Bool
+        !self.is_floating() && !self.is_complex() && self != ScalarType::Bool
     }
 
     pub fn is_signed_int(self) -> bool {
@@ -106,12 +140,22 @@ impl ScalarType {
             ScalarType::I16 | ScalarType::U16 | ScalarType::F16 | ScalarType::BF16 => 16,
             ScalarType::I32 | ScalarType::U32 | ScalarType::F32 => 32,
             ScalarType::I64 | ScalarType::Isize | ScalarType::U64 | ScalarType::Usize | ScalarType::F64 => 64,
+            ScalarType::C32 => 64,
+            ScalarType::C64 => 128,
         }
     }
 
     /// Size in bytes in memory (Rust's layout: bool is one byte).
     pub fn size_bytes(self) -> u32 {
         self.bits().div_ceil(8)
+    }
+
+    /// Alignment in bytes in memory, Rust's (a complex type's is its parts').
+    pub fn align_bytes(self) -> u32 {
+        match self.complex_part() {
+            Some(part) => part.size_bytes(),
+            None => self.size_bytes(),
+        }
     }
 
     /// Smallest and largest value of an integer type, as i128.

@@ -341,9 +341,9 @@ impl FnChecker<'_> {
     }
 
     /// `t.x` of a `gpu::Dim3`.
-    pub(super) fn dim3_field(&mut self, f: &syn::ExprField) -> Expr {
+    /// `d.x` of a `gpu::Dim3` `d` (`base`, already checked).
+    pub(super) fn dim3_field(&mut self, f: &syn::ExprField, base: Expr) -> Expr {
         let span = f.span();
-        let base = self.expr(&f.base);
         let syn::Member::Named(m) = &f.member else { return self.error_expr(span) };
         let name = syntax::name(m);
         match self.prog.infer.shallow(base.ty) {
@@ -360,7 +360,7 @@ impl FnChecker<'_> {
             Type::Error => self.error_expr(span),
             t => {
                 let found = self.prog.infer.describe(t);
-                self.error(f, format!("no field `{name}` on `{found}`: a kernel reads the fields `x`, `y`, `z` of `gpu::Dim3` (`gpu::thread_idx().x`)"));
+                self.error(f, format!("no field `{name}` on `{found}`: a kernel reads the fields `x`, `y`, `z` of `gpu::Dim3` (`gpu::thread_idx().x`) and `re`, `im` of a complex number"));
                 self.error_expr(span)
             }
         }

@@ -23,6 +23,9 @@ impl FnChecker<'_> {
         let recv = self.expr(&m.receiver);
         let args: Vec<(Expr, &syn::Expr)> = m.args.iter().map(|a| (self.expr(a), a)).collect();
         let name = syntax::name(&m.method);
+        if self.complex_part(&recv).is_some() {
+            return self.complex_method(&name, recv, args, SpanRange::of(m), &m.method);
+        }
         self.builtin_call(&name, recv, args, SpanRange::of(m), &m.method)
     }
 
@@ -46,6 +49,9 @@ impl FnChecker<'_> {
             );
             return self.error_expr(span);
         }
+        if let Some(e) = path.and_then(|p| self.complex_call(c, p)) {
+            return e;
+        }
         let segments: Vec<String> =
             path.map(|p| p.segments.iter().map(|s| syntax::name(&s.ident)).collect()).unwrap_or_default();
         let callee = match path {
@@ -55,7 +61,7 @@ impl FnChecker<'_> {
         // `String::from("abc")`: the type is the problem, not the arguments it would take.
         if let [.., ty, _] = segments.as_slice() {
             if ty.starts_with(|c: char| c.is_ascii_uppercase()) && ty != "SpecialMath" {
-                self.error(&c.func, format!("`{callee}` cannot run on the GPU: `{ty}` is not a scalar type; {subject} computes with f32, f64, integers and bool, and calls their methods (`f32::max(a, b)`), functions marked `#[gpu_runtime::device]` and functions nested in it", subject = self.subject()));
+                self.error(&c.func, format!("`{callee}` cannot run on the GPU: `{ty}` is not a scalar type; {subject} computes with f32, f64, integers, bool, half's f16 and bf16 and num-complex's Complex, and calls their methods (`f32::max(a, b)`), functions marked `#[gpu_runtime::device]` and functions nested in it", subject = self.subject()));
                 return self.error_expr(span);
             }
         }

@@ -59,7 +59,8 @@ impl FnChecker<'_> {
 }
 
 const SCALAR_TYPES_HINT: &str = "code on the GPU computes with the scalar types f32, f64, i8, i16, i32, i64, isize, u8, \
-     u16, u32, u64, usize and bool (a kernel also with `gpu::Dim3`, slices and arrays)";
+     u16, u32, u64, usize, bool, half's f16 and bf16, and num-complex's Complex<f32> and Complex<f64> (a kernel also \
+     with `gpu::Dim3`, slices and arrays)";
 
 /// Where a type appears, for the wording of its diagnostic.
 #[derive(Copy, Clone)]
@@ -89,6 +90,9 @@ impl TypeUse {
             ),
             (_, syntax::TypeProblem::Unit) => format!("`{shown}` is not a scalar type: {SCALAR_TYPES_HINT}"),
             (_, syntax::TypeProblem::Named(name)) => format!("`{name}` is not a scalar type: {SCALAR_TYPES_HINT}"),
+            (_, syntax::TypeProblem::ComplexPart(part)) => format!(
+                "`{shown}` is not supported: a complex number's parts are `f32` or `f64` (`Complex<f32>`, `Complex<f64>`), not `{part}`"
+            ),
             _ => format!("`{shown}` is not supported here: {SCALAR_TYPES_HINT}"),
         }
     }

@@ -82,17 +82,23 @@ impl FnChecker<'_> {
                 self.mk(ExprKind::Block(block), ty, span)
             }
             syn::Expr::Index(ix) if self.prog.kernel => self.index_expr(ix),
-            syn::Expr::Field(f) if self.prog.kernel && matches!(f.member, syn::Member::Named(_)) => self.dim3_field(f),
+            syn::Expr::Field(f) if matches!(f.member, syn::Member::Named(_)) => match self.complex_field(f) {
+                Ok(e) => e,
+                Err(base) if self.prog.kernel => self.dim3_field(f, base),
+                Err(_) => self.unsupported(e, format!("field access is not supported here: {} works on scalars (f32, f64, integers, bool), the parts of complex numbers (`z.re`, `z.im`) and tuples of scalars (`t.0`), not structs", self.subject())),
+            },
             syn::Expr::Array(_) | syn::Expr::Repeat(_) if self.prog.kernel => self.unsupported(e, "a local array is declared by a `let`: `let mut a = [0.0f32; 8];` or `let a = [x, y, z];`, then used by name"),
             syn::Expr::Unsafe(_) => self.unsupported(e, "`unsafe` blocks cannot appear in a vectorized function: the kernel language has no unsafe operations"),
             syn::Expr::Async(_) | syn::Expr::Await(_) => self.unsupported(e, format!("`async`/`.await` cannot run in {}: it computes synchronously", self.subject())),
             syn::Expr::Closure(_) if self.prog.kernel => self.unsupported(e, "closures are not supported in a kernel: write a `#[device]` function, or the computation inline"),
             syn::Expr::Closure(_) => self.unsupported(e, "closures are not supported in a vectorized function: write a `#[device]` function, or the computation inline"),
             syn::Expr::Index(_) => self.unsupported(e, "indexing is not supported: a vectorized function sees one element of each argument at a time, as a scalar"),
-            syn::Expr::Field(_) => self.unsupported(e, format!("field access is not supported: {} works on scalars (f32, f64, integers, bool) and tuples of them (`t.0`), not structs", self.subject())),
             syn::Expr::Array(_) | syn::Expr::Repeat(_) => self.unsupported(e, "arrays are not supported in a vectorized function: it computes with scalars; the call broadcasts it over slices"),
             syn::Expr::Reference(_) => self.unsupported(e, format!("references are not supported in {}: it computes with scalar values", self.subject())),
-            syn::Expr::Struct(_) => self.unsupported(e, format!("structs are not supported in {}: it computes with scalars (f32, f64, integers, bool)", self.subject())),
+            syn::Expr::Struct(st) => match self.complex_struct(st) {
+                Some(c) => c,
+                None => self.unsupported(e, format!("structs are not supported in {}: it computes with scalars (f32, f64, integers, bool)", self.subject())),
+            },
             syn::Expr::Range(_) => self.unsupported(e, "a range is only supported as the iterator of a `for` loop (`for i in 0..n`)"),
             syn::Expr::Try(_) => self.unsupported(e, format!("the `?` operator is not supported: {} has no `Result` or `Option`", self.subject())),
             syn::Expr::Let(_) => self.unsupported(e, format!("`let` patterns in conditions are not supported: {} has no enums to match on", self.subject())),
@@ -224,6 +230,9 @@ impl FnChecker<'_> {
                 }
             }
         }
+        if let Some(e) = self.complex_constant(p) {
+            return e;
+        }
         if p.qself.is_none() && !has_args {
             if let Some((t, lit)) = consts::by_path(&segments) {
                 return self.mk(ExprKind::Lit(lit), Type::Scalar(t), span);
@@ -293,6 +302,9 @@ impl FnChecker<'_> {
         let span = a.span();
         if let (Some((base, index, checked)), true) = (element_place(&a.left), self.prog.kernel) {
             return self.assign_element(base, index, checked, &a.left, None, &a.right, &syn::Expr::Assign(a.clone()));
+        }
+        if let Some(e) = self.complex_part_assign(&a.left, None, &a.right, span) {
+            return e;
         }
         let value = self.expr(&a.right);
         let Some(local) = self.place(&a.left, Write::Assign) else {

@@ -13,6 +13,9 @@ pub enum VarKind {
     Int,
     /// `{float}`: an unsuffixed float literal.
     Float,
+    /// `Complex<_>`: a complex value whose parts' type is not known yet
+    /// (`Complex::new(0.0, 1.0)`); the parts' variable is in [`InferTable::complex_part`].
+    Complex,
 }
 
 impl VarKind {
@@ -21,6 +24,7 @@ impl VarKind {
             (VarKind::Any, _) => true,
             (VarKind::Int, Type::Scalar(s)) => s.is_int(),
             (VarKind::Float, Type::Scalar(s)) => s.is_float(),
+            (VarKind::Complex, Type::Scalar(s)) => s.is_complex(),
             _ => false,
         }
     }
@@ -46,6 +50,8 @@ pub struct InferTable {
     vars: Vec<VarState>,
     /// Element types of the tuple types ([`Type::Tuple`] indexes this).
     tuples: Vec<Vec<Type>>,
+    /// The parts' type of each variable of kind [`VarKind::Complex`], by variable.
+    complex_parts: std::collections::HashMap<u32, Type>,
 }
 
 impl InferTable {
@@ -66,6 +72,36 @@ impl InferTable {
     pub fn fresh(&mut self, kind: VarKind) -> Type {
         self.vars.push(VarState::Unbound(kind));
         Type::Infer(InferVar(self.vars.len() as u32 - 1))
+    }
+
+    /// The complex type whose parts have type `part` (`f32`, `f64` or a float variable):
+    /// a concrete complex type when `part` is known, else a variable that follows it.
+    pub fn complex(&mut self, part: Type) -> Type {
+        if let Type::Scalar(p) = self.shallow(part) {
+            if let Some(c) = ScalarType::complex_of(p) {
+                return Type::Scalar(c);
+            }
+        }
+        let v = self.fresh(VarKind::Complex);
+        let Type::Infer(InferVar(i)) = v else { unreachable!("fresh gives a variable") };
+        self.complex_parts.insert(i, part);
+        v
+    }
+
+    /// The type of the parts of a complex type (concrete or a variable), `None` for any
+    /// other type.
+    pub fn complex_part(&self, t: Type) -> Option<Type> {
+        match self.shallow(t) {
+            Type::Scalar(s) => s.complex_part().map(Type::Scalar),
+            Type::Infer(InferVar(i)) if self.kind(t) == Some(VarKind::Complex) => {
+                let part = self.complex_parts[&i];
+                Some(match self.shallow(part) {
+                    Type::Scalar(p) => Type::Scalar(p),
+                    other => other,
+                })
+            }
+            _ => None,
+        }
     }
 
     /// Follows links and bindings until a concrete type or an unbound variable.
@@ -124,6 +160,14 @@ impl InferTable {
                 }
                 let (kv, kw) = (self.kind(a).ok_or(())?, self.kind(b).ok_or(())?);
                 let k = kv.merge(kw).ok_or(())?;
+                if (kv, kw) == (VarKind::Complex, VarKind::Complex) {
+                    let (pv, pw) = (self.complex_parts[&v.0], self.complex_parts[&w.0]);
+                    self.unify(pv, pw)?;
+                } else if kv == VarKind::Complex {
+                    // `w` takes `v`'s kind, and with it `v`'s parts.
+                    let pv = self.complex_parts[&v.0];
+                    self.complex_parts.insert(w.0, pv);
+                }
                 self.vars[v.0 as usize] = VarState::Link(w);
                 self.vars[w.0 as usize] = VarState::Unbound(k);
                 Ok(b)
@@ -133,7 +177,12 @@ impl InferTable {
                 if !k.accepts(t) {
                     return Err(());
                 }
+                let part = (k == VarKind::Complex).then(|| self.complex_parts[&v.0]);
                 self.vars[v.0 as usize] = VarState::Bound(t);
+                if let (Some(part), Type::Scalar(c)) = (part, t) {
+                    let p = c.complex_part().expect("a complex variable is bound to a complex type");
+                    self.unify(part, Type::Scalar(p))?;
+                }
                 Ok(t)
             }
             _ => Err(()),
@@ -147,6 +196,11 @@ impl InferTable {
         match self.kind(t) {
             Some(VarKind::Int) => Type::Scalar(ScalarType::I32),
             Some(VarKind::Float) => Type::Scalar(ScalarType::F64),
+            // The parts decide (a float variable's fallback is `f64`).
+            Some(VarKind::Complex) => match self.complex_part(t).map(|p| self.resolve(p)) {
+                Some(Type::Scalar(p)) => ScalarType::complex_of(p).map_or(t, Type::Scalar),
+                _ => t,
+            },
             Some(VarKind::Any) | None => t,
         }
     }
@@ -158,6 +212,10 @@ impl InferTable {
             (Type::Scalar(s), _) => s.rust_name().to_string(),
             (_, Some(VarKind::Int)) => "{integer}".into(),
             (_, Some(VarKind::Float)) => "{float}".into(),
+            (_, Some(VarKind::Complex)) => {
+                let part = self.complex_part(t).map_or_else(|| "_".to_string(), |p| self.describe(p));
+                format!("Complex<{part}>")
+            }
             (Type::Unit, _) => "()".into(),
             (Type::Tuple(i), _) => {
                 let parts: Vec<String> =
@@ -198,6 +256,31 @@ mod tests {
         assert!(t.unify(any, float).is_err());
         assert!(t.unify(any, Type::Scalar(ScalarType::I64)).is_ok());
         assert_eq!(t.resolve(int), Type::Scalar(ScalarType::I64));
+    }
+
+    #[test]
+    fn complex_variables_follow_their_parts() {
+        let mut t = InferTable::default();
+        let part = t.fresh(VarKind::Float);
+        let c = t.complex(part);
+        assert_eq!(t.describe(c), "Complex<{float}>");
+        assert_eq!(t.resolve(c), Type::Scalar(ScalarType::C64));
+        assert!(t.unify(part, Type::Scalar(ScalarType::F32)).is_ok());
+        assert_eq!(t.resolve(c), Type::Scalar(ScalarType::C32));
+        // Binding the complex variable binds its parts.
+        let part = t.fresh(VarKind::Float);
+        let c = t.complex(part);
+        assert!(t.unify(c, Type::Scalar(ScalarType::C32)).is_ok());
+        assert_eq!(t.resolve(part), Type::Scalar(ScalarType::F32));
+        assert!(t.unify(c, Type::Scalar(ScalarType::F32)).is_err());
+        // Two complex variables share their parts.
+        let (p1, p2) = (t.fresh(VarKind::Float), t.fresh(VarKind::Float));
+        let (c1, c2) = (t.complex(p1), t.complex(p2));
+        assert!(t.unify(c1, c2).is_ok());
+        assert!(t.unify(p2, Type::Scalar(ScalarType::F32)).is_ok());
+        assert_eq!(t.resolve(c1), Type::Scalar(ScalarType::C32));
+        // A known part gives a concrete type at once.
+        assert_eq!(t.complex(Type::Scalar(ScalarType::F64)), Type::Scalar(ScalarType::C64));
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod blocks;
 mod builtins;
 mod callees;
 mod calls;
+mod complex;
 mod const_eval;
 mod consts;
 mod context;

@@ -47,6 +47,21 @@ impl ProgramCx {
             }
             return;
         };
+        if s.is_complex() {
+            let what = match req {
+                Require::Numeric(op) | Require::IntOrBool(op) => format!("`{op}`"),
+                Require::Negatable => "unary `-`".into(),
+                Require::Comparable => "a comparison".into(),
+                Require::CastTo(to) => format!("`as {to}`"),
+                Require::Matchable => "`match`".into(),
+                Require::Int(what) => what.to_string(),
+                Require::Fits(_) => "an integer literal".into(),
+            };
+            // The checker writes out what applies to a complex number whose type it knows;
+            // this is what reaches one only after inference, or never applies.
+            self.error_at(span, format!("{what} does not apply to `{s}` here: a complex number takes `+ - * /`, `==`, `!=` and unary `-` where its type is known (annotate it, e.g. `let z: Complex<f32> = …;`), `as` casts of its parts (`z.re as f64`), and its methods"));
+            return;
+        }
         let problem = match req {
             Require::Numeric(op) if !(s.is_int() || s.is_floating()) => {
                 Some(format!("cannot apply `{op}` to `{s}`: arithmetic needs an integer or float type"))
@@ -81,6 +96,14 @@ impl ProgramCx {
 
 /// Whether `from as to` is a valid cast in Rust, and if not, what to write instead.
 pub(super) fn cast_problem(from: ScalarType, to: ScalarType) -> Option<String> {
+    if let Some(c) = [from, to].into_iter().find(|t| t.is_complex()) {
+        let instead = if to.is_complex() {
+            format!("`{c}::new(x, 0.0)` (or `Complex::from(x)`) from a value of its parts' type")
+        } else {
+            "`z.re`, `z.im`, `z.norm()` or another method, then `as` on that".to_string()
+        };
+        return Some(format!("non-primitive cast: `{from}` as `{to}` (`{c}` is num-complex's type): write {instead}"));
+    }
     // `half::f16` and `half::bf16` are not primitive types: no `as` reaches them.
     if let Some(h) = [from, to].into_iter().find(|t| t.is_half()) {
         let instead = match (from.is_half(), to) {

@@ -58,6 +58,12 @@ impl FnChecker<'_> {
                 self.assign_element(base, index, checked, &b.left, Some(bop), &b.right, &syn::Expr::Binary(b.clone()))
             }
             syntax::BinOp::Compound(bop) => {
+                if let Some(e) = self.complex_part_assign(&b.left, Some(bop), &b.right, span) {
+                    return e;
+                }
+                if let Some(e) = self.complex_compound(bop, b) {
+                    return e;
+                }
                 let rhs = self.expr(&b.right);
                 let Some(local) = self.place(&b.left, Write::Update) else {
                     return self.error_expr(span);
@@ -69,6 +75,9 @@ impl FnChecker<'_> {
             syntax::BinOp::Plain(bop) => {
                 let lhs = self.expr(&b.left);
                 let rhs = self.expr(&b.right);
+                if self.complex_part(&lhs).is_some() || self.complex_part(&rhs).is_some() {
+                    return self.complex_binary(bop, lhs, rhs, range);
+                }
                 let ty = self.check_operands(bop, &lhs, &rhs, &b.left, &b.right, range);
                 self.mk(ExprKind::Binary(bop, Box::new(lhs), Box::new(rhs)), ty, span)
             }
@@ -139,6 +148,9 @@ impl FnChecker<'_> {
                     return e;
                 }
                 let inner = self.expr(&u.expr);
+                if self.complex_part(&inner).is_some() {
+                    return self.complex_neg(inner, span);
+                }
                 let ty = inner.ty;
                 self.prog.require(ty, Require::Negatable, range);
                 self.mk(ExprKind::Unary(UnaryOp::Neg, Box::new(inner)), ty, span)
@@ -186,6 +198,7 @@ impl FnChecker<'_> {
             let fits = match kind {
                 VarKind::Int => target.is_int(),
                 VarKind::Float => target.is_float(),
+                VarKind::Complex => false,
                 VarKind::Any => true,
             };
             if fits {

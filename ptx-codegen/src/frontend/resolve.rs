@@ -86,6 +86,7 @@ impl ProgramCx {
         if let Type::Infer(_) = e.ty {
             self.error_at(e.span, "type annotations needed for this expression");
         }
+        self.refuse_complex(e);
         match &mut e.kind {
             ExprKind::Lit(_)
             | ExprKind::Local(_)
@@ -162,5 +163,27 @@ impl ProgramCx {
             }
             ExprKind::Field(a, _) => self.resolve_expr(a),
         }
+    }
+
+    /// The built-ins that move integers and floats only, given a complex value (known to
+    /// be complex only now, after inference): an error here, never a lowering that would
+    /// treat its two parts as one number.
+    fn refuse_complex(&mut self, e: &Expr) {
+        let complex = |t: Type| matches!(self.infer.resolve(t), Type::Scalar(s) if s.is_complex());
+        let problem = match &e.kind {
+            ExprKind::Gpu(_, args) if args.iter().any(|a| complex(a.ty)) => {
+                "a warp built-in takes integers, floats and `bool`, not a complex number: apply it to the parts (`z.re`, `z.im`) one at a time"
+            }
+            ExprKind::Atomic { array, .. } if complex(self.arrays[*array as usize].0) => {
+                "atomics work on integer and float elements, not complex ones: update the parts through arrays of their own"
+            }
+            ExprKind::LoadVector { array, .. } | ExprKind::StoreVector { array, .. }
+                if complex(self.arrays[*array as usize].0) =>
+            {
+                "`gpu::load2`/`load4`/`store2`/`store4` move integers and floats: a complex element is read and written whole, `a[i]`"
+            }
+            _ => return,
+        };
+        self.error_at(e.span, problem);
     }
 }

@@ -14,6 +14,8 @@ pub enum TypeProblem {
     Tuple,
     Unit,
     Named(String),
+    /// `Complex<T>` with parts other than `f32`/`f64` (the parts as written).
+    ComplexPart(String),
     Other,
 }
 
@@ -26,6 +28,9 @@ pub fn scalar_type(ty: &syn::Type) -> Result<ScalarType, TypeProblem> {
         syn::Type::Slice(_) | syn::Type::Array(_) => Err(TypeProblem::Sequence),
         syn::Type::Tuple(t) if t.elems.is_empty() => Err(TypeProblem::Unit),
         syn::Type::Tuple(_) => Err(TypeProblem::Tuple),
+        syn::Type::Path(p) if p.qself.is_none() && complex_type(&p.path).is_some() => {
+            complex_type(&p.path).expect("matched above")
+        }
         syn::Type::Path(p) if p.qself.is_none() => {
             let segs: Vec<String> = p.path.segments.iter().map(|s| name(&s.ident)).collect();
             let has_args = p.path.segments.iter().any(|s| !s.arguments.is_none());
@@ -46,6 +51,36 @@ pub fn scalar_type(ty: &syn::Type) -> Result<ScalarType, TypeProblem> {
             }
         }
         _ => Err(TypeProblem::Other),
+    }
+}
+
+/// Whether `path` names num-complex's complex type, as the crate or `gpu_runtime` spells
+/// it: `Complex<f32>`, `Complex32`, `num_complex::Complex64`, `gpu_runtime::Complex<f64>`.
+/// `Some(Err)` for `Complex<T>` of another `T` (num-complex has it; the kernel language
+/// does not).
+pub fn complex_type(path: &syn::Path) -> Option<Result<ScalarType, TypeProblem>> {
+    let segs: Vec<String> = path.segments.iter().map(|s| name(&s.ident)).collect();
+    let (last, prefix) = segs.split_last()?;
+    let prefix_ok = match prefix {
+        [] => path.leading_colon.is_none(),
+        [krate] => matches!(krate.as_str(), "num_complex" | "gpu_runtime"),
+        _ => false,
+    };
+    if !prefix_ok || path.segments.iter().rev().skip(1).any(|s| !s.arguments.is_none()) {
+        return None;
+    }
+    let args = &path.segments.last().expect("a path has a segment").arguments;
+    match (last.as_str(), args) {
+        ("Complex32", syn::PathArguments::None) => Some(Ok(ScalarType::C32)),
+        ("Complex64", syn::PathArguments::None) => Some(Ok(ScalarType::C64)),
+        ("Complex", syn::PathArguments::AngleBracketed(a)) if a.args.len() == 1 => {
+            let syn::GenericArgument::Type(part) = &a.args[0] else { return None };
+            Some(match scalar_type(part) {
+                Ok(p) => ScalarType::complex_of(p).ok_or_else(|| TypeProblem::ComplexPart(p.rust_name().to_string())),
+                Err(_) => Err(TypeProblem::ComplexPart(render_tokens(quote::ToTokens::to_token_stream(part)))),
+            })
+        }
+        _ => None,
     }
 }
 

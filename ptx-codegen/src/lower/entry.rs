@@ -10,7 +10,7 @@ use inkwell::{AddressSpace, AtomicOrdering, AtomicRMWBinOp, IntPredicate};
 use proc_macro2::Span;
 
 use super::nvvm::{GLOBAL, annotate_kernel, read_sreg64};
-use super::types::memory_type;
+use super::types::{llvm_type, memory_type};
 use super::{LResult, basic_value, internal};
 use crate::abi::{EntryParams, FaultWord, KernelAbi, MAX_DIMS};
 use crate::ty::ScalarType;
@@ -258,6 +258,55 @@ fn vector_of(t: inkwell::types::BasicTypeEnum<'_>, lanes: u32) -> inkwell::types
     }
 }
 
+/// The vector that holds `lanes` elements of `t` in memory order: `lanes` lanes of a plain
+/// scalar, `2 * lanes` of a complex type's part (`re` then `im` of each element).
+fn lanes_type(cx: &Context, t: ScalarType, lanes: u32) -> inkwell::types::VectorType<'_> {
+    match t.complex_part() {
+        Some(part) => vector_of(memory_type(cx, part), 2 * lanes),
+        None => vector_of(memory_type(cx, t), lanes),
+    }
+}
+
+/// Element `j` of a vector of [`lanes_type`].
+fn lane<'ctx>(
+    cx: &'ctx Context,
+    b: &Builder<'ctx>,
+    v: inkwell::values::VectorValue<'ctx>,
+    t: ScalarType,
+    j: u32,
+) -> LResult<BasicValueEnum<'ctx>> {
+    let at = |k: u32| b.build_extract_element(v, cx.i32_type().const_int(k as u64, false), "lane");
+    if t.is_complex() {
+        let st = memory_type(cx, t).into_struct_type();
+        let agg = b.build_insert_value(st.get_undef(), at(2 * j)?, 0, "re")?;
+        let agg = b.build_insert_value(agg, at(2 * j + 1)?, 1, "im")?;
+        return Ok(agg.as_basic_value_enum());
+    }
+    Ok(at(j)?)
+}
+
+/// A vector of [`lanes_type`] holding `values`, one per element.
+fn join_lanes<'ctx>(
+    cx: &'ctx Context,
+    b: &Builder<'ctx>,
+    values: &[BasicValueEnum<'ctx>],
+    t: ScalarType,
+) -> LResult<inkwell::values::VectorValue<'ctx>> {
+    let mut v = lanes_type(cx, t, values.len() as u32).get_undef();
+    let idx = |k: usize| cx.i32_type().const_int(k as u64, false);
+    for (j, x) in values.iter().enumerate() {
+        if t.is_complex() {
+            for part in 0..2 {
+                let p = b.build_extract_value(x.into_struct_value(), part, "part")?;
+                v = b.build_insert_element(v, p, idx(2 * j + part as usize), "lane")?;
+            }
+        } else {
+            v = b.build_insert_element(v, *x, idx(j), "lane")?;
+        }
+    }
+    Ok(v)
+}
+
 struct Layout<'ctx> {
     ndim: IntValue<'ctx>,
     /// The extent of each axis, innermost first.
@@ -342,7 +391,7 @@ impl<'ctx> GridLoop<'_, 'ctx> {
         for (k, (ptr, val)) in inputs.iter().enumerate() {
             let t = self.abi.inputs[k];
             let mt = memory_type(cx, t);
-            let vt = vector_of(mt, lanes);
+            let vt = lanes_type(cx, t, lanes);
             let load = |b: &Builder<'ctx>| -> LResult<BasicValueEnum<'ctx>> {
                 // SAFETY: `base + lanes <= n` and the arrays have `n` elements.
                 let p = unsafe { b.build_in_bounds_gep(mt, *ptr, &[base], "vp")? };
@@ -353,21 +402,13 @@ impl<'ctx> GridLoop<'_, 'ctx> {
                 }
                 Ok(v)
             };
-            let values: Vec<BasicValueEnum<'ctx>> = if all_arrays {
-                let v = load(b)?.into_vector_value();
-                (0..lanes)
-                    .map(|j| b.build_extract_element(v, cx.i32_type().const_int(j as u64, false), "lane"))
-                    .collect::<Result<_, _>>()?
+            let v = if all_arrays {
+                load(b)?.into_vector_value()
             } else {
-                let mut splat = vt.get_undef();
-                for j in 0..lanes {
-                    splat = b.build_insert_element(splat, *val, cx.i32_type().const_int(j as u64, false), "splat")?;
-                }
-                let v = self.array_or_scalar(*ptr, splat.into(), vt.into(), load, "vector_", "vx")?.into_vector_value();
-                (0..lanes)
-                    .map(|j| b.build_extract_element(v, cx.i32_type().const_int(j as u64, false), "lane"))
-                    .collect::<Result<_, _>>()?
+                let splat = join_lanes(cx, b, &vec![*val; lanes as usize], t)?;
+                self.array_or_scalar(*ptr, splat.into(), vt.into(), load, "vector_", "vx")?.into_vector_value()
             };
+            let values = (0..lanes).map(|j| lane(cx, b, v, t, j)).collect::<LResult<Vec<_>>>()?;
             per_input.push(values);
         }
         let mut results: Vec<Vec<BasicValueEnum<'ctx>>> = Vec::new();
@@ -381,11 +422,8 @@ impl<'ctx> GridLoop<'_, 'ctx> {
             results.push(self.call(args, idx)?);
         }
         for (o, (&t, &ptr)) in self.abi.outputs.iter().zip(&self.out).enumerate() {
-            let vt = vector_of(memory_type(cx, t), lanes);
-            let mut v = vt.get_undef();
-            for (j, r) in results.iter().enumerate() {
-                v = b.build_insert_element(v, r[o], cx.i32_type().const_int(j as u64, false), "out_lane")?;
-            }
+            let outs: Vec<BasicValueEnum<'ctx>> = results.iter().map(|r| r[o]).collect();
+            let v = join_lanes(cx, b, &outs, t)?;
             // SAFETY: `base + lanes <= n` and the outputs have `n` elements.
             let dst = unsafe { b.build_in_bounds_gep(memory_type(cx, t), ptr, &[base], "vdst")? };
             let st = b.build_store(dst, v)?;
@@ -486,10 +524,11 @@ impl<'ctx> GridLoop<'_, 'ctx> {
             self.record_fault(err, idx)?;
         }
         let mut values = Vec::with_capacity(self.abi.outputs.len());
+        // A tuple result is a struct, even of one field (`-> (f64,)`); so is one complex
+        // value, which is not a tuple of its parts.
+        let one = matches!(self.abi.outputs.as_slice(), [t] if y.get_type() == llvm_type(cx, *t));
         for (k, &t) in self.abi.outputs.iter().enumerate() {
-            // A tuple result is a struct, even of one field (`-> (f64,)`).
-            let v =
-                if y.is_struct_value() { b.build_extract_value(y.into_struct_value(), k as u32, "result")? } else { y };
+            let v = if one { y } else { b.build_extract_value(y.into_struct_value(), k as u32, "result")? };
             values.push(self.to_memory(v, t)?);
         }
         Ok(values)

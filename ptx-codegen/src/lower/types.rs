@@ -18,6 +18,12 @@ pub fn llvm_type<'ctx>(cx: &'ctx Context, t: ScalarType) -> BasicTypeEnum<'ctx> 
         // `half` value, LLVM would turn it into `fneg`/`fabs`, which some targets compute
         // through `f32`, losing a NaN's bits.
         ScalarType::F16 | ScalarType::BF16 => cx.i16_type().into(),
+        // `#[repr(C)] struct Complex<T> { re: T, im: T }`: under NVPTX's data layout (and
+        // the host's) a struct of two floats has the size and alignment Rust gives it.
+        ScalarType::C32 | ScalarType::C64 => {
+            let part = llvm_type(cx, t.complex_part().expect("a complex type has parts"));
+            cx.struct_type(&[part, part], false).into()
+        }
         _ => int_type(cx, t).into(),
     }
 }

@@ -25,10 +25,34 @@ pub use kernel_fuzz::native::Native;
 include!("functions.rs");
 
 /// Functions that need `gpu_runtime` on the host, so only their source is here.
-pub const STRING_ONLY: &[(&str, &str)] = &[(
-    "special_math",
-    "fn special_math(x: f64) -> f64 { SpecialMath::erf(x) + x.erfc() + gpu_runtime::SpecialMath::gamma(x) + x.ln_gamma() }",
-)];
+pub const STRING_ONLY: &[(&str, &str)] = &[
+    (
+        "special_math",
+        "fn special_math(x: f64) -> f64 { SpecialMath::erf(x) + x.erfc() + gpu_runtime::SpecialMath::gamma(x) + x.ln_gamma() }",
+    ),
+    // Complex numbers in and out, every width, through arithmetic and the math methods
+    // (num-complex is the host's reference: `complex_host.rs`).
+    (
+        "complex_mul_add",
+        "fn complex_mul_add(a: Complex<f32>, b: Complex<f32>, c: Complex<f32>) -> Complex<f32> { a * b + c }",
+    ),
+    (
+        "complex_mandelbrot",
+        "fn complex_mandelbrot(c: num_complex::Complex64, limit: u32) -> u32 {
+            let mut z = Complex::new(0.0f64, 0.0);
+            let mut n = 0;
+            while n < limit && z.norm_sqr() <= 4.0 { z = z * z + c; n += 1; }
+            n
+        }",
+    ),
+    (
+        "complex_math",
+        "fn complex_math(z: Complex32, x: f32) -> (Complex32, f32, bool) {
+            let w = z.exp() + z.ln() * x - z.sqrt() / z.powf(x) + z.sin().conj() + z.atanh();
+            (w.powi(3), w.norm() + w.arg(), w.is_finite())
+        }",
+    ),
+];
 
 /// Float methods of one argument (`x.m()` returning the same type).
 pub const FLOAT_UNARY: &[&str] = &[

@@ -123,6 +123,19 @@ pub fn divergent() -> Vec<(String, String, Calls)> {
 
 const FIXED: &[(&str, &str)] = &[
     (
+        "complex_elements",
+        "fn complex_elements(a: &[Complex<f32>], b: &mut [Complex<f64>], w: Complex<f64>, k: f64) {
+            let i = gpu::grid1();
+            let tile = gpu::shared::<Complex<f32>, 64>();
+            let t = gpu::thread_idx().x as usize;
+            if i < a.len() { tile[t % 64] = a[i].conj(); }
+            gpu::sync_threads();
+            let mut local = [Complex::new(0.0, 0.0); 2];
+            local[1] = Complex::new(tile[(t + 1) % 64].re as f64, tile[(t + 1) % 64].im as f64);
+            if i < b.len() { b[i] = b[i] * w + local[1] * k - local[0]; }
+        }",
+    ),
+    (
         "vector_access",
         "fn vector_access(x: &[f32], out: &mut [f32], w: &[f64], wout: &mut [f64], b: &[u8], bout: &mut [u8], k: usize) {
             let i = 4 * gpu::grid1();
