@@ -111,6 +111,11 @@ fn is_type_param(ty: &syn::Type, g: &syn::Ident) -> bool {
 }
 
 pub fn scalar_tokens(t: ScalarType) -> TokenStream {
+    if let Some(part) = t.complex_part() {
+        // num-complex's type, as the runtime re-exports it.
+        let part = scalar_tokens(part);
+        return quote!(::gpu_runtime::Complex<#part>);
+    }
     let ident = syn::Ident::new(t.rust_name(), Span::call_site());
     if t.is_half() {
         // The `half` crate's types, as the runtime re-exports them.

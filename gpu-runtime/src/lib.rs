@@ -77,6 +77,10 @@ pub use gpu_macros::{device, guvectorize, kernel, vectorize};
 /// `f32`, as the `half` crate computes them): `half::f16` and `half::bf16`.
 pub use half::{bf16, f16};
 pub use launch::{LaunchConfig, Pending};
+/// num-complex's complex numbers, a scalar type of the kernel language (`#[repr(C)]`:
+/// `re` then `im`, the layout of CUDA's `float2`/`double2`), computed as num-complex
+/// computes them.
+pub use num_complex::{Complex, Complex32, Complex64, c32, c64};
 pub use scalar::Scalar;
 pub use special::SpecialMath;
 

@@ -1,7 +1,5 @@
 //! The element types a vectorized function computes with.
 
-use cudarc::driver::DeviceRepr;
-
 mod sealed {
     pub trait Sealed {}
 }
@@ -9,16 +7,16 @@ mod sealed {
 /// A scalar type of the kernel language: `bool`, the integers and the floats.
 ///
 /// Sealed: the kernels and the runtime agree on exactly these types.
-pub trait Scalar: sealed::Sealed + Copy + Send + Sync + std::fmt::Debug + DeviceRepr + 'static {
+pub trait Scalar: sealed::Sealed + Copy + Send + Sync + std::fmt::Debug + 'static {
     /// The type's name in Rust.
     const NAME: &'static str;
 
-    /// The value's bytes, in the low bytes of a `u64` (how a by-value kernel parameter of
-    /// this type is passed).
-    fn to_bits(self) -> u64;
+    /// The value's bytes, in the low bytes of a `u128` (how a by-value kernel parameter of
+    /// this type is passed: one 8-byte word, two for `Complex<f64>`).
+    fn to_bits(self) -> u128;
 
     /// The value whose bytes are the low bytes of `bits`.
-    fn from_bits(bits: u64) -> Self;
+    fn from_bits(bits: u128) -> Self;
 }
 
 macro_rules! scalar {
@@ -27,13 +25,13 @@ macro_rules! scalar {
         impl Scalar for $t {
             const NAME: &'static str = stringify!($t);
             #[inline]
-            fn to_bits(self) -> u64 {
-                let f: fn($t) -> u64 = $bits;
+            fn to_bits(self) -> u128 {
+                let f: fn($t) -> u128 = $bits;
                 f(self)
             }
             #[inline]
-            fn from_bits(bits: u64) -> $t {
-                let f: fn(u64) -> $t = $from;
+            fn from_bits(bits: u128) -> $t {
+                let f: fn(u128) -> $t = $from;
                 f(bits)
             }
         }
@@ -41,21 +39,26 @@ macro_rules! scalar {
 }
 
 scalar! {
-    bool => |v| v as u64, |b| b as u8 != 0;
-    i8 => |v| v as u8 as u64, |b| b as u8 as i8;
-    i16 => |v| v as u16 as u64, |b| b as u16 as i16;
-    i32 => |v| v as u32 as u64, |b| b as u32 as i32;
-    i64 => |v| v as u64, |b| b as i64;
-    isize => |v| v as u64, |b| b as isize;
-    u8 => |v| v as u64, |b| b as u8;
-    u16 => |v| v as u64, |b| b as u16;
-    u32 => |v| v as u64, |b| b as u32;
-    u64 => |v| v, |b| b;
-    usize => |v| v as u64, |b| b as usize;
-    f32 => |v| v.to_bits() as u64, |b| f32::from_bits(b as u32);
-    f64 => |v| v.to_bits(), |b| f64::from_bits(b);
-    half::f16 => |v| v.to_bits() as u64, |b| half::f16::from_bits(b as u16);
-    half::bf16 => |v| v.to_bits() as u64, |b| half::bf16::from_bits(b as u16);
+    bool => |v| v as u128, |b| b as u8 != 0;
+    i8 => |v| v as u8 as u128, |b| b as u8 as i8;
+    i16 => |v| v as u16 as u128, |b| b as u16 as i16;
+    i32 => |v| v as u32 as u128, |b| b as u32 as i32;
+    i64 => |v| v as u64 as u128, |b| b as u64 as i64;
+    isize => |v| v as usize as u128, |b| b as usize as isize;
+    u8 => |v| v as u128, |b| b as u8;
+    u16 => |v| v as u128, |b| b as u16;
+    u32 => |v| v as u128, |b| b as u32;
+    u64 => |v| v as u128, |b| b as u64;
+    usize => |v| v as u128, |b| b as usize;
+    f32 => |v| v.to_bits() as u128, |b| f32::from_bits(b as u32);
+    f64 => |v| v.to_bits() as u128, |b| f64::from_bits(b as u64);
+    half::f16 => |v| v.to_bits() as u128, |b| half::f16::from_bits(b as u16);
+    half::bf16 => |v| v.to_bits() as u128, |b| half::bf16::from_bits(b as u16);
+    // `#[repr(C)]`: `re` in the low bytes, as in memory.
+    num_complex::Complex<f32> => |v| v.re.to_bits() as u128 | (v.im.to_bits() as u128) << 32,
+        |b| num_complex::Complex::new(f32::from_bits(b as u32), f32::from_bits((b >> 32) as u32));
+    num_complex::Complex<f64> => |v| v.re.to_bits() as u128 | (v.im.to_bits() as u128) << 64,
+        |b| num_complex::Complex::new(f64::from_bits(b as u64), f64::from_bits((b >> 64) as u64));
 }
 
 #[cfg(test)]
@@ -72,6 +75,15 @@ mod tests {
         assert_eq!(<half::bf16 as Scalar>::NAME, "half::bf16");
         assert_eq!(Scalar::to_bits(half::f16::ONE), 0x3c00);
         assert_eq!(<i16 as Scalar>::from_bits((-5i16).to_bits()), -5);
-        assert_eq!(<f32 as Scalar>::from_bits(1.5f32.to_bits() as u64), 1.5);
+        assert_eq!(<f32 as Scalar>::from_bits(1.5f32.to_bits() as u128), 1.5);
+        // A complex value's parts in memory order: `re` in the low bytes.
+        let z = num_complex::Complex::new(1.5f32, -2.0);
+        assert_eq!(Scalar::to_bits(z), 0xc000_0000_3fc0_0000);
+        assert_eq!(<num_complex::Complex<f32> as Scalar>::from_bits(Scalar::to_bits(z)), z);
+        let w = num_complex::Complex::new(1.0f64, -0.5);
+        assert_eq!(Scalar::to_bits(w), (1.0f64.to_bits() as u128) | ((-0.5f64).to_bits() as u128) << 64);
+        assert_eq!(<num_complex::Complex<f64> as Scalar>::from_bits(Scalar::to_bits(w)), w);
+        // Negative integers fill only their own width.
+        assert_eq!(Scalar::to_bits(-1i64), u64::MAX as u128);
     }
 }

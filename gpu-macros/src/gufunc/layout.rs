@@ -91,6 +91,10 @@ pub(super) fn parse_layout(lit: &syn::LitStr) -> syn::Result<Layout> {
 /// would be Rust's own unstable type where the caller's module does not import `half`'s).
 pub(super) fn scalar_ident(ty: &syn::Type) -> Option<syn::Type> {
     let t = ptx_codegen::frontend::scalar_type(ty).ok()?;
+    if t.is_complex() {
+        let tokens = crate::signature::scalar_tokens(t);
+        return Some(syn::parse_quote_spanned!(ty.span()=> #tokens));
+    }
     if t.is_half() {
         let ident = syn::Ident::new(t.rust_name(), ty.span());
         return Some(syn::parse_quote_spanned!(ty.span()=> ::gpu_runtime::#ident));

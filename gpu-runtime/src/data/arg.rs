@@ -242,7 +242,7 @@ pub struct ErasedArg<'a>(pub(crate) ArgKind<'a>);
 #[derive(Copy, Clone, Debug)]
 pub(crate) enum ArgKind<'a> {
     Scalar {
-        bits: u64,
+        bits: u128,
     },
     /// `len` elements (`bytes` bytes) of host memory, borrowed for `'a`.
     Host {

@@ -25,9 +25,10 @@ pub struct DeviceVec<T: Scalar> {
 }
 
 enum Buf<T: Scalar> {
-    /// At least one element even for an empty vector (the driver allocates no zero bytes).
-    /// Freed by `Drop`, after the work that uses it.
-    Cuda(ManuallyDrop<CudaSlice<T>>),
+    /// The bytes of at least one element even for an empty vector (the driver allocates no
+    /// zero bytes). Freed by `Drop`, after the work that uses it. Untyped, so that element
+    /// types cudarc does not know (num-complex's) are stored alike.
+    Cuda(ManuallyDrop<CudaSlice<u8>>),
     /// The CPU device's memory.
     Host(HostBuf<T>),
 }
@@ -124,10 +125,14 @@ impl<T: Scalar> DeviceVec<T> {
         len: usize,
     ) -> Result<DeviceVec<T>> {
         device.bind()?;
+        let bytes = len
+            .max(1)
+            .checked_mul(std::mem::size_of::<T>())
+            .ok_or(Error::OutOfMemory { requested: usize::MAX, free: 0 })?;
         // SAFETY: `T` is plain data (`Scalar`) and the caller writes every element before
-        // it is read.
-        let buf = unsafe { stream.alloc::<T>(len.max(1)) }
-            .map_err(|e| alloc_error(device, len.max(1) * std::mem::size_of::<T>(), e))?;
+        // it is read. The driver's allocations are aligned to at least 256 bytes, more
+        // than any `Scalar` needs.
+        let buf = unsafe { stream.alloc::<u8>(bytes) }.map_err(|e| alloc_error(device, bytes, e))?;
         Ok(DeviceVec { buf: Buf::Cuda(ManuallyDrop::new(buf)), len, device: device.clone(), uses: Uses::default() })
     }
 

@@ -152,7 +152,7 @@ pub struct KArg<'a>(pub(crate) KArgKind<'a>);
 #[derive(Debug)]
 pub(crate) enum KArgKind<'a> {
     /// A scalar, its bytes in the word's low bytes.
-    Scalar { bits: u64 },
+    Scalar { bits: u128 },
     /// A `&[T]` parameter: `ArgKind::Host` or `ArgKind::Device`.
     In { name: &'static str, arg: ArgKind<'a> },
     /// A `&mut [T]` parameter.

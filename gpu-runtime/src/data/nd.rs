@@ -242,7 +242,7 @@ pub struct ErasedNd<'a>(pub(crate) NdKind<'a>);
 #[derive(Clone, Debug)]
 pub(crate) enum NdKind<'a> {
     Scalar {
-        bits: u64,
+        bits: u128,
     },
     Host {
         /// The address of the element at index `[0, 0, …]`.
@@ -541,19 +541,19 @@ impl Operand<'_> {
 /// per-element closure the host loop runs).
 pub struct NdAt<'p> {
     plan: &'p NdPlan<'p>,
-    scalars: &'p [u64],
+    scalars: &'p [u128],
     index: usize,
 }
 
 impl<'p> NdAt<'p> {
     /// Element `index` (C order) of a planned call; `scalars` from [`NdAt::scalars`].
-    pub(crate) fn new(plan: &'p NdPlan<'p>, scalars: &'p [u64], index: usize) -> NdAt<'p> {
+    pub(crate) fn new(plan: &'p NdPlan<'p>, scalars: &'p [u128], index: usize) -> NdAt<'p> {
         debug_assert!(!plan.on_gpu(), "a host run of a plan over a GPU's arrays");
         NdAt { plan, scalars, index }
     }
 
     /// The bits of each scalar argument (0 for the arrays).
-    pub(crate) fn scalars(args: &[ErasedNd<'_>]) -> Vec<u64> {
+    pub(crate) fn scalars(args: &[ErasedNd<'_>]) -> Vec<u128> {
         args.iter().map(|a| if let NdKind::Scalar { bits } = a.0 { bits } else { 0 }).collect()
     }
 

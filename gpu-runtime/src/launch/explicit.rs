@@ -100,7 +100,7 @@ impl ExplicitKernel {
         // From here on, an early return waits for whatever was queued (`Queued::drop`).
         let mut queued = Queued::new(stream.clone(), name);
         let slots = KernelParams { params: self.spec.params.iter().map(|p| p.1).collect() };
-        let mut words = vec![0u64; slots.count()];
+        let mut words = vec![0u128; slots.count()];
         let mut copy_back: Vec<(u64, *mut u8, usize)> = Vec::new();
         for (i, arg) in args.iter().enumerate() {
             let slot = slots.slot(i);
@@ -125,11 +125,11 @@ impl ExplicitKernel {
                     return Err(Error::internal(format!("`{name}`: a scalar was passed for a slice parameter")));
                 }
             };
-            words[slot] = ptr;
-            words[slot + 1] = len as u64;
+            words[slot] = ptr.into();
+            words[slot + 1] = len as u128;
         }
-        words[slots.fault()] = queued.fault_record(&device)?;
-        let mut params: Vec<*mut c_void> = words.iter_mut().map(|w| (w as *mut u64).cast()).collect();
+        words[slots.fault()] = queued.fault_record(&device)?.into();
+        let mut params: Vec<*mut c_void> = super::params::param_pointers(&mut words);
         let (g, b) = (cfg.grid, cfg.block);
         // SAFETY: the words follow the entry's parameter layout (`kernel_abi::KernelParams`,
         // the one the compiler lowered it with, for the kinds `check_args` matched); every

@@ -78,11 +78,11 @@ unsafe fn run_nd_on(
             (NdKind::Scalar { bits }, _) => (ArgKind::Scalar { bits: *bits }, Vec::new(), 0),
             (NdKind::Host { .. }, Some(op)) if op.distinct(dims) == 1 => {
                 // One element read everywhere: passed by value.
-                let mut bits = [0u8; 8];
-                // SAFETY: the borrowed view's first element, of `size` (at most 8) bytes.
+                let mut bits = [0u8; 16];
+                // SAFETY: the borrowed view's first element, of `size` (at most 16) bytes.
                 let src = unsafe { std::slice::from_raw_parts(op.origin, op.size) };
                 bits[..op.size].copy_from_slice(src);
-                (ArgKind::Scalar { bits: u64::from_le_bytes(bits) }, Vec::new(), 0)
+                (ArgKind::Scalar { bits: u128::from_le_bytes(bits) }, Vec::new(), 0)
             }
             (NdKind::Host { .. }, Some(op)) if dense || op.span_len() > 2 * op.distinct(dims) => {
                 // A sparse view (or too many axes): only the elements read are copied.

@@ -1,6 +1,7 @@
-//! The parameter words of a launch. Each kernel parameter is read from its own 8-byte
+//! The parameter words of a launch. Each kernel parameter is read from its own 16-byte
 //! word: a pointer, a count, or a scalar whose bytes sit at the start of the word
-//! (little-endian). Which word is which is `kernel_abi`'s layout, the one the compiler
+//! (little-endian); the driver reads as many bytes as the parameter has (16 only for a
+//! `Complex<f64>`). Which word is which is `kernel_abi`'s layout, the one the compiler
 //! lowered the entry with.
 
 use std::ffi::c_void;
@@ -22,40 +23,40 @@ pub(crate) struct StridedLayout {
 /// The words of one launch of an elementwise entry.
 pub(crate) struct EntryWords {
     slots: EntryParams,
-    words: Vec<u64>,
+    words: Vec<u128>,
 }
 
 impl EntryWords {
     pub(crate) fn new(slots: EntryParams, n: usize) -> EntryWords {
         let mut words = vec![0; slots.count()];
-        words[EntryParams::N] = n as u64;
+        words[EntryParams::N] = n as u128;
         EntryWords { slots, words }
     }
 
     pub(crate) fn output(&mut self, k: usize, ptr: CUdeviceptr) {
-        self.words[self.slots.output(k)] = ptr;
+        self.words[self.slots.output(k)] = ptr.into();
     }
 
     /// Input `i` is an array at `ptr`.
     pub(crate) fn array(&mut self, i: usize, ptr: CUdeviceptr) {
-        self.words[self.slots.input_ptr(i)] = ptr;
+        self.words[self.slots.input_ptr(i)] = ptr.into();
     }
 
     /// Input `i` is a scalar broadcast to every element (its pointer stays null).
-    pub(crate) fn scalar(&mut self, i: usize, bits: u64) {
+    pub(crate) fn scalar(&mut self, i: usize, bits: u128) {
         self.words[self.slots.input_value(i)] = bits;
     }
 
     /// The strided entry's extents and strides (unused extents 1, unused strides 0).
     pub(crate) fn layout(&mut self, layout: &StridedLayout) {
         debug_assert!(self.slots.strided && layout.dims.len() <= MAX_DIMS);
-        self.words[self.slots.ndim()] = layout.dims.len() as u64;
+        self.words[self.slots.ndim()] = layout.dims.len() as u128;
         for d in 0..MAX_DIMS {
-            self.words[self.slots.extent(d)] = layout.dims.get(d).map_or(1, |&e| e as u64);
+            self.words[self.slots.extent(d)] = layout.dims.get(d).map_or(1, |&e| e as u128);
         }
         for (i, strides) in layout.strides.iter().enumerate() {
             for d in 0..MAX_DIMS {
-                self.words[self.slots.stride(i, d)] = strides.get(d).map_or(0, |&s| s as i64 as u64);
+                self.words[self.slots.stride(i, d)] = strides.get(d).map_or(0, |&s| s as i64 as u64).into();
             }
         }
     }
@@ -63,7 +64,7 @@ impl EntryWords {
     /// The fault word's address, for an entry that takes one.
     pub(crate) fn fault(&mut self, ptr: CUdeviceptr) {
         if let Some(slot) = self.slots.fault() {
-            self.words[slot] = ptr;
+            self.words[slot] = ptr.into();
         }
     }
 
@@ -76,7 +77,7 @@ impl EntryWords {
 /// The words of one launch of a reduction entry.
 pub(crate) struct ReduceWords {
     slots: ReduceParams,
-    words: [u64; 4],
+    words: [u128; 4],
 }
 
 impl ReduceWords {
@@ -84,11 +85,11 @@ impl ReduceWords {
     pub(crate) fn new(n: usize, partials: CUdeviceptr, input: CUdeviceptr, fault: Option<CUdeviceptr>) -> ReduceWords {
         let slots = ReduceParams { fault_word: fault.is_some() };
         let mut words = [0; 4];
-        words[ReduceParams::N] = n as u64;
-        words[ReduceParams::PARTIALS] = partials;
-        words[ReduceParams::INPUT] = input;
+        words[ReduceParams::N] = n as u128;
+        words[ReduceParams::PARTIALS] = partials.into();
+        words[ReduceParams::INPUT] = input.into();
         if let (Some(slot), Some(ptr)) = (slots.fault(), fault) {
-            words[slot] = ptr;
+            words[slot] = ptr.into();
         }
         ReduceWords { slots, words }
     }
@@ -98,8 +99,8 @@ impl ReduceWords {
     }
 }
 
-fn param_pointers(words: &mut [u64]) -> Vec<*mut c_void> {
-    words.iter_mut().map(|w| (w as *mut u64).cast()).collect()
+pub(crate) fn param_pointers(words: &mut [u128]) -> Vec<*mut c_void> {
+    words.iter_mut().map(|w| (w as *mut u128).cast()).collect()
 }
 
 #[cfg(test)]
@@ -118,7 +119,7 @@ mod tests {
         assert_eq!(w.words[..6], [10, 0x100, 0x200, 0, 0, 7]);
         assert_eq!(w.words[slots.ndim()], 2);
         assert_eq!(w.words[slots.extent(0)..slots.extent(0) + 3], [5, 2, 1]);
-        assert_eq!(w.words[slots.stride(0, 0)..slots.stride(0, 0) + 3], [1, (-5i64) as u64, 0]);
+        assert_eq!(w.words[slots.stride(0, 0)..slots.stride(0, 0) + 3], [1, (-5i64) as u64 as u128, 0]);
         assert_eq!(w.words[slots.stride(1, 0)], 0);
         assert_eq!(w.words[slots.count() - 1], 0x300);
         assert_eq!(w.params().len(), slots.count());

@@ -150,14 +150,14 @@ struct Round {
     /// A `syncwarp`: it orders the memory accesses of its lanes.
     orders: bool,
     arrived: u32,
-    values: [u64; WARP as usize],
+    values: [u128; WARP as usize],
     preds: u32,
 }
 
 /// A completed round, kept until each of its lanes has read it.
 struct Done {
     id: u64,
-    values: [u64; WARP as usize],
+    values: [u128; WARP as usize],
     preds: u32,
     unread: u32,
     /// For a `syncwarp`, its number among the warp's (`WarpState::syncs`); else 0.
@@ -215,7 +215,7 @@ pub(crate) struct Warp {
 
 /// The values and predicates of the lanes of one warp operation, indexed by lane.
 pub(crate) struct Exchange {
-    pub(crate) values: [u64; WARP as usize],
+    pub(crate) values: [u128; WARP as usize],
     pub(crate) preds: u32,
     /// For a `syncwarp`, the round's number (see `WarpState::syncs`).
     pub(crate) sync: u64,
@@ -299,13 +299,13 @@ impl Warp {
     /// mask), then returns every lane's value and predicate. `lane` must be in `mask`; a
     /// lane of the mask that has exited (or does not exist) is a panic, not a hang.
     #[track_caller]
-    pub(crate) fn exchange(&self, op: &str, lane: u32, mask: u32, value: u64, pred: bool) -> Exchange {
+    pub(crate) fn exchange(&self, op: &str, lane: u32, mask: u32, value: u128, pred: bool) -> Exchange {
         self.round(op, lane, mask, value, pred, false)
     }
 
     /// [`Warp::exchange`], or a `syncwarp` when `orders`.
     #[track_caller]
-    fn round(&self, op: &str, lane: u32, mask: u32, value: u64, pred: bool, orders: bool) -> Exchange {
+    fn round(&self, op: &str, lane: u32, mask: u32, value: u128, pred: bool, orders: bool) -> Exchange {
         let bit = 1u32 << lane;
         if mask & bit == 0 {
             panic!("gpu::{op}: lane {lane} is not in the mask {mask:#010x} it passes");

@@ -5,36 +5,77 @@ use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, AtomicU64, AtomicUsize, 
 
 use crate::scalar::Scalar;
 
-/// An atomic integer that holds one element's bytes (the low bytes of a `u64`, as
+/// An atomic cell that holds one element's bytes (the low bytes of a `u128`, as
 /// [`Scalar::to_bits`] puts them).
 #[doc(hidden)]
 pub trait AtomicBits: Send + Sync + 'static {
-    fn new(bits: u64) -> Self;
-    fn load(&self) -> u64;
-    fn store(&self, bits: u64);
+    fn new(bits: u128) -> Self;
+    fn load(&self) -> u128;
+    fn store(&self, bits: u128);
     /// Replaces `current` with `new`; the value found either way.
-    fn compare_exchange(&self, current: u64, new: u64) -> Result<u64, u64>;
+    fn compare_exchange(&self, current: u128, new: u128) -> Result<u128, u128>;
 }
 
 macro_rules! atomic_bits {
     ($($a:ty => $t:ty;)*) => {$(
         impl AtomicBits for $a {
-            fn new(bits: u64) -> Self {
+            fn new(bits: u128) -> Self {
                 <$a>::new(bits as $t)
             }
-            fn load(&self) -> u64 {
-                <$a>::load(self, Relaxed) as u64
+            fn load(&self) -> u128 {
+                <$a>::load(self, Relaxed) as u128
             }
-            fn store(&self, bits: u64) {
+            fn store(&self, bits: u128) {
                 <$a>::store(self, bits as $t, Relaxed)
             }
-            fn compare_exchange(&self, current: u64, new: u64) -> Result<u64, u64> {
+            fn compare_exchange(&self, current: u128, new: u128) -> Result<u128, u128> {
                 <$a>::compare_exchange(self, current as $t, new as $t, Relaxed, Relaxed)
-                    .map(|v| v as u64)
-                    .map_err(|v| v as u64)
+                    .map(|v| v as u128)
+                    .map_err(|v| v as u128)
             }
         }
     )*};
+}
+
+/// A complex element: two atomics of its parts' size (`re`, then `im`), so that the cell
+/// has the element's size and alignment, each part read and written with relaxed loads
+/// and stores. A racing reader may see parts of two writes, as two threads' unsynchronised
+/// accesses of a GPU can; the race checker reports such races where it is on.
+#[doc(hidden)]
+pub struct AtomicPair<A>([A; 2]);
+
+/// Serialises [`AtomicPair::compare_exchange`] (the kernel language has no atomic
+/// operation on complex elements, so nothing reaches it but this module's tests).
+static PAIR_EXCHANGE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+impl<A: AtomicBits> AtomicBits for AtomicPair<A> {
+    fn new(bits: u128) -> Self {
+        let half = 8 * std::mem::size_of::<A>() as u32;
+        AtomicPair([A::new(bits & low_mask(half)), A::new(bits >> half)])
+    }
+    fn load(&self) -> u128 {
+        let half = 8 * std::mem::size_of::<A>() as u32;
+        self.0[0].load() | self.0[1].load() << half
+    }
+    fn store(&self, bits: u128) {
+        let half = 8 * std::mem::size_of::<A>() as u32;
+        self.0[0].store(bits & low_mask(half));
+        self.0[1].store(bits >> half);
+    }
+    fn compare_exchange(&self, current: u128, new: u128) -> Result<u128, u128> {
+        let _guard = PAIR_EXCHANGE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let found = self.load();
+        if found == current {
+            self.store(new);
+            Ok(found)
+        } else {
+            Err(found)
+        }
+    }
+}
+
+fn low_mask(bits: u32) -> u128 {
+    (1u128 << bits) - 1
 }
 
 atomic_bits! {
@@ -76,6 +117,8 @@ sim_scalar! {
     half::bf16 => AtomicU16;
     isize => AtomicUsize;
     usize => AtomicUsize;
+    num_complex::Complex<f32> => AtomicPair<AtomicU32>;
+    num_complex::Complex<f64> => AtomicPair<AtomicU64>;
 }
 
 pub(crate) fn load<T: SimScalar>(cell: &T::Atomic) -> T {

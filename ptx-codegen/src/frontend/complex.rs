@@ -9,9 +9,6 @@
 //! order, the same special cases), so that `+ - *`, `conj` and `norm_sqr` round exactly as
 //! on the host and the rest differ only where the parts' math functions do.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
-
 use proc_macro2::Span;
 use quote::ToTokens;
 use syn::spanned::Spanned;
@@ -311,25 +308,14 @@ pub(super) fn method_names() -> String {
     METHODS.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
 }
 
-thread_local! {
-    static PARSED: RefCell<HashMap<(usize, Option<ScalarType>), syn::Expr>> = RefCell::new(HashMap::new());
-}
-
-/// A template, parsed once per parts' type (`FLT` replaced by it).
+/// A template, parsed with `FLT` replaced by the parts' type. Parsed anew each time: its
+/// spans belong to the macro invocation that checks it, so nothing parsed may outlive one.
 fn parsed(template: &'static str, part: Option<ScalarType>) -> syn::Expr {
-    let key = (template.as_ptr() as usize, part);
-    PARSED.with(|p| {
-        p.borrow_mut()
-            .entry(key)
-            .or_insert_with(|| {
-                let text = match part {
-                    Some(t) => template.replace("FLT", t.rust_name()),
-                    None => template.to_string(),
-                };
-                syn::parse_str(&text).expect("a complex template parses")
-            })
-            .clone()
-    })
+    let text = match part {
+        Some(t) => template.replace("FLT", t.rust_name()),
+        None => template.to_string(),
+    };
+    syn::parse_str(&text).expect("a complex template parses")
 }
 
 /// The complex type a path before an associated item names: `Some(None)` for `Complex`
