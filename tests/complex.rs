@@ -14,6 +14,11 @@ fn rotate(z: Complex64, angle: f64) -> (Complex64, f64) {
     (w.exp().conj() / (w + 1.0), w.norm())
 }
 
+#[vectorize]
+fn csum(a: Complex64, b: Complex64) -> Complex64 {
+    a + b
+}
+
 #[kernel]
 fn scale_rows(a: &[Complex32], out: &mut [Complex32], k: Complex32) {
     let i = gpu::grid1();
@@ -98,4 +103,17 @@ fn complex_kernel_on_the_cpu_device_and_in_the_simulator() {
     let mut out = vec![Complex::new(0.0f32, 0.0); a.len()];
     scale_rows::simulate(4u32, 256u32, &a, &mut out, k).unwrap();
     assert_eq!(bits32(&out), bits32(&want));
+}
+
+#[test]
+fn complex_reduction_folds_in_order_on_the_cpu_device() {
+    let v: Vec<Complex64> = (0..5000).map(|i| Complex::new((i as f64 * 0.3).sin(), 1.0 / (1.0 + i as f64))).collect();
+    let fold = |v: &[Complex64]| v[1..].iter().fold(v[0], |a, b| a + b);
+    let got = csum::reduce_on(&Device::cpu(), &v).unwrap();
+    // The CPU device folds in a tree, as the GPU does: the sum may round differently from a
+    // left fold, but not by more than the terms' rounding.
+    let want = fold(&v);
+    assert!((got - want).norm() <= 1e-12 * v.len() as f64, "{got} against {want}");
+    let got = csum::reduce_on(&Device::cpu(), &v[..1]).unwrap();
+    assert_eq!(got, v[0]);
 }

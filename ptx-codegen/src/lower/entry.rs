@@ -291,6 +291,7 @@ fn join_lanes<'ctx>(
     b: &Builder<'ctx>,
     values: &[BasicValueEnum<'ctx>],
     t: ScalarType,
+    name: &str,
 ) -> LResult<inkwell::values::VectorValue<'ctx>> {
     let mut v = lanes_type(cx, t, values.len() as u32).get_undef();
     let idx = |k: usize| cx.i32_type().const_int(k as u64, false);
@@ -298,10 +299,10 @@ fn join_lanes<'ctx>(
         if t.is_complex() {
             for part in 0..2 {
                 let p = b.build_extract_value(x.into_struct_value(), part, "part")?;
-                v = b.build_insert_element(v, p, idx(2 * j + part as usize), "lane")?;
+                v = b.build_insert_element(v, p, idx(2 * j + part as usize), name)?;
             }
         } else {
-            v = b.build_insert_element(v, *x, idx(j), "lane")?;
+            v = b.build_insert_element(v, *x, idx(j), name)?;
         }
     }
     Ok(v)
@@ -405,7 +406,7 @@ impl<'ctx> GridLoop<'_, 'ctx> {
             let v = if all_arrays {
                 load(b)?.into_vector_value()
             } else {
-                let splat = join_lanes(cx, b, &vec![*val; lanes as usize], t)?;
+                let splat = join_lanes(cx, b, &vec![*val; lanes as usize], t, "splat")?;
                 self.array_or_scalar(*ptr, splat.into(), vt.into(), load, "vector_", "vx")?.into_vector_value()
             };
             let values = (0..lanes).map(|j| lane(cx, b, v, t, j)).collect::<LResult<Vec<_>>>()?;
@@ -423,7 +424,7 @@ impl<'ctx> GridLoop<'_, 'ctx> {
         }
         for (o, (&t, &ptr)) in self.abi.outputs.iter().zip(&self.out).enumerate() {
             let outs: Vec<BasicValueEnum<'ctx>> = results.iter().map(|r| r[o]).collect();
-            let v = join_lanes(cx, b, &outs, t)?;
+            let v = join_lanes(cx, b, &outs, t, "out_lane")?;
             // SAFETY: `base + lanes <= n` and the outputs have `n` elements.
             let dst = unsafe { b.build_in_bounds_gep(memory_type(cx, t), ptr, &[base], "vdst")? };
             let st = b.build_store(dst, v)?;

@@ -150,8 +150,12 @@ pub fn lower_reduce_entry<'ctx>(
     let head = bb("fold");
     let body = bb("fold_body");
     let tree = bb("tree");
-    let vector =
-        if t != ScalarType::Bool && matches!(t.size_bytes(), 4 | 8) { 16 / u64::from(t.size_bytes()) } else { 1 };
+    // (A complex element is a pair, not a lane of a vector: one at a time.)
+    let vector = if t != ScalarType::Bool && !t.is_complex() && matches!(t.size_bytes(), 4 | 8) {
+        16 / u64::from(t.size_bytes())
+    } else {
+        1
+    };
     let scalar_init = bb("scalar_init");
     // Whether a tile of UNROLL items from `i` (every `stride`th) lies below `bound`:
     // `i + (UNROLL - 1) * stride < bound`, written so that it cannot overflow.
