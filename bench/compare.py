@@ -79,6 +79,16 @@ def run_torch(n, x32, y32, x64, y64):
     ch = torch.empty_like(xh)
     out["add_f16"] = median_time(lambda: torch.add(xh, yh, out=ch), sync)
     del xh, yh, ch
+    # complex64 a * b + c over the f32 inputs' pairs (2^(n-1) values): the fused form
+    # (`addcmul`, one kernel) and the expression, the faster of the two.
+    ca, cb = x.view(torch.complex64), y.view(torch.complex64)
+    cc = torch.view_as_complex(torch.stack((y[1::2], y[0::2]), dim=-1).contiguous())
+    co = torch.empty_like(ca)
+    out["complex_mul_add"] = min(
+        median_time(lambda: torch.addcmul(cc, ca, cb, out=co), sync),
+        median_time(lambda: ca * cb + cc, sync),
+    )
+    del ca, cb, cc, co
     sx, sc = x[:1024].clone(), c[:1024].clone()
     out["latency_1024"] = latency(lambda: torch.add(sx, sx, out=sc), sync)
     del x, y, c
@@ -113,6 +123,14 @@ def run_cupy(n, x32, y32, x64, y64):
     ufunc["add_f16"] = median_time(lambda: cp.add(xh, yh, out=ch), sync)
     ek["add_f16"] = median_time(lambda: add_k(xh, yh, ch), sync)
     del xh, yh, ch
+    # complex64 a * b + c over the f32 inputs' pairs: ufuncs, and one ElementwiseKernel.
+    ca, cb = x.view(cp.complex64), y.view(cp.complex64)
+    cc = cp.ascontiguousarray(cp.stack((y[1::2], y[0::2]), axis=-1)).view(cp.complex64).ravel()
+    co = cp.empty_like(ca)
+    mul_add_k = cp.ElementwiseKernel("T a, T b, T c", "T o", "o = a * b + c", "bench_complex_mul_add")
+    ufunc["complex_mul_add"] = median_time(lambda: cp.add(cp.multiply(ca, cb), cc, out=co), sync)
+    ek["complex_mul_add"] = median_time(lambda: mul_add_k(ca, cb, cc, co), sync)
+    del ca, cb, cc, co
     # cuRAND's own Philox4x32-10 through its host API, into the same buffer.
     from cupy.cuda import curand
 
@@ -304,6 +322,7 @@ def main():
         "reduce_sum",
         "random_f32",
         "add_f16",
+        "complex_mul_add",
         "add_host",
     ]
     header = f"| case | ours µs | " + " | ".join(f"{p} µs" for p in names) + " | best peer / ours |"
