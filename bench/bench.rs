@@ -35,7 +35,11 @@ fn add_f16(a: gpu_runtime::f16, b: gpu_runtime::f16) -> gpu_runtime::f16 {
 
 /// Complex multiply-add, num-complex's formulas (`(ac - bd) + (ad + bc)i`, then the sum).
 #[vectorize(target = "cuda")]
-fn complex_mul_add(a: gpu_runtime::Complex32, b: gpu_runtime::Complex32, c: gpu_runtime::Complex32) -> gpu_runtime::Complex32 {
+fn complex_mul_add(
+    a: gpu_runtime::Complex32,
+    b: gpu_runtime::Complex32,
+    c: gpu_runtime::Complex32,
+) -> gpu_runtime::Complex32 {
     a * b + c
 }
 
@@ -235,7 +239,9 @@ fn main() -> gpu_runtime::Result<()> {
             use gpu_runtime::Complex;
             let m = n / 2;
             let pairs = |v: &[f32], swap: bool| -> Vec<gpu_runtime::Complex32> {
-                v.chunks_exact(2).map(|p| if swap { Complex::new(p[1], p[0]) } else { Complex::new(p[0], p[1]) }).collect()
+                v.chunks_exact(2)
+                    .map(|p| if swap { Complex::new(p[1], p[0]) } else { Complex::new(p[0], p[1]) })
+                    .collect()
             };
             let (a, b, c) = (pairs(&x32, false), pairs(&y32, false), pairs(&y32, true));
             let (da, db, dc) = (DeviceVec::from_slice(&a)?, DeviceVec::from_slice(&b)?, DeviceVec::from_slice(&c)?);
@@ -244,11 +250,20 @@ fn main() -> gpu_runtime::Result<()> {
                 complex_mul_add::into(&mut dout, &da, &db, &dc).unwrap();
                 sync()
             });
-            push("complex_mul_add", format!("a * b + c, 2^{} complex64 on the device", log2 - 1), d, Some(32.0 * m as f64));
+            push(
+                "complex_mul_add",
+                format!("a * b + c, 2^{} complex64 on the device", log2 - 1),
+                d,
+                Some(32.0 * m as f64),
+            );
             let got = dout.to_vec()?;
             for i in [0, 1, m / 3, m - 1] {
                 let want = a[i] * b[i] + c[i];
-                assert_eq!((got[i].re.to_bits(), got[i].im.to_bits()), (want.re.to_bits(), want.im.to_bits()), "element {i}");
+                assert_eq!(
+                    (got[i].re.to_bits(), got[i].im.to_bits()),
+                    (want.re.to_bits(), want.im.to_bits()),
+                    "element {i}"
+                );
             }
         }
         // 8. Random numbers: 2^n uniform f32 (Philox), into a device array.

@@ -1,7 +1,10 @@
 //! Complex numbers in every kind of function, on the CPU targets and in the simulator:
 //! each result equal to num-complex's on the host, bit for bit.
 
-use gpu_runtime::{Complex, Complex32, Complex64, Device, DeviceVec, LaunchConfig, gpu, kernel, vectorize};
+use gpu_runtime::ndarray::{ArrayD, IxDyn};
+use gpu_runtime::{
+    Complex, Complex32, Complex64, Device, DeviceVec, LaunchConfig, device, gpu, guvectorize, kernel, vectorize,
+};
 
 #[vectorize]
 fn mul_add(a: Complex<f32>, b: Complex<f32>, c: Complex<f32>) -> Complex<f32> {
@@ -12,6 +15,30 @@ fn mul_add(a: Complex<f32>, b: Complex<f32>, c: Complex<f32>) -> Complex<f32> {
 fn rotate(z: Complex64, angle: f64) -> (Complex64, f64) {
     let w = z * Complex::from_polar(1.0, angle);
     (w.exp().conj() / (w + 1.0), w.norm())
+}
+
+/// A device function over complex values, called from every kind of function below.
+#[device]
+fn twist(z: Complex64, k: f64) -> Complex64 {
+    z * Complex::new(k.cos(), k.sin()) + z.conj() * 0.5
+}
+
+#[vectorize]
+fn twisted(z: Complex64, k: f64) -> Complex64 {
+    twist(z, k)
+}
+
+/// The complex dot product with conjugation (`Σ conj(x) y`), and the norm of `x`: a core
+/// of complex values, a complex and a real output.
+#[guvectorize("(n),(n)->(),()")]
+fn cdot(x: &[Complex64], y: &[Complex64]) -> (Complex64, f64) {
+    let mut acc = Complex::new(0.0f64, 0.0);
+    let mut sq = 0.0;
+    for i in 0..x.len() {
+        acc += x[i].conj() * twist(y[i], 0.0);
+        sq += x[i].norm_sqr();
+    }
+    (acc, sq.sqrt())
 }
 
 #[vectorize]
@@ -116,4 +143,37 @@ fn complex_reduction_folds_in_order_on_the_cpu_device() {
     assert!((got - want).norm() <= 1e-12 * v.len() as f64, "{got} against {want}");
     let got = csum::reduce_on(&Device::cpu(), &v[..1]).unwrap();
     assert_eq!(got, v[0]);
+}
+
+#[test]
+fn complex_in_device_functions_and_generalized_functions() {
+    let z: Vec<Complex64> = (0..300).map(|i| Complex::new((i as f64).sin(), (i as f64 * 0.5).cos())).collect();
+    let twist_host = |z: Complex64, k: f64| z * Complex::new(k.cos(), k.sin()) + z.conj() * 0.5;
+    let want: Vec<Complex64> = z.iter().map(|z| twist_host(*z, 0.3)).collect();
+    assert_eq!(twisted::on(&Device::cpu(), &z, 0.3).unwrap(), want);
+    assert_eq!(twisted::cpu(&z, 0.3).unwrap(), want);
+    // Rows of 30: the dot of each row of x with the same row of y.
+    let (rows, n) = (10, 30);
+    let y: Vec<Complex64> = z.iter().map(|z| z * 0.5 + 1.0).collect();
+    let x_arr = ArrayD::from_shape_vec(IxDyn(&[rows, n]), z.clone()).unwrap();
+    let y_arr = ArrayD::from_shape_vec(IxDyn(&[rows, n]), y.clone()).unwrap();
+    let reference = |r: usize| {
+        let mut acc = Complex::new(0.0f64, 0.0);
+        let mut sq = 0.0;
+        for i in r * n..(r + 1) * n {
+            acc += z[i].conj() * twist_host(y[i], 0.0);
+            sq += z[i].norm_sqr();
+        }
+        (acc, sq.sqrt())
+    };
+    for (dots, norms) in [
+        cdot::cpu(&x_arr, &y_arr).unwrap(),
+        cdot::on(&Device::cpu(), &x_arr, &y_arr).unwrap(),
+        cdot::simulate(&x_arr, &y_arr).unwrap(),
+    ] {
+        for r in 0..rows {
+            let (d, s) = reference(r);
+            assert_eq!((dots[[r]], norms[[r]]), (d, s), "row {r}");
+        }
+    }
 }

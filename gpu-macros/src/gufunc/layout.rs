@@ -146,7 +146,7 @@ pub(super) fn params_of(func: &syn::ItemFn) -> syn::Result<Vec<Param>> {
         let Some((elem, kind, written)) = param_kind(&pt.ty) else {
             return Err(syn::Error::new(
                 pt.ty.span(),
-                "a `#[guvectorize]` parameter is a scalar `T` (a `()` core), a slice `&[T]` or a `Mat<T>` read, or a `&mut [T]` or a `MatMut<T>` written (T one of f32, f64, i8…i64, isize, u8…u64, usize, bool)",
+                "a `#[guvectorize]` parameter is a scalar `T` (a `()` core), a slice `&[T]` or a `Mat<T>` read, or a `&mut [T]` or a `MatMut<T>` written (T one of f32, f64, i8…i64, isize, u8…u64, usize, bool, f16, bf16, Complex<f32>, Complex<f64>)",
             ));
         };
         out.push(Param {

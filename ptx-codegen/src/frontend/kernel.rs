@@ -13,7 +13,7 @@ use super::context::{ArrayDecl, BOOL, FnChecker, LocalKind, USIZE};
 use super::diagnostics::{TypeUse, conversion_hint};
 use super::infer::VarKind;
 use super::syntax;
-use crate::ir::{ArrayKind, BinaryOp, Expr, ExprKind, FnId, Literal, LocalId, Param, Stmt, Type};
+use crate::ir::{ArrayKind, BinaryOp, Block, Expr, ExprKind, FnId, Literal, LocalId, Param, Stmt, Type};
 use crate::ty::ScalarType;
 
 /// What a constant expression may hold, as the messages say it.
@@ -244,6 +244,10 @@ impl FnChecker<'_> {
                     self.error(value, format!("mismatched types: expected `{want}`, found `{found}`{hint}"));
                 }
             }
+            Some(op) if self.prog.infer.complex_part(elem).is_some() => {
+                let Some(index) = index else { return self.error_expr(span) };
+                return self.complex_assign_element(a, elem, index, checked, op, rhs, SpanRange::of(whole));
+            }
             Some(op) => {
                 let target = self.mk(ExprKind::Block(Default::default()), elem, place.span());
                 self.check_operands(op, &target, &rhs, place, value, SpanRange::of(whole));
@@ -253,6 +257,54 @@ impl FnChecker<'_> {
         // The element type is known after inference (see `resolve`).
         let kind = ExprKind::AssignIndex { array: a, elem: ScalarType::Bool, index, checked, op, value: Box::new(rhs) };
         self.mk(kind, Type::Unit, span)
+    }
+
+    /// `a[i] op= v` on a complex element: num-complex's compound assignment, `a[i] = a[i] op
+    /// v`, with the place first as Rust takes it for an overloaded operator (the index once,
+    /// its bounds check, then `v`).
+    #[allow(clippy::too_many_arguments)]
+    fn complex_assign_element(
+        &mut self,
+        a: u32,
+        elem: Type,
+        index: Vec<Expr>,
+        checked: bool,
+        op: BinaryOp,
+        rhs: Expr,
+        range: SpanRange,
+    ) -> Expr {
+        let span = range.0;
+        self.scopes.push(Vec::new());
+        let mut stmts = Vec::new();
+        let mut at = Vec::with_capacity(index.len());
+        for (k, i) in index.into_iter().enumerate() {
+            let local = self.declare(format!("__index{k}"), i.ty, false, span);
+            stmts.push(Stmt::Let { local, init: Some(i) });
+            at.push(self.mk(ExprKind::Local(local), USIZE, span));
+        }
+        let old = self.mk(ExprKind::Index { array: a, index: at.clone(), checked }, elem, span);
+        let old_local = self.declare("__old".into(), elem, false, span);
+        stmts.push(Stmt::Let { local: old_local, init: Some(old) });
+        let rhs_ty = rhs.ty;
+        let value_local = self.declare("__value".into(), rhs_ty, false, span);
+        stmts.push(Stmt::Let { local: value_local, init: Some(rhs) });
+        self.scopes.pop();
+        let (old, value) =
+            (self.mk(ExprKind::Local(old_local), elem, span), self.mk(ExprKind::Local(value_local), rhs_ty, span));
+        let new = self.complex_binary(op, old, value, range);
+        if self.prog.infer.unify(new.ty, elem).is_err() {
+            return self.error_expr(span);
+        }
+        let store = ExprKind::AssignIndex {
+            array: a,
+            elem: ScalarType::Bool,
+            index: at,
+            checked,
+            op: None,
+            value: Box::new(new),
+        };
+        let tail = self.mk(store, Type::Unit, span);
+        self.mk(ExprKind::Block(Block { stmts, tail: Some(Box::new(tail)) }), Type::Unit, span)
     }
 
     /// A method of an array: `a.len()`, `s.get_unchecked(i)`.
