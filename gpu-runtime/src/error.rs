@@ -190,6 +190,10 @@ pub enum Error {
     LaunchConfig { kernel: &'static str, message: String },
 
     /// Any other error reported by the CUDA driver.
+    /// Memory could not be shared with cudarc (or taken from it) as asked.
+    #[error("cudarc interop: {reason}")]
+    Interop { reason: String },
+
     #[error("CUDA driver error while {action}: {name} ({description})")]
     Driver { action: &'static str, code: u32, name: String, description: String },
 

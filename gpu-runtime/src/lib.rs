@@ -63,7 +63,14 @@ mod api;
 
 mod sim;
 
+/// The cudarc the runtime is built on (its slices and streams are what the interop
+/// functions take), so that a program names the same version.
+pub use cudarc;
 pub use data::{Arg, ArgRef, DeviceSlice, DeviceSliceMut, DeviceVec, HostArg, Mat, MatMut, Out, OutRef, Results};
+/// Device memory shared with cudarc: [`DeviceVec::from_cudarc`], [`DeviceVec::into_cudarc`],
+/// [`DeviceVec::cudarc_view`], [`DeviceVec::borrow_cudarc`]; and [`DeviceVec::from_raw_parts`]
+/// for memory of any other owner.
+pub use data::{CudarcBorrow, CudarcBorrowMut};
 pub use driver::{
     DEVICE_ENV, Device, DeviceId, DeviceInfo, Stream, default_device, device_count, devices, driver_version,
     is_available, set_default_device,

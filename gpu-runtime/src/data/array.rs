@@ -24,18 +24,21 @@ pub struct DeviceVec<T: Scalar> {
     uses: Uses,
 }
 
-enum Buf<T: Scalar> {
+pub(super) enum Buf<T: Scalar> {
     /// The bytes of at least one element even for an empty vector (the driver allocates no
     /// zero bytes). Freed by `Drop`, after the work that uses it. Untyped, so that element
     /// types cudarc does not know (num-complex's) are stored alike.
     Cuda(ManuallyDrop<CudaSlice<u8>>),
     /// The CPU device's memory.
     Host(HostBuf<T>),
+    /// Device memory another owner frees (borrowed from cudarc, or given as a raw
+    /// pointer): never freed here; dropping the vector waits for the work that uses it.
+    Foreign(CUdeviceptr),
 }
 
 /// Host memory owned through a raw pointer, so that views may write through addresses
 /// taken from it (a `Vec` would tie every write to a borrow of itself).
-struct HostBuf<T> {
+pub(super) struct HostBuf<T> {
     ptr: std::ptr::NonNull<T>,
     len: usize,
 }
@@ -74,6 +77,13 @@ unsafe impl<T: Scalar> Sync for HostBuf<T> {}
 
 impl<T: Scalar> Drop for DeviceVec<T> {
     fn drop(&mut self) {
+        if let Buf::Foreign(_) = self.buf {
+            // The owner may free the memory as soon as this returns.
+            if let Err(e) = self.device.bind().and_then(|()| self.uses.wait_all()) {
+                report_drop_error("borrowed device memory may still be in use after its borrow ended", &e);
+            }
+            return;
+        }
         let Buf::Cuda(buf) = &mut self.buf else { return };
         // The free is queued on the stream the vector was allocated on, after the work of
         // other streams that still uses it. Where that order cannot be set up, the memory
@@ -198,6 +208,36 @@ impl<T: Scalar> DeviceVec<T> {
             // address; the stream it is given is not used.
             Buf::Cuda(buf) => buf.device_ptr(buf.stream()).0,
             Buf::Host(h) => h.ptr.as_ptr() as u64,
+            Buf::Foreign(ptr) => *ptr,
+        }
+    }
+
+    /// A vector over `buf` (of `len` elements) on `device`, with no use yet.
+    pub(super) fn from_buf(buf: Buf<T>, len: usize, device: &Device) -> DeviceVec<T> {
+        DeviceVec { buf, len, device: device.clone(), uses: Uses::default() }
+    }
+
+    /// The buffer, taken out of the vector (which then owns nothing), with the vector's
+    /// uses; for handing the memory to another owner.
+    pub(super) fn take_buf(mut self) -> (Buf<T>, Uses) {
+        let placeholder = Buf::Host(HostBuf { ptr: std::ptr::NonNull::dangling(), len: 0 });
+        let buf = std::mem::replace(&mut self.buf, placeholder);
+        (buf, std::mem::take(&mut self.uses))
+    }
+
+    /// The driver's allocation behind the vector (`None` for host or borrowed memory).
+    pub(super) fn cuda_buf(&self) -> Option<&CudaSlice<u8>> {
+        match &self.buf {
+            Buf::Cuda(buf) => Some(buf),
+            _ => None,
+        }
+    }
+
+    /// [`DeviceVec::cuda_buf`], mutably.
+    pub(super) fn cuda_buf_mut(&mut self) -> Option<&mut CudaSlice<u8>> {
+        match &mut self.buf {
+            Buf::Cuda(buf) => Some(buf),
+            _ => None,
         }
     }
 

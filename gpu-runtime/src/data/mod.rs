@@ -8,6 +8,7 @@ mod array;
 #[cfg(feature = "ndarray")]
 mod device_array;
 mod huge;
+mod interop;
 mod karg;
 mod mat;
 #[cfg(feature = "ndarray")]
@@ -22,6 +23,7 @@ pub(crate) use array::alloc_error;
 pub use array::{DeviceSlice, DeviceSliceMut, DeviceVec};
 #[cfg(feature = "ndarray")]
 pub use device_array::DeviceArray;
+pub use interop::{CudarcBorrow, CudarcBorrowMut};
 pub(crate) use karg::{InOutMem, KArgKind, check_aliasing};
 pub use karg::{KArg, KernelIn, KernelInOut, KernelInRef};
 pub use mat::{Mat, MatMut};

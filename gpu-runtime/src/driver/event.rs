@@ -91,13 +91,21 @@ struct RawEvent(CUevent);
 unsafe impl Send for RawEvent {}
 
 /// The unfinished work that uses one device array: per stream, an event after the newest
-/// such work.
+/// such work; and the streams outside the runtime (cudarc's) that share the array.
 #[derive(Default)]
-pub struct Uses(Mutex<Vec<(StreamKey, Arc<Event>)>>);
+pub struct Uses {
+    streams: Mutex<Vec<(StreamKey, Arc<Event>)>>,
+    /// Streams the array is shared with (lent to cudarc's work, or the owner's stream of
+    /// memory borrowed from cudarc): each later use of the runtime's waits for what was
+    /// queued on them by then, and each of them waits for every use of the runtime's as
+    /// soon as it is queued, so that nothing the owner does afterwards (a free included)
+    /// can overtake it, even if a borrow is leaked.
+    shared: Mutex<Vec<Arc<CudaStream>>>,
+}
 
 impl std::fmt::Debug for Uses {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let n = self.0.lock().map_or(0, |u| u.len());
+        let n = self.streams.lock().map_or(0, |u| u.len());
         write!(f, "Uses({n} streams)")
     }
 }
@@ -106,11 +114,13 @@ impl Uses {
     /// Makes `stream` wait (on the GPU) for the work of other streams that uses the array.
     /// The array's device context must be current.
     pub(crate) fn order_before(&self, stream: &CudaStream) -> Result<()> {
-        let uses = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        if uses.is_empty() {
-            return Ok(());
-        }
         let key = StreamKey::of(stream);
+        for shared in self.shared.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+            if StreamKey::of(shared) != key {
+                wait_for_stream(stream.cu_stream(), shared.cu_stream())?;
+            }
+        }
+        let uses = self.streams.lock().unwrap_or_else(|p| p.into_inner());
         for (k, e) in uses.iter() {
             if *k != key {
                 wait(stream.cu_stream(), e.event)?;
@@ -119,9 +129,43 @@ impl Uses {
         Ok(())
     }
 
+    /// Shares the array with `stream`, a stream outside the runtime's ordering (see
+    /// [`Uses::shared`]), from now on. Refuses the per-thread default stream, whose handle
+    /// means a different stream on each thread. The array's device context must be current.
+    pub(crate) fn share(&self, stream: &Arc<CudaStream>) -> Result<()> {
+        if stream.cu_stream() as usize == PER_THREAD {
+            return Err(Error::Interop {
+                reason: "the per-thread default stream cannot be shared: its handle names a different stream on each thread; use a stream of its own (`context.new_stream()`) or the context's default stream".into(),
+            });
+        }
+        let mut shared = self.shared.lock().unwrap_or_else(|p| p.into_inner());
+        if !shared.iter().any(|s| s.cu_stream() == stream.cu_stream()) {
+            shared.push(stream.clone());
+        }
+        Ok(())
+    }
+
+    /// Waits on the host until every use noted so far has finished.
+    pub(crate) fn wait_all(&self) -> Result<()> {
+        let uses = self.streams.lock().unwrap_or_else(|p| p.into_inner());
+        for (_, e) in uses.iter() {
+            // SAFETY: a live event of this array's device (held by `uses`).
+            unsafe { result::event::synchronize(e.event) }
+                .map_err(|e| Error::driver("waiting for the work that uses a device array", e))?;
+        }
+        Ok(())
+    }
+
     /// Notes that work on `key`'s stream uses the array until `event`.
     pub(crate) fn note(&self, key: StreamKey, event: &Arc<Event>) {
-        let mut uses = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        for shared in self.shared.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+            if StreamKey::of(shared) != key {
+                // A failed wait leaves the shared stream unordered: the error surfaces at
+                // the next use of the array's, which makes the same call.
+                let _ = wait(shared.cu_stream(), event.event);
+            }
+        }
+        let mut uses = self.streams.lock().unwrap_or_else(|p| p.into_inner());
         match uses.iter_mut().find(|(k, _)| *k == key) {
             // Work on one stream runs in order: the newest event covers the older ones.
             Some(slot) => slot.1 = event.clone(),
@@ -135,6 +179,20 @@ impl Uses {
             }
         }
     }
+}
+
+/// Makes `stream` wait for the work queued on `other` so far, through an event of its own
+/// (destroyed at once: the driver keeps what the queued wait needs).
+fn wait_for_stream(stream: CUstream, other: CUstream) -> Result<()> {
+    let event = result::event::create(CUevent_flags::CU_EVENT_DISABLE_TIMING)
+        .map_err(|e| Error::driver("creating an event", e))?;
+    // SAFETY: a new event of the current context, and live streams of it.
+    let ordered = unsafe { result::event::record(event, other) }
+        .map_err(|e| Error::driver("recording an event", e))
+        .and_then(|()| wait(stream, event));
+    // SAFETY: the event is not used after this (a queued wait keeps what it needs).
+    let destroyed = unsafe { result::event::destroy(event) }.map_err(|e| Error::driver("destroying an event", e));
+    ordered.and(destroyed)
 }
 
 fn wait(stream: CUstream, event: CUevent) -> Result<()> {
@@ -168,6 +226,6 @@ mod tests {
             });
         }
         // Each thread's work had finished before the next thread noted its own.
-        assert_eq!(uses.0.lock().unwrap().len(), 1);
+        assert_eq!(uses.streams.lock().unwrap().len(), 1);
     }
 }
