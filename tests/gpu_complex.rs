@@ -281,3 +281,30 @@ fn complex_reduction_on_the_gpu() {
     let d = DeviceVec::from_slice(&v).unwrap();
     assert_eq!(csum::reduce(&d).unwrap(), got, "device and host inputs fold alike");
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn complex_broadcasting_through_the_strided_entry() {
+    use gpu_runtime::ndarray::Array2;
+    let a = Array2::from_shape_fn((400, 300), |(i, j)| Complex::new(i as f32 * 0.5 - 3.0, j as f32 * 0.25));
+    let row = Array2::from_shape_fn((1, 300), |(_, j)| Complex::new(1.0f32, -(j as f32) * 0.1));
+    let k = Complex::new(0.0f32, 1.0);
+    let got = mul_add::nd(&a, &row, k).unwrap();
+    assert_eq!(got.shape(), &[400, 300]);
+    let bad = got.indexed_iter().filter(|(ix, z)| !same32(**z, a[[ix[0], ix[1]]] * row[[0, ix[1]]] + k)).count();
+    assert_eq!(bad, 0);
+    // A reversed view, and a complex f64 column broadcast against it.
+    let col = Array2::from_shape_fn((400, 1), |(i, _)| Complex::new(i as f64, 0.5));
+    let b64 = Array2::from_shape_fn((400, 300), |(i, j)| Complex::new(j as f64 - i as f64, 1.0));
+    let got = arith64::nd(b64.slice(gpu_runtime::ndarray::s![..;-1, ..]), &col, 2.0).unwrap();
+    let rev = b64.slice(gpu_runtime::ndarray::s![..;-1, ..]);
+    let bad = got
+        .indexed_iter()
+        .filter(|(ix, z)| {
+            let (i, j) = (ix[0], ix[1]);
+            let want = (rev[[i, j]] * col[[i, 0]] - 2.0) / (rev[[i, j]] + Complex::new(0.5, 2.0)) + 2.0 / col[[i, 0]];
+            (z.re.to_bits(), z.im.to_bits()) != (want.re.to_bits(), want.im.to_bits())
+        })
+        .count();
+    assert_eq!(bad, 0);
+}
