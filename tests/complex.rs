@@ -184,7 +184,7 @@ fn complex_nd_broadcasting_on_the_cpu_device_and_the_cpu() {
     let a = Array2::from_shape_fn((40, 30), |(i, j)| Complex::new(i as f32 * 0.5 - 3.0, j as f32 * 0.25));
     let row = Array2::from_shape_fn((1, 30), |(_, j)| Complex::new(1.0f32, -(j as f32) * 0.1));
     let k = Complex::new(0.0f32, 1.0);
-    let want = a.indexed_iter().map(|((i, j), z)| z * row[[0, j]] + k).collect::<Vec<_>>();
+    let want = a.indexed_iter().map(|((_, j), z)| z * row[[0, j]] + k).collect::<Vec<_>>();
     let cpu = Device::cpu();
     for got in [cpu.scope(|| mul_add::nd(&a, &row, k)).unwrap(), mul_add::nd_cpu(&a, &row, k).unwrap()] {
         assert_eq!(got.shape(), &[40, 30]);
