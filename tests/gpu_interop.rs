@@ -145,9 +145,14 @@ fn raw_pointers_and_refusals() {
     // SAFETY: as above; the pointer is off by one byte, which the constructor refuses.
     let e = unsafe { DeviceVec::<f32>::from_raw_parts(&device, ptr + 1, 4) }.unwrap_err();
     assert!(matches!(e, Error::Interop { .. }) && e.to_string().contains("not aligned"), "{e}");
-    // The per-thread default stream names a different stream on each thread.
+    // The per-thread default stream names a different stream on each thread; a slice on
+    // it is refused before it is taken apart.
     let v = DeviceVec::from_slice_on(&device, &x[..10]).unwrap();
     let e = v.cudarc_view(&ctx.per_thread_stream()).unwrap_err();
+    assert!(e.to_string().contains("per-thread default stream"), "{e}");
+    let pts = ctx.per_thread_stream();
+    let on_pts = pts.clone_htod(&x[..10]).unwrap();
+    let e = DeviceVec::from_cudarc(&device, on_pts).unwrap_err();
     assert!(e.to_string().contains("per-thread default stream"), "{e}");
     // The CPU device has no CUDA memory.
     let e = DeviceVec::from_cudarc(&Device::cpu(), slice).unwrap_err();

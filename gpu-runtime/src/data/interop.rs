@@ -46,9 +46,14 @@ fn same_context(device: &Device, stream: &CudaStream, what: &str) -> Result<()> 
 impl<T: Scalar> DeviceVec<T> {
     /// Takes a cudarc slice of `device`'s CUDA context (`CudaContext::new(ordinal)` shares
     /// it): no copy. The work cudarc queued on the slice's stream before this call runs
-    /// before any use of the vector's; the vector frees the memory when dropped.
+    /// before any use of the vector's; the vector frees the memory when dropped. A slice of
+    /// another context, or on the per-thread default stream, is an error (the slice is
+    /// dropped).
     pub fn from_cudarc(device: &Device, slice: CudaSlice<T>) -> Result<DeviceVec<T>> {
         same_context(device, slice.stream(), "DeviceVec::from_cudarc")?;
+        // Refused before the slice is taken apart: on an error it is dropped as cudarc drops
+        // its own (freed in its stream's order).
+        crate::driver::shareable(slice.stream())?;
         device.bind()?;
         let (len, owner) = (slice.len(), slice.stream().clone());
         if len == 0 {

@@ -133,11 +133,7 @@ impl Uses {
     /// [`Uses::shared`]), from now on. Refuses the per-thread default stream, whose handle
     /// means a different stream on each thread. The array's device context must be current.
     pub(crate) fn share(&self, stream: &Arc<CudaStream>) -> Result<()> {
-        if stream.cu_stream() as usize == PER_THREAD {
-            return Err(Error::Interop {
-                reason: "the per-thread default stream cannot be shared: its handle names a different stream on each thread; use a stream of its own (`context.new_stream()`) or the context's default stream".into(),
-            });
-        }
+        shareable(stream)?;
         let mut shared = self.shared.lock().unwrap_or_else(|p| p.into_inner());
         if !shared.iter().any(|s| s.cu_stream() == stream.cu_stream()) {
             shared.push(stream.clone());
@@ -179,6 +175,17 @@ impl Uses {
             }
         }
     }
+}
+
+/// Whether arrays can be shared with `stream` ([`Uses::share`]): not with the per-thread
+/// default stream, whose handle names a different stream on each thread.
+pub(crate) fn shareable(stream: &CudaStream) -> Result<()> {
+    if stream.cu_stream() as usize == PER_THREAD {
+        return Err(Error::Interop {
+            reason: "the per-thread default stream cannot be shared: its handle names a different stream on each thread; use a stream of its own (`context.new_stream()`) or the context's default stream".into(),
+        });
+    }
+    Ok(())
 }
 
 /// Makes `stream` wait for the work queued on `other` so far, through an event of its own

@@ -16,7 +16,7 @@ pub use device::{
 };
 pub(crate) use device::{one_device, one_of, one_of_iter};
 pub use event::Uses;
-pub(crate) use event::{Event, StreamKey};
+pub(crate) use event::{Event, StreamKey, shareable};
 pub(crate) use pinned::{PinnedBuffer, ReadBack};
 pub use stream::Stream;
 
