@@ -159,7 +159,7 @@ fn complex_arithmetic_on_the_gpu_is_num_complexs() {
 /// norm-wise relative error `|got - want| / |want|` in units of the parts' epsilon (a part
 /// near zero beside a large one can be many ulps off when the formula cancels, e.g. the
 /// real part of `sqrt` near the negative axis, while the number as a whole is close).
-fn distance<T: num_traits_float::Bits>(got: Complex<T>, want: Complex<T>, eps: f64) -> Option<(u64, f64)> {
+fn distance<T: part_bits::Bits>(got: Complex<T>, want: Complex<T>, eps: f64) -> Option<(u64, f64)> {
     let nan = |z: Complex<T>| z.re.is_nan() || z.im.is_nan();
     if nan(got) || nan(want) {
         return (nan(got) && nan(want)).then_some((0, 0.0));
@@ -177,7 +177,7 @@ fn distance<T: num_traits_float::Bits>(got: Complex<T>, want: Complex<T>, eps: f
     Some((ulps, rel))
 }
 
-mod num_traits_float {
+mod part_bits {
     /// What the distances need of `f32` and `f64`.
     pub trait Bits: Copy {
         fn ulps_from(self, other: Self) -> u64;
