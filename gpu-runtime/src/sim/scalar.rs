@@ -41,7 +41,10 @@ macro_rules! atomic_bits {
 /// has the element's size and alignment, each part read and written with relaxed loads
 /// and stores. A racing reader may see parts of two writes, as two threads' unsynchronised
 /// accesses of a GPU can; the race checker reports such races where it is on.
+/// `repr(transparent)`: the cell is its two atomics, `re` at offset 0, as num-complex's
+/// `#[repr(C)]` places it (the simulator views a `&mut [Complex<T>]` as these cells).
 #[doc(hidden)]
+#[repr(transparent)]
 pub struct AtomicPair<A>([A; 2]);
 
 /// Serialises [`AtomicPair::compare_exchange`] (the kernel language has no atomic
@@ -127,4 +130,32 @@ pub(crate) fn load<T: SimScalar>(cell: &T::Atomic) -> T {
 
 pub(crate) fn store<T: SimScalar>(cell: &T::Atomic, v: T) {
     cell.store(v.to_bits())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn complex_cells_hold_both_parts_in_memory_order() {
+        let z = num_complex::Complex::new(1.5f32, -2.25);
+        let cell = <AtomicPair<AtomicU32> as AtomicBits>::new(z.to_bits());
+        assert_eq!(load::<num_complex::Complex<f32>>(&cell), z);
+        let w = num_complex::Complex::new(-0.0f32, f32::INFINITY);
+        store(&cell, w);
+        assert_eq!(load::<num_complex::Complex<f32>>(&cell).im, f32::INFINITY);
+        assert_eq!(load::<num_complex::Complex<f32>>(&cell).re.to_bits(), (-0.0f32).to_bits());
+        // The memory order is num-complex's: `re` first.
+        // SAFETY: `AtomicPair<AtomicU32>` is two `AtomicU32`s (`repr(transparent)` over an
+        // array), so reading its first 4 bytes as a `u32` reads `re`'s cell.
+        let first = unsafe { std::ptr::from_ref(&cell).cast::<u32>().read() };
+        assert_eq!(first, (-0.0f32).to_bits());
+        assert_eq!(cell.compare_exchange(w.to_bits(), z.to_bits()), Ok(w.to_bits()));
+        assert_eq!(cell.compare_exchange(w.to_bits(), z.to_bits()), Err(z.to_bits()));
+        let big = num_complex::Complex::new(f64::MAX, -1.0);
+        let cell = <AtomicPair<AtomicU64> as AtomicBits>::new(big.to_bits());
+        assert_eq!(load::<num_complex::Complex<f64>>(&cell), big);
+        assert_eq!(std::mem::size_of::<AtomicPair<AtomicU64>>(), 16);
+        assert_eq!(std::mem::align_of::<AtomicPair<AtomicU32>>(), 4);
+    }
 }
