@@ -141,6 +141,9 @@ fn raw_pointers_and_refusals() {
         let raw = unsafe { DeviceVec::<f32>::from_raw_parts(&device, ptr, N) }.unwrap();
         let out = add_one(&raw).unwrap();
         assert_eq!((0..N).filter(|&i| out[i] != x[i] + 1.0).count(), 0);
+        // Memory it does not own cannot be given away.
+        let e = raw.into_cudarc(&stream).unwrap_err();
+        assert!(e.to_string().contains("does not own its memory"), "{e}");
     }
     // SAFETY: as above; the pointer is off by one byte, which the constructor refuses.
     let e = unsafe { DeviceVec::<f32>::from_raw_parts(&device, ptr + 1, 4) }.unwrap_err();

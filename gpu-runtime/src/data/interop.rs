@@ -79,6 +79,10 @@ impl<T: Scalar> DeviceVec<T> {
     pub fn into_cudarc(self, stream: &Arc<CudaStream>) -> Result<CudaSlice<T>> {
         let device = self.device().clone();
         same_context(&device, stream, "DeviceVec::into_cudarc")?;
+        if self.cuda_buf().is_none() {
+            // Dropped as it is: borrowed memory waits for the runtime's work first.
+            return Err(Error::Interop { reason: "DeviceVec::into_cudarc: the vector does not own its memory".into() });
+        }
         device.bind()?;
         self.uses().order_before(stream)?;
         let len = self.len();
@@ -90,7 +94,7 @@ impl<T: Scalar> DeviceVec<T> {
                 // `T`s (and at least one element's bytes), owned by nobody else now.
                 Ok(unsafe { stream.upgrade_device_ptr::<T>(ptr, len) })
             }
-            _ => Err(Error::Interop { reason: "DeviceVec::into_cudarc: the vector does not own its memory".into() }),
+            _ => unreachable!("checked above: the vector owns a driver allocation"),
         }
     }
 
