@@ -5,7 +5,7 @@
 use syn::spanned::Spanned;
 
 use super::context::{BOOL, FnChecker, SpanRange, U32, USIZE};
-use super::diagnostics::conversion_hint;
+use super::diagnostics::{arity, conversion_hint};
 use super::syntax;
 use crate::ir::{ArrayKind, AtomicOp, Expr, ExprKind, GpuOp, LaneMask, Type};
 
@@ -157,14 +157,7 @@ impl FnChecker<'_> {
         };
         if args.len() != params.len() {
             let n = params.len();
-            self.error_at(
-                SpanRange::of(c),
-                format!(
-                    "`gpu::{name}` takes {n} argument{}, but {} were given",
-                    if n == 1 { "" } else { "s" },
-                    args.len()
-                ),
-            );
+            self.error_at(SpanRange::of(c), arity(&format!("gpu::{name}"), n, args.len()));
             return self.error_expr(span);
         }
         for ((a, src), want) in args.iter().zip(&params) {

@@ -5,7 +5,7 @@ use syn::spanned::Spanned;
 
 use super::context::FnChecker;
 use super::context::SpanRange;
-use super::diagnostics::conversion_hint;
+use super::diagnostics::{arity, conversion_hint};
 use super::infer::VarKind;
 use super::syntax;
 use crate::intrinsic::{self, Lookup};
@@ -154,12 +154,7 @@ impl FnChecker<'_> {
             return self.error_expr(span);
         };
         if args.len() != sig.params.len() {
-            let n = sig.params.len();
-            let plural = if n == 1 { "" } else { "s" };
-            self.error_at(
-                SpanRange::of(c),
-                format!("`{callee}` takes {n} argument{plural}, but {} were given", args.len()),
-            );
+            self.error_at(SpanRange::of(c), arity(callee, sig.params.len(), args.len()));
             return self.error_expr(span);
         }
         let mut checked = Vec::with_capacity(args.len());

@@ -14,6 +14,7 @@ use quote::ToTokens;
 use syn::spanned::Spanned;
 
 use super::context::{FnChecker, SpanRange, Write};
+use super::diagnostics::arity;
 use super::syntax;
 use crate::ir::{BinaryOp, Block, Expr, ExprKind, Stmt, Type};
 use crate::ty::ScalarType;
@@ -374,6 +375,15 @@ impl FnChecker<'_> {
         self.mk(ExprKind::Block(Block { stmts, tail: Some(Box::new(body)) }), ty, span)
     }
 
+    /// The parts' type of a complex value written with the type `fixed` (`Complex32::…`), or
+    /// with `Complex` alone: a float variable, which its parts decide.
+    fn parts_type(&mut self, fixed: Option<ScalarType>) -> Type {
+        match fixed {
+            Some(t) => Type::Scalar(t.complex_part().expect("a complex type")),
+            None => self.prog.infer.fresh(super::infer::VarKind::Float),
+        }
+    }
+
     /// The parts' type of a complex-typed expression, `None` when it is not complex.
     pub(super) fn complex_part(&self, e: &Expr) -> Option<Type> {
         self.prog.infer.complex_part(e.ty)
@@ -465,9 +475,7 @@ impl FnChecker<'_> {
         range: SpanRange,
     ) -> Option<Vec<Expr>> {
         if args.len() != kinds.len() {
-            let n = kinds.len();
-            let plural = if n == 1 { "" } else { "s" };
-            self.error_at(range, format!("`{name}` takes {n} argument{plural}, but {} were given", args.len()));
+            self.error_at(range, arity(name, kinds.len(), args.len()));
             return None;
         }
         let mut out = Vec::with_capacity(args.len());
@@ -526,17 +534,9 @@ impl FnChecker<'_> {
         };
         // The parts' type: the path's, else the first argument's (a float variable when
         // it is an unsuffixed literal), as rustc infers `T` of `Complex::<T>::new`.
-        let part = match fixed {
-            Some(t) => Type::Scalar(t.complex_part().expect("a complex type")),
-            None => self.prog.infer.fresh(super::infer::VarKind::Float),
-        };
+        let part = self.parts_type(fixed);
         if args.len() != kinds.len() {
-            let n = kinds.len();
-            let plural = if n == 1 { "" } else { "s" };
-            self.error_at(
-                range,
-                format!("`Complex::{name}` takes {n} argument{plural}, but {} were given", args.len()),
-            );
+            self.error_at(range, arity(&format!("Complex::{name}"), kinds.len(), args.len()));
             return Some(self.error_expr(span));
         }
         let mut operands = Vec::with_capacity(args.len());
@@ -591,10 +591,7 @@ impl FnChecker<'_> {
             );
             return Some(self.error_expr(span));
         };
-        let part = match fixed {
-            Some(t) => Type::Scalar(t.complex_part().expect("a complex type")),
-            None => self.prog.infer.fresh(super::infer::VarKind::Float),
-        };
+        let part = self.parts_type(fixed);
         let ty = self.prog.infer.complex(part);
         let e = self.template(template, None, Vec::new(), span);
         if self.prog.infer.unify(e.ty, ty).is_err() {
@@ -637,10 +634,7 @@ impl FnChecker<'_> {
             self.error(s, "a complex literal gives both fields: `Complex { re: …, im: … }`");
             return Some(self.error_expr(span));
         };
-        let part = match fixed {
-            Some(t) => Type::Scalar(t.complex_part().expect("a complex type")),
-            None => self.prog.infer.fresh(super::infer::VarKind::Float),
-        };
+        let part = self.parts_type(fixed);
         let mut parts = Vec::with_capacity(2);
         for src in [re, im] {
             let e = self.expr(src);

@@ -98,6 +98,12 @@ impl TypeUse {
     }
 }
 
+/// `` `callee` takes 2 arguments, but 3 were given `` (rustc's wording).
+pub(super) fn arity(callee: &str, want: usize, got: usize) -> String {
+    let plural = if want == 1 { "" } else { "s" };
+    format!("`{callee}` takes {want} argument{plural}, but {got} were given")
+}
+
 pub(super) fn render(e: &syn::Expr) -> String {
     syntax::render_tokens(e.to_token_stream())
 }

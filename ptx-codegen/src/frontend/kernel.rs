@@ -10,7 +10,7 @@ use super::builtins::{gpu_path, shared_rank};
 use super::const_eval;
 use super::context::SpanRange;
 use super::context::{ArrayDecl, BOOL, FnChecker, LocalKind, USIZE};
-use super::diagnostics::{TypeUse, conversion_hint};
+use super::diagnostics::{TypeUse, arity, conversion_hint};
 use super::infer::VarKind;
 use super::syntax;
 use crate::ir::{ArrayKind, BinaryOp, Block, Expr, ExprKind, FnId, Literal, LocalId, Param, Stmt, Type};
@@ -383,10 +383,7 @@ impl FnChecker<'_> {
             }
             ("len" | "is_empty" | "get_unchecked" | "get_unchecked_mut", n) => {
                 let want = usize::from(name.starts_with("get"));
-                self.error(
-                    m,
-                    format!("`{name}` takes {want} argument{}, but {n} were given", if want == 1 { "" } else { "s" }),
-                );
+                self.error(m, arity(&name, want, n));
                 self.error_expr(span)
             }
             _ => {

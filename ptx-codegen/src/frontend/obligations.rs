@@ -25,16 +25,10 @@ impl ProgramCx {
                 (Type::Unit, Require::Comparable | Require::Numeric(_)) => {
                     self.error_at(span, "`()` has no value to compute with")
                 }
+                // A literal's range says nothing of a tuple: its type is reported.
+                (Type::Tuple(_), Require::Fits(_)) => {}
                 (Type::Tuple(_), _) => {
-                    let what = match req {
-                        Require::Numeric(op) | Require::IntOrBool(op) => format!("`{op}`"),
-                        Require::Negatable => "unary `-`".into(),
-                        Require::Comparable => "a comparison".into(),
-                        Require::CastTo(to) => format!("`as {to}`"),
-                        Require::Matchable => "`match`".into(),
-                        Require::Int(what) => what.to_string(),
-                        Require::Fits(_) => return,
-                    };
+                    let what = req.describe();
                     let shown = self.infer.describe(t);
                     self.error_at(
                         span,
@@ -48,15 +42,7 @@ impl ProgramCx {
             return;
         };
         if s.is_complex() {
-            let what = match req {
-                Require::Numeric(op) | Require::IntOrBool(op) => format!("`{op}`"),
-                Require::Negatable => "unary `-`".into(),
-                Require::Comparable => "a comparison".into(),
-                Require::CastTo(to) => format!("`as {to}`"),
-                Require::Matchable => "`match`".into(),
-                Require::Int(what) => what.to_string(),
-                Require::Fits(_) => "an integer literal".into(),
-            };
+            let what = req.describe();
             // The checker writes out what applies to a complex number whose type it knows;
             // this is what reaches one only after inference, or never applies.
             self.error_at(span, format!("{what} does not apply to `{s}` here: a complex number takes `+ - * /`, `==`, `!=` and unary `-` where its type is known (annotate it, e.g. `let z: Complex<f32> = …;`), `as` casts of its parts (`z.re as f64`), and its methods"));
@@ -126,4 +112,19 @@ pub(super) fn cast_problem(from: ScalarType, to: ScalarType) -> Option<String> {
         return Some(format!("cannot cast `bool` as `{to}`: cast to an integer first, e.g. `b as u8 as {to}`"));
     }
     None
+}
+
+impl Require {
+    /// What the requirement is of, for a message: `` `+` ``, `unary `-``, `a comparison`.
+    fn describe(&self) -> String {
+        match self {
+            Require::Numeric(op) | Require::IntOrBool(op) => format!("`{op}`"),
+            Require::Negatable => "unary `-`".into(),
+            Require::Comparable => "a comparison".into(),
+            Require::CastTo(to) => format!("`as {to}`"),
+            Require::Matchable => "`match`".into(),
+            Require::Int(what) => what.to_string(),
+            Require::Fits(_) => "an integer literal".into(),
+        }
+    }
 }
