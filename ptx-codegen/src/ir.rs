@@ -397,6 +397,28 @@ pub enum ExprKind {
         op: Option<BinaryOp>,
         value: Box<Expr>,
     },
+    /// A part of a user struct's value: `p.mass`, `p.pos[k]`, `a[i].vel[0]`, `p.inner.x`.
+    /// Where `base` is a variable or an element (`ExprKind::Local`, `ExprKind::Index`),
+    /// only the part is read from it.
+    Member {
+        base: Box<Expr>,
+        path: Vec<Step>,
+    },
+    /// `place.path = value` (`op: None`) or `place.path op= value`: writes one part of a
+    /// struct in place, the rest of it untouched. `place` is a variable (`ExprKind::Local`)
+    /// or an element (`ExprKind::Index`); `leaf` is the part's type. As for a scalar, the
+    /// value is evaluated first, then the place.
+    AssignMember {
+        place: Box<Expr>,
+        path: Vec<Step>,
+        leaf: ScalarType,
+        op: Option<BinaryOp>,
+        value: Box<Expr>,
+    },
+    /// `Particle { pos: [x, y, z], vel: [0.0; 3], mass }`: a user struct's value from one
+    /// value per field, in the definition's order (an array field's is an
+    /// `ExprKind::ArrayList` or `ExprKind::ArrayRepeat`).
+    StructLit(Vec<Expr>),
     /// `gpu::atomic::op(a, i, args…)`: the old value.
     Atomic {
         op: AtomicOp,
@@ -420,6 +442,16 @@ pub enum ExprKind {
         index: Box<Expr>,
         values: Vec<Expr>,
     },
+}
+
+/// One step from a user struct to a part of it.
+#[derive(Clone, Debug)]
+pub enum Step {
+    /// A field, by its index in the definition.
+    Field(u32),
+    /// An element of the array field just stepped to, bounds-checked against its length
+    /// `len` (the index is a `usize`).
+    Elem { index: Box<Expr>, len: u64 },
 }
 
 /// `gpu::atomic::*`.
@@ -574,6 +606,9 @@ impl Function {
                 ExprKind::AssignIndex { op: Some(op), elem, value, .. } => {
                     op_overflows(*op, Type::Scalar(*elem), value)
                 }
+                ExprKind::AssignMember { op: Some(op), leaf, value, .. } => {
+                    op_overflows(*op, Type::Scalar(*leaf), value)
+                }
                 ExprKind::Unary(UnaryOp::Neg, a) => a.ty.scalar().is_some_and(ScalarType::is_signed_int),
                 ExprKind::Call(i, args) => args.first().and_then(|a| a.ty.scalar()).is_some_and(|t| i.overflows(t)),
                 _ => false,
@@ -594,6 +629,9 @@ impl Function {
                 // `step_by(0)` panics in Rust.
                 ExprKind::For { range, .. } => range.step.as_deref().is_some_and(step_may_be_zero),
                 ExprKind::Gpu(GpuOp::CheckIndex, _) => true,
+                ExprKind::Member { path, .. } | ExprKind::AssignMember { path, .. } => {
+                    path.iter().any(|s| matches!(s, Step::Elem { .. }))
+                }
                 _ => false,
             };
         });
@@ -722,5 +760,23 @@ pub fn visit_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
             }
         }
         ExprKind::Field(a, _) => visit_expr(a, f),
+        ExprKind::Member { base, path } => {
+            visit_expr(base, f);
+            visit_steps(path, f);
+        }
+        ExprKind::AssignMember { place, path, value, .. } => {
+            visit_expr(value, f);
+            visit_expr(place, f);
+            visit_steps(path, f);
+        }
+        ExprKind::StructLit(fields) => fields.iter().for_each(|a| visit_expr(a, f)),
+    }
+}
+
+fn visit_steps(path: &[Step], f: &mut dyn FnMut(&Expr)) {
+    for step in path {
+        if let Step::Elem { index, .. } = step {
+            visit_expr(index, f);
+        }
     }
 }

@@ -31,6 +31,116 @@ pub enum ScalarType {
     C32,
     /// `num_complex::Complex<f64>`, likewise over `f64`s.
     C64,
+    /// A user struct (`#[derive(GpuType)]`, `#[repr(C)]`): an element of arrays and slices,
+    /// a local, a parameter and a result of device functions; its fields are read and
+    /// written one by one. Its definition is in the process's struct table ([`StructId`]).
+    Struct(StructId),
+}
+
+/// A user struct's index in the struct table of the process (the compiler's, in the proc
+/// macro): equal definitions share an id, so the same struct reached through two paths is
+/// one type.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub struct StructId(u32);
+
+/// A field of a user struct: `name: ty` or `name: [ty; len]`.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct FieldDef {
+    pub name: String,
+    pub ty: ScalarType,
+    /// `Some(n)` for an array field `[ty; n]`.
+    pub len: Option<u64>,
+}
+
+impl FieldDef {
+    /// The field's bytes (an array's, all its elements).
+    pub fn size_bytes(&self) -> u64 {
+        u64::from(self.ty.size_bytes()) * self.len.unwrap_or(1)
+    }
+}
+
+/// A user struct's definition: its name (as its definition writes it) and its fields in
+/// order. Its layout is `#[repr(C)]`'s ([`StructDef::offsets`]).
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct StructDef {
+    pub name: String,
+    pub fields: Vec<FieldDef>,
+}
+
+impl StructDef {
+    /// Each field's offset in bytes, as `#[repr(C)]` lays them out: in order, each at the
+    /// next multiple of its alignment.
+    pub fn offsets(&self) -> Vec<u64> {
+        let mut at = 0u64;
+        self.fields
+            .iter()
+            .map(|f| {
+                let align = u64::from(f.ty.align_bytes());
+                at = at.div_ceil(align) * align;
+                let offset = at;
+                at += f.size_bytes();
+                offset
+            })
+            .collect()
+    }
+
+    /// The largest alignment of its fields (1 for a struct without fields).
+    pub fn align(&self) -> u32 {
+        self.fields.iter().map(|f| f.ty.align_bytes()).max().unwrap_or(1)
+    }
+
+    /// The size in bytes: past the last field, rounded up to the alignment.
+    pub fn size(&self) -> u64 {
+        let end = self.offsets().last().zip(self.fields.last()).map_or(0, |(o, f)| o + f.size_bytes());
+        let align = u64::from(self.align());
+        end.div_ceil(align) * align
+    }
+
+    /// The field named `name`, and its index.
+    pub fn field(&self, name: &str) -> Option<(usize, &FieldDef)> {
+        self.fields.iter().enumerate().find(|(_, f)| f.name == name)
+    }
+}
+
+/// The struct table: every definition once, for the life of the process (a proc macro's
+/// process compiles one crate; a definition is a few fields).
+static STRUCTS: std::sync::Mutex<Vec<&'static StructDef>> = std::sync::Mutex::new(Vec::new());
+
+/// The ids of definitions by the key their `#[derive(GpuType)]` gave them (the struct's
+/// name and a hash of its definition): filled by [`StructId::define`] from the definitions
+/// an expansion carries, so a key always names the definition it was made from.
+static KEYS: std::sync::Mutex<Vec<(String, StructId)>> = std::sync::Mutex::new(Vec::new());
+
+impl StructId {
+    /// Enters `def` under `key`, and returns its id.
+    pub fn define(key: &str, def: StructDef) -> StructId {
+        let id = StructId::intern(def);
+        let mut keys = KEYS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !keys.iter().any(|(k, _)| k == key) {
+            keys.push((key.to_string(), id));
+        }
+        id
+    }
+
+    /// The struct entered under `key`, if any.
+    pub fn by_key(key: &str) -> Option<StructId> {
+        let keys = KEYS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        keys.iter().find(|(k, _)| k == key).map(|(_, id)| *id)
+    }
+
+    /// The id of `def`, entered in the table if it is new.
+    pub fn intern(def: StructDef) -> StructId {
+        let mut table = STRUCTS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(i) = table.iter().position(|d| **d == def) {
+            return StructId(i as u32);
+        }
+        table.push(Box::leak(Box::new(def)));
+        StructId(table.len() as u32 - 1)
+    }
+
+    pub fn def(self) -> &'static StructDef {
+        STRUCTS.lock().unwrap_or_else(std::sync::PoisonError::into_inner)[self.0 as usize]
+    }
 }
 
 impl ScalarType {
@@ -74,7 +184,21 @@ impl ScalarType {
             ScalarType::BF16 => "bf16",
             ScalarType::C32 => "Complex<f32>",
             ScalarType::C64 => "Complex<f64>",
+            ScalarType::Struct(id) => &id.def().name,
         }
+    }
+
+    /// The user struct's definition, for a struct type.
+    pub fn struct_def(self) -> Option<&'static StructDef> {
+        match self {
+            ScalarType::Struct(id) => Some(id.def()),
+            _ => None,
+        }
+    }
+
+    /// A user struct (`#[derive(GpuType)]`).
+    pub fn is_struct(self) -> bool {
+        matches!(self, ScalarType::Struct(_))
     }
 
     pub fn from_name(name: &str) -> Option<ScalarType> {
@@ -121,7 +245,7 @@ impl ScalarType {
     }
 
     pub fn is_int(self) -> bool {
-        !self.is_floating() && !self.is_complex() && self != ScalarType::Bool
+        !self.is_floating() && !self.is_complex() && !self.is_struct() && self != ScalarType::Bool
     }
 
     pub fn is_signed_int(self) -> bool {
@@ -142,6 +266,7 @@ impl ScalarType {
             ScalarType::I64 | ScalarType::Isize | ScalarType::U64 | ScalarType::Usize | ScalarType::F64 => 64,
             ScalarType::C32 => 64,
             ScalarType::C64 => 128,
+            ScalarType::Struct(id) => 8 * id.def().size() as u32,
         }
     }
 
@@ -150,11 +275,13 @@ impl ScalarType {
         self.bits().div_ceil(8)
     }
 
-    /// Alignment in bytes in memory, Rust's (a complex type's is its parts').
+    /// Alignment in bytes in memory, Rust's (a complex type's is its parts', a struct's
+    /// its largest field's).
     pub fn align_bytes(self) -> u32 {
-        match self.complex_part() {
-            Some(part) => part.size_bytes(),
-            None => self.size_bytes(),
+        match (self.complex_part(), self) {
+            (Some(part), _) => part.size_bytes(),
+            (None, ScalarType::Struct(id)) => id.def().align(),
+            (None, _) => self.size_bytes(),
         }
     }
 

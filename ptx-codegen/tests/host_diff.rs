@@ -99,6 +99,7 @@ fn strategy(t: ScalarType) -> BoxedStrategy<u64> {
         .boxed(),
         // Complex numbers have a test of their own against num-complex (`complex_host.rs`).
         C32 | C64 => unreachable!("the corpus compared here has no complex parameters"),
+        Struct(_) => unreachable!("the corpus compared here has no struct parameters"),
     }
 }
 

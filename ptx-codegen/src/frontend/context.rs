@@ -144,6 +144,11 @@ impl<'p> FnChecker<'p> {
     pub(super) fn lookup_fn(&self, path: &str) -> Option<FnId> {
         self.item_scopes.iter().rev().flat_map(|s| s.fns.iter().rev()).find(|(n, _)| n == path).map(|(_, f)| *f)
     }
+
+    /// The user struct the path `path` names here.
+    pub(super) fn lookup_struct(&self, path: &str) -> Option<ScalarType> {
+        self.item_scopes.iter().rev().flat_map(|s| s.structs.iter().rev()).find(|(n, _)| n == path).map(|(_, t)| *t)
+    }
 }
 
 // The data the checks share, next to the context that holds it.
@@ -179,6 +184,8 @@ impl From<Span> for SpanRange {
 pub(super) struct ItemScope {
     pub(super) fns: Vec<(String, FnId)>,
     pub(super) consts: Vec<(String, usize)>,
+    /// The user structs the item names, by the path it writes (`#[derive(GpuType)]`).
+    pub(super) structs: Vec<(String, ScalarType)>,
 }
 
 pub(super) struct ConstDef {

@@ -82,7 +82,7 @@ impl FnChecker<'_> {
                 self.mk(ExprKind::Block(block), ty, span)
             }
             syn::Expr::Index(ix) if self.prog.kernel => self.index_expr(ix),
-            syn::Expr::Field(f) if matches!(f.member, syn::Member::Named(_)) => match self.complex_field(f) {
+            syn::Expr::Field(f) if matches!(f.member, syn::Member::Named(_)) => match self.complex_field(f).or_else(|base| self.struct_field(f, base)) {
                 Ok(e) => e,
                 Err(base) if self.prog.kernel => self.dim3_field(f, base),
                 Err(_) => self.unsupported(e, format!("field access is not supported here: {} works on scalars (f32, f64, integers, bool), the parts of complex numbers (`z.re`, `z.im`) and tuples of scalars (`t.0`), not structs", self.subject())),
@@ -95,7 +95,7 @@ impl FnChecker<'_> {
             syn::Expr::Index(_) => self.unsupported(e, "indexing is not supported: a vectorized function sees one element of each argument at a time, as a scalar"),
             syn::Expr::Array(_) | syn::Expr::Repeat(_) => self.unsupported(e, "arrays are not supported in a vectorized function: it computes with scalars; the call broadcasts it over slices"),
             syn::Expr::Reference(_) => self.unsupported(e, format!("references are not supported in {}: it computes with scalar values", self.subject())),
-            syn::Expr::Struct(st) => match self.complex_struct(st) {
+            syn::Expr::Struct(st) => match self.struct_lit(st).or_else(|| self.complex_struct(st)) {
                 Some(c) => c,
                 None => self.unsupported(e, format!("structs are not supported in {}: it computes with scalars (f32, f64, integers, bool)", self.subject())),
             },
@@ -300,6 +300,9 @@ impl FnChecker<'_> {
 
     fn assign(&mut self, a: &syn::ExprAssign) -> Expr {
         let span = a.span();
+        if let Some(e) = self.struct_assign(&a.left, None, &a.right, span) {
+            return e;
+        }
         if let (Some((base, index, checked)), true) = (element_place(&a.left), self.prog.kernel) {
             return self.assign_element(base, index, checked, &a.left, None, &a.right, &syn::Expr::Assign(a.clone()));
         }

@@ -136,7 +136,8 @@ impl FnChecker<'_> {
         for f in &fns {
             let id = FnId(self.prog.functions.len() as u32);
             self.prog.functions.push(None);
-            self.prog.sigs.push(fn_sig(f));
+            let structs = self.item_scopes.iter().flat_map(|s| s.structs.iter().cloned()).collect();
+            self.prog.sigs.push(fn_sig(f, structs));
             scope.fns.push((syntax::name(&f.sig.ident), id));
         }
         let first_const = self.prog.consts.len();

@@ -110,6 +110,10 @@ impl FnChecker<'_> {
             }
             let ty = match syntax::scalar_type(&pt.ty) {
                 Ok(t) => Some(t),
+                Err(syntax::TypeProblem::Named(n)) if self.lookup_struct(&n).is_some() => {
+                    self.error(&pt.ty, format!("a kernel takes a struct in a slice (`{name}: &[{n}]`, or `&mut [{n}]` to write it), not by value"));
+                    None
+                }
                 Err(_) => {
                     self.error(&pt.ty, format!("a kernel parameter is a scalar (f32, f64, i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, bool), a read-only slice `&[T]` or a written slice `&mut [T]` of a scalar type, not `{}`", syntax::render_tokens(pt.ty.to_token_stream())));
                     None
@@ -185,6 +189,9 @@ impl FnChecker<'_> {
     /// `a[i]` (reading).
     pub(super) fn index_expr(&mut self, ix: &syn::ExprIndex) -> Expr {
         let span = ix.span();
+        if let Some(e) = self.struct_elem(ix) {
+            return e;
+        }
         let Some((local, a)) = self.array_local(&ix.expr) else {
             return self.unsupported_index(&ix.expr, span);
         };
@@ -230,12 +237,8 @@ impl FnChecker<'_> {
         }
         let name = self.array_name(local);
         let index = self.array_index(a, index_src, &name);
-        let (elem, kind) = self.prog.arrays[a as usize].clone_parts();
-        if let ArrayKind::Slice { mutable: false } = kind {
-            self.error(whole, format!("cannot assign to `{name}[_]`, which is behind a `&` reference: make the parameter a written slice, `{name}: &mut [T]`"));
-        } else if matches!(kind, ArrayKind::Local { .. }) && !self.locals[local.0 as usize].mutable {
-            self.error(whole, format!("cannot assign to `{name}[_]`, as `{name}` is not declared as mutable: declare it with `let mut {name}`"));
-        }
+        let elem = self.prog.arrays[a as usize].0;
+        self.check_writable(local, a, whole);
         match op {
             None => {
                 if self.prog.infer.unify(elem, rhs.ty).is_err() {
@@ -257,6 +260,17 @@ impl FnChecker<'_> {
         // The element type is known after inference (see `resolve`).
         let kind = ExprKind::AssignIndex { array: a, elem: ScalarType::Bool, index, checked, op, value: Box::new(rhs) };
         self.mk(kind, Type::Unit, span)
+    }
+
+    /// Reports a write of an element of `a` (the variable `local`) where `a` is read-only.
+    pub(super) fn check_writable(&mut self, local: LocalId, a: u32, whole: &syn::Expr) {
+        let name = self.array_name(local);
+        let kind = &self.prog.arrays[a as usize].1;
+        if let ArrayKind::Slice { mutable: false } = kind {
+            self.error(whole, format!("cannot assign to `{name}[_]`, which is behind a `&` reference: make the parameter a written slice, `{name}: &mut [T]`"));
+        } else if matches!(kind, ArrayKind::Local { .. }) && !self.locals[local.0 as usize].mutable {
+            self.error(whole, format!("cannot assign to `{name}[_]`, as `{name}` is not declared as mutable: declare it with `let mut {name}`"));
+        }
     }
 
     /// `a[i] op= v` on a complex element: num-complex's compound assignment, `a[i] = a[i] op
@@ -535,7 +549,7 @@ impl FnChecker<'_> {
     }
 
     /// A local array's length: a constant expression.
-    fn const_len(&mut self, e: &syn::Expr) -> Option<u64> {
+    pub(super) fn const_len(&mut self, e: &syn::Expr) -> Option<u64> {
         self.const_size(e, LEN_MESSAGE)
     }
 

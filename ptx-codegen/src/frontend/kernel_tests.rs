@@ -29,7 +29,7 @@ fn a_kernel_takes_slices_and_scalars() {
     assert_eq!(p.arrays.len(), 2);
     assert_eq!(p.arrays[1].kind, ArrayKind::Slice { mutable: true });
     let sig: syn::ItemFn = syn::parse_str("fn k(a: f32, x: &[u8], y: &mut [f64]) { x[0] }").unwrap();
-    let kinds: Vec<ExplicitParamKind> = kernel_signature(&sig.sig).unwrap().into_iter().map(|p| p.kind).collect();
+    let kinds: Vec<ExplicitParamKind> = kernel_signature(&sig.sig, &[]).unwrap().into_iter().map(|p| p.kind).collect();
     assert_eq!(
         kinds,
         [

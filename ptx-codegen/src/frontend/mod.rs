@@ -29,6 +29,7 @@ mod operators;
 mod patterns;
 mod resolve;
 mod signature;
+mod structs;
 mod syntax;
 mod xoroshiro;
 
@@ -38,6 +39,9 @@ pub use callees::{external_callees, path_key};
 use context::ItemScope;
 use context::{FnChecker, ProgramCx};
 use signature::fn_sig;
+pub use structs::{
+    FIELD_TYPES, StructEntry, define_structs, field_struct_paths, struct_def, struct_paths, struct_type,
+};
 pub use syntax::{scalar_type, unchecked_call};
 pub use xoroshiro::expand_xoroshiro_calls;
 
@@ -129,10 +133,11 @@ fn check(
             .filter_map(|(path, id)| ids.iter().find(|(i, _)| i == id).map(|(_, f)| (path.clone(), *f)))
             .collect(),
         consts: Vec::new(),
+        structs: structs::scope(callees),
     };
-    cx.sigs[0] = if cx.kernel_entry { None } else { fn_sig(entry) };
+    cx.sigs[0] = if cx.kernel_entry { None } else { fn_sig(entry, structs::scope(entry_callees)) };
     for (i, h) in helpers.iter().enumerate() {
-        cx.sigs[i + 1] = fn_sig(&h.item);
+        cx.sigs[i + 1] = fn_sig(&h.item, structs::scope(&h.callees));
     }
     cx.check_fn(FnId(0), entry, vec![scope_of(entry_callees)], Vec::new());
     for (i, h) in helpers.iter().enumerate() {
@@ -187,11 +192,14 @@ fn precheck_as(entry: &syn::ItemFn, external: &[String], mode: Mode) -> Result<(
     // FnId(1) stands for every external function: no signature, so its calls check their
     // arguments and give an error type without a message.
     let mut cx = mode.program(2);
-    cx.sigs[0] = if cx.kernel_entry { None } else { fn_sig(entry) };
+    cx.sigs[0] = if cx.kernel_entry { None } else { fn_sig(entry, Vec::new()) };
     // The device library's functions are taken on trust here too: the full check links them.
     let library = library::library_calls(entry).into_iter().map(|(key, _)| key);
-    let scope =
-        ItemScope { fns: external.iter().cloned().chain(library).map(|p| (p, FnId(1))).collect(), consts: Vec::new() };
+    let scope = ItemScope {
+        fns: external.iter().cloned().chain(library).map(|p| (p, FnId(1))).collect(),
+        consts: Vec::new(),
+        structs: Vec::new(),
+    };
     cx.check_fn(FnId(0), entry, vec![scope], Vec::new());
     cx.calls.retain(|&(_, to, _)| to != FnId(1));
     cx.check_recursion();
@@ -202,8 +210,17 @@ fn precheck_as(entry: &syn::ItemFn, external: &[String], mode: Mode) -> Result<(
 /// What the scalar types of a signature are, without checking the body: the macro needs
 /// them to generate the call wrapper even when the body has errors.
 pub fn signature_types(sig: &syn::Signature) -> Result<(Vec<ScalarType>, RetType), syn::Error> {
+    signature_types_in(sig, Vec::new())
+}
+
+/// [`signature_types`] with the user structs in scope (path → type).
+pub(super) fn signature_types_in(
+    sig: &syn::Signature,
+    structs: Vec<(String, ScalarType)>,
+) -> Result<(Vec<ScalarType>, RetType), syn::Error> {
     let mut cx = ProgramCx::default();
-    let (params, ret) = FnChecker::new(&mut cx, None, Vec::new(), Vec::new()).signature(sig);
+    let scope = ItemScope { structs, ..ItemScope::default() };
+    let (params, ret) = FnChecker::new(&mut cx, None, vec![scope], Vec::new()).signature(sig);
     match (cx.errors.is_empty(), ret) {
         (true, Some(ret)) => Ok((params.iter().map(|p| p.ty).collect(), ret)),
         _ => Err(cx.combined_errors().unwrap_or_else(|| syn::Error::new_spanned(&sig.ident, "invalid signature"))),
@@ -212,9 +229,15 @@ pub fn signature_types(sig: &syn::Signature) -> Result<(Vec<ScalarType>, RetType
 
 /// A kernel's parameters from its signature alone (the macro needs them even when the
 /// body has errors).
-pub fn kernel_signature(sig: &syn::Signature) -> Result<Vec<crate::ExplicitParam>, syn::Error> {
+/// `callees` maps the paths the kernel writes to the ids of what they name (its user
+/// structs among them).
+pub fn kernel_signature(
+    sig: &syn::Signature,
+    callees: &[(String, String)],
+) -> Result<Vec<crate::ExplicitParam>, syn::Error> {
     let mut cx = Mode::Kernel.program(1);
-    let params = FnChecker::new(&mut cx, Some(FnId(0)), Vec::new(), Vec::new()).kernel_signature(sig);
+    let scope = ItemScope { structs: structs::scope(callees), ..ItemScope::default() };
+    let params = FnChecker::new(&mut cx, Some(FnId(0)), vec![scope], Vec::new()).kernel_signature(sig);
     if let Some(e) = cx.combined_errors() {
         return Err(e);
     }

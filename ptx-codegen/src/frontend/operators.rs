@@ -53,6 +53,9 @@ impl FnChecker<'_> {
                 }
                 self.mk(ExprKind::Logical(lop, Box::new(lhs), Box::new(rhs)), Type::Scalar(ScalarType::Bool), span)
             }
+            syntax::BinOp::Compound(bop) if self.is_struct_place(&b.left) => {
+                self.struct_assign(&b.left, Some(bop), &b.right, span).expect("a struct part")
+            }
             syntax::BinOp::Compound(bop) if self.prog.kernel && element_place(&b.left).is_some() => {
                 let (base, index, checked) = element_place(&b.left).expect("matched above");
                 self.assign_element(base, index, checked, &b.left, Some(bop), &b.right, &syn::Expr::Binary(b.clone()))

@@ -162,6 +162,28 @@ impl ProgramCx {
                 }
             }
             ExprKind::Field(a, _) => self.resolve_expr(a),
+            ExprKind::Member { base, path } => {
+                self.resolve_expr(base);
+                self.resolve_steps(path);
+            }
+            ExprKind::AssignMember { place, path, value, .. } => {
+                self.resolve_expr(value);
+                self.resolve_expr(place);
+                self.resolve_steps(path);
+            }
+            ExprKind::StructLit(fields) => {
+                for a in fields {
+                    self.resolve_expr(a);
+                }
+            }
+        }
+    }
+
+    fn resolve_steps(&mut self, path: &mut [crate::ir::Step]) {
+        for step in path {
+            if let crate::ir::Step::Elem { index, .. } = step {
+                self.resolve_expr(index);
+            }
         }
     }
 

@@ -2,13 +2,17 @@
 
 use super::context::{FnChecker, FnSig, LocalKind, ProgramCx};
 use super::diagnostics::TypeUse;
-use super::{signature_types, syntax};
+use super::{signature_types_in, syntax};
 use crate::abi::MAX_OUTPUTS;
 use crate::ir::{Param, RetType, Type};
 use crate::ty::ScalarType;
 
-pub(super) fn fn_sig(item: &syn::ItemFn) -> Option<FnSig> {
-    signature_types(&item.sig).ok().map(|(params, ret)| FnSig { name: syntax::name(&item.sig.ident), params, ret })
+pub(super) fn fn_sig(item: &syn::ItemFn, structs: Vec<(String, ScalarType)>) -> Option<FnSig> {
+    signature_types_in(&item.sig, structs).ok().map(|(params, ret)| FnSig {
+        name: syntax::name(&item.sig.ident),
+        params,
+        ret,
+    })
 }
 
 impl ProgramCx {
@@ -116,6 +120,7 @@ impl FnChecker<'_> {
     pub(super) fn scalar_type(&mut self, ty: &syn::Type, usage: TypeUse) -> Option<ScalarType> {
         match syntax::scalar_type(ty) {
             Ok(t) => Some(t),
+            Err(syntax::TypeProblem::Named(n)) if self.lookup_struct(&n).is_some() => self.lookup_struct(&n),
             // A generic parameter: the signature's error already says generics are not supported.
             Err(syntax::TypeProblem::Named(n)) if self.generic_names.contains(&n) => None,
             Err(problem) => {

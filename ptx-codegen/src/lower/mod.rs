@@ -21,6 +21,7 @@ mod intrinsic;
 mod kernel;
 mod nvvm;
 mod reduce;
+mod structs;
 mod types;
 
 use std::collections::HashMap;
@@ -417,6 +418,7 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
             | ExprKind::LoadVector { .. }
             | ExprKind::StoreVector { .. }
             | ExprKind::Gpu(..) => self.kernel_expr(e),
+            ExprKind::Member { .. } | ExprKind::AssignMember { .. } | ExprKind::StructLit(_) => self.struct_expr(e),
         }
     }
 

@@ -2,7 +2,7 @@
 //! memory), tuples and function results.
 
 use inkwell::context::Context;
-use inkwell::types::{BasicTypeEnum, IntType};
+use inkwell::types::{BasicType, BasicTypeEnum, IntType};
 
 use crate::ir::RetType;
 use crate::ty::ScalarType;
@@ -23,6 +23,25 @@ pub fn llvm_type<'ctx>(cx: &'ctx Context, t: ScalarType) -> BasicTypeEnum<'ctx> 
         ScalarType::C32 | ScalarType::C64 => {
             let part = llvm_type(cx, t.complex_part().expect("a complex type has parts"));
             cx.struct_type(&[part, part], false).into()
+        }
+        // A user struct is its memory layout as a value too (a `bool` field is its byte):
+        // `#[repr(C)]` places each field at the next multiple of its alignment, as LLVM's
+        // unpacked structs do under NVPTX's data layout and the host's (checked against
+        // the table's offsets where the lowering starts, `check_struct_layouts`).
+        ScalarType::Struct(id) => {
+            let fields: Vec<BasicTypeEnum<'ctx>> = id
+                .def()
+                .fields
+                .iter()
+                .map(|f| {
+                    let elem = memory_type(cx, f.ty);
+                    match f.len {
+                        Some(n) => elem.array_type(n as u32).into(),
+                        None => elem,
+                    }
+                })
+                .collect();
+            cx.struct_type(&fields, false).into()
         }
         _ => int_type(cx, t).into(),
     }

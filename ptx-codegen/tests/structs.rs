@@ -1,0 +1,199 @@
+//! User structs (`#[derive(GpuType)]`) in kernels and device functions: the layout the
+//! compiler gives them, the PTX of field reads and writes, what `ptxas` makes of it, and
+//! each refusal with its message.
+
+use std::path::PathBuf;
+
+use ptx_codegen::frontend::{self, HelperDef, StructEntry, define_structs};
+use ptx_codegen::{CompiledExplicit, ExplicitParamKind, Options, ScalarType, compile_kernel_variants, toolkit};
+
+const STRUCTS: &[(&str, &str)] = &[
+    ("Particle", "#[repr(C)] struct Particle { pos: [f32; 3], vel: [f32; 3], mass: f32, id: u32 }"),
+    ("Flagged", "#[repr(C)] struct Flagged { on: bool, weight: f64, inner: Particle, z: Complex<f32> }"),
+];
+
+/// Every test struct entered under a key of this file, and the callee map naming them.
+fn structs() -> Vec<(String, String)> {
+    let entries: Vec<StructEntry> = STRUCTS
+        .iter()
+        .map(|(name, src)| StructEntry {
+            id: format!("{name}_tests_structs"),
+            item: syn::parse_str(src).unwrap(),
+            fields: STRUCTS.iter().map(|(n, _)| (n.to_string(), format!("{n}_tests_structs"))).collect(),
+        })
+        .collect();
+    define_structs(&entries).unwrap();
+    STRUCTS.iter().map(|(n, _)| (n.to_string(), format!("{n}_tests_structs"))).collect()
+}
+
+fn compile_with(src: &str, helpers: &[HelperDef]) -> Result<CompiledExplicit, String> {
+    let callees: Vec<(String, String)> =
+        structs().into_iter().chain(helpers.iter().map(|h| (h.item.sig.ident.to_string(), h.id.clone()))).collect();
+    let item: syn::ItemFn = syn::parse_str(src).unwrap();
+    compile_kernel_variants(&item, &callees, helpers, &Options::default(), None)
+        .map(|v| v.wrapping)
+        .map_err(|e| e.into_iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"))
+}
+
+fn compile(src: &str) -> CompiledExplicit {
+    compile_with(src, &[]).unwrap_or_else(|e| panic!("does not compile: {e}\n{src}"))
+}
+
+fn helper(src: &str) -> HelperDef {
+    let item: syn::ItemFn = syn::parse_str(src).unwrap();
+    HelperDef { id: format!("{}_helper", item.sig.ident), item, callees: structs() }
+}
+
+fn error_containing(src: &str, needle: &str) {
+    let e = compile_with(src, &[]).err().unwrap_or_else(|| panic!("expected an error for {src}"));
+    assert!(e.contains(needle), "error {e:?} does not contain {needle:?}");
+}
+
+#[test]
+fn the_layout_is_repr_c() {
+    let callees = structs();
+    let particle = frontend::struct_type(&callees[0].1).unwrap();
+    let def = particle.struct_def().unwrap();
+    assert_eq!(def.offsets(), [0, 12, 24, 28]);
+    assert_eq!((def.size(), def.align()), (32, 4));
+    let flagged = frontend::struct_type(&callees[1].1).unwrap().struct_def().unwrap();
+    // `on` at 0, `weight` aligned to 8, `inner` (align 4) after it, the complex part at 48.
+    assert_eq!(flagged.offsets(), [0, 8, 16, 48]);
+    assert_eq!((flagged.size(), flagged.align()), (56, 8));
+    assert_eq!(particle.rust_name(), "Particle");
+}
+
+#[test]
+fn slices_of_structs_are_kernel_parameters() {
+    let k = compile("fn k(a: &[Particle], out: &mut [Particle]) { let i = gpu::grid1(); out[i] = a[i]; }");
+    let kinds: Vec<ExplicitParamKind> = k.abi.params.iter().map(|p| p.kind.clone()).collect();
+    assert!(matches!(kinds[0], ExplicitParamKind::Slice { elem: ScalarType::Struct(_), mutable: false }));
+    assert!(matches!(kinds[1], ExplicitParamKind::Slice { elem: ScalarType::Struct(_), mutable: true }));
+    // 32-byte elements: the address of element `i` is `i * 32` (a shift by 5).
+    assert!(k.ptx.contains("shl.b64") && k.ptx.contains(", 5;"), "{}", k.ptx);
+}
+
+#[test]
+fn a_field_is_read_and_written_in_place() {
+    let k = compile(
+        "fn k(a: &[Particle], out: &mut [Particle], m: &mut [f32]) {
+            let i = gpu::grid1();
+            m[i] = a[i].mass + a[i].pos[2];
+            out[i].id = 7;
+            out[i].vel[1] += 1.5;
+        }",
+    );
+    // `mass` at 24, `pos[2]` at 8: only those are loaded.
+    assert!(k.ptx.contains("+24]"), "{}", k.ptx);
+    assert!(k.ptx.contains("+8]"), "{}", k.ptx);
+    // `id` at 28, `vel[1]` at 16: stored alone, not the whole element.
+    assert!(k.ptx.contains("st.global.u32") && k.ptx.contains("+28]"), "{}", k.ptx);
+    assert!(k.ptx.contains("+16]"), "{}", k.ptx);
+}
+
+#[test]
+fn array_fields_are_bounds_checked() {
+    let k = compile("fn k(a: &[Particle], m: &mut [f32], j: usize) { let i = gpu::grid1(); m[i] = a[i].vel[j]; }");
+    // The element's index against the slice, the field's against 3.
+    assert!(k.ptx.contains(", 3;"), "{}", k.ptx);
+    let k = compile(
+        "fn k(a: &[Particle], m: &mut [f32]) { let i = gpu::grid1(); let p = a[i]; m[i] = p.vel[0] + p.vel[1]; }",
+    );
+    assert!(!k.ptx.contains("index_fault") || k.ptx.contains("ld.global"), "{}", k.ptx);
+}
+
+#[test]
+fn literals_locals_and_nested_structs() {
+    compile(
+        "fn k(out: &mut [Flagged], w: f64) {
+            let i = gpu::grid1();
+            let p = Particle { pos: [1.0, 2.0, 3.0], vel: [0.0; 3], mass: 4.0, id: i as u32 };
+            let mut f = Flagged { on: w > 0.0, weight: w, inner: p, z: Complex::new(1.0f32, -1.0) };
+            f.inner.pos[1] = 5.0;
+            f.inner.mass *= 2.0;
+            f.z = f.z * f.z;
+            if f.on { out[i] = f; }
+            out[i].inner.vel[2] = f.inner.pos[1];
+            out[i].on = !out[i].on;
+        }",
+    );
+}
+
+#[test]
+fn device_functions_take_and_return_structs() {
+    let step = helper(
+        "fn step(mut p: Particle, dt: f32) -> Particle {
+            for k in 0..3 { p.pos[k] += p.vel[k] * dt; }
+            p
+        }",
+    );
+    let k = compile_with(
+        "fn k(ps: &mut [Particle], dt: f32) { let i = gpu::grid1(); if i < ps.len() { ps[i] = step(ps[i], dt); } }",
+        &[step],
+    )
+    .unwrap();
+    assert!(k.ptx.contains(".visible .entry"), "{}", k.ptx);
+}
+
+#[test]
+fn ptxas_accepts_struct_kernels() {
+    let arch = "sm_90";
+    let Some(ptxas) = toolkit::find_ptxas(arch) else { panic!("no ptxas for {arch}: run scripts/setup") };
+    let k = compile(
+        "fn k(a: &[Flagged], out: &mut [Flagged], s: &mut [f32], j: usize) {
+            let i = gpu::grid1();
+            let mut f = a[i];
+            f.inner.vel[j] -= 1.0;
+            out[i] = f;
+            out[i].inner.pos[j] = a[i].inner.mass;
+            s[i] = a[i].z.re + f.inner.vel[0];
+        }",
+    );
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ptxas-structs");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("structs.ptx");
+    std::fs::write(&file, &k.ptx).unwrap();
+    let rejected = toolkit::assemble(&ptxas, arch, &[file]);
+    assert!(rejected.is_empty(), "{rejected:?}");
+}
+
+#[test]
+fn refusals_name_the_problem() {
+    error_containing("fn k(p: Particle) {}", "a kernel takes a struct in a slice");
+    error_containing("fn k(a: &[Particle], m: &mut [f32]) { m[0] = a[0].speed; }", "no field `speed` on `Particle`");
+    error_containing("fn k(a: &[Particle], m: &mut [f32]) { let v = a[0].pos; }", "is an array field");
+    error_containing("fn k(a: &[Particle]) { a[0].mass = 1.0; }", "behind a `&` reference");
+    error_containing("fn k(a: &[Particle]) { let p = a[0]; p.mass = 1.0; }", "not mutable");
+    error_containing("fn k(a: &mut [Particle]) { a[0].pos = [0.0; 3]; }", "is an array field of 3 elements");
+    error_containing(
+        "fn k(a: &mut [Particle]) { a[0] = Particle { pos: [0.0; 3], vel: [0.0; 3], mass: 1.0 }; }",
+        "missing fields `id`",
+    );
+    error_containing(
+        "fn k(a: &mut [Particle]) { a[0] = Particle { pos: [0.0; 2], vel: [0.0; 3], mass: 1.0, id: 0 }; }",
+        "field `pos` has 3 elements",
+    );
+    error_containing(
+        "fn k(a: &mut [Particle]) { let p = a[1]; a[0] = Particle { mass: 2.0, ..p }; }",
+        "`..` is not supported in a struct literal",
+    );
+    error_containing("fn k(a: &mut [Particle]) { a[0].mass = 1u32; }", "field `a[0].mass` is a `f32`, found `u32`");
+    error_containing("fn k(a: &mut [Particle]) { a[0] = a[0] + a[1]; }", "Particle");
+    error_containing("fn k(a: &mut [Particle]) { a[0].mass[0] = 1.0; }", "only a struct's array fields are indexed");
+}
+
+#[test]
+fn field_types_are_checked_where_the_struct_is_defined() {
+    let bad = |src: &str| {
+        let item: syn::ItemStruct = syn::parse_str(src).unwrap();
+        frontend::struct_def(&item, &|_| Err(())).err().map(|e| e.to_string())
+    };
+    assert!(bad("struct S { r: &'static f32 }").unwrap().contains("not a reference"));
+    assert!(bad("struct S { v: Vec<f32> }").is_some());
+    assert!(bad("struct S { t: (f32, f32) }").is_some());
+    assert!(bad("struct S(f32);").unwrap().contains("named fields"));
+    assert!(bad("struct S<T> { x: T }").unwrap().contains("generic"));
+    assert!(bad("struct S { a: [f32; N] }").unwrap().contains("integer literal"));
+    assert!(bad("struct S { a: [[f32; 2]; 2] }").is_some());
+    assert!(bad("struct S { a: [f32; 4], b: u8, c: half::f16, z: Complex<f64> }").is_none());
+}
