@@ -29,19 +29,27 @@ use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote};
 use syn::parse::{Parse, ParseStream};
 
-use ptx_codegen::frontend::{HelperDef, external_callees, path_key};
+use ptx_codegen::frontend::{HelperDef, StructEntry, define_structs, external_callees, path_key};
 
-/// One function of a closure.
+/// One function (or user struct) of a closure.
 #[derive(Clone)]
 pub struct Entry {
     pub id: String,
     /// Whether the function passed the compiler's checks (its errors are reported where it
     /// is defined; its callers then stay quiet about it).
     pub ok: bool,
-    /// A vectorized function (a `#[device]` one otherwise).
-    pub vectorized: bool,
+    /// The paths it writes (callees, structs) with their ids.
     pub callees: Vec<(String, String)>,
-    pub item: syn::ItemFn,
+    pub def: Def,
+}
+
+/// What an entry defines.
+#[derive(Clone)]
+pub enum Def {
+    /// A device function, or a vectorized one (`vectorized`: called as `g::scalar(x)`).
+    Fn { item: syn::ItemFn, vectorized: bool },
+    /// A `#[derive(GpuType)]` struct.
+    Struct(syn::ItemStruct),
 }
 
 impl Entry {
@@ -49,15 +57,52 @@ impl Entry {
         let mut item = item.clone();
         item.attrs.clear();
         let id = format!("{}_{:016x}", item.sig.ident, fingerprint(&item, &callees));
-        Entry { id, ok, vectorized, callees, item }
+        Entry { id, ok, callees, def: Def::Fn { item, vectorized } }
     }
 
-    pub fn helper(&self) -> HelperDef {
-        HelperDef { id: self.id.clone(), item: self.item.clone(), callees: self.callees.clone() }
+    /// A user struct's entry (`fields`: the struct paths its fields write, with ids).
+    pub fn structure(item: &syn::ItemStruct, fields: Vec<(String, String)>) -> Entry {
+        let mut item = item.clone();
+        item.attrs.retain(|a| a.path().is_ident("repr"));
+        let id = format!("{}_{:016x}", item.ident, fingerprint(&item, &fields));
+        Entry { id, ok: true, callees: fields, def: Def::Struct(item) }
+    }
+
+    /// Whether it is a vectorized function.
+    pub fn vectorized(&self) -> bool {
+        matches!(self.def, Def::Fn { vectorized: true, .. })
+    }
+
+    /// A function's definition for the compiler (`None` for a struct).
+    pub fn helper(&self) -> Option<HelperDef> {
+        match &self.def {
+            Def::Fn { item, .. } => {
+                Some(HelperDef { id: self.id.clone(), item: item.clone(), callees: self.callees.clone() })
+            }
+            Def::Struct(_) => None,
+        }
+    }
+
+    /// A struct's definition for the compiler (`None` for a function).
+    pub fn struct_entry(&self) -> Option<StructEntry> {
+        match &self.def {
+            Def::Struct(item) => {
+                Some(StructEntry { id: self.id.clone(), item: item.clone(), fields: self.callees.clone() })
+            }
+            Def::Fn { .. } => None,
+        }
     }
 }
 
-fn fingerprint(item: &syn::ItemFn, callees: &[(String, String)]) -> u64 {
+/// The functions and the structs among `entries`, for the compiler (the structs entered in
+/// its struct table).
+pub fn definitions(entries: &[Entry]) -> Result<Vec<HelperDef>, syn::Error> {
+    let structs: Vec<StructEntry> = entries.iter().filter_map(Entry::struct_entry).collect();
+    define_structs(&structs)?;
+    Ok(entries.iter().filter_map(Entry::helper).collect())
+}
+
+fn fingerprint(item: &impl ToTokens, callees: &[(String, String)]) -> u64 {
     use std::hash::{Hash, Hasher};
     // SipHash with fixed keys: the same definition gives the same id in every expansion.
     let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -68,9 +113,14 @@ fn fingerprint(item: &syn::ItemFn, callees: &[(String, String)]) -> u64 {
 
 impl ToTokens for Entry {
     fn to_tokens(&self, out: &mut TokenStream) {
-        let (id, ok, vectorized, item) = (&self.id, self.ok, self.vectorized, &self.item);
+        let (id, ok) = (&self.id, self.ok);
         let callees = self.callees.iter().map(|(p, i)| quote!((#p #i)));
-        out.extend(quote!({ #id #ok #vectorized [#(#callees)*] #item }));
+        let (kind, item) = match &self.def {
+            Def::Fn { item, vectorized: false } => ("fn", item.to_token_stream()),
+            Def::Fn { item, vectorized: true } => ("vfn", item.to_token_stream()),
+            Def::Struct(item) => ("struct", item.to_token_stream()),
+        };
+        out.extend(quote!({ #id #ok #kind [#(#callees)*] #item }));
     }
 }
 
@@ -80,7 +130,7 @@ impl Parse for Entry {
         syn::braced!(content in input);
         let id: syn::LitStr = content.parse()?;
         let ok: syn::LitBool = content.parse()?;
-        let vectorized: syn::LitBool = content.parse()?;
+        let kind: syn::LitStr = content.parse()?;
         let list;
         syn::bracketed!(list in content);
         let mut callees = Vec::new();
@@ -91,8 +141,11 @@ impl Parse for Entry {
             let cid: syn::LitStr = pair.parse()?;
             callees.push((path.value(), cid.value()));
         }
-        let item: syn::ItemFn = content.parse()?;
-        Ok(Entry { id: id.value(), ok: ok.value, vectorized: vectorized.value, callees, item })
+        let def = match kind.value().as_str() {
+            "struct" => Def::Struct(content.parse()?),
+            k => Def::Fn { item: content.parse()?, vectorized: k == "vfn" },
+        };
+        Ok(Entry { id: id.value(), ok: ok.value, callees, def })
     }
 }
 
@@ -150,7 +203,7 @@ pub fn vectorized_called_by_name(
     let paths = external_callees(func);
     let mut errors = callees.iter().zip(closures).filter_map(|(key, closure)| {
         // Only a closure whose root is a vectorized function.
-        closure.first().filter(|root| root.vectorized)?;
+        closure.first().filter(|root| root.vectorized())?;
         if key.ends_with("::scalar") {
             return None;
         }
@@ -172,8 +225,10 @@ pub fn vectorized_called_by_name(
 
 /// The chain that fetches the closures of `callees` and hands them to `last` (a path such
 /// as `::gpu_runtime::__vectorize_resume`) with `payload`.
-pub fn fetch(callees: &[syn::Path], last: TokenStream, payload: TokenStream) -> TokenStream {
-    let steps: Vec<TokenStream> = callees.iter().map(step_path).collect();
+/// `structs`: the user structs whose definitions come after the callees' closures (each
+/// struct's is the macro of its name, beside it: see [`closure_macro`]).
+pub fn fetch(callees: &[syn::Path], structs: &[syn::Path], last: TokenStream, payload: TokenStream) -> TokenStream {
+    let steps: Vec<TokenStream> = callees.iter().map(step_path).chain(structs.iter().map(|p| quote!(#p))).collect();
     let (first, rest) = steps.split_first().expect("a chain fetches at least one closure");
     quote! { #first! { [] #((#rest))* (#last) { #payload } } }
 }
@@ -201,17 +256,35 @@ pub fn callees_of(item: &syn::ItemFn) -> (Vec<syn::Path>, Vec<String>) {
     (paths, keys)
 }
 
+/// The paths of the user structs `item` names, and their keys (see
+/// `frontend::struct_paths`).
+pub fn struct_callees(item: &syn::ItemFn) -> (Vec<syn::Path>, Vec<String>) {
+    let paths = ptx_codegen::frontend::struct_paths(item);
+    let keys = paths.iter().map(path_key).collect();
+    (paths, keys)
+}
+
 /// The hidden module beside a function that hands its closure to whoever asks.
 pub fn closure_macro(closure: &[Entry]) -> TokenStream {
+    let name = syn::Ident::new("__gpu_device_closure", Span::call_site());
+    let as_name = syn::Ident::new("__gpu_device", Span::call_site());
+    closure_macro_named(closure, &name, &as_name)
+}
+
+/// A macro `as_name` (defined as `name`) that hands `closure` to whoever asks: a device
+/// function's in its hidden module, a struct's beside the struct under the struct's own
+/// name (macros have a namespace of their own, so `geom::Particle!` names it wherever the
+/// path `geom::Particle` names the struct).
+pub fn closure_macro_named(closure: &[Entry], name: &syn::Ident, as_name: &syn::Ident) -> TokenStream {
     quote! {
         #[doc(hidden)]
-        macro_rules! __gpu_device_closure {
+        macro_rules! #name {
             ([$($acc:tt)*] ($($next:tt)*) $($rest:tt)*) => {
                 $($next)*! { [$($acc)* [#(#closure)*]] $($rest)* }
             };
         }
         #[doc(hidden)]
         #[allow(unused_imports)]
-        pub(crate) use __gpu_device_closure as __gpu_device;
+        pub(crate) use #name as #as_name;
     }
 }

@@ -76,7 +76,7 @@ fn vectorize_in_surroundings(args: TokenStream, func: syn::ItemFn, surroundings:
         return finish_vectorize(args, &func, Vec::new(), Vec::new(), Some(e));
     }
     let payload = quote! { (#args) [#(#keys)*] #func };
-    chain::fetch(&paths, quote!(::gpu_runtime::__vectorize_resume), payload)
+    chain::fetch(&paths, &[], quote!(::gpu_runtime::__vectorize_resume), payload)
 }
 
 /// The last step of `#[vectorize]`'s chain: every callee's closure has arrived.
@@ -117,7 +117,7 @@ pub(crate) fn resume<H>(
     }
 }
 
-fn string_list(p: syn::parse::ParseStream) -> syn::Result<Vec<String>> {
+pub(crate) fn string_list(p: syn::parse::ParseStream) -> syn::Result<Vec<String>> {
     let list;
     syn::bracketed!(list in p);
     let mut out = Vec::new();
@@ -168,7 +168,10 @@ fn finish_vectorize(
     errors.extend(failed);
     // A helper that did not compile has reported its errors where it is defined.
     let helpers_ok = entries.iter().all(|e| e.ok);
-    let helpers: Vec<frontend::HelperDef> = entries.iter().map(chain::Entry::helper).collect();
+    let helpers = chain::definitions(&entries).unwrap_or_else(|e| {
+        errors.push(e);
+        Vec::new()
+    });
     let instances: Vec<Instance> = concrete
         .iter()
         .map(|(ty, f)| {
@@ -252,7 +255,8 @@ fn device_in_surroundings(args: TokenStream, func: syn::ItemFn, surroundings: Op
         paths.retain(|p| frontend::path_key(p) != own);
         keys.retain(|k| *k != own);
     }
-    if paths.is_empty() {
+    let (structs, struct_keys) = chain::struct_callees(&func);
+    if paths.is_empty() && structs.is_empty() {
         // With a spelling error the function is not compiled: check it here for the rest.
         let failed = spelling.and_then(|e| combined([Some(e), frontend::precheck_device(&func, &[]).err()]));
         let definition = finish_device(&func, Vec::new(), Vec::new(), recursive || failed.is_some());
@@ -260,12 +264,17 @@ fn device_in_surroundings(args: TokenStream, func: syn::ItemFn, surroundings: Op
         return quote! { #errors #failed #definition };
     }
     let calls = surroundings.and_then(|s| s.call_errors(&paths, "device function"));
-    if let Some(e) = combined([frontend::precheck_device(&func, &keys).err(), calls, spelling]) {
+    // Without the definitions of the structs it names, the function is checked once they
+    // have arrived.
+    let precheck = if structs.is_empty() { frontend::precheck_device(&func, &keys).err() } else { None };
+    keys.extend(struct_keys);
+    if let Some(e) = combined([precheck, calls, spelling]) {
         let definition = finish_device(&func, Vec::new(), Vec::new(), true);
         let e = e.to_compile_error();
         return quote! { #errors #e #definition };
     }
-    let fetch = chain::fetch(&paths, quote!(::gpu_runtime::__device_define), quote! { #recursive [#(#keys)*] #func });
+    let fetch =
+        chain::fetch(&paths, &structs, quote!(::gpu_runtime::__device_define), quote! { #recursive [#(#keys)*] #func });
     quote! { #errors #fetch }
 }
 
@@ -310,8 +319,8 @@ fn finish_device(
 ) -> TokenStream {
     let mut errors = TokenStream::new();
     let ok = !failed && entries.iter().all(|e| e.ok) && {
-        let helpers: Vec<frontend::HelperDef> = entries.iter().map(chain::Entry::helper).collect();
-        match frontend::check_device_program(func, &callees, &helpers) {
+        match chain::definitions(&entries).and_then(|helpers| frontend::check_device_program(func, &callees, &helpers))
+        {
             Ok(_) => true,
             Err(e) => {
                 errors = e.to_compile_error();

@@ -29,22 +29,26 @@ pub fn kernel(args: TokenStream, item: TokenStream) -> TokenStream {
 
 /// [`kernel`] once the function has the constants of its module it uses.
 fn kernel_in_surroundings(args: TokenStream, func: syn::ItemFn, surroundings: Option<Surroundings>) -> TokenStream {
-    let (paths, keys) = chain::callees_of(&func);
-    if paths.is_empty() {
+    let (paths, mut keys) = chain::callees_of(&func);
+    let (structs, struct_keys) = chain::struct_callees(&func);
+    if paths.is_empty() && structs.is_empty() {
         return finish_kernel(args, &func, Vec::new(), Vec::new(), None);
     }
     // As for `#[vectorize]`: report the kernel's own problems before fetching what it
     // calls (a call of a closure or of itself would wait for a module that never comes).
+    // A kernel that names structs is checked once their definitions have arrived.
+    let precheck = if structs.is_empty() { frontend::precheck_kernel(&func, &keys).err() } else { None };
     let errors = [
-        frontend::precheck_kernel(&func, &keys).err(),
+        precheck,
         entry::recursion_error(&func.sig.ident, &paths, &keys, &[""]),
         surroundings.and_then(|s| s.call_errors(&paths, "kernel")),
     ];
     if let Some(e) = entry::combined(errors) {
         return finish_kernel(args, &func, Vec::new(), Vec::new(), Some(e));
     }
+    keys.extend(struct_keys);
     let payload = quote! { (#args) [#(#keys)*] #func };
-    chain::fetch(&paths, quote!(::gpu_runtime::__kernel_resume), payload)
+    chain::fetch(&paths, &structs, quote!(::gpu_runtime::__kernel_resume), payload)
 }
 
 /// The last step of `#[kernel]`'s chain: every callee's closure has arrived.
@@ -94,10 +98,13 @@ fn finish_kernel(
     if !func.sig.generics.params.is_empty() {
         errors.push(syn::Error::new_spanned(&func.sig.generics, "a `#[kernel]` cannot be generic"));
     }
-    let params = frontend::kernel_signature(&func.sig);
+    let helpers = chain::definitions(&entries).unwrap_or_else(|e| {
+        errors.push(e);
+        Vec::new()
+    });
+    let params = frontend::kernel_signature(&func.sig, &callees);
     let helpers_ok = entries.iter().all(|e| e.ok);
     let compiled: Option<KernelVariants> = if errors.is_empty() && helpers_ok && params.is_ok() {
-        let helpers: Vec<frontend::HelperDef> = entries.iter().map(chain::Entry::helper).collect();
         // Through the PTX cache: a kernel unchanged since the last build is not compiled again.
         match ptx_codegen::compile_kernel_variants(func, &callees, &helpers, &options, PtxCache::for_build()) {
             Ok(k) => Some(k),
@@ -119,7 +126,8 @@ fn finish_kernel(
     };
     let diagnostics: TokenStream = errors.iter().map(syn::Error::to_compile_error).collect();
     let max_threads = options.launch_bounds.map(|b| b.max_threads);
-    let module = generate(func, &params, compiled.as_ref(), max_threads);
+    let module =
+        crate::signature::with_struct_paths(&callees, || generate(func, &params, compiled.as_ref(), max_threads));
     quote! { #diagnostics #module }
 }
 

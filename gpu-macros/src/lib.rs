@@ -12,6 +12,7 @@ mod expansions;
 mod explicit;
 mod function;
 mod gpu;
+mod gpu_type;
 mod gufunc;
 mod host;
 mod kernel;
@@ -46,6 +47,20 @@ pub fn kernel(args: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn guvectorize(args: TokenStream, item: TokenStream) -> TokenStream {
     gufunc::guvectorize(args.into(), item.into()).into()
+}
+
+/// Makes a `#[repr(C)]` struct of GPU types an element of device memory and a value of
+/// the kernel language (see the runtime's documentation of `GpuType`).
+#[proc_macro_derive(GpuType)]
+pub fn gpu_type(item: TokenStream) -> TokenStream {
+    gpu_type::derive(item.into()).into()
+}
+
+/// The last step of `#[derive(GpuType)]` when the struct's fields name other GPU structs.
+#[doc(hidden)]
+#[proc_macro]
+pub fn __struct_define(input: TokenStream) -> TokenStream {
+    gpu_type::struct_define(input.into()).into()
 }
 
 /// The last step of `#[kernel]` when the kernel calls device functions.

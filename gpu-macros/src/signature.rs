@@ -110,7 +110,49 @@ fn is_type_param(ty: &syn::Type, g: &syn::Ident) -> bool {
     matches!(ty, syn::Type::Path(p) if p.qself.is_none() && p.path.is_ident(g))
 }
 
+thread_local! {
+    /// The paths the item being expanded names its user structs by.
+    static STRUCT_PATHS: std::cell::RefCell<Vec<(ScalarType, syn::Path)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` with the user structs among `callees` (path → id) known to [`scalar_tokens`]
+/// by the paths the item writes.
+pub fn with_struct_paths<R>(callees: &[(String, String)], f: impl FnOnce() -> R) -> R {
+    let paths: Vec<(ScalarType, syn::Path)> = callees
+        .iter()
+        .filter_map(|(p, id)| {
+            Some((ptx_codegen::frontend::struct_type(id)?, from_inner_module(syn::parse_str(p).ok()?)))
+        })
+        .collect();
+    let saved = STRUCT_PATHS.with(|s| std::mem::replace(&mut *s.borrow_mut(), paths));
+    let out = f();
+    STRUCT_PATHS.with(|s| *s.borrow_mut() = saved);
+    out
+}
+
+/// A path written beside an item, as the item's generated module (one level down) names
+/// it: `self::P` is `super::P`, `super::m::P` is `super::super::m::P`.
+fn from_inner_module(mut path: syn::Path) -> syn::Path {
+    match path.segments.first().map(|s| s.ident.to_string()).as_deref() {
+        Some("self") => path.segments[0].ident = syn::Ident::new("super", Span::call_site()),
+        Some("super") => path.segments.insert(0, syn::PathSegment::from(syn::Ident::new("super", Span::call_site()))),
+        _ => {}
+    }
+    path
+}
+
 pub fn scalar_tokens(t: ScalarType) -> TokenStream {
+    if t.is_struct() {
+        // The path the item writes (its module sees the item's through `use super::*`).
+        let path = STRUCT_PATHS.with(|s| s.borrow().iter().find(|(s, _)| *s == t).map(|(_, p)| p.clone()));
+        return match path {
+            Some(p) => quote!(#p),
+            None => {
+                let name = t.rust_name();
+                quote!(::core::compile_error!(::core::concat!("internal error: no path for the struct `", #name, "`")))
+            }
+        };
+    }
     if let Some(part) = t.complex_part() {
         // num-complex's type, as the runtime re-exports it.
         let part = scalar_tokens(part);

@@ -52,6 +52,17 @@ impl VisitMut for Indexing {
     fn visit_expr_mut(&mut self, e: &mut syn::Expr) {
         // Children first: an index inside an index, or inside a stored value, is a load.
         match e {
+            // `a[i].field… = v` and `op=`: the element is loaded, the field written in the
+            // copy, and only the field's bytes stored back.
+            syn::Expr::Assign(a) if element_part(&a.left).is_some() => {
+                let span = a.eq_token.span;
+                *e = self.part_write(&a.left, None, &a.right, span);
+            }
+            syn::Expr::Binary(b) if compound(&b.op).is_some() && element_part(&b.left).is_some() => {
+                let span = b.op.span();
+                let op = compound(&b.op);
+                *e = self.part_write(&b.left, op, &b.right, span);
+            }
             syn::Expr::Assign(a) if element(&a.left).is_some() => {
                 self.rewritten = true;
                 let (mut base, mut index, _) = element(&a.left).expect("matched above");
@@ -98,6 +109,87 @@ impl VisitMut for Indexing {
         if let syn::Item::Fn(f) = item {
             self.visit_block_mut(&mut f.block);
         }
+    }
+}
+
+impl Indexing {
+    /// `place = value` (`op: None`) or `place op= value` where `place` is a part of an
+    /// element (`a[i].f`, `a[i].f[k]`, `a[i].g.f`): the value, then the element's index and
+    /// the element, then the part written in a copy of it (its own indices checked as Rust
+    /// checks them), and only the part's bytes stored.
+    fn part_write(&mut self, place: &syn::Expr, op: Option<TokenStream>, value: &syn::Expr, span: Span) -> syn::Expr {
+        self.rewritten = true;
+        let (mut part, (mut base, mut index)) = element_part(place).expect("checked by the caller");
+        self.visit_expr_mut(&mut base);
+        self.visit_expr_mut(&mut index);
+        self.visit_part_indices(&mut part);
+        let mut value = value.clone();
+        self.visit_expr_mut(&mut value);
+        let update = op.is_some();
+        let write = match op {
+            None => quote_spanned!(span=> *__gpu_part = __gpu_value;),
+            Some(op) => quote_spanned!(span=> *__gpu_part = *__gpu_part #op __gpu_value;),
+        };
+        parse(quote_spanned! {span=> {
+            let __gpu_value = #value;
+            let __gpu_index = #index;
+            let mut __gpu_elem = #base.__gpu_load_for_part(__gpu_index);
+            let __gpu_at = ::core::ptr::addr_of!(__gpu_elem) as usize;
+            let (__gpu_offset, __gpu_len) = {
+                let __gpu_part = &mut #part;
+                #write
+                (__gpu_part as *mut _ as usize - __gpu_at, ::core::mem::size_of_val(__gpu_part))
+            };
+            #base.__gpu_store_part(__gpu_index, __gpu_elem, __gpu_offset, __gpu_len, #update)
+        }})
+    }
+
+    /// The indices inside a part (`__gpu_elem.f[k]`): loads where they index arrays.
+    fn visit_part_indices(&mut self, e: &mut syn::Expr) {
+        match e {
+            syn::Expr::Field(f) => self.visit_part_indices(&mut f.base),
+            syn::Expr::Index(ix) => {
+                self.visit_expr_mut(&mut ix.index);
+                self.visit_part_indices(&mut ix.expr);
+            }
+            syn::Expr::Paren(p) => self.visit_part_indices(&mut p.expr),
+            _ => {}
+        }
+    }
+}
+
+/// A part of an element as a place, `a[i].f…` (fields, and indices of array fields): the
+/// place with the element replaced by `__gpu_elem`, and the element's array and index.
+fn element_part(e: &syn::Expr) -> Option<(syn::Expr, (syn::Expr, syn::Expr))> {
+    match e {
+        syn::Expr::Paren(p) => element_part(&p.expr),
+        syn::Expr::Field(f) if matches!(f.member, syn::Member::Named(_)) => {
+            let (base, root) = match &*f.base {
+                syn::Expr::Index(ix) if !is_field_chain(&ix.expr) => {
+                    (syn::parse_quote!(__gpu_elem), ((*ix.expr).clone(), (*ix.index).clone()))
+                }
+                other => element_part(other)?,
+            };
+            let mut f = f.clone();
+            f.base = Box::new(base);
+            Some((syn::Expr::Field(f), root))
+        }
+        syn::Expr::Index(ix) if is_field_chain(&ix.expr) => {
+            let (base, root) = element_part(&ix.expr)?;
+            let mut ix = ix.clone();
+            ix.expr = Box::new(base);
+            Some((syn::Expr::Index(ix), root))
+        }
+        _ => None,
+    }
+}
+
+/// Whether `e` ends in a named field (`x.f`, `(x.f)`): indexing it indexes an array field.
+fn is_field_chain(e: &syn::Expr) -> bool {
+    match e {
+        syn::Expr::Paren(p) => is_field_chain(&p.expr),
+        syn::Expr::Field(f) => matches!(f.member, syn::Member::Named(_)),
+        _ => false,
     }
 }
 
@@ -175,6 +267,23 @@ mod tests {
         assert!(add.contains("acc . __gpu_store (__gpu_index , __gpu_old + __gpu_value)"), "{add}");
         let shl = rewritten("{ m[i] <<= 1; }");
         assert!(shl.contains("__gpu_old << __gpu_value"), "{shl}");
+    }
+
+    #[test]
+    fn a_field_of_an_element_is_written_alone() {
+        let w = rewritten("{ a[i].pos[k] += v[j]; }");
+        assert!(w.contains("let __gpu_value = v . __gpu_load (j) ;"), "{w}");
+        assert!(w.contains("let mut __gpu_elem = a . __gpu_load_for_part (__gpu_index) ;"), "{w}");
+        assert!(w.contains("& mut __gpu_elem . pos [k]"), "{w}");
+        assert!(w.contains("* __gpu_part = * __gpu_part + __gpu_value"), "{w}");
+        assert!(w.contains("a . __gpu_store_part (__gpu_index , __gpu_elem , __gpu_offset , __gpu_len , true)"), "{w}");
+        let w = rewritten("{ a[b[i]].inner.mass = 1.0; }");
+        assert!(w.contains("let __gpu_index = b . __gpu_load (i) ;"), "{w}");
+        assert!(w.contains("& mut __gpu_elem . inner . mass"), "{w}");
+        // A local struct's field is a place of its own: Rust writes it.
+        assert_eq!(rewritten("{ p.mass = 1.0; }"), "{ p . mass = 1.0 ; }");
+        // Reading a part loads the element.
+        assert_eq!(rewritten("{ a[i].pos[k] }"), "{ a . __gpu_load (i) . pos . __gpu_load (k) }");
     }
 
     #[test]

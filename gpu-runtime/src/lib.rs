@@ -77,8 +77,9 @@ pub use driver::{
 };
 pub use error::{AccessKind, Error, RaceAccess, Result};
 pub use float::Float;
+pub use gpu_macros::GpuType;
 #[doc(hidden)]
-pub use gpu_macros::{__device_define, __kernel_resume, __vectorize_resume};
+pub use gpu_macros::{__device_define, __kernel_resume, __struct_define, __vectorize_resume};
 pub use gpu_macros::{device, guvectorize, kernel, vectorize};
 /// The half-precision types kernels take (storage, conversions, arithmetic through
 /// `f32`, as the `half` crate computes them): `half::f16` and `half::bf16`.
@@ -88,7 +89,7 @@ pub use launch::{LaunchConfig, Pending};
 /// `re` then `im`, the layout of CUDA's `float2`/`double2`), computed as num-complex
 /// computes them.
 pub use num_complex::{Complex, Complex32, Complex64, c32, c64};
-pub use scalar::Scalar;
+pub use scalar::{GpuType, Scalar};
 pub use special::SpecialMath;
 
 /// Random numbers on the device.
@@ -190,6 +191,6 @@ pub mod __private {
     /// What the simulator copy of a `#[kernel]` uses (see the `sim` module's docs): its
     /// indexing traits, its `&mut [T]` parameters and the run over a grid.
     pub mod sim {
-        pub use crate::sim::{Load, SliceMut, Staged, StoreLocal, StoreShared, run};
+        pub use crate::sim::{ByteCells, Load, SimCell, SliceMut, Staged, StoreLocal, StoreShared, run};
     }
 }

@@ -4,13 +4,27 @@ mod sealed {
     pub trait Sealed {}
 }
 
+/// An element type of device memory: every [`Scalar`], and the structs marked
+/// `#[derive(GpuType)]`. Slices, `DeviceVec`s and kernel parameters hold elements; the
+/// kernel and the host read the same bytes.
+///
+/// # Safety
+///
+/// An implementation promises that `Self` is plain data that kernels and the host lay out
+/// alike: a primitive, or a `#[repr(C)]` struct of elements (arrays of them included) with
+/// no padding bytes, holding no pointer or reference; and that any value made byte by byte
+/// from bytes of valid values (as racing writes of single fields can leave an element) is
+/// valid. `#[derive(GpuType)]` checks all of this at compile time; implement it by hand
+/// only with the same guarantees.
+pub unsafe trait GpuType: Copy + Send + Sync + std::fmt::Debug + 'static {
+    /// The type's name in Rust.
+    const NAME: &'static str;
+}
+
 /// A scalar type of the kernel language: `bool`, the integers and the floats.
 ///
 /// Sealed: the kernels and the runtime agree on exactly these types.
-pub trait Scalar: sealed::Sealed + Copy + Send + Sync + std::fmt::Debug + 'static {
-    /// The type's name in Rust.
-    const NAME: &'static str;
-
+pub trait Scalar: sealed::Sealed + GpuType {
     /// The value's bytes, in the low bytes of a `u128` (how a by-value kernel parameter of
     /// this type is passed: one 8-byte word, two for `Complex<f64>`).
     fn to_bits(self) -> u128;
@@ -22,8 +36,12 @@ pub trait Scalar: sealed::Sealed + Copy + Send + Sync + std::fmt::Debug + 'stati
 macro_rules! scalar {
     ($($t:ty => $bits:expr, $from:expr;)*) => {$(
         impl sealed::Sealed for $t {}
-        impl Scalar for $t {
+        // SAFETY: a primitive (or num-complex's `#[repr(C)]` pair of floats): no padding,
+        // no pointers, every byte of a valid value is valid in its place.
+        unsafe impl GpuType for $t {
             const NAME: &'static str = stringify!($t);
+        }
+        impl Scalar for $t {
             #[inline]
             fn to_bits(self) -> u128 {
                 let f: fn($t) -> u128 = $bits;

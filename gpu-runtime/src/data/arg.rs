@@ -9,7 +9,7 @@ use cudarc::driver::sys::CUdeviceptr;
 use super::array::{DeviceSlice, DeviceSliceMut, DeviceVec};
 use crate::driver::{Device, DeviceId, Uses};
 use crate::error::{Error, Result};
-use crate::scalar::Scalar;
+use crate::scalar::{GpuType, Scalar};
 
 /// One argument of a vectorized function whose parameter has type `T`.
 #[derive(Copy, Clone, Debug)]
@@ -37,19 +37,8 @@ impl<'a, T: Scalar> ArgRef<'a, T> {
     pub fn erase(self) -> ErasedArg<'a> {
         ErasedArg(match self {
             ArgRef::Scalar(v) => ArgKind::Scalar { bits: v.to_bits() },
-            ArgRef::Host(s) => ArgKind::Host {
-                ptr: s.as_ptr().cast(),
-                bytes: std::mem::size_of_val(s),
-                len: s.len(),
-                _borrow: PhantomData,
-            },
-            ArgRef::Device(d) => ArgKind::Device {
-                ptr: d.ptr(),
-                len: d.len(),
-                size: std::mem::size_of::<T>(),
-                device: d.device(),
-                uses: d.uses(),
-            },
+            ArgRef::Host(s) => host_kind(s),
+            ArgRef::Device(d) => device_kind(d),
         })
     }
 
@@ -99,6 +88,16 @@ impl<'a, T: Scalar> ArgRef<'a, T> {
             },
         })
     }
+}
+
+/// Host memory as the launch passes it.
+pub(crate) fn host_kind<T: GpuType>(s: &[T]) -> ArgKind<'_> {
+    ArgKind::Host { ptr: s.as_ptr().cast(), bytes: std::mem::size_of_val(s), len: s.len(), _borrow: PhantomData }
+}
+
+/// A device array as the launch passes it.
+pub(crate) fn device_kind<T: GpuType>(d: DeviceSlice<'_, T>) -> ArgKind<'_> {
+    ArgKind::Device { ptr: d.ptr(), len: d.len(), size: std::mem::size_of::<T>(), device: d.device(), uses: d.uses() }
 }
 
 /// `param` is on `other`, but the call runs on `on`.
@@ -180,7 +179,7 @@ pub enum OutRef<'a, T> {
 }
 
 #[allow(clippy::len_without_is_empty)] // the macro's plumbing; callers want the length
-impl<T: Scalar> OutRef<'_, T> {
+impl<T: GpuType> OutRef<'_, T> {
     pub fn len(&self) -> usize {
         match self {
             OutRef::Host(s) => s.len(),

@@ -11,12 +11,12 @@ use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, result};
 
 use crate::driver::{Device, Uses, default_device, report_drop_error, staged};
 use crate::error::{Error, Result};
-use crate::scalar::Scalar;
+use crate::scalar::GpuType;
 
 /// A vector in the memory of one device: a GPU's, or host memory for the CPU device
 /// ([`Device::cpu`]). Dropping it frees the memory once the work queued on it has finished
 /// (the host does not wait).
-pub struct DeviceVec<T: Scalar> {
+pub struct DeviceVec<T: GpuType> {
     buf: Buf<T>,
     len: usize,
     device: Device,
@@ -24,7 +24,7 @@ pub struct DeviceVec<T: Scalar> {
     uses: Uses,
 }
 
-pub(super) enum Buf<T: Scalar> {
+pub(super) enum Buf<T: GpuType> {
     /// The bytes of at least one element even for an empty vector (the driver allocates no
     /// zero bytes). Freed by `Drop`, after the work that uses it. Untyped, so that element
     /// types cudarc does not know (num-complex's) are stored alike.
@@ -43,7 +43,7 @@ pub(super) struct HostBuf<T> {
     len: usize,
 }
 
-impl<T: Scalar> HostBuf<T> {
+impl<T: GpuType> HostBuf<T> {
     /// `len` elements with every byte zero (a valid value of every `Scalar`).
     fn zeroed(len: usize) -> Result<HostBuf<T>> {
         let layout =
@@ -71,11 +71,11 @@ impl<T> Drop for HostBuf<T> {
 
 // SAFETY: the buffer owns plain data (`Scalar`) and is only reached through its vector,
 // whose borrows (`&`/`&mut`, and views that hold them) order every access.
-unsafe impl<T: Scalar> Send for HostBuf<T> {}
+unsafe impl<T: GpuType> Send for HostBuf<T> {}
 // SAFETY: as for `Send`.
-unsafe impl<T: Scalar> Sync for HostBuf<T> {}
+unsafe impl<T: GpuType> Sync for HostBuf<T> {}
 
-impl<T: Scalar> Drop for DeviceVec<T> {
+impl<T: GpuType> Drop for DeviceVec<T> {
     fn drop(&mut self) {
         if let Buf::Foreign(_) = self.buf {
             // The owner may free the memory as soon as this returns.
@@ -97,7 +97,7 @@ impl<T: Scalar> Drop for DeviceVec<T> {
     }
 }
 
-impl<T: Scalar> std::fmt::Debug for DeviceVec<T> {
+impl<T: GpuType> std::fmt::Debug for DeviceVec<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "DeviceVec<{}>[{}] on {}", T::NAME, self.len, self.device.id())
     }
@@ -111,7 +111,7 @@ pub(crate) fn alloc_error(device: &Device, requested: usize, e: cudarc::driver::
     Error::driver("allocating GPU memory", e)
 }
 
-impl<T: Scalar> DeviceVec<T> {
+impl<T: GpuType> DeviceVec<T> {
     pub(crate) fn uses(&self) -> &Uses {
         &self.uses
     }
@@ -327,7 +327,7 @@ impl<T> std::fmt::Debug for DeviceSlice<'_, T> {
     }
 }
 
-impl<'a, T: Scalar> DeviceSlice<'a, T> {
+impl<'a, T: GpuType> DeviceSlice<'a, T> {
     /// A view of `len` elements at `ptr` on `device`, whose use is noted in `uses`.
     ///
     /// # Safety
@@ -438,7 +438,7 @@ impl<T> std::fmt::Debug for DeviceSliceMut<'_, T> {
     }
 }
 
-impl<'a, T: Scalar> DeviceSliceMut<'a, T> {
+impl<'a, T: GpuType> DeviceSliceMut<'a, T> {
     pub(crate) fn uses(&self) -> &'a Uses {
         self.uses
     }
@@ -527,13 +527,13 @@ impl<'a, T: Scalar> DeviceSliceMut<'a, T> {
 // SAFETY: a view is a borrow of device memory (an address, which any thread may use: the
 // context is bound per call) with shared references to its vector's `Device` and `Uses`,
 // both `Sync`; the element types are plain data.
-unsafe impl<T: Scalar> Send for DeviceSlice<'_, T> {}
+unsafe impl<T: GpuType> Send for DeviceSlice<'_, T> {}
 // SAFETY: as for `Send`; `&DeviceSlice` only reads.
-unsafe impl<T: Scalar> Sync for DeviceSlice<'_, T> {}
+unsafe impl<T: GpuType> Sync for DeviceSlice<'_, T> {}
 // SAFETY: as for `DeviceSlice`; the `&mut` borrow of the vector it came from is exclusive.
-unsafe impl<T: Scalar> Send for DeviceSliceMut<'_, T> {}
+unsafe impl<T: GpuType> Send for DeviceSliceMut<'_, T> {}
 // SAFETY: `&DeviceSliceMut` gives only shared access (`as_slice`, `to_vec`).
-unsafe impl<T: Scalar> Sync for DeviceSliceMut<'_, T> {}
+unsafe impl<T: GpuType> Sync for DeviceSliceMut<'_, T> {}
 
 #[cfg(test)]
 mod tests {

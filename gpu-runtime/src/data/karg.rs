@@ -3,16 +3,15 @@
 //! launch, back, as Numba does with host arrays; device arrays are used in place). Each
 //! erased into a [`KArg`], opaque and made only from a live borrow.
 
-use std::borrow::Cow;
 use std::marker::PhantomData;
 
 use cudarc::driver::sys::CUdeviceptr;
 
-use super::arg::{ArgKind, ArgRef, HostArg, OutRef, device_mismatch};
+use super::arg::{ArgKind, OutRef, device_kind, device_mismatch, host_kind};
 use super::array::{DeviceSlice, DeviceSliceMut, DeviceVec};
 use crate::driver::{Device, DeviceId, Uses};
 use crate::error::{Error, Result};
-use crate::scalar::Scalar;
+use crate::scalar::{GpuType, Scalar};
 
 /// What a kernel parameter `&[T]` accepts: `&[T]`, `&Vec<T>`, `&[T; N]` (copied to the
 /// device for the launch), `&DeviceVec<T>` and [`DeviceSlice`] (used in place).
@@ -20,13 +19,19 @@ use crate::scalar::Scalar;
     message = "`{Self}` cannot be passed where a kernel takes `&[{T}]`",
     label = "expected `&[{T}]`, `&Vec<{T}>`, `&[{T}; N]`, `&DeviceVec<{T}>` or a `DeviceSlice<{T}>`"
 )]
-pub trait KernelIn<'a, T: Scalar> {
+pub trait KernelIn<'a, T: GpuType> {
     fn into_kernel_in(self) -> KernelInRef<'a, T>;
 }
 
 /// A `&[T]` kernel argument: host memory or a device array.
 #[derive(Copy, Clone, Debug)]
-pub struct KernelInRef<'a, T>(ArgRef<'a, T>);
+pub struct KernelInRef<'a, T>(SliceRef<'a, T>);
+
+#[derive(Copy, Clone, Debug)]
+enum SliceRef<'a, T> {
+    Host(&'a [T]),
+    Device(DeviceSlice<'a, T>),
+}
 
 /// What a kernel parameter `&mut [T]` accepts: `&mut [T]`, `&mut Vec<T>` (its current
 /// length), `&mut [T; N]` (copied in, and back after a successful launch),
@@ -35,7 +40,7 @@ pub struct KernelInRef<'a, T>(ArgRef<'a, T>);
     message = "`{Self}` cannot be passed where a kernel takes `&mut [{T}]`",
     label = "expected `&mut [{T}]`, `&mut Vec<{T}>`, `&mut [{T}; N]`, `&mut DeviceVec<{T}>` or a `DeviceSliceMut<{T}>`"
 )]
-pub trait KernelInOut<'a, T: Scalar> {
+pub trait KernelInOut<'a, T: GpuType> {
     fn into_kernel_in_out(self) -> KernelInOutRef<'a, T>;
 }
 
@@ -45,7 +50,7 @@ pub struct KernelInOutRef<'a, T>(OutRef<'a, T>);
 
 macro_rules! kernel_in {
     ($($ty:ty => |$v:ident| $e:expr;)*) => {$(
-        impl<'a, T: Scalar> KernelIn<'a, T> for $ty {
+        impl<'a, T: GpuType> KernelIn<'a, T> for $ty {
             fn into_kernel_in(self) -> KernelInRef<'a, T> {
                 let $v = self;
                 KernelInRef($e)
@@ -55,22 +60,22 @@ macro_rules! kernel_in {
 }
 
 kernel_in! {
-    &'a [T] => |s| ArgRef::Host(s);
-    &'a Vec<T> => |s| ArgRef::Host(s.as_slice());
-    &'a DeviceVec<T> => |d| ArgRef::Device(d.as_slice());
-    DeviceSlice<'a, T> => |d| ArgRef::Device(d);
-    &'a DeviceSlice<'a, T> => |d| ArgRef::Device(*d);
+    &'a [T] => |s| SliceRef::Host(s);
+    &'a Vec<T> => |s| SliceRef::Host(s.as_slice());
+    &'a DeviceVec<T> => |d| SliceRef::Device(d.as_slice());
+    DeviceSlice<'a, T> => |d| SliceRef::Device(d);
+    &'a DeviceSlice<'a, T> => |d| SliceRef::Device(*d);
 }
 
-impl<'a, T: Scalar, const N: usize> KernelIn<'a, T> for &'a [T; N] {
+impl<'a, T: GpuType, const N: usize> KernelIn<'a, T> for &'a [T; N] {
     fn into_kernel_in(self) -> KernelInRef<'a, T> {
-        KernelInRef(ArgRef::Host(self.as_slice()))
+        KernelInRef(SliceRef::Host(self.as_slice()))
     }
 }
 
 macro_rules! kernel_in_out {
     ($($ty:ty => |$v:ident| $e:expr;)*) => {$(
-        impl<'a, T: Scalar> KernelInOut<'a, T> for $ty {
+        impl<'a, T: GpuType> KernelInOut<'a, T> for $ty {
             fn into_kernel_in_out(self) -> KernelInOutRef<'a, T> {
                 let $v = self;
                 KernelInOutRef($e)
@@ -86,44 +91,47 @@ kernel_in_out! {
     DeviceSliceMut<'a, T> => |d| OutRef::Device(d);
 }
 
-impl<'a, T: Scalar, const N: usize> KernelInOut<'a, T> for &'a mut [T; N] {
+impl<'a, T: GpuType, const N: usize> KernelInOut<'a, T> for &'a mut [T; N] {
     fn into_kernel_in_out(self) -> KernelInOutRef<'a, T> {
         KernelInOutRef(OutRef::Host(self.as_mut_slice()))
     }
 }
 
-impl<'a, T: Scalar> KernelIn<'a, T> for KernelInRef<'a, T> {
+impl<'a, T: GpuType> KernelIn<'a, T> for KernelInRef<'a, T> {
     fn into_kernel_in(self) -> KernelInRef<'a, T> {
         self
     }
 }
 
-impl<'a, T: Scalar> KernelInOut<'a, T> for KernelInOutRef<'a, T> {
+impl<'a, T: GpuType> KernelInOut<'a, T> for KernelInOutRef<'a, T> {
     fn into_kernel_in_out(self) -> KernelInOutRef<'a, T> {
         self
     }
 }
 
-impl<'a, T: Scalar> KernelInRef<'a, T> {
+impl<'a, T: GpuType> KernelInRef<'a, T> {
     /// The device of an array argument (`None` for host memory).
     pub fn device_id(&self) -> Option<DeviceId> {
         match &self.0 {
-            ArgRef::Device(d) => Some(d.device().id()),
-            _ => None,
+            SliceRef::Device(d) => Some(d.device().id()),
+            SliceRef::Host(_) => None,
         }
     }
 
     /// The argument as a host slice, for a launch on the CPU device `on` (an array on a
     /// GPU is `DeviceMismatch`).
     pub fn host_on(self, kernel: &'static str, param: &'static str, on: &Device) -> Result<&'a [T]> {
-        match self.0.host_on(kernel, param, on)? {
-            HostArg::Slice(Cow::Borrowed(s)) => Ok(s),
-            _ => Err(Error::internal("a kernel's slice argument was not a borrowed slice")),
+        match self.0 {
+            SliceRef::Host(s) => Ok(s),
+            SliceRef::Device(d) => match d.host_slice() {
+                Some(s) if d.device() == on => Ok(s),
+                _ => Err(device_mismatch(kernel, on, param, d.device())),
+            },
         }
     }
 }
 
-impl<'a, T: Scalar> KernelInOutRef<'a, T> {
+impl<'a, T: GpuType> KernelInOutRef<'a, T> {
     /// The device of an array argument (`None` for host memory).
     pub fn device_id(&self) -> Option<DeviceId> {
         self.0.device_id()
@@ -182,18 +190,16 @@ impl<'a> KArg<'a> {
     }
 
     /// A `&[T]` parameter named `name` (for messages).
-    pub fn input<T: Scalar>(name: &'static str, x: impl KernelIn<'a, T>) -> KArg<'a> {
+    pub fn input<T: GpuType>(name: &'static str, x: impl KernelIn<'a, T>) -> KArg<'a> {
         let arg = match x.into_kernel_in().0 {
-            ArgRef::Host(s) => ArgRef::Host(s).erase().0,
-            ArgRef::Device(d) => ArgRef::Device(d).erase().0,
-            // `KernelInRef` is made only from slices.
-            ArgRef::Scalar(v) => ArgRef::Scalar(v).erase().0,
+            SliceRef::Host(s) => host_kind(s),
+            SliceRef::Device(d) => device_kind(d),
         };
         KArg(KArgKind::In { name, arg })
     }
 
     /// A `&mut [T]` parameter named `name` (for messages).
-    pub fn output<T: Scalar>(name: &'static str, y: impl KernelInOut<'a, T>) -> KArg<'a> {
+    pub fn output<T: GpuType>(name: &'static str, y: impl KernelInOut<'a, T>) -> KArg<'a> {
         let mem = match y.into_kernel_in_out().0 {
             OutRef::Host(s) => InOutMem::Host {
                 ptr: s.as_mut_ptr().cast(),

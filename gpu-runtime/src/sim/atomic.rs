@@ -18,9 +18,15 @@ use super::race::AccessKind;
 use super::scalar::{AtomicBits, SimScalar};
 use crate::scalar::Scalar;
 
+/// Element types of the atomic operations: the scalars (a struct element has none).
+#[doc(hidden)]
+pub trait AtomicElem: Scalar + SimScalar<Atomic: AtomicBits> {}
+
+impl<T: Scalar + SimScalar<Atomic: AtomicBits>> AtomicElem for T {}
+
 /// Element types with atomic arithmetic: the integers (wrapping, as on the GPU) and the
 /// floats.
-pub trait AtomicNum: SimScalar {
+pub trait AtomicNum: AtomicElem {
     #[doc(hidden)]
     fn __add(self, v: Self) -> Self;
     #[doc(hidden)]
@@ -36,7 +42,7 @@ pub trait AtomicNum: SimScalar {
 }
 
 /// Element types of CUDA's wrapping counters, `inc` and `dec`: `u32` and `u64`.
-pub trait AtomicCounter: SimScalar {
+pub trait AtomicCounter: AtomicElem {
     #[doc(hidden)]
     fn __inc(self, v: Self) -> Self;
     #[doc(hidden)]
@@ -55,7 +61,7 @@ macro_rules! counters {
 counters!(u32 u64);
 
 /// Element types with atomic bitwise operations: the integers.
-pub trait AtomicBitwise: SimScalar {
+pub trait AtomicBitwise: AtomicElem {
     #[doc(hidden)]
     fn __and(self, v: Self) -> Self;
     #[doc(hidden)]
@@ -103,7 +109,10 @@ floats!(f32 f64);
 
 /// Replaces the element with `f(old)` atomically; returns `old`.
 #[track_caller]
-fn update<I, A: Cells<I>>(array: A, index: I, f: impl Fn(A::Elem) -> A::Elem) -> A::Elem {
+fn update<I, A: Cells<I>>(array: A, index: I, f: impl Fn(A::Elem) -> A::Elem) -> A::Elem
+where
+    A::Elem: AtomicElem,
+{
     let cell = array.__cell(index, AccessKind::Atomic);
     let mut current = cell.load();
     loop {
@@ -193,14 +202,20 @@ where
 
 /// `array[index] = value` (Numba: `cuda.atomic.exch`).
 #[track_caller]
-pub fn exchange<I, A: Cells<I>>(array: A, index: I, value: A::Elem) -> A::Elem {
+pub fn exchange<I, A: Cells<I>>(array: A, index: I, value: A::Elem) -> A::Elem
+where
+    A::Elem: AtomicElem,
+{
     update(array, index, |_| value)
 }
 
 /// `array[index] = new` if it holds `expected` (compared bit for bit); returns what it
 /// held (Numba: `cuda.atomic.compare_and_swap`, with the index made explicit).
 #[track_caller]
-pub fn compare_and_swap<I, A: Cells<I>>(array: A, index: I, expected: A::Elem, new: A::Elem) -> A::Elem {
+pub fn compare_and_swap<I, A: Cells<I>>(array: A, index: I, expected: A::Elem, new: A::Elem) -> A::Elem
+where
+    A::Elem: AtomicElem,
+{
     let cell = array.__cell(index, AccessKind::Atomic);
     match cell.compare_exchange(Scalar::to_bits(expected), Scalar::to_bits(new)) {
         Ok(old) | Err(old) => A::Elem::from_bits(old),

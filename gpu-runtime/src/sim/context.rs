@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use super::race::{Access, AccessKind, Place, RaceCheck, WarpSyncs};
-use super::scalar::{AtomicBits, SimScalar};
+use super::scalar::{SimCell, SimScalar};
 use crate::grid::Dim3;
 
 /// Lanes per warp.
@@ -550,8 +550,9 @@ impl BlockState {
     /// `f` applied to them while the registry is locked.
     fn cells<T: SimScalar, R>(&self, key: SharedKey, len: usize, f: impl FnOnce(&[T::Atomic]) -> R) -> R {
         let mut shared = lock(&self.shared);
-        let entry =
-            shared.entry(key).or_insert_with(|| Box::new((0..len).map(|_| T::Atomic::new(0)).collect::<Cells<T>>()));
+        let entry = shared
+            .entry(key)
+            .or_insert_with(|| Box::new((0..len).map(|_| <T::Atomic as SimCell>::zeroed()).collect::<Cells<T>>()));
         match entry.downcast_ref::<Cells<T>>() {
             Some(cells) => f(cells),
             // The key holds the element type.

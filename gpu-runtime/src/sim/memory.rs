@@ -6,6 +6,7 @@
 //! writes through [`Load`], [`StoreLocal`] and [`StoreShared`].
 
 use std::marker::PhantomData;
+use std::ops::Range;
 
 use std::panic::Location;
 
@@ -28,12 +29,28 @@ pub trait Load<I> {
     type Elem;
     #[track_caller]
     fn __gpu_load(&self, i: I) -> Self::Elem;
+
+    /// The element, for `x[i].field = …`, which stores back only the field: checked, but
+    /// not noted for the race check (the store notes the field's bytes).
+    #[track_caller]
+    fn __gpu_load_for_part(&self, i: I) -> Self::Elem {
+        self.__gpu_load(i)
+    }
 }
 
 /// `x[i] = v` on memory the thread owns (a local array).
 pub trait StoreLocal<I>: Load<I> {
     #[track_caller]
     fn __gpu_store(&mut self, i: I, v: Self::Elem);
+
+    /// `x[i].field = …` (`update`: `op=`): `v` is the element with the field written, the
+    /// field its bytes `offset..offset + len` (the thread's own memory takes the whole
+    /// element).
+    #[track_caller]
+    fn __gpu_store_part(&mut self, i: I, v: Self::Elem, offset: usize, len: usize, update: bool) {
+        let _ = (offset, len, update);
+        self.__gpu_store(i, v)
+    }
 }
 
 /// `x[i] = v` on memory threads share (a `&mut [T]` parameter, a shared array): through
@@ -41,6 +58,13 @@ pub trait StoreLocal<I>: Load<I> {
 pub trait StoreShared<I>: Load<I> {
     #[track_caller]
     fn __gpu_store(&self, i: I, v: Self::Elem);
+
+    /// `x[i].field = …` (`update`: `op=`, which reads the field too): `v` is the element
+    /// with the field written, the field its bytes `offset..offset + len`; only those bytes
+    /// are stored (and noted for the race check), so that threads writing other fields of
+    /// the element keep their writes, as on the GPU.
+    #[track_caller]
+    fn __gpu_store_part(&self, i: I, v: Self::Elem, offset: usize, len: usize, update: bool);
 }
 
 impl<T: Copy> Load<usize> for [T] {
@@ -139,14 +163,15 @@ impl<'a, T: SimScalar> SliceMut<'a, T> {
     pub fn named(slice: &'a mut [T], name: &'static str) -> SliceMut<'a, T> {
         const {
             assert!(size_of::<T>() == size_of::<T::Atomic>());
-            assert!(align_of::<T>() == align_of::<T::Atomic>());
+            assert!(align_of::<T::Atomic>() <= align_of::<T>());
         }
         let (ptr, len) = (slice.as_mut_ptr(), slice.len());
         // SAFETY: `slice` is borrowed exclusively for `'a`, so nothing else reads or writes
-        // it meanwhile; `T::Atomic` is the atomic integer of `T`'s size and alignment
-        // (asserted above), which has the same in-memory representation as that integer,
-        // and every `T` here is plain data whose bytes are a valid integer. Through the
-        // atomics only bytes of valid `T`s are stored (`Scalar::to_bits` of a `T`).
+        // it meanwhile; `T::Atomic` is the atomic integer of `T`'s size and alignment, or
+        // for a struct one atomic byte per byte (size equal, alignment no more than `T`'s:
+        // asserted above), which has the in-memory representation of those integers, and
+        // every `T` here is plain data without padding (`GpuType`) whose bytes are valid
+        // integers. Through the atomics only bytes of valid `T`s are stored.
         let cells = unsafe { std::slice::from_raw_parts(ptr.cast::<T::Atomic>(), len) };
         SliceMut { cells, name }
     }
@@ -162,9 +187,18 @@ impl<'a, T: SimScalar> SliceMut<'a, T> {
     /// Element `i`, checked, and noted for the race check as `kind`.
     #[track_caller]
     pub(crate) fn cell(&self, i: usize, kind: AccessKind) -> &'a T::Atomic {
+        self.cell_part(i, kind, 0..size_of::<T>())
+    }
+
+    /// Element `i`, checked, its bytes `bytes` noted for the race check as `kind`.
+    #[track_caller]
+    fn cell_part(&self, i: usize, kind: AccessKind, bytes: Range<usize>) -> &'a T::Atomic {
         check(i, self.cells.len());
         let cell = &self.cells[i];
-        note_access(std::ptr::from_ref(cell).addr(), false, kind, || Place::Param { name: self.name, index: i });
+        note_bytes::<T>(std::ptr::from_ref(cell).addr(), false, kind, bytes, || Place::Param {
+            name: self.name,
+            index: i,
+        });
         cell
     }
 }
@@ -175,12 +209,46 @@ impl<T: SimScalar> Load<usize> for SliceMut<'_, T> {
     fn __gpu_load(&self, i: usize) -> T {
         load::<T>(self.cell(i, AccessKind::Read))
     }
+
+    #[inline]
+    fn __gpu_load_for_part(&self, i: usize) -> T {
+        load::<T>(self.cell_part(i, AccessKind::Read, 0..0))
+    }
 }
 
 impl<T: SimScalar> StoreShared<usize> for SliceMut<'_, T> {
     #[inline]
     fn __gpu_store(&self, i: usize, v: T) {
         store(self.cell(i, AccessKind::Write), v)
+    }
+
+    #[inline]
+    fn __gpu_store_part(&self, i: usize, v: T, offset: usize, len: usize, update: bool) {
+        if update {
+            self.cell_part(i, AccessKind::Read, offset..offset + len);
+        }
+        T::__store_part(self.cell_part(i, AccessKind::Write, offset..offset + len), v, offset, len)
+    }
+}
+
+/// Notes an access of the bytes `bytes` of the element at `address` for the race check: a
+/// scalar as one place (its address), a struct byte by byte, so that threads that touch
+/// different fields of one element do not race (as on the GPU) and overlapping ones do.
+fn note_bytes<T: SimScalar>(
+    address: usize,
+    shared: bool,
+    kind: AccessKind,
+    bytes: Range<usize>,
+    place: impl Fn() -> Place,
+) {
+    if bytes.is_empty() {
+        // Nothing read or written (an element loaded for a field write).
+    } else if T::BYTEWISE {
+        for b in bytes {
+            note_access(address + b, shared, kind, &place);
+        }
+    } else {
+        note_access(address, shared, kind, place);
     }
 }
 
@@ -222,14 +290,18 @@ impl<T: SimScalar> SharedCells<T> {
         unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
     }
 
-    /// Cell `i`, checked, and noted for the race check as `kind`.
+    /// Cell `i`, checked, its bytes `bytes` noted for the race check as `kind`.
     #[track_caller]
-    fn cell(&self, i: usize, kind: AccessKind) -> &T::Atomic {
+    fn cell(&self, i: usize, kind: AccessKind, bytes: Range<usize>) -> &T::Atomic {
         let cells = self.cells();
         check(i, cells.len());
         let cell = &cells[i];
         let (site, index) = (self.site, self.offset + i);
-        note_access(std::ptr::from_ref(cell).addr(), true, kind, || Place::Shared { site, ty: T::NAME, index });
+        note_bytes::<T>(std::ptr::from_ref(cell).addr(), true, kind, bytes, || Place::Shared {
+            site,
+            ty: T::NAME,
+            index,
+        });
         cell
     }
 
@@ -424,29 +496,35 @@ impl<T: SimScalar> SharedSlice<T> {
 #[doc(hidden)]
 pub trait Cells<I> {
     type Elem: SimScalar;
+    /// The cell, its bytes `bytes` noted for the race check as an access of `kind`.
+    #[track_caller]
+    fn __cell_part(&self, i: I, kind: AccessKind, bytes: Range<usize>) -> &<Self::Elem as SimScalar>::Atomic;
+
     /// The cell, noted for the race check as an access of `kind`.
     #[track_caller]
-    fn __cell(&self, i: I, kind: AccessKind) -> &<Self::Elem as SimScalar>::Atomic;
+    fn __cell(&self, i: I, kind: AccessKind) -> &<Self::Elem as SimScalar>::Atomic {
+        self.__cell_part(i, kind, 0..size_of::<Self::Elem>())
+    }
 }
 
 impl<T: SimScalar> Cells<usize> for SliceMut<'_, T> {
     type Elem = T;
-    fn __cell(&self, i: usize, kind: AccessKind) -> &T::Atomic {
-        self.cell(i, kind)
+    fn __cell_part(&self, i: usize, kind: AccessKind, bytes: Range<usize>) -> &T::Atomic {
+        self.cell_part(i, kind, bytes)
     }
 }
 
 impl<T: SimScalar, const N: usize> Cells<usize> for Shared<T, N> {
     type Elem = T;
-    fn __cell(&self, i: usize, kind: AccessKind) -> &T::Atomic {
-        self.cells.cell(i, kind)
+    fn __cell_part(&self, i: usize, kind: AccessKind, bytes: Range<usize>) -> &T::Atomic {
+        self.cells.cell(i, kind, bytes)
     }
 }
 
 impl<T: SimScalar, const R: usize, const C: usize> Cells<(usize, usize)> for Shared2d<T, R, C> {
     type Elem = T;
-    fn __cell(&self, i: (usize, usize), kind: AccessKind) -> &T::Atomic {
-        self.cells.cell(self.flat(i), kind)
+    fn __cell_part(&self, i: (usize, usize), kind: AccessKind, bytes: Range<usize>) -> &T::Atomic {
+        self.cells.cell(self.flat(i), kind, bytes)
     }
 }
 
@@ -454,22 +532,22 @@ impl<T: SimScalar, const A: usize, const B: usize, const C: usize> Cells<(usize,
     for Shared3d<T, A, B, C>
 {
     type Elem = T;
-    fn __cell(&self, i: (usize, usize, usize), kind: AccessKind) -> &T::Atomic {
-        self.cells.cell(self.flat(i), kind)
+    fn __cell_part(&self, i: (usize, usize, usize), kind: AccessKind, bytes: Range<usize>) -> &T::Atomic {
+        self.cells.cell(self.flat(i), kind, bytes)
     }
 }
 
 impl<T: SimScalar> Cells<usize> for SharedSlice<T> {
     type Elem = T;
-    fn __cell(&self, i: usize, kind: AccessKind) -> &T::Atomic {
-        self.cells.cell(i, kind)
+    fn __cell_part(&self, i: usize, kind: AccessKind, bytes: Range<usize>) -> &T::Atomic {
+        self.cells.cell(i, kind, bytes)
     }
 }
 
 impl<I, A: Cells<I> + ?Sized> Cells<I> for &A {
     type Elem = A::Elem;
-    fn __cell(&self, i: I, kind: AccessKind) -> &<A::Elem as SimScalar>::Atomic {
-        (**self).__cell(i, kind)
+    fn __cell_part(&self, i: I, kind: AccessKind, bytes: Range<usize>) -> &<A::Elem as SimScalar>::Atomic {
+        (**self).__cell_part(i, kind, bytes)
     }
 }
 
@@ -481,11 +559,22 @@ macro_rules! shared_access {
             fn __gpu_load(&self, i: $i) -> T {
                 load::<T>(self.__cell(i, AccessKind::Read))
             }
+            #[inline]
+            fn __gpu_load_for_part(&self, i: $i) -> T {
+                load::<T>(self.__cell_part(i, AccessKind::Read, 0..0))
+            }
         }
         impl<T: SimScalar, $($g)*> StoreShared<$i> for $ty {
             #[inline]
             fn __gpu_store(&self, i: $i, v: T) {
                 store(self.__cell(i, AccessKind::Write), v)
+            }
+            #[inline]
+            fn __gpu_store_part(&self, i: $i, v: T, offset: usize, len: usize, update: bool) {
+                if update {
+                    self.__cell_part(i, AccessKind::Read, offset..offset + len);
+                }
+                T::__store_part(self.__cell_part(i, AccessKind::Write, offset..offset + len), v, offset, len)
             }
         }
     )*};

@@ -28,4 +28,4 @@ pub use memory::{
     Load, Row, RowMut, Shared, Shared2d, Shared3d, SharedSlice, SliceMut, Staged, StoreLocal, StoreShared,
 };
 pub use run::run;
-pub use scalar::SimScalar;
+pub use scalar::{ByteCells, SimCell, SimScalar};

@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
-use crate::scalar::Scalar;
+use crate::scalar::{GpuType, Scalar};
 
 /// An atomic cell that holds one element's bytes (the low bytes of a `u128`, as
 /// [`Scalar::to_bits`] puts them).
@@ -89,17 +89,89 @@ atomic_bits! {
     AtomicUsize => usize;
 }
 
-/// An element type of memory that simulated threads share: every [`Scalar`], each
-/// stored as the atomic integer of its size.
-pub trait SimScalar: Scalar {
+/// A cell of shared memory in the simulator, made zeroed (as shared memory starts here).
+#[doc(hidden)]
+pub trait SimCell: Send + Sync + 'static {
+    fn zeroed() -> Self;
+}
+
+impl<A: AtomicBits> SimCell for A {
+    fn zeroed() -> Self {
+        A::new(0)
+    }
+}
+
+/// A struct element's cell: one atomic byte per byte of the struct (`N` is its size), read
+/// and written with relaxed loads and stores. Writing a field writes only that field's
+/// bytes, so threads that write different fields of one element do not undo each other's
+/// writes, as on the GPU. Alignment 1: the simulator views a `&mut [T]` in place as these
+/// cells (their size is `T`'s, their alignment no more than `T`'s).
+#[doc(hidden)]
+#[repr(transparent)]
+pub struct ByteCells<const N: usize>([AtomicU8; N]);
+
+impl<const N: usize> SimCell for ByteCells<N> {
+    fn zeroed() -> Self {
+        ByteCells(std::array::from_fn(|_| AtomicU8::new(0)))
+    }
+}
+
+impl<const N: usize> ByteCells<N> {
+    /// The element the cells hold.
+    pub fn load<T: GpuType>(&self) -> T {
+        const { assert!(size_of::<T>() == N) };
+        let bytes: [u8; N] = std::array::from_fn(|i| self.0[i].load(Relaxed));
+        // SAFETY: `T` is `N` bytes (checked above) and a `GpuType`: every byte here came
+        // from a valid `T` (stored whole or field by field), which its contract makes a
+        // valid `T`; the read is unaligned-safe.
+        unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast::<T>()) }
+    }
+
+    /// Stores the bytes `range` of `v` (all of it for `0..N`).
+    pub fn store<T: GpuType>(&self, v: T, range: std::ops::Range<usize>) {
+        const { assert!(size_of::<T>() == N) };
+        // SAFETY: `T` is `N` bytes without padding (its `GpuType` contract): each of its
+        // bytes is initialised.
+        let bytes: [u8; N] = unsafe { std::mem::transmute_copy(&v) };
+        for i in range.start.min(N)..range.end.min(N) {
+            self.0[i].store(bytes[i], Relaxed);
+        }
+    }
+}
+
+/// An element type of memory that simulated threads share: every [`Scalar`], stored as
+/// the atomic integer of its size, and every `#[derive(GpuType)]` struct, stored as
+/// [`ByteCells`].
+pub trait SimScalar: GpuType {
     #[doc(hidden)]
-    type Atomic: AtomicBits;
+    type Atomic: SimCell;
+    /// Whether the race check tracks each byte (a struct, whose fields threads may write
+    /// apart) rather than the element as one place (a scalar).
+    #[doc(hidden)]
+    const BYTEWISE: bool = false;
+    #[doc(hidden)]
+    fn __load(cell: &Self::Atomic) -> Self;
+    #[doc(hidden)]
+    fn __store(cell: &Self::Atomic, v: Self);
+    /// Stores the bytes `offset..offset + len` of `v` only (a field of a struct); the
+    /// whole value for a scalar.
+    #[doc(hidden)]
+    fn __store_part(cell: &Self::Atomic, v: Self, offset: usize, len: usize) {
+        let _ = (offset, len);
+        Self::__store(cell, v)
+    }
 }
 
 macro_rules! sim_scalar {
     ($($t:ty => $a:ty;)*) => {$(
         impl SimScalar for $t {
             type Atomic = $a;
+            fn __load(cell: &$a) -> $t {
+                <$t as Scalar>::from_bits(AtomicBits::load(cell))
+            }
+            fn __store(cell: &$a, v: $t) {
+                AtomicBits::store(cell, Scalar::to_bits(v))
+            }
         }
     )*};
 }
@@ -125,11 +197,11 @@ sim_scalar! {
 }
 
 pub(crate) fn load<T: SimScalar>(cell: &T::Atomic) -> T {
-    T::from_bits(cell.load())
+    T::__load(cell)
 }
 
 pub(crate) fn store<T: SimScalar>(cell: &T::Atomic, v: T) {
-    cell.store(v.to_bits())
+    T::__store(cell, v)
 }
 
 #[cfg(test)]

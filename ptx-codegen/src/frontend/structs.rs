@@ -150,9 +150,10 @@ pub(super) fn scope(callees: &[(String, String)]) -> Vec<(String, ScalarType)> {
 
 /// The paths of the user structs `item` may name (types in its signature and body, struct
 /// literals), each once: the macro fetches their definitions as it fetches its callees'.
-/// A path is one when it could be a struct of the crate: a capitalised name without
-/// generic arguments that is not one of Rust's own (`String`, `Vec`, `Self`, …) or
-/// num-complex's.
+/// A path is one when it could be a struct of the crate: a capitalised (`UpperCamelCase`)
+/// name without generic arguments that is not one of Rust's own (`String`, `Vec`, `Self`,
+/// …) or num-complex's. (A struct named in capitals only, `struct P`, is not found: the
+/// name reads as a constant's.)
 pub fn struct_paths(item: &syn::ItemFn) -> Vec<syn::Path> {
     let mut v = StructPaths(Vec::new());
     v.visit_item_fn(item);
@@ -172,7 +173,9 @@ impl StructPaths {
     fn note(&mut self, path: &syn::Path) {
         let Some(last) = path.segments.last() else { return };
         let name = syntax::name(&last.ident);
-        let capitalised = name.chars().next().is_some_and(char::is_uppercase);
+        // `SIZE`, `N`: a constant's name by Rust's convention (also as a generic
+        // argument, `gpu::shared::<f32, N>()`), not a struct's.
+        let capitalised = name.chars().next().is_some_and(char::is_uppercase) && name.chars().any(char::is_lowercase);
         let plain = path.segments.iter().all(|s| s.arguments.is_none());
         let rust_own = matches!(
             name.as_str(),
@@ -192,6 +195,7 @@ impl StructPaths {
                 | "Cell"
                 | "RefCell"
                 | "PhantomData"
+                | "Dim3"
         );
         let first = syntax::name(&path.segments[0].ident);
         let foreign =

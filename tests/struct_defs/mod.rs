@@ -1,0 +1,163 @@
+//! The user structs and kernels of `tests/structs.rs` (simulator, CPU device) and
+//! `tests/gpu_structs.rs` (the GPU), with the host's own computation of each.
+#![allow(dead_code)]
+
+use gpu_runtime::{Complex, GpuType, device, gpu, kernel};
+
+/// The example: three positions, three velocities and a mass (`id` counts steps).
+#[derive(Clone, Copy, Debug, PartialEq, GpuType)]
+#[repr(C)]
+pub struct Particle {
+    pub pos: [f32; 3],
+    pub vel: [f32; 3],
+    pub mass: f32,
+    pub id: u32,
+}
+
+/// A struct of every kind of field: a nested struct, a complex number, an array of small
+/// integers and a `bool` (padded by hand to the alignment of its `f64`).
+#[derive(Clone, Copy, Debug, PartialEq, GpuType)]
+#[repr(C)]
+pub struct Tagged {
+    pub weight: f64,
+    pub p: Particle,
+    pub z: Complex<f32>,
+    pub hits: [u16; 4],
+    pub on: bool,
+    pub pad: [u8; 7],
+}
+
+pub fn particles(n: usize) -> Vec<Particle> {
+    (0..n)
+        .map(|i| {
+            let x = i as f32;
+            Particle {
+                pos: [x, 0.5 * x, -x],
+                vel: [1.0 - 0.25 * x, 0.125 * x, 2.0],
+                mass: 1.0 + (i % 7) as f32,
+                id: i as u32,
+            }
+        })
+        .collect()
+}
+
+#[device]
+pub fn drift(mut p: Particle, dt: f32) -> Particle {
+    for k in 0..3 {
+        p.pos[k] += p.vel[k] * dt;
+    }
+    p
+}
+
+/// One Euler step per particle, through a device function that takes and returns a
+/// struct, then a field updated in place.
+#[kernel]
+pub fn step(ps: &mut [Particle], dt: f32) {
+    let i = gpu::grid1();
+    if i < ps.len() {
+        ps[i] = drift(ps[i], dt);
+        ps[i].id += 1;
+    }
+}
+
+pub fn step_host(ps: &mut [Particle], dt: f32) {
+    for p in ps {
+        for k in 0..3 {
+            p.pos[k] += p.vel[k] * dt;
+        }
+        p.id += 1;
+    }
+}
+
+/// Field reads, a struct literal with array fields and a nested struct, parts of a local
+/// struct written, then the whole stored and parts of the stored element written.
+#[kernel]
+pub fn tag(ps: &[Particle], out: &mut [Tagged], mass: &mut [f32]) {
+    let i = gpu::grid1();
+    if i < ps.len() {
+        let p = ps[i];
+        mass[i] = p.mass + ps[i].pos[2];
+        let mut t = Tagged {
+            weight: p.mass as f64 * 2.0,
+            p,
+            z: Complex::new(p.vel[0], p.vel[1]),
+            hits: [0; 4],
+            on: p.id % 2 == 0,
+            pad: [0; 7],
+        };
+        t.hits[(p.id % 4) as usize] = 7;
+        t.z = t.z * t.z;
+        t.p.pos[0] -= 1.0;
+        out[i] = t;
+        out[i].p.vel[1] -= 1.0;
+        out[i].on = !out[i].on;
+    }
+}
+
+pub fn tag_host(ps: &[Particle]) -> (Vec<Tagged>, Vec<f32>) {
+    let mut out = Vec::new();
+    let mut mass = Vec::new();
+    for &p in ps {
+        mass.push(p.mass + p.pos[2]);
+        let mut t = Tagged {
+            weight: p.mass as f64 * 2.0,
+            p,
+            z: Complex::new(p.vel[0], p.vel[1]),
+            hits: [0; 4],
+            on: p.id % 2 == 0,
+            pad: [0; 7],
+        };
+        t.hits[(p.id % 4) as usize] = 7;
+        t.z = t.z * t.z;
+        t.p.pos[0] -= 1.0;
+        t.p.vel[1] -= 1.0;
+        t.on = !t.on;
+        out.push(t);
+    }
+    (out, mass)
+}
+
+/// Four threads write four different fields of one element at once: each write lands, on
+/// the GPU and in the simulator (which stores only the field's bytes, and whose race check
+/// sees no race between different fields).
+#[kernel]
+pub fn split_writes(ps: &mut [Particle]) {
+    let i = gpu::grid1();
+    let e = i / 4;
+    if e < ps.len() {
+        let v = i as f32;
+        match i % 4 {
+            0 => ps[e].mass = v,
+            1 => ps[e].id = i as u32,
+            2 => ps[e].pos[0] = v,
+            _ => ps[e].vel[2] = v,
+        }
+    }
+}
+
+pub fn split_writes_host(ps: &mut [Particle]) {
+    for (e, p) in ps.iter_mut().enumerate() {
+        p.mass = (4 * e) as f32;
+        p.id = (4 * e + 1) as u32;
+        p.pos[0] = (4 * e + 2) as f32;
+        p.vel[2] = (4 * e + 3) as f32;
+    }
+}
+
+/// Two threads write the same field of one element: a race.
+#[kernel]
+pub fn same_field(ps: &mut [Particle]) {
+    let i = gpu::grid1();
+    if i < 2 {
+        ps[0].mass = i as f32;
+    }
+}
+
+/// An index of an array field past its end: a fault with the index and the length.
+#[kernel]
+pub fn past_the_field(ps: &mut [Particle], k: usize) {
+    let i = gpu::grid1();
+    if i < ps.len() {
+        ps[i].vel[k] = 0.0;
+    }
+}

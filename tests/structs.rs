@@ -1,0 +1,117 @@
+//! User structs (`#[derive(GpuType)]`) in kernels, in the simulator and on the CPU device:
+//! the same results as the host's own code, field writes of different threads kept apart,
+//! and faults and races reported. The GPU runs the same kernels in `tests/gpu_structs.rs`.
+
+mod struct_defs;
+
+use gpu_runtime::{Device, Error, LaunchConfig};
+use struct_defs::*;
+
+fn cpu(grid: u32, block: u32) -> LaunchConfig {
+    LaunchConfig::new(grid, block).device(&Device::cpu())
+}
+
+#[test]
+fn a_step_through_a_device_function_matches_the_host() {
+    let mut want = particles(1000);
+    step_host(&mut want, 0.5);
+    let mut sim = particles(1000);
+    step::simulate(4u32, 256u32, &mut sim, 0.5).unwrap();
+    assert_eq!(sim, want);
+    let mut on_cpu = particles(1000);
+    step::launch_with(&cpu(4, 256), &mut on_cpu, 0.5).unwrap().wait().unwrap();
+    assert_eq!(on_cpu, want);
+}
+
+#[test]
+fn fields_literals_and_nested_structs_match_the_host() {
+    let ps = particles(300);
+    let (want, want_mass) = tag_host(&ps);
+    let mut out =
+        vec![Tagged { weight: 0.0, p: ps[0], z: Default::default(), hits: [0; 4], on: false, pad: [0; 7] }; 300];
+    let mut mass = vec![0.0f32; 300];
+    tag::simulate(3u32, 128u32, &ps, &mut out, &mut mass).unwrap();
+    assert_eq!(out, want);
+    assert_eq!(mass, want_mass);
+}
+
+#[test]
+fn threads_writing_different_fields_of_one_element_all_land() {
+    let mut want = particles(64);
+    split_writes_host(&mut want);
+    for _ in 0..5 {
+        let mut ps = particles(64);
+        split_writes::simulate(2u32, 128u32, &mut ps).unwrap();
+        assert_eq!(ps, want);
+    }
+}
+
+#[test]
+fn the_same_field_written_by_two_threads_is_a_race() {
+    let mut ps = particles(1);
+    let e = same_field::simulate(1u32, 32u32, &mut ps).unwrap_err();
+    assert!(matches!(e, Error::DataRace { .. }), "{e}");
+}
+
+#[test]
+fn an_array_field_index_past_its_end_is_a_fault() {
+    let mut ps = particles(4);
+    let e = past_the_field::simulate(1u32, 4u32, &mut ps, 3).unwrap_err();
+    let text = e.to_string();
+    assert!(text.contains("the len is 3 but the index is 3"), "{text}");
+    // The caller's slice is as it was.
+    assert_eq!(ps, particles(4));
+}
+
+#[test]
+fn layouts_are_rusts() {
+    assert_eq!(std::mem::size_of::<Particle>(), 32);
+    assert_eq!(std::mem::size_of::<Tagged>(), 64);
+    assert_eq!(<Particle as gpu_runtime::GpuType>::NAME, "Particle");
+}
+
+/// A struct defined in one module and named by another's kernels, through `super::`, an
+/// import and a re-export.
+mod geom {
+    #[derive(Clone, Copy, Debug, PartialEq, gpu_runtime::GpuType)]
+    #[repr(C)]
+    pub struct P2 {
+        pub x: f32,
+        pub y: f32,
+    }
+}
+
+pub use geom::P2 as Point;
+
+mod kernels {
+    use gpu_runtime::{gpu, kernel};
+
+    #[kernel]
+    pub fn norms(ps: &[super::geom::P2], out: &mut [f32]) {
+        let i = gpu::grid1();
+        if i < ps.len() {
+            out[i] = (ps[i].x * ps[i].x + ps[i].y * ps[i].y).sqrt();
+        }
+    }
+
+    use super::Point;
+
+    #[kernel]
+    pub fn swap(ps: &mut [Point]) {
+        let i = gpu::grid1();
+        if i < ps.len() {
+            let p = ps[i];
+            ps[i] = Point { x: p.y, y: p.x };
+        }
+    }
+}
+
+#[test]
+fn structs_are_named_across_modules() {
+    let mut ps = vec![geom::P2 { x: 3.0, y: 4.0 }, Point { x: -1.0, y: 0.0 }];
+    let mut out = vec![0.0f32; 2];
+    kernels::norms::simulate(1u32, 32u32, &ps, &mut out).unwrap();
+    assert_eq!(out, [5.0, 1.0]);
+    kernels::swap::simulate(1u32, 32u32, &mut ps).unwrap();
+    assert_eq!(ps, [Point { x: 4.0, y: 3.0 }, Point { x: 0.0, y: -1.0 }]);
+}
