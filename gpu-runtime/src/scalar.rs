@@ -89,8 +89,8 @@ mod tests {
         assert_eq!((-2i32).to_bits(), 0xffff_fffe);
         assert_eq!(1.5f32.to_bits(), 0x3fc0_0000);
         assert_eq!(Scalar::to_bits(true), 1);
-        assert_eq!(<f64 as Scalar>::NAME, "f64");
-        assert_eq!(<half::bf16 as Scalar>::NAME, "half::bf16");
+        assert_eq!(<f64 as GpuType>::NAME, "f64");
+        assert_eq!(<half::bf16 as GpuType>::NAME, "half::bf16");
         assert_eq!(Scalar::to_bits(half::f16::ONE), 0x3c00);
         assert_eq!(<i16 as Scalar>::from_bits((-5i16).to_bits()), -5);
         assert_eq!(<f32 as Scalar>::from_bits(1.5f32.to_bits() as u128), 1.5);

@@ -629,8 +629,10 @@ impl Function {
                 // `step_by(0)` panics in Rust.
                 ExprKind::For { range, .. } => range.step.as_deref().is_some_and(step_may_be_zero),
                 ExprKind::Gpu(GpuOp::CheckIndex, _) => true,
-                ExprKind::Member { path, .. } | ExprKind::AssignMember { path, .. } => {
-                    path.iter().any(|s| matches!(s, Step::Elem { .. }))
+                ExprKind::Member { path, .. } => path.iter().any(|s| matches!(s, Step::Elem { .. })),
+                ExprKind::AssignMember { path, leaf, op, value, .. } => {
+                    let divides = matches!(op, Some(BinaryOp::Div | BinaryOp::Rem)) && leaf.is_int();
+                    path.iter().any(|s| matches!(s, Step::Elem { .. })) || (divides && !is_safe_divisor(value))
                 }
                 _ => false,
             };

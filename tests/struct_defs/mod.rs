@@ -4,6 +4,10 @@
 
 use gpu_runtime::{Complex, GpuType, device, gpu, kernel};
 
+// The example's kernel, from its own source.
+#[path = "../../examples/nbody.rs"]
+pub mod nbody;
+
 /// The example: three positions, three velocities and a mass (`id` counts steps).
 #[derive(Clone, Copy, Debug, PartialEq, GpuType)]
 #[repr(C)]

@@ -150,10 +150,10 @@ pub(super) fn scope(callees: &[(String, String)]) -> Vec<(String, ScalarType)> {
 
 /// The paths of the user structs `item` may name (types in its signature and body, struct
 /// literals), each once: the macro fetches their definitions as it fetches its callees'.
-/// A path is one when it could be a struct of the crate: a capitalised (`UpperCamelCase`)
-/// name without generic arguments that is not one of Rust's own (`String`, `Vec`, `Self`,
-/// …) or num-complex's. (A struct named in capitals only, `struct P`, is not found: the
-/// name reads as a constant's.)
+/// A path is one when it could be a struct of the crate: a capitalised name without
+/// generic arguments that is not one of Rust's own (`String`, `Vec`, `Self`, …) or
+/// num-complex's. Of generic arguments only the first is a type (`gpu::shared::<S, N>()`:
+/// `N` is a constant, which syn reads as a type).
 pub fn struct_paths(item: &syn::ItemFn) -> Vec<syn::Path> {
     let mut v = StructPaths(Vec::new());
     v.visit_item_fn(item);
@@ -173,9 +173,7 @@ impl StructPaths {
     fn note(&mut self, path: &syn::Path) {
         let Some(last) = path.segments.last() else { return };
         let name = syntax::name(&last.ident);
-        // `SIZE`, `N`: a constant's name by Rust's convention (also as a generic
-        // argument, `gpu::shared::<f32, N>()`), not a struct's.
-        let capitalised = name.chars().next().is_some_and(char::is_uppercase) && name.chars().any(char::is_lowercase);
+        let capitalised = name.chars().next().is_some_and(char::is_uppercase);
         let plain = path.segments.iter().all(|s| s.arguments.is_none());
         let rust_own = matches!(
             name.as_str(),
@@ -222,6 +220,12 @@ impl<'ast> Visit<'ast> for StructPaths {
             self.note(&s.path);
         }
         syn::visit::visit_expr_struct(self, s);
+    }
+
+    fn visit_angle_bracketed_generic_arguments(&mut self, a: &'ast syn::AngleBracketedGenericArguments) {
+        if let Some(syn::GenericArgument::Type(t)) = a.args.first() {
+            self.visit_type(t);
+        }
     }
 
     // A nested item's types are its own.

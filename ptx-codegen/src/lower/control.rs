@@ -273,6 +273,12 @@ impl<'ctx> FnLower<'_, 'ctx> {
             {
                 indexed |= index.iter().any(|i| mentions_any(i, &derived));
             }
+            // An array field of a local struct (`p.pos[k]`): in registers once unrolled.
+            ExprKind::Member { base, path } | ExprKind::AssignMember { place: base, path, .. }
+                if matches!(base.kind, ExprKind::Local(_)) =>
+            {
+                indexed |= path.iter().any(|s| matches!(s, ir::Step::Elem { index, .. } if mentions_any(index, &derived)));
+            }
             _ => {}
         });
         indexed.then_some(trip)
