@@ -197,3 +197,31 @@ fn field_types_are_checked_where_the_struct_is_defined() {
     assert!(bad("struct S { a: [[f32; 2]; 2] }").is_some());
     assert!(bad("struct S { a: [f32; 4], b: u8, c: half::f16, z: Complex<f64> }").is_none());
 }
+
+#[test]
+fn structs_in_tuples_and_shared_arrays() {
+    let split = helper(
+        "fn split(p: Particle) -> (Particle, f32) {
+            let mut q = p;
+            q.mass = 0.0;
+            (q, p.mass)
+        }",
+    );
+    let k = compile_with(
+        "fn k(ps: &mut [Particle], m: &mut [f32]) {
+            let tile = gpu::shared::<Particle, 64>();
+            let i = gpu::grid1();
+            let t = gpu::thread_idx().x as usize;
+            tile[t] = ps[i];
+            gpu::sync_threads();
+            let (q, mass) = split(tile[63 - t]);
+            tile[t].id = q.id;
+            ps[i] = q;
+            m[i] = mass + tile[t].pos[1];
+        }",
+        &[split],
+    )
+    .unwrap();
+    assert_eq!(k.abi.static_shared_bytes, 64 * 32);
+    assert!(k.ptx.contains(".shared"), "{}", k.ptx);
+}

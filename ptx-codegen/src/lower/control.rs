@@ -277,7 +277,8 @@ impl<'ctx> FnLower<'_, 'ctx> {
             ExprKind::Member { base, path } | ExprKind::AssignMember { place: base, path, .. }
                 if matches!(base.kind, ExprKind::Local(_)) =>
             {
-                indexed |= path.iter().any(|s| matches!(s, ir::Step::Elem { index, .. } if mentions_any(index, &derived)));
+                indexed |=
+                    path.iter().any(|s| matches!(s, ir::Step::Elem { index, .. } if mentions_any(index, &derived)));
             }
             _ => {}
         });
