@@ -63,7 +63,8 @@ fn heavy_by_hand(x: f32, y: f32) -> f32 {
 }
 
 /// Uniform floats in (0, 1], `out[i] = random::uniform_f32(seed, 0, i)`: each thread turns
-/// one Philox block into its four elements, stored with one 16-byte store.
+/// one Philox block at a time into its four elements, stored with one 16-byte store, in a
+/// grid-stride loop.
 #[kernel]
 fn fill_uniform(seed: u64, out: &mut [f32]) {
     let mut b = gpu::grid1();
@@ -269,7 +270,10 @@ fn main() -> gpu_runtime::Result<()> {
         // 8. Random numbers: 2^n uniform f32 (Philox), into a device array.
         {
             let mut dout = DeviceVec::<f32>::zeros(n)?;
-            let grid = (n / 4).div_ceil(256).max(1) as u32;
+            // A grid-stride loop over 16 blocks per SM: a thread's key schedule (the seed's
+            // round keys) is computed once for many blocks, not once per four floats.
+            let sms = gpu_runtime::Device::best()?.sm_count() as usize;
+            let grid = (n / 4).div_ceil(256).clamp(1, 16 * sms) as u32;
             let d = time(reps, || fill_uniform::launch(grid, 256u32, 42u64, &mut dout).unwrap());
             push("random_f32", format!("uniform f32 (Philox), 2^{log2} on the device"), d, Some(4.0 * n as f64));
             let head = dout.to_vec()?;

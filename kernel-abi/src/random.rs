@@ -46,15 +46,14 @@ pub fn philox4x32_10(c0: u32, c1: u32, c2: u32, c3: u32, k0: u32, k1: u32) -> (u
     let mut k0 = k0;
     let mut k1 = k1;
     for _ in 0..10 {
-        // The high and low halves of two 32 × 32 → 64-bit products.
-        let hi0 = ((x0 as u64 * M0 as u64) >> 32) as u32;
-        let lo0 = x0.wrapping_mul(M0);
-        let hi1 = ((x2 as u64 * M1 as u64) >> 32) as u32;
-        let lo1 = x2.wrapping_mul(M1);
-        x0 = hi1 ^ x1 ^ k0;
-        x1 = lo1;
-        x2 = hi0 ^ x3 ^ k1;
-        x3 = lo0;
+        // Two 32 × 32 → 64-bit products, each taken whole and split into its halves (one
+        // `mul.wide.u32` on the GPU rather than a `mul.lo` and a `mul.hi`).
+        let p0 = x0 as u64 * M0 as u64;
+        let p1 = x2 as u64 * M1 as u64;
+        x0 = (p1 >> 32) as u32 ^ x1 ^ k0;
+        x1 = p1 as u32;
+        x2 = (p0 >> 32) as u32 ^ x3 ^ k1;
+        x3 = p0 as u32;
         k0 = k0.wrapping_add(W0);
         k1 = k1.wrapping_add(W1);
     }

@@ -180,6 +180,37 @@ fn refusals_name_the_problem() {
     error_containing("fn k(a: &mut [Particle]) { a[0].mass = 1u32; }", "field `a[0].mass` is a `f32`, found `u32`");
     error_containing("fn k(a: &mut [Particle]) { a[0] = a[0] + a[1]; }", "Particle");
     error_containing("fn k(a: &mut [Particle]) { a[0].mass[0] = 1.0; }", "only a struct's array fields are indexed");
+    // What works on primitive scalars only (these used to reach the lowering and panic
+    // there).
+    error_containing(
+        "fn k(a: &mut [Particle]) { let p = a[1]; a[0] = gpu::shfl_sync(0xffffffff, p, 0); }",
+        "a warp built-in takes integers, floats and `bool`, not a struct",
+    );
+    error_containing(
+        "fn k(a: &mut [Particle], m: &mut [u32]) { m[0] = gpu::match_any_sync(0xffffffff, a[0]); }",
+        "not a struct: apply it to its fields (`p.x`)",
+    );
+    error_containing(
+        "fn k(a: &mut [Particle]) { let (x, y) = gpu::load2(a, 0); }",
+        "move integers and floats, not structs",
+    );
+    error_containing(
+        "fn k(a: &mut [Particle]) { let p = a[0]; gpu::store2(a, 0, p, p); }",
+        "move integers and floats, not structs",
+    );
+    error_containing(
+        "fn k(a: &mut [Particle], b: &mut [bool]) { b[0] = a[0] == a[1]; }",
+        "a comparison does not apply to the struct `Particle`",
+    );
+    error_containing(
+        "fn k(a: &mut [Particle], m: &mut [f32]) { m[0] = a[0] as f32; }",
+        "`as f32` does not apply to the struct",
+    );
+    error_containing("fn k(a: &mut [Particle]) { let mut p = a[0]; p += a[1]; }", "`+` does not apply to the struct");
+    error_containing(
+        "fn k(a: &mut [Particle], m: &mut [f32]) { match a[0] { p => m[0] = p.mass } }",
+        "`match` does not apply",
+    );
 }
 
 #[test]

@@ -89,7 +89,16 @@ impl TypeUse {
                 "`{shown}` cannot be part of a result: a vectorized function returns a scalar or a tuple of scalars (e.g. `-> (f32, f32)`)"
             ),
             (_, syntax::TypeProblem::Unit) => format!("`{shown}` is not a scalar type: {SCALAR_TYPES_HINT}"),
-            (_, syntax::TypeProblem::Named(name)) => format!("`{name}` is not a scalar type: {SCALAR_TYPES_HINT}"),
+            (_, syntax::TypeProblem::Named(name)) => {
+                let last = name.rsplit("::").next().unwrap_or(&name);
+                // A user struct's name, by Rust's convention: say where structs work.
+                let structs = if super::structs::may_name_struct(last) {
+                    "; a `#[derive(GpuType)]` struct works in `#[kernel]` and `#[device]` functions (not yet in vectorized ones)"
+                } else {
+                    ""
+                };
+                format!("`{name}` is not a scalar type: {SCALAR_TYPES_HINT}{structs}")
+            }
             (_, syntax::TypeProblem::ComplexPart(part)) => format!(
                 "`{shown}` is not supported: a complex number's parts are `f32` or `f64` (`Complex<f32>`, `Complex<f64>`), not `{part}`"
             ),

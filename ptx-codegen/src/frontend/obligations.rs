@@ -41,6 +41,11 @@ impl ProgramCx {
             }
             return;
         };
+        if s.is_struct() {
+            let what = req.describe();
+            self.error_at(span, format!("{what} does not apply to the struct `{s}`: compute with its fields (`p.x`)"));
+            return;
+        }
         if s.is_complex() {
             let what = req.describe();
             // The checker writes out what applies to a complex number whose type it knows;

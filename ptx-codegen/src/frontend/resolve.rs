@@ -86,7 +86,7 @@ impl ProgramCx {
         if let Type::Infer(_) = e.ty {
             self.error_at(e.span, "type annotations needed for this expression");
         }
-        self.refuse_complex(e);
+        self.refuse_compound(e);
         match &mut e.kind {
             ExprKind::Lit(_)
             | ExprKind::Local(_)
@@ -187,22 +187,49 @@ impl ProgramCx {
         }
     }
 
-    /// The built-ins that move integers and floats only, given a complex value (known to
-    /// be complex only now, after inference): an error here, never a lowering that would
-    /// treat its two parts as one number.
-    fn refuse_complex(&mut self, e: &Expr) {
-        let complex = |t: Type| matches!(self.infer.resolve(t), Type::Scalar(s) if s.is_complex());
+    /// The built-ins that move integers and floats only, given a complex value or a user
+    /// struct (known to be one only now, after inference): an error here, never a lowering
+    /// that would treat its parts as one number.
+    fn refuse_compound(&mut self, e: &Expr) {
+        #[derive(Clone, Copy, PartialEq)]
+        enum Compound {
+            Complex,
+            Struct,
+        }
+        let compound = |t: Type| match self.infer.resolve(t) {
+            Type::Scalar(s) if s.is_complex() => Some(Compound::Complex),
+            Type::Scalar(s) if s.is_struct() => Some(Compound::Struct),
+            _ => None,
+        };
         let problem = match &e.kind {
-            ExprKind::Gpu(_, args) if args.iter().any(|a| complex(a.ty)) => {
-                "a warp built-in takes integers, floats and `bool`, not a complex number: apply it to the parts (`z.re`, `z.im`) one at a time"
-            }
-            ExprKind::Atomic { array, .. } if complex(self.arrays[*array as usize].0) => {
-                "atomics work on integer and float elements, not complex ones: update the parts through arrays of their own"
-            }
-            ExprKind::LoadVector { array, .. } | ExprKind::StoreVector { array, .. }
-                if complex(self.arrays[*array as usize].0) =>
-            {
-                "`gpu::load2`/`load4`/`store2`/`store4` move integers and floats: a complex element is read and written whole, `a[i]`"
+            ExprKind::Gpu(_, args) => match args.iter().find_map(|a| compound(a.ty)) {
+                Some(Compound::Complex) => {
+                    "a warp built-in takes integers, floats and `bool`, not a complex number: apply it to the parts (`z.re`, `z.im`) one at a time"
+                }
+                Some(Compound::Struct) => {
+                    "a warp built-in takes integers, floats and `bool`, not a struct: apply it to its fields (`p.x`) one at a time"
+                }
+                None => return,
+            },
+            ExprKind::Atomic { array, .. } => match compound(self.arrays[*array as usize].0) {
+                Some(Compound::Complex) => {
+                    "atomics work on integer and float elements, not complex ones: update the parts through arrays of their own"
+                }
+                Some(Compound::Struct) => {
+                    "atomics work on integer and float elements, not structs: update the fields through arrays of their own"
+                }
+                None => return,
+            },
+            ExprKind::LoadVector { array, .. } | ExprKind::StoreVector { array, .. } => {
+                match compound(self.arrays[*array as usize].0) {
+                    Some(Compound::Complex) => {
+                        "`gpu::load2`/`load4`/`store2`/`store4` move integers and floats: a complex element is read and written whole, `a[i]`"
+                    }
+                    Some(Compound::Struct) => {
+                        "`gpu::load2`/`load4`/`store2`/`store4` move integers and floats, not structs: a struct element is read and written whole, `a[i]`, or by field"
+                    }
+                    None => return,
+                }
             }
             _ => return,
         };

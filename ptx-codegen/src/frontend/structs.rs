@@ -167,38 +167,44 @@ pub fn field_struct_paths(item: &syn::ItemStruct) -> Vec<syn::Path> {
     v.0
 }
 
+/// Whether a type's last name may be a user struct's: capitalised, and not one of Rust's
+/// own types (`String`, `Vec`, `Self`, …), num-complex's or the GPU built-ins'.
+pub(super) fn may_name_struct(name: &str) -> bool {
+    let capitalised = name.chars().next().is_some_and(char::is_uppercase);
+    let known = matches!(
+        name,
+        "Self"
+            | "String"
+            | "Vec"
+            | "VecDeque"
+            | "Box"
+            | "Rc"
+            | "Arc"
+            | "Option"
+            | "Result"
+            | "Complex"
+            | "Complex32"
+            | "Complex64"
+            | "HashMap"
+            | "Cell"
+            | "RefCell"
+            | "PhantomData"
+            | "Dim3"
+    );
+    capitalised && !known
+}
+
 struct StructPaths(Vec<syn::Path>);
 
 impl StructPaths {
     fn note(&mut self, path: &syn::Path) {
         let Some(last) = path.segments.last() else { return };
         let name = syntax::name(&last.ident);
-        let capitalised = name.chars().next().is_some_and(char::is_uppercase);
         let plain = path.segments.iter().all(|s| s.arguments.is_none());
-        let rust_own = matches!(
-            name.as_str(),
-            "Self"
-                | "String"
-                | "Vec"
-                | "VecDeque"
-                | "Box"
-                | "Rc"
-                | "Arc"
-                | "Option"
-                | "Result"
-                | "Complex"
-                | "Complex32"
-                | "Complex64"
-                | "HashMap"
-                | "Cell"
-                | "RefCell"
-                | "PhantomData"
-                | "Dim3"
-        );
         let first = syntax::name(&path.segments[0].ident);
         let foreign =
             matches!(first.as_str(), "std" | "core" | "alloc" | "gpu" | "gpu_runtime" | "num_complex" | "half");
-        if capitalised && plain && !rust_own && !foreign {
+        if plain && may_name_struct(&name) && !foreign {
             let key = path_key(path);
             if !self.0.iter().any(|p| path_key(p) == key) {
                 self.0.push(path.clone());
@@ -463,8 +469,9 @@ impl FnChecker<'_> {
         span: Span,
     ) -> Option<Expr> {
         let (root, steps) = self.struct_place(target)?;
-        let rhs = self.expr(value);
-        // The place after the value, as Rust evaluates it for primitives.
+        // The place is checked first (a whole array field is refused without a second
+        // error for its value); it is evaluated after the value, as Rust evaluates it for
+        // primitives (`ExprKind::AssignMember`).
         let mut base = match root {
             Root::Local(name) => {
                 let local = self.place(name, Write::Update)?;
@@ -508,6 +515,7 @@ impl FnChecker<'_> {
             part = Some(p);
         }
         let part = part.expect("a place has a step");
+        let rhs = self.expr(value);
         let leaf = part.ty;
         match op {
             None => self.expect_field_type(
