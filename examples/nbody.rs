@@ -107,8 +107,8 @@ pub fn step_host(bodies: &[Body], dt: f32) -> Vec<Body> {
                 acc[2] += dz * s;
             }
             let mut b = *me;
-            for d in 0..3 {
-                b.vel[d] += acc[d] * dt;
+            for (d, a) in acc.iter().enumerate() {
+                b.vel[d] += a * dt;
                 b.pos[d] += b.vel[d] * dt;
             }
             b

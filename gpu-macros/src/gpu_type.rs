@@ -137,12 +137,12 @@ fn finish(item: &syn::ItemStruct, fields: Vec<(String, String)>, entries: Vec<En
         let at = *at as usize;
         quote!(::core::assert!(::core::mem::offset_of!(#name, #ident) == #at, "a field's offset differs from the GPU code's");)
     });
-    let nested_elements = item.fields.iter().filter_map(|f| {
+    let nested_elements = item.fields.iter().map(|f| {
         let ty = match &f.ty {
             syn::Type::Array(a) => &*a.elem,
             t => t,
         };
-        Some(quote!(__is_element::<#ty>();))
+        quote!(__is_element::<#ty>();)
     });
     let own = Entry::structure(item, fields);
     let closure: Vec<Entry> = std::iter::once(own).chain(entries).collect();

@@ -66,8 +66,8 @@ pub fn step(ps: &mut [Particle], dt: f32) {
 
 pub fn step_host(ps: &mut [Particle], dt: f32) {
     for p in ps {
-        for k in 0..3 {
-            p.pos[k] += p.vel[k] * dt;
+        for (x, v) in p.pos.iter_mut().zip(p.vel) {
+            *x += v * dt;
         }
         p.id += 1;
     }

@@ -133,8 +133,9 @@ impl<const N: usize> ByteCells<N> {
         // SAFETY: `T` is `N` bytes without padding (its `GpuType` contract): each of its
         // bytes is initialised.
         let bytes: [u8; N] = unsafe { std::mem::transmute_copy(&v) };
-        for i in range.start.min(N)..range.end.min(N) {
-            self.0[i].store(bytes[i], Relaxed);
+        let (start, end) = (range.start.min(N), range.end.min(N));
+        for (cell, &byte) in self.0[start..end.max(start)].iter().zip(&bytes[start..end.max(start)]) {
+            cell.store(byte, Relaxed);
         }
     }
 }
