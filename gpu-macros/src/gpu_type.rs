@@ -168,8 +168,10 @@ fn finish(item: &syn::ItemStruct, fields: Vec<(String, String)>, entries: Vec<En
         unsafe impl ::gpu_runtime::GpuType for #name {
             const NAME: &'static str = #name_str;
         }
-        impl ::gpu_runtime::gpu::SimScalar for #name {
-            type Atomic = #p::sim::ByteCells<#size_lit>;
+        // SAFETY: `ByteCells<Self, N>` is `N` atomic bytes (`N` the size, asserted above),
+        // alignment 1, typed by `Self`: it stores and loads only `Self` values' bytes.
+        unsafe impl ::gpu_runtime::gpu::SimScalar for #name {
+            type Atomic = #p::sim::ByteCells<Self, #size_lit>;
             const BYTEWISE: bool = true;
             fn __load(cell: &Self::Atomic) -> Self {
                 cell.load()

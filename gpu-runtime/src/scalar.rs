@@ -12,9 +12,10 @@ mod sealed {
 ///
 /// An implementation promises that `Self` is plain data that kernels and the host lay out
 /// alike: a primitive, or a `#[repr(C)]` struct of elements (arrays of them included) with
-/// no padding bytes, holding no pointer or reference; and that any value made byte by byte
-/// from bytes of valid values (as racing writes of single fields can leave an element) is
-/// valid. `#[derive(GpuType)]` checks all of this at compile time; implement it by hand
+/// no padding bytes, holding no pointer or reference; that all-zero bytes are a valid
+/// value (memory starts zeroed: `DeviceVec::zeros`, the simulator's shared arrays); and
+/// that any value made byte by byte from bytes of valid values (as racing writes of single
+/// fields can leave an element) is valid. `#[derive(GpuType)]` checks all of this at compile time; implement it by hand
 /// only with the same guarantees.
 pub unsafe trait GpuType: Copy + Send + Sync + std::fmt::Debug + 'static {
     /// The type's name in Rust.

@@ -1,6 +1,7 @@
 //! The element types of memory that simulated threads share: each scalar type, stored as
 //! the atomic integer of its size (read and written with relaxed loads and stores).
 
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 use crate::scalar::{GpuType, Scalar};
@@ -101,34 +102,36 @@ impl<A: AtomicBits> SimCell for A {
     }
 }
 
-/// A struct element's cell: one atomic byte per byte of the struct (`N` is its size), read
-/// and written with relaxed loads and stores. Writing a field writes only that field's
-/// bytes, so threads that write different fields of one element do not undo each other's
-/// writes, as on the GPU. Alignment 1: the simulator views a `&mut [T]` in place as these
-/// cells (their size is `T`'s, their alignment no more than `T`'s).
+/// A struct element's cell: one atomic byte per byte of the struct `T` (`N` is its size),
+/// read and written with relaxed loads and stores. Writing a field writes only that
+/// field's bytes, so threads that write different fields of one element do not undo each
+/// other's writes, as on the GPU. Alignment 1: the simulator views a `&mut [T]` in place as
+/// these cells (their size is `T`'s, their alignment no more than `T`'s). Typed by `T`, so
+/// that only `T` values are ever stored in them.
 #[doc(hidden)]
 #[repr(transparent)]
-pub struct ByteCells<const N: usize>([AtomicU8; N]);
+pub struct ByteCells<T, const N: usize>([AtomicU8; N], PhantomData<fn() -> T>);
 
-impl<const N: usize> SimCell for ByteCells<N> {
+impl<T: GpuType, const N: usize> SimCell for ByteCells<T, N> {
     fn zeroed() -> Self {
-        ByteCells(std::array::from_fn(|_| AtomicU8::new(0)))
+        ByteCells(std::array::from_fn(|_| AtomicU8::new(0)), PhantomData)
     }
 }
 
-impl<const N: usize> ByteCells<N> {
+impl<T: GpuType, const N: usize> ByteCells<T, N> {
     /// The element the cells hold.
-    pub fn load<T: GpuType>(&self) -> T {
+    pub fn load(&self) -> T {
         const { assert!(size_of::<T>() == N) };
         let bytes: [u8; N] = std::array::from_fn(|i| self.0[i].load(Relaxed));
-        // SAFETY: `T` is `N` bytes (checked above) and a `GpuType`: every byte here came
-        // from a valid `T` (stored whole or field by field), which its contract makes a
-        // valid `T`; the read is unaligned-safe.
+        // SAFETY: `T` is `N` bytes (checked above) and a `GpuType`. The cells are made
+        // zeroed, or are a `&mut [T]`'s bytes, and are written only by `store` of `T`
+        // values (they are typed by `T`): every byte is a zero or a byte of a valid `T` in
+        // its place, which `GpuType`'s contract makes a valid `T`. The read is unaligned.
         unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast::<T>()) }
     }
 
     /// Stores the bytes `range` of `v` (all of it for `0..N`).
-    pub fn store<T: GpuType>(&self, v: T, range: std::ops::Range<usize>) {
+    pub fn store(&self, v: T, range: std::ops::Range<usize>) {
         const { assert!(size_of::<T>() == N) };
         // SAFETY: `T` is `N` bytes without padding (its `GpuType` contract): each of its
         // bytes is initialised.
@@ -143,7 +146,12 @@ impl<const N: usize> ByteCells<N> {
 /// An element type of memory that simulated threads share: every [`Scalar`], stored as
 /// the atomic integer of its size, and every `#[derive(GpuType)]` struct, stored as
 /// [`ByteCells`].
-pub trait SimScalar: GpuType {
+///
+/// # Safety
+/// `Atomic` has `Self`'s size and no larger alignment, a `Self`'s bytes are valid cells
+/// (the simulator views a `&mut [Self]` as cells in place), and the methods store only
+/// bytes of valid `Self` values and load what was stored (or zeros).
+pub unsafe trait SimScalar: GpuType {
     #[doc(hidden)]
     type Atomic: SimCell;
     /// Whether the race check tracks each byte (a struct, whose fields threads may write
@@ -165,7 +173,9 @@ pub trait SimScalar: GpuType {
 
 macro_rules! sim_scalar {
     ($($t:ty => $a:ty;)*) => {$(
-        impl SimScalar for $t {
+        // SAFETY: the atomic integer of `$t`'s size and alignment (or, for a complex
+        // number, two of its parts'), holding `$t`'s bits.
+        unsafe impl SimScalar for $t {
             type Atomic = $a;
             fn __load(cell: &$a) -> $t {
                 <$t as Scalar>::from_bits(AtomicBits::load(cell))

@@ -92,7 +92,7 @@ impl TypeUse {
             (_, syntax::TypeProblem::Named(name)) => {
                 let last = name.rsplit("::").next().unwrap_or(&name);
                 // A user struct's name, by Rust's convention: say where structs work.
-                let structs = if super::structs::may_name_struct(last) {
+                let structs = if syntax::may_name_struct(last) {
                     "; a `#[derive(GpuType)]` struct works in `#[kernel]` and `#[device]` functions (not yet in vectorized ones)"
                 } else {
                     ""

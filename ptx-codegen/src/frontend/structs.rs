@@ -167,33 +167,6 @@ pub fn field_struct_paths(item: &syn::ItemStruct) -> Vec<syn::Path> {
     v.0
 }
 
-/// Whether a type's last name may be a user struct's: capitalised, and not one of Rust's
-/// own types (`String`, `Vec`, `Self`, …), num-complex's or the GPU built-ins'.
-pub(super) fn may_name_struct(name: &str) -> bool {
-    let capitalised = name.chars().next().is_some_and(char::is_uppercase);
-    let known = matches!(
-        name,
-        "Self"
-            | "String"
-            | "Vec"
-            | "VecDeque"
-            | "Box"
-            | "Rc"
-            | "Arc"
-            | "Option"
-            | "Result"
-            | "Complex"
-            | "Complex32"
-            | "Complex64"
-            | "HashMap"
-            | "Cell"
-            | "RefCell"
-            | "PhantomData"
-            | "Dim3"
-    );
-    capitalised && !known
-}
-
 struct StructPaths(Vec<syn::Path>);
 
 impl StructPaths {
@@ -204,7 +177,7 @@ impl StructPaths {
         let first = syntax::name(&path.segments[0].ident);
         let foreign =
             matches!(first.as_str(), "std" | "core" | "alloc" | "gpu" | "gpu_runtime" | "num_complex" | "half");
-        if plain && may_name_struct(&name) && !foreign {
+        if plain && syntax::may_name_struct(&name) && !foreign {
             let key = path_key(path);
             if !self.0.iter().any(|p| path_key(p) == key) {
                 self.0.push(path.clone());

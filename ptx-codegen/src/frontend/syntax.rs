@@ -231,6 +231,33 @@ pub fn render_tokens(ts: TokenStream) -> String {
     out
 }
 
+/// Whether a type's last name may be a user struct's: capitalised, and not one of Rust's
+/// own types (`String`, `Vec`, `Self`, …), num-complex's or the GPU built-ins'.
+pub(super) fn may_name_struct(name: &str) -> bool {
+    let capitalised = name.chars().next().is_some_and(char::is_uppercase);
+    let known = matches!(
+        name,
+        "Self"
+            | "String"
+            | "Vec"
+            | "VecDeque"
+            | "Box"
+            | "Rc"
+            | "Arc"
+            | "Option"
+            | "Result"
+            | "Complex"
+            | "Complex32"
+            | "Complex64"
+            | "HashMap"
+            | "Cell"
+            | "RefCell"
+            | "PhantomData"
+            | "Dim3"
+    );
+    capitalised && !known
+}
+
 /// The element an assignment writes in a kernel: `s[i]` (checked), or
 /// `*s.get_unchecked_mut(i)` (unchecked): the array, the index and whether it is checked.
 /// Unlike a read, the call is not looked for inside an `unsafe` block of its own: the
