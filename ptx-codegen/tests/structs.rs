@@ -256,3 +256,52 @@ fn structs_in_tuples_and_shared_arrays() {
     assert_eq!(k.abi.static_shared_bytes, 64 * 32);
     assert!(k.ptx.contains(".shared"), "{}", k.ptx);
 }
+
+/// Rust evaluates a struct literal's fields in the order written: a literal written out of
+/// the definition's order evaluates each value into a temporary first.
+#[test]
+fn literal_fields_are_evaluated_in_the_order_written() {
+    use ptx_codegen::ir::{ExprKind, Literal, Stmt, visit_block};
+    let callees = structs();
+    let item: syn::ItemFn = syn::parse_str(
+        "fn k(a: &[f32], out: &mut [Particle]) {
+            out[0] = Particle { id: 1, mass: a[9], vel: [a[7]; 3], pos: [a[8], 0.0, 0.0] };
+        }",
+    )
+    .unwrap();
+    let p = frontend::check_kernel_program(&item, &callees, &[]).unwrap();
+    // The indices of the temporaries' reads of `a`, in the order of their `let`s.
+    let mut order = Vec::new();
+    visit_block(&p.entry().body, &mut |e| {
+        if let ExprKind::Block(b) = &e.kind {
+            if matches!(b.tail.as_deref().map(|t| &t.kind), Some(ExprKind::StructLit(_))) {
+                for s in &b.stmts {
+                    if let Stmt::Let { init: Some(init), .. } = s {
+                        if let ExprKind::Index { index, .. } = &init.kind {
+                            if let ExprKind::Lit(Literal::Int(i)) = index[0].kind {
+                                order.push(i);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    });
+    assert_eq!(order, [9, 7, 8]);
+    // In the definition's order, no temporaries.
+    let item: syn::ItemFn = syn::parse_str(
+        "fn k(a: &[f32], out: &mut [Particle]) {
+            out[0] = Particle { pos: [a[8], 0.0, 0.0], vel: [a[7]; 3], mass: a[9], id: 1 };
+        }",
+    )
+    .unwrap();
+    let p = frontend::check_kernel_program(&item, &callees, &[]).unwrap();
+    let mut blocks = 0;
+    visit_block(&p.entry().body, &mut |e| {
+        blocks += usize::from(matches!(&e.kind, ExprKind::Block(b) if !b.stmts.is_empty()))
+    });
+    assert_eq!(blocks, 0);
+    compile(
+        "fn k(a: &[f32], out: &mut [Particle]) { out[0] = Particle { id: 1, mass: a[9], vel: [a[7]; 3], pos: [a[8], 0.0, 0.0] }; }",
+    );
+}

@@ -16,7 +16,7 @@ use super::callees::path_key;
 use super::context::{FnChecker, Write};
 use super::diagnostics::conversion_hint;
 use super::syntax;
-use crate::ir::{BinaryOp, Expr, ExprKind, Step, Type};
+use crate::ir::{BinaryOp, Block, Expr, ExprKind, Step, Stmt, Type};
 use crate::ty::{FieldDef, ScalarType, StructDef, StructId};
 
 /// A user struct as an expansion receives it: its id (its name and a hash of its
@@ -341,6 +341,8 @@ impl FnChecker<'_> {
             return Some(self.error_expr(span));
         }
         let mut given: Vec<Option<&syn::Expr>> = vec![None; def.fields.len()];
+        // The fields in the order written, which is the order Rust evaluates them in.
+        let mut order = Vec::with_capacity(def.fields.len());
         let mut ok = true;
         for f in &s.fields {
             let name = match &f.member {
@@ -348,7 +350,10 @@ impl FnChecker<'_> {
                 syn::Member::Unnamed(i) => i.index.to_string(),
             };
             match def.field(&name) {
-                Some((i, _)) if given[i].is_none() => given[i] = Some(&f.expr),
+                Some((i, _)) if given[i].is_none() => {
+                    given[i] = Some(&f.expr);
+                    order.push(i);
+                }
                 Some(_) => {
                     self.error(&f.member, format!("field `{name}` specified more than once"));
                     ok = false;
@@ -365,15 +370,56 @@ impl FnChecker<'_> {
             self.error(s, format!("missing fields {} in initializer of `{}`", missing.join(", "), def.name));
             ok = false;
         }
-        let mut values = Vec::with_capacity(def.fields.len());
-        for (field, src) in def.fields.iter().zip(&given) {
-            let Some(src) = src else { continue };
-            values.push(self.field_value(field, src));
+        let mut values: Vec<Option<Expr>> = (0..def.fields.len()).map(|_| None).collect();
+        for &i in &order {
+            let src = given[i].expect("given in the order");
+            values[i] = Some(self.field_value(&def.fields[i], src));
         }
         if !ok {
             return Some(self.error_expr(span));
         }
-        Some(self.mk(ExprKind::StructLit(values), Type::Scalar(ty), span))
+        let values: Vec<Expr> = values.into_iter().map(|v| v.expect("every field given")).collect();
+        if order.windows(2).all(|w| w[0] < w[1]) {
+            return Some(self.mk(ExprKind::StructLit(values), Type::Scalar(ty), span));
+        }
+        Some(self.in_written_order(values, &order, ty, span))
+    }
+
+    /// A literal whose fields are written out of the definition's order: each value (each
+    /// element of an array field) into a temporary in the order written, then the struct
+    /// from the temporaries.
+    fn in_written_order(&mut self, values: Vec<Expr>, order: &[usize], ty: ScalarType, span: Span) -> Expr {
+        self.scopes.push(Vec::new());
+        let mut stmts = Vec::new();
+        let mut values: Vec<Option<Expr>> = values.into_iter().map(Some).collect();
+        let mut bound: Vec<Option<Expr>> = (0..values.len()).map(|_| None).collect();
+        for &i in order {
+            let v = values[i].take().expect("each field once");
+            let mut bind = |cx: &mut Self, e: Expr, name: String| {
+                let local = cx.declare(name, e.ty, false, span);
+                let ty = e.ty;
+                stmts.push(Stmt::Let { local, init: Some(e) });
+                cx.mk(ExprKind::Local(local), ty, span)
+            };
+            let kind = match v.kind {
+                ExprKind::ArrayList(elems) => ExprKind::ArrayList(
+                    elems.into_iter().enumerate().map(|(k, e)| bind(self, e, format!("__field{i}_{k}"))).collect(),
+                ),
+                ExprKind::ArrayRepeat(e, n) => {
+                    ExprKind::ArrayRepeat(Box::new(bind(self, *e, format!("__field{i}"))), n)
+                }
+                kind => {
+                    let e = Expr { kind, ..v };
+                    bound[i] = Some(bind(self, e, format!("__field{i}")));
+                    continue;
+                }
+            };
+            bound[i] = Some(Expr { kind, ..v });
+        }
+        self.scopes.pop();
+        let fields = bound.into_iter().map(|b| b.expect("each field bound")).collect();
+        let tail = self.mk(ExprKind::StructLit(fields), Type::Scalar(ty), span);
+        self.mk(ExprKind::Block(Block { stmts, tail: Some(Box::new(tail)) }), Type::Scalar(ty), span)
     }
 
     /// A field's value in a literal: a value of its type, or for an array field an array
