@@ -65,3 +65,15 @@ fn an_array_field_index_past_its_end_is_a_fault() {
     }
     assert_eq!(ps, particles(4));
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn literal_fields_are_evaluated_in_the_order_written() {
+    let a: Vec<f32> = (0..8).map(|k| k as f32).collect();
+    let mut out = particles(1);
+    reorder::launch(1u32, 1u32, &a, &mut out, 5).unwrap();
+    assert_eq!(out[0], Particle { pos: [5.0, 0.0, 0.0], vel: [6.0; 3], mass: 7.0, id: 5 });
+    // At 7, `mass` reads index 9 first; the definition's order would fault at `vel`'s 8.
+    let e = reorder::launch(1u32, 1u32, &a, &mut out, 7).unwrap_err();
+    assert!(e.to_string().contains("the len is 8 but the index is 9"), "{e}");
+}

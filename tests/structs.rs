@@ -135,3 +135,14 @@ fn the_nbody_example_matches_plain_rust_on_the_cpu_device() {
     nbody::step::simulate(3u32, nbody::TILE as u32, &bodies, &mut next, 1e-3).unwrap();
     assert_eq!(next, nbody::step_host(&bodies, 1e-3));
 }
+
+#[test]
+fn literal_fields_are_evaluated_in_the_order_written() {
+    let a: Vec<f32> = (0..8).map(|k| k as f32).collect();
+    let mut out = particles(1);
+    reorder::simulate(1u32, 1u32, &a, &mut out, 5).unwrap();
+    assert_eq!(out[0], Particle { pos: [5.0, 0.0, 0.0], vel: [6.0; 3], mass: 7.0, id: 5 });
+    // At 7, `mass` reads index 9 first; the definition's order would fault at `vel`'s 8.
+    let e = reorder::simulate(1u32, 1u32, &a, &mut out, 7).unwrap_err();
+    assert!(e.to_string().contains("the len is 8 but the index is 9"), "{e}");
+}
