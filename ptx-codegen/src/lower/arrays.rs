@@ -13,7 +13,7 @@ use super::nvvm::{SHARED, read_dynamic_smem_size};
 use super::types::{memory_type, ret_type};
 use super::{FnLower, LResult, Value, internal};
 use crate::abi::Fault;
-use crate::ir::{ArrayKind, Expr, ExprKind, LocalId, Type};
+use crate::ir::{ArrayKind, BinaryOp, Expr, ExprKind, LocalId, Type};
 use crate::ty::ScalarType;
 
 /// Where an array's elements are, for the function being lowered. A shared array's shape
@@ -359,6 +359,29 @@ impl<'ctx> FnLower<'_, 'ctx> {
         self.builder.build_store(self.ret_slot.expect("set before the body"), ret_ty.const_zero())?;
         self.builder.build_unconditional_branch(self.ret_bb.expect("set before the body"))?;
         self.builder.position_at_end(cont);
+        Ok(())
+    }
+
+    /// `*p = v` (`op: None`) or `*p = *p op v` for a scalar of type `t` in memory at `p`;
+    /// `value` is `v`'s expression (its type, and the divisor's checks).
+    pub(super) fn store_updated(
+        &mut self,
+        p: PointerValue<'ctx>,
+        t: ScalarType,
+        op: Option<BinaryOp>,
+        v: BasicValueEnum<'ctx>,
+        value: &Expr,
+    ) -> LResult<()> {
+        let nv = match op {
+            None => v,
+            Some(op) => {
+                let cur = self.builder.build_load(memory_type(self.cx, t), p, "cur")?;
+                let cur = self.load_value(cur, t)?;
+                self.binary(op, cur, t, v, self.scalar_of(value)?, value)?
+            }
+        };
+        let nv = self.store_value(nv, t)?;
+        self.builder.build_store(p, nv)?;
         Ok(())
     }
 

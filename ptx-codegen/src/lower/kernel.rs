@@ -30,16 +30,7 @@ impl<'ctx> FnLower<'_, 'ctx> {
             ExprKind::AssignIndex { array, elem, index, checked, op, value } => {
                 let Some(v) = self.expr(value)? else { return Ok(None) };
                 let Some(p) = self.element_ptr(*array, index, *checked, e.span)? else { return Ok(None) };
-                let nv = match op {
-                    None => v,
-                    Some(op) => {
-                        let cur = self.builder.build_load(memory_type(self.cx, *elem), p, "cur")?;
-                        let cur = self.load_value(cur, *elem)?;
-                        self.binary(*op, cur, *elem, v, self.scalar_of(value)?, value)?
-                    }
-                };
-                let nv = self.store_value(nv, *elem)?;
-                self.builder.build_store(p, nv)?;
+                self.store_updated(p, *elem, *op, v, value)?;
                 Ok(None)
             }
             ExprKind::Atomic { op, array, index, args } => self.atomic(*op, *array, index, args, e.span),

@@ -23,16 +23,7 @@ impl<'ctx> FnLower<'_, 'ctx> {
                 // The value first, then the place (Rust's order for primitives).
                 let Some(v) = self.expr(value)? else { return Ok(None) };
                 let Some((p, _)) = self.part_ptr(place, path, e.span)? else { return Ok(None) };
-                let nv = match op {
-                    None => v,
-                    Some(op) => {
-                        let cur = self.builder.build_load(memory_type(self.cx, *leaf), p, "cur")?;
-                        let cur = self.load_value(cur, *leaf)?;
-                        self.binary(*op, cur, *leaf, v, self.scalar_of(value)?, value)?
-                    }
-                };
-                let nv = self.store_value(nv, *leaf)?;
-                self.builder.build_store(p, nv)?;
+                self.store_updated(p, *leaf, *op, v, value)?;
                 Ok(None)
             }
             ExprKind::StructLit(fields) => {
