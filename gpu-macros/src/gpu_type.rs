@@ -90,23 +90,16 @@ fn check_repr(item: &syn::ItemStruct) -> syn::Result<()> {
 /// Checks the definition (its nested structs from `entries`) and emits the layout
 /// assertions, the runtime's traits and the definition's macro.
 fn finish(item: &syn::ItemStruct, fields: Vec<(String, String)>, entries: Vec<Entry>) -> TokenStream {
-    let nested: Vec<_> = entries.iter().filter_map(Entry::struct_entry).collect();
-    let def = frontend::define_structs(&nested).and_then(|()| {
-        let named = |p: &syn::Path| {
-            let key = path_key(p);
-            let (_, id) = fields.iter().find(|(k, _)| *k == key).ok_or(())?;
-            Ok(StructId::by_key(id))
-        };
-        match frontend::struct_def(item, &named)? {
-            Some(def) => Ok(def),
-            None => {
-                Err(syn::Error::new_spanned(&item.ident, "the definition of a struct its fields name did not arrive"))
-            }
-        }
-    });
-    let def = match def {
-        Ok(d) => d,
-        Err(e) => return e.to_compile_error(),
+    // Entered in the struct table with the structs its fields name, as a kernel's
+    // expansion enters them.
+    let own = Entry::structure(item, fields);
+    let structs: Vec<_> = std::iter::once(&own).chain(&entries).filter_map(Entry::struct_entry).collect();
+    if let Err(e) = frontend::define_structs(&structs) {
+        return e.to_compile_error();
+    }
+    let Some(def) = StructId::by_key(&own.id).map(StructId::def) else {
+        return syn::Error::new_spanned(&item.ident, "internal error: the struct was not entered in the struct table")
+            .to_compile_error();
     };
     let name = &item.ident;
     let offsets = def.offsets();
@@ -144,7 +137,6 @@ fn finish(item: &syn::ItemStruct, fields: Vec<(String, String)>, entries: Vec<En
         };
         quote!(__is_element::<#ty>();)
     });
-    let own = Entry::structure(item, fields);
     let closure: Vec<Entry> = std::iter::once(own).chain(entries).collect();
     let macro_name = format_ident!("__gpu_type_{}", name);
     let definition = chain::closure_macro_named(&closure, &macro_name, name);
@@ -164,7 +156,7 @@ fn finish(item: &syn::ItemStruct, fields: Vec<(String, String)>, entries: Vec<En
         // SAFETY: `#[repr(C)]` with fields of `GpuType` types (asserted above), no padding
         // (checked by the derive: each field starts where the one before ends, and the last
         // ends at the size), and no pointers: plain bytes that kernels and the host lay out
-        // alike, valid byte by byte as each field type is.
+        // alike, valid byte by byte and as all-zero bytes, as each field type is.
         unsafe impl ::gpu_runtime::GpuType for #name {
             const NAME: &'static str = #name_str;
         }
