@@ -4,12 +4,12 @@
 //! (the classic CUDA n-body scheme), then moves it (semi-implicit Euler).
 //!
 //! `cargo run --release --example nbody [bodies] [steps]` runs 16,384 bodies for 10 steps
-//! on the best device, and checks the result against the same steps in plain Rust on the
-//! CPU ([`step_host`]: the same arithmetic in the same order, so the bodies are equal, not
-//! close) and the total energy against its value before the steps (it drifts only by the
-//! integrator's error).
+//! on the best device, and checks the result against the same steps on the CPU in plain
+//! Rust ([`step_host`]: the same device functions built by rustc, in the same order, so
+//! the bodies are equal, not close) and the total energy against its value before the
+//! steps (it drifts only by the integrator's error).
 
-use gpu_runtime::{Device, DeviceVec, GpuType, LaunchConfig, Result, gpu, kernel};
+use gpu_runtime::{Device, DeviceVec, GpuType, LaunchConfig, Result, device, gpu, kernel};
 
 /// One body: position, mass, velocity (and a spare word, so that the struct has no
 /// padding and its 32 bytes load in whole sectors).
@@ -28,6 +28,31 @@ pub const TILE: usize = 128;
 /// Squared softening length: keeps the force finite when two bodies come close.
 pub const SOFTENING2: f32 = 1e-2;
 
+/// The acceleration `other` gives `me` (softened), as its three components.
+#[device]
+pub fn pull(me: Body, other: Body) -> (f32, f32, f32) {
+    let dx = other.pos[0] - me.pos[0];
+    let dy = other.pos[1] - me.pos[1];
+    let dz = other.pos[2] - me.pos[2];
+    let r2 = dx * dx + dy * dy + dz * dz + SOFTENING2;
+    let inv = 1.0 / r2.sqrt();
+    let s = other.mass * inv * inv * inv;
+    (dx * s, dy * s, dz * s)
+}
+
+/// `b` after `dt` under the acceleration `(ax, ay, az)`: the velocity first, then the
+/// position with the new velocity (semi-implicit Euler).
+#[device]
+pub fn advance(mut b: Body, ax: f32, ay: f32, az: f32, dt: f32) -> Body {
+    b.vel[0] += ax * dt;
+    b.vel[1] += ay * dt;
+    b.vel[2] += az * dt;
+    b.pos[0] += b.vel[0] * dt;
+    b.pos[1] += b.vel[1] * dt;
+    b.pos[2] += b.vel[2] * dt;
+    b
+}
+
 /// One step of `dt` for every body of `bodies`, into `next`. Launch with blocks of `TILE`
 /// threads and at least one thread per body.
 #[kernel]
@@ -36,7 +61,7 @@ pub fn step(bodies: &[Body], next: &mut [Body], dt: f32) {
     let i = gpu::grid1();
     let t = gpu::thread_idx().x as usize;
     let me = if i < bodies.len() { bodies[i] } else { bodies[0] };
-    let mut acc = [0.0f32; 3];
+    let (mut ax, mut ay, mut az) = (0.0f32, 0.0f32, 0.0f32);
     let mut start = 0;
     while start < bodies.len() {
         // Each thread loads one body of the tile (a massless one past the end).
@@ -50,27 +75,16 @@ pub fn step(bodies: &[Body], next: &mut [Body], dt: f32) {
         }
         gpu::sync_threads();
         for k in 0..TILE {
-            let other = tile[k];
-            let dx = other.pos[0] - me.pos[0];
-            let dy = other.pos[1] - me.pos[1];
-            let dz = other.pos[2] - me.pos[2];
-            let r2 = dx * dx + dy * dy + dz * dz + SOFTENING2;
-            let inv = 1.0 / r2.sqrt();
-            let s = other.mass * inv * inv * inv;
-            acc[0] += dx * s;
-            acc[1] += dy * s;
-            acc[2] += dz * s;
+            let (px, py, pz) = pull(me, tile[k]);
+            ax += px;
+            ay += py;
+            az += pz;
         }
         gpu::sync_threads();
         start += TILE;
     }
     if i < bodies.len() {
-        let mut b = me;
-        for d in 0..3 {
-            b.vel[d] += acc[d] * dt;
-            b.pos[d] += b.vel[d] * dt;
-        }
-        next[i] = b;
+        next[i] = advance(me, ax, ay, az, dt);
     }
 }
 
@@ -86,32 +100,22 @@ pub fn simulate(device: &Device, bodies: &[Body], steps: usize, dt: f32) -> Resu
     a.to_vec()
 }
 
-/// One step of [`step`] in plain Rust (over threads with rayon), with the kernel's
-/// arithmetic in the kernel's order: every other body in index order (the tiles' massless
-/// padding adds zeros).
+/// One step of [`step`] on the CPU in plain Rust (over threads with rayon): the same
+/// functions in the kernel's order, every other body in index order (the tiles' massless
+/// padding adds zeros), built by rustc where the kernel is built by the GPU compiler.
 pub fn step_host(bodies: &[Body], dt: f32) -> Vec<Body> {
     use rayon::prelude::*;
     bodies
         .par_iter()
-        .map(|me| {
-            let mut acc = [0.0f32; 3];
-            for other in bodies {
-                let dx = other.pos[0] - me.pos[0];
-                let dy = other.pos[1] - me.pos[1];
-                let dz = other.pos[2] - me.pos[2];
-                let r2 = dx * dx + dy * dy + dz * dz + SOFTENING2;
-                let inv = 1.0 / r2.sqrt();
-                let s = other.mass * inv * inv * inv;
-                acc[0] += dx * s;
-                acc[1] += dy * s;
-                acc[2] += dz * s;
+        .map(|&me| {
+            let (mut ax, mut ay, mut az) = (0.0f32, 0.0f32, 0.0f32);
+            for &other in bodies {
+                let (px, py, pz) = pull(me, other);
+                ax += px;
+                ay += py;
+                az += pz;
             }
-            let mut b = *me;
-            for (d, a) in acc.iter().enumerate() {
-                b.vel[d] += a * dt;
-                b.pos[d] += b.vel[d] * dt;
-            }
-            b
+            advance(me, ax, ay, az, dt)
         })
         .collect()
 }
