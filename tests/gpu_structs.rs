@@ -77,3 +77,73 @@ fn literal_fields_are_evaluated_in_the_order_written() {
     let e = reorder::launch(1u32, 1u32, &a, &mut out, 7).unwrap_err();
     assert!(e.to_string().contains("the len is 8 but the index is 9"), "{e}");
 }
+
+mod vectorized {
+    //! Structs in `#[vectorize]` functions on the GPU: the compiled kernel against the
+    //! host original (`name::scalar`), element for element, from host slices (directly and
+    //! through the chunked pipeline) and device arrays, with structs of one, two and four
+    //! words broadcast by value.
+
+    use super::struct_defs::*;
+    use gpu_runtime::DeviceVec;
+
+    fn each<T, R>(xs: &[T], f: impl Fn(&T) -> R) -> Vec<R> {
+        xs.iter().map(f).collect()
+    }
+
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn struct_elements_from_host_slices_and_device_arrays() {
+        let ps = particles(100_000);
+        let want = each(&ps, |p| kinetic::scalar(*p));
+        assert_eq!(kinetic(&ps).unwrap(), want);
+        let dev = DeviceVec::from_slice(&ps).unwrap();
+        assert_eq!(kinetic::device(&dev).unwrap().to_vec().unwrap(), want);
+    }
+
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn structs_in_and_out_with_structs_broadcast() {
+        let ps = particles(100_000);
+        let wind = Vec3 { x: 1.0, y: -2.0, z: 0.5 };
+        let want = each(&ps, |p| push::scalar(*p, wind, 0.25));
+        assert_eq!(push(&ps, wind, 0.25).unwrap(), want);
+        let dev = DeviceVec::from_slice(&ps).unwrap();
+        let mut out = DeviceVec::<Particle>::zeros(ps.len()).unwrap();
+        push::into(&mut out, &dev, wind, 0.25).unwrap();
+        assert_eq!(out.to_vec().unwrap(), want);
+        // A struct of two words broadcast, a tuple of a struct and a scalar back.
+        let origin = ps[10];
+        let want: (Vec<Vec3>, Vec<f32>) = ps.iter().map(|p| relative::scalar(*p, origin)).unzip();
+        assert_eq!(relative(&ps, origin).unwrap(), want);
+        assert_eq!(relative(&dev, origin).unwrap(), want);
+    }
+
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn large_host_slices_of_structs_go_through_the_chunked_pipeline() {
+        // 96 MiB of particles in and out: several chunks of the pipeline.
+        let ps = particles(3 << 20);
+        let wind = Vec3 { x: 0.5, y: 0.25, z: -1.0 };
+        let want = each(&ps, |p| push::scalar(*p, wind, 0.125));
+        assert_eq!(push(&ps, wind, 0.125).unwrap(), want);
+    }
+
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn every_kind_of_field_and_a_fault_at_its_element() {
+        let ts = tagged(50_000);
+        let want = each(&ts, |t| retag::scalar(*t, 2));
+        assert_eq!(retag(&ts, 2usize).unwrap(), want);
+        // A struct of four words broadcast against an array of indices.
+        let ks: Vec<usize> = (0..1000).map(|i| i % 4).collect();
+        let want = each(&ks, |k| retag::scalar(ts[7], *k));
+        assert_eq!(retag(ts[7], &ks).unwrap(), want);
+        match retag(&ts, 4usize) {
+            Err(gpu_runtime::Error::KernelFault { index, message, .. }) => {
+                assert_eq!((index, message.as_str()), (0, "index out of bounds: the len is 4 but the index is 4"));
+            }
+            other => panic!("expected the first element's fault, got {other:?}"),
+        }
+    }
+}

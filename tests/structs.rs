@@ -146,3 +146,55 @@ fn literal_fields_are_evaluated_in_the_order_written() {
     let e = reorder::simulate(1u32, 1u32, &a, &mut out, 7).unwrap_err();
     assert!(e.to_string().contains("the len is 8 but the index is 9"), "{e}");
 }
+
+mod vectorized {
+    //! Structs in `#[vectorize]` functions on the CPU targets: `name::cpu`, and the CPU
+    //! device's `name::on`. Both run the host original (the GPU, in `tests/gpu_structs.rs`,
+    //! runs the compiled kernel against the same).
+
+    use super::struct_defs::*;
+    use gpu_runtime::Device;
+
+    fn each<T, R>(xs: &[T], f: impl Fn(&T) -> R) -> Vec<R> {
+        xs.iter().map(f).collect()
+    }
+
+    #[test]
+    fn struct_elements_in_scalars_out() {
+        let ps = particles(1000);
+        let want = each(&ps, |p| kinetic::scalar(*p));
+        assert_eq!(kinetic::cpu(&ps).unwrap(), want);
+        assert_eq!(kinetic::on(&Device::cpu(), &ps).unwrap(), want);
+        // The host's own arithmetic, not only the function's copy.
+        assert_eq!(want[3], 0.5 * ps[3].mass * (0.25 * 0.25 + 0.375 * 0.375 + 4.0));
+    }
+
+    #[test]
+    fn structs_in_and_out_with_a_struct_broadcast() {
+        let ps = particles(500);
+        let wind = Vec3 { x: 1.0, y: -2.0, z: 0.5 };
+        let want = each(&ps, |p| push::scalar(*p, wind, 0.25));
+        assert_eq!(want[7].id, 8);
+        assert_eq!(push::cpu(&ps, wind, 0.25).unwrap(), want);
+        assert_eq!(push::on(&Device::cpu(), &ps, wind, 0.25).unwrap(), want);
+        let origin = ps[10];
+        let (d, ratio): (Vec<Vec3>, Vec<f32>) = ps.iter().map(|p| relative::scalar(*p, origin)).unzip();
+        assert_eq!(relative::on(&Device::cpu(), &ps, origin).unwrap(), (d, ratio));
+    }
+
+    #[test]
+    fn every_kind_of_field() {
+        let ts = tagged(300);
+        let want = each(&ts, |t| retag::scalar(*t, 2));
+        assert_eq!(want[5].hits, [5, 2, 4, 4]);
+        assert!(want[5].on && !want[6].on);
+        assert_eq!(retag::on(&Device::cpu(), &ts, 2usize).unwrap(), want);
+    }
+
+    #[test]
+    fn an_array_field_index_past_its_end_is_an_error() {
+        let ts = tagged(10);
+        let e = retag::on(&Device::cpu(), &ts, 4usize).unwrap_err().to_string();
+        assert!(e.contains("index out of bounds: the len is 4 but the index is 4"), "{e}");
+    }
+}

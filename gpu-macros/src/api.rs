@@ -38,7 +38,7 @@ pub fn generate(v: &Vectorized) -> TokenStream {
         Target::Cuda => (gpu::api(v), gpu::reduce(v)),
         Target::Cpu | Target::Parallel => (cpu::into(v), cpu::reduce(v)),
     };
-    let nd = nd::api(v);
+    let nd = if v.signature.has_struct() { TokenStream::new() } else { nd::api(v) };
     let reduce_axis = nd::reduce_axis(v);
     let param_trait = param_trait(v);
     let host_api = cpu::api(v);
@@ -114,7 +114,7 @@ fn param_trait(v: &Vectorized) -> TokenStream {
     quote! {
         #[doc = #doc]
         #[diagnostic::on_unimplemented(message = #message, label = #label, #note)]
-        pub trait Param<'a, T: ::gpu_runtime::Scalar> {
+        pub trait Param<'a, T: ::gpu_runtime::GpuType> {
             #[doc(hidden)]
             fn into_arg(self) -> ::gpu_runtime::ArgRef<'a, T>;
         }
@@ -122,7 +122,7 @@ fn param_trait(v: &Vectorized) -> TokenStream {
         // Not recommended: a wrong argument is reported as not a `Param`, with the
         // message above, rather than as not an `Arg`.
         #[diagnostic::do_not_recommend]
-        impl<'a, T: ::gpu_runtime::Scalar, A: ::gpu_runtime::Arg<'a, T>> Param<'a, T> for A {
+        impl<'a, T: ::gpu_runtime::GpuType, A: ::gpu_runtime::Arg<'a, T>> Param<'a, T> for A {
             #[inline]
             fn into_arg(self) -> ::gpu_runtime::ArgRef<'a, T> {
                 ::gpu_runtime::Arg::into_arg(self)
@@ -131,13 +131,13 @@ fn param_trait(v: &Vectorized) -> TokenStream {
 
         #[doc = #out_doc]
         #[diagnostic::on_unimplemented(message = #out_message, label = #out_label)]
-        pub trait Output<'a, T: ::gpu_runtime::Scalar> {
+        pub trait Output<'a, T: ::gpu_runtime::GpuType> {
             #[doc(hidden)]
             fn into_out(self) -> ::gpu_runtime::OutRef<'a, T>;
         }
 
         #[diagnostic::do_not_recommend]
-        impl<'a, T: ::gpu_runtime::Scalar, O: ::gpu_runtime::Out<'a, T>> Output<'a, T> for O {
+        impl<'a, T: ::gpu_runtime::GpuType, O: ::gpu_runtime::Out<'a, T>> Output<'a, T> for O {
             #[inline]
             fn into_out(self) -> ::gpu_runtime::OutRef<'a, T> {
                 ::gpu_runtime::Out::into_out(self)

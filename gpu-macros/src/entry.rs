@@ -55,19 +55,21 @@ fn vectorize_in_surroundings(args: TokenStream, func: syn::ItemFn, surroundings:
     // a method of a scalar type, not a call into the crate).
     let checked = Options::parse(args.clone()).ok().and_then(|o| instantiate(&func, &o).ok()).map(|(_, inst)| inst);
     let first = checked.as_ref().map_or(&func, |inst| &inst[0].1);
-    let (paths, keys) = chain::callees_of(first);
+    let (paths, mut keys) = chain::callees_of(first);
+    let (structs, struct_keys) = chain::struct_callees(first);
     let spelling = surroundings.as_ref().and_then(|s| s.consts_spelling_errors(&func));
-    if paths.is_empty() {
+    if paths.is_empty() && structs.is_empty() {
         // With a spelling error the function is not compiled: check it here for the rest.
         let failed = spelling.and_then(|e| combined([Some(e), frontend::precheck(first, &[]).err()]));
         return finish_vectorize(args, &func, Vec::new(), Vec::new(), failed);
     }
     // Report the function's own problems now; fetch the definitions of the functions it
-    // calls (see `chain`) only for a function that has none. A call of itself, of a
-    // function not marked `#[device]`, or of one that calls back would make the chain wait
-    // for a module that never comes.
+    // calls (see `chain`) and of the structs it names only for a function that has none.
+    // A call of itself, of a function not marked `#[device]`, or of one that calls back
+    // would make the chain wait for a module that never comes. Without the definitions of
+    // its structs the function is checked once they have arrived.
     let errors = [
-        frontend::precheck(first, &keys).err(),
+        if structs.is_empty() { frontend::precheck(first, &keys).err() } else { None },
         recursion_error(&func.sig.ident, &paths, &keys, &["", "::scalar"]),
         surroundings.and_then(|s| s.call_errors(&paths, "vectorized function")),
         spelling,
@@ -75,8 +77,9 @@ fn vectorize_in_surroundings(args: TokenStream, func: syn::ItemFn, surroundings:
     if let Some(e) = combined(errors) {
         return finish_vectorize(args, &func, Vec::new(), Vec::new(), Some(e));
     }
+    keys.extend(struct_keys);
     let payload = quote! { (#args) [#(#keys)*] #func };
-    chain::fetch(&paths, &[], quote!(::gpu_runtime::__vectorize_resume), payload)
+    chain::fetch(&paths, &structs, quote!(::gpu_runtime::__vectorize_resume), payload)
 }
 
 /// The last step of `#[vectorize]`'s chain: every callee's closure has arrived.
@@ -198,7 +201,7 @@ fn finish_vectorize(
             Instance { ty: *ty, compiled, ok }
         })
         .collect();
-    let signature = frontend::signature_types(&concrete[0].1.sig);
+    let signature = frontend::signature_types_with(&concrete[0].1.sig, &callees);
     let diagnostics: TokenStream = errors.iter().map(syn::Error::to_compile_error).collect();
     // The call API exists even when the body has errors, so that the rest of the crate
     // type-checks and reports its own problems.
@@ -215,9 +218,11 @@ fn finish_vectorize(
         .to_compile_error(),
         _ => TokenStream::new(),
     };
-    let own = chain::Entry::new(func, callees, instances.iter().all(|i| i.ok), true);
+    let own = chain::Entry::new(func, callees.clone(), instances.iter().all(|i| i.ok), true);
     let closure: Vec<chain::Entry> = std::iter::once(own).chain(entries).collect();
-    let api = api::generate(&Vectorized::new(func, signature, &options, Compiled { instances, closure }));
+    let api = crate::signature::with_struct_paths(&callees, || {
+        api::generate(&Vectorized::new(func, signature, &options, Compiled { instances, closure }))
+    });
     quote! { #diagnostics #identity_error #api }
 }
 

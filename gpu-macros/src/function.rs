@@ -17,14 +17,17 @@ pub fn items(v: &Vectorized) -> TokenStream {
     let Vectorized { idents, tys, ret_ty, name_str, name_strs, scalar_call, function_ty, .. } = v;
     let p = private();
     let count = idents.len();
+    // Visible where the function is (`pub(super)`, not `pub`): its `VectorFn` impl names
+    // the parameter types, and a private user struct may not appear in the associated
+    // types of a type more visible than itself.
     let (def, impl_generics) = match v.signature.generic {
         None => (
             quote!(
-                pub struct __Function;
+                pub(super) struct __Function;
             ),
             TokenStream::new(),
         ),
-        Some(g) => (quote!(pub struct __Function<#g>(::core::marker::PhantomData<#g>);), quote!(<#g: Element>)),
+        Some(g) => (quote!(pub(super) struct __Function<#g>(::core::marker::PhantomData<#g>);), quote!(<#g: Element>)),
     };
     let fill = fill(v);
     let kernel = if v.target == Target::Cuda {

@@ -84,7 +84,13 @@ impl<'a> Signature<'a> {
     /// compiler follows too).
     pub fn reducible(&self) -> bool {
         let result = if self.ret.tuple { None } else { self.ret.slots.first() };
-        ptx_codegen::abi::reducible(&self.params, result)
+        ptx_codegen::abi::reducible(&self.params, result) && !self.has_struct()
+    }
+
+    /// Whether a parameter or a result is a user struct: such a function is not folded
+    /// (`reduce`) and takes no `ndarray` arrays (`nd`), whose launches pass scalars only.
+    pub fn has_struct(&self) -> bool {
+        self.params.iter().chain(&self.ret.slots).any(|s| matches!(s, Slot::Concrete(t) if t.is_struct()))
     }
 
     /// A slot's type in the generated API.

@@ -22,6 +22,13 @@ pub unsafe trait GpuType: Copy + Send + Sync + std::fmt::Debug + 'static {
     const NAME: &'static str;
 }
 
+/// The bytes of `v`, as memory and a by-value kernel parameter hold it.
+pub(crate) fn value_bytes<T: GpuType>(v: &T) -> &[u8] {
+    // SAFETY: a `GpuType` has no padding (its contract), so each of its bytes is
+    // initialised; the slice borrows `v`.
+    unsafe { std::slice::from_raw_parts((v as *const T).cast::<u8>(), std::mem::size_of::<T>()) }
+}
+
 /// A scalar type of the kernel language: `bool`, the integers and the floats.
 ///
 /// Sealed: the kernels and the runtime agree on exactly these types.

@@ -20,7 +20,7 @@ pub struct KernelAbi {
     pub outputs: Vec<ScalarType>,
     /// Whether the entries take the fault word.
     pub error_flag: bool,
-    /// For a function `(T, T) -> T` ([`reducible`]), the entry of its reduction kernel
+    /// For a function `(T, T) -> T` ([`reducible`]) of a type other than a user struct, the entry of its reduction kernel
     /// ([`reduce_symbol`], parameters [`ReduceParams`]).
     pub reduce_entry: Option<String>,
 }
@@ -29,7 +29,9 @@ impl KernelAbi {
     /// The ABI of function `name` with these parameter types and results.
     pub fn new(name: &str, inputs: Vec<ScalarType>, ret: &RetType, error_flag: bool) -> KernelAbi {
         let entry = entry_symbol(name);
-        let reduce_entry = reducible(&inputs, ret.scalar().as_ref()).then(|| reduce_symbol(&entry));
+        // A struct is not folded: its values move whole, not by warp shuffles.
+        let folds = reducible(&inputs, ret.scalar().as_ref()) && !inputs.iter().any(|t| t.is_struct());
+        let reduce_entry = folds.then(|| reduce_symbol(&entry));
         KernelAbi { entry, inputs, outputs: ret.scalars().to_vec(), error_flag, reduce_entry }
     }
 

@@ -305,3 +305,55 @@ fn literal_fields_are_evaluated_in_the_order_written() {
         "fn k(a: &[f32], out: &mut [Particle]) { out[0] = Particle { id: 1, mass: a[9], vel: [a[7]; 3], pos: [a[8], 0.0, 0.0] }; }",
     );
 }
+
+/// A vectorized function over structs: `src` compiled with the test structs in scope.
+fn vectorized(src: &str) -> ptx_codegen::CompiledKernel {
+    let item: syn::ItemFn = syn::parse_str(src).unwrap();
+    ptx_codegen::compile_variants(&item, &structs(), &[], &Options::default(), None)
+        .unwrap_or_else(|e| panic!("does not compile: {e}\n{src}"))
+        .wrapping
+}
+
+#[test]
+fn vectorized_functions_take_structs_by_value_and_return_them() {
+    let k = vectorized(
+        "fn shift(p: Particle, o: Particle, k: usize) -> (Particle, f32) {
+            let mut q = p;
+            q.pos[k] -= o.pos[k];
+            (q, p.mass + o.mass)
+        }",
+    );
+    assert!(k.abi.reduce_entry.is_none());
+    // Each struct input's by-value slot is its bytes (as CUDA passes a struct), read a
+    // field at a time; element by element, without vector accesses (a struct's fields are
+    // not lanes of one type).
+    let entry = k.ptx.split(".entry vectorize_shift_strided").next().unwrap();
+    assert_eq!(entry.matches(".param .align 4 .b8").count(), 2, "{entry}");
+    assert!(entry.contains("_param_4[32]") && entry.contains("_param_6[32]"), "{entry}");
+    assert!(entry.contains("ld.param.f32") && !entry.contains(".v4."), "{entry}");
+    // A fold over structs is not made: `fn(P, P) -> P` has no reduction entry.
+    let f = vectorized("fn pick(a: Particle, b: Particle) -> Particle { if a.mass > b.mass { a } else { b } }");
+    assert!(f.abi.reduce_entry.is_none());
+    let arch = "sm_90";
+    let Some(ptxas) = toolkit::find_ptxas(arch) else { panic!("no ptxas for {arch}: run scripts/setup") };
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ptxas-vectorized-structs");
+    std::fs::create_dir_all(&dir).unwrap();
+    let files: Vec<PathBuf> = [("shift", &k.ptx), ("pick", &f.ptx)]
+        .iter()
+        .map(|(name, ptx)| {
+            let file = dir.join(format!("{name}.ptx"));
+            std::fs::write(&file, ptx).unwrap();
+            file
+        })
+        .collect();
+    let rejected = toolkit::assemble(&ptxas, arch, &files);
+    assert!(rejected.is_empty(), "{rejected:?}");
+}
+
+#[test]
+fn a_vectorized_function_indexes_only_array_fields() {
+    let item: syn::ItemFn =
+        syn::parse_str("fn f(p: Particle, x: f32) -> f32 { let t = (x, x); p.pos[1] + t[0] }").unwrap();
+    let e = ptx_codegen::compile_variants(&item, &structs(), &[], &Options::default(), None).err().unwrap();
+    assert!(e.to_string().contains("indexing is not supported"), "{e}");
+}

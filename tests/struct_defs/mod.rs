@@ -2,7 +2,7 @@
 //! `tests/gpu_structs.rs` (the GPU), with the host's own computation of each.
 #![allow(dead_code)]
 
-use gpu_runtime::{Complex, GpuType, device, gpu, kernel};
+use gpu_runtime::{Complex, GpuType, device, gpu, kernel, vectorize};
 
 // The example's kernel, from its own source.
 #[path = "../../examples/nbody.rs"]
@@ -174,4 +174,73 @@ pub fn reorder(a: &[f32], out: &mut [Particle], at: usize) {
     if gpu::grid1() == 0 {
         out[0] = Particle { id: at as u32, mass: a[at + 2], vel: [a[at + 1]; 3], pos: [a[at], 0.0, 0.0] };
     }
+}
+
+/// A struct of one word (12 bytes), broadcast by value where a vectorized function takes
+/// one.
+#[derive(Clone, Copy, Debug, PartialEq, GpuType)]
+#[repr(C)]
+pub struct Vec3 {
+    pub x: f32,
+    pub y: f32,
+    pub z: f32,
+}
+
+/// A struct element in, a scalar out: an array field read in a loop.
+#[vectorize]
+pub fn kinetic(p: Particle) -> f32 {
+    let mut v2 = 0.0f32;
+    for k in 0..3 {
+        v2 += p.vel[k] * p.vel[k];
+    }
+    0.5 * p.mass * v2
+}
+
+/// A struct in and out, through a device function, with a small struct and a scalar
+/// broadcast: fields of the copy written in place.
+#[vectorize]
+pub fn push(p: Particle, wind: Vec3, dt: f32) -> Particle {
+    let mut q = drift(p, dt);
+    q.vel[0] += wind.x * dt;
+    q.vel[1] += wind.y * dt;
+    q.vel[2] += wind.z * dt;
+    q.id += 1;
+    q
+}
+
+/// A struct of two words broadcast by value (`origin`), and a tuple result of a struct
+/// built by a literal and a scalar.
+#[vectorize]
+pub fn relative(p: Particle, origin: Particle) -> (Vec3, f32) {
+    let d = Vec3 { z: p.pos[2] - origin.pos[2], x: p.pos[0] - origin.pos[0], y: p.pos[1] - origin.pos[1] };
+    (d, p.mass / origin.mass)
+}
+
+/// Every kind of field of `Tagged` read and written: a nested struct's field, a complex
+/// number, a `bool`, an element of a `u16` array.
+#[vectorize]
+pub fn retag(t: Tagged, k: usize) -> Tagged {
+    let mut u = t;
+    u.on = !t.on;
+    u.hits[k] = t.hits[k] + 1;
+    u.z = t.z * t.z;
+    u.p.mass = t.weight as f32;
+    u.weight = t.p.pos[0] as f64;
+    u
+}
+
+/// `tagged(n)`: `Tagged` values with every field set from the index.
+pub fn tagged(n: usize) -> Vec<Tagged> {
+    particles(n)
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| Tagged {
+            weight: i as f64 * 0.25,
+            p,
+            z: Complex::new(i as f32, 1.0 - i as f32),
+            hits: [i as u16, 2, 3, 4],
+            on: i % 3 == 0,
+            pad: [0; 7],
+        })
+        .collect()
 }

@@ -1,4 +1,4 @@
-use gpu_runtime::{GpuType, gpu, kernel, vectorize};
+use gpu_runtime::{GpuType, gpu, kernel};
 
 #[derive(Clone, Copy, Debug, GpuType)]
 #[repr(C)]
@@ -25,11 +25,6 @@ fn fields(ps: &mut [Particle], out: &mut [f32]) {
 fn literal(ps: &mut [Particle]) {
     ps[0] = Particle { pos: [0.0; 2], mass: 1.0 };
     ps[1] = Particle { mass: 1.0 };
-}
-
-#[vectorize]
-fn in_vectorize(p: Particle) -> f32 {
-    p.mass
 }
 
 fn main() {}

@@ -12,7 +12,7 @@ use crate::driver::{Device, DeviceId, Stream};
 use crate::error::Result;
 use crate::launch::{Kernel, Pending};
 use crate::panics::with_host_message;
-use crate::scalar::Scalar;
+use crate::scalar::GpuType;
 
 use super::cpu_device::{cpu_of_devices, cpu_pending, cpu_target, cpu_write, with_out_devices};
 use super::host::{CHUNK, host_fill};
@@ -75,7 +75,7 @@ pub unsafe trait GpuFn: VectorFn {
 
 /// One argument as host data (see [`VectorFn::host`]); the generated `host` calls it per
 /// parameter.
-pub fn host_arg<'a, T: Scalar>(
+pub fn host_arg<'a, T: GpuType>(
     arg: ArgRef<'a, T>,
     function: &'static str,
     param: &'static str,

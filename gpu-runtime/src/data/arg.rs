@@ -3,13 +3,14 @@
 
 use std::borrow::Cow;
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use cudarc::driver::sys::CUdeviceptr;
 
 use super::array::{DeviceSlice, DeviceSliceMut, DeviceVec};
 use crate::driver::{Device, DeviceId, Uses};
 use crate::error::{Error, Result};
-use crate::scalar::{GpuType, Scalar};
+use crate::scalar::{GpuType, value_bytes};
 
 /// One argument of a vectorized function whose parameter has type `T`.
 #[derive(Copy, Clone, Debug)]
@@ -23,7 +24,7 @@ pub enum ArgRef<'a, T> {
 }
 
 #[allow(clippy::len_without_is_empty)] // the macro's plumbing; callers want the length
-impl<'a, T: Scalar> ArgRef<'a, T> {
+impl<'a, T: GpuType> ArgRef<'a, T> {
     /// The number of elements, or `None` for a broadcast scalar.
     pub fn len(&self) -> Option<usize> {
         match self {
@@ -36,7 +37,7 @@ impl<'a, T: Scalar> ArgRef<'a, T> {
     /// The argument without its element type, as the launch needs it.
     pub fn erase(self) -> ErasedArg<'a> {
         ErasedArg(match self {
-            ArgRef::Scalar(v) => ArgKind::Scalar { bits: v.to_bits() },
+            ArgRef::Scalar(v) => value_kind(&v),
             ArgRef::Host(s) => host_kind(s),
             ArgRef::Device(d) => device_kind(d),
         })
@@ -65,7 +66,7 @@ impl<'a, T: Scalar> ArgRef<'a, T> {
     }
 }
 
-impl<'a, T: Scalar> ArgRef<'a, T> {
+impl<'a, T: GpuType> ArgRef<'a, T> {
     /// The device of an array argument (`None` for a scalar or host memory).
     #[inline]
     pub fn device_id(&self) -> Option<DeviceId> {
@@ -92,7 +93,33 @@ impl<'a, T: Scalar> ArgRef<'a, T> {
 
 /// Host memory as the launch passes it.
 pub(crate) fn host_kind<T: GpuType>(s: &[T]) -> ArgKind<'_> {
-    ArgKind::Host { ptr: s.as_ptr().cast(), bytes: std::mem::size_of_val(s), len: s.len(), _borrow: PhantomData }
+    ArgKind::Host {
+        ptr: s.as_ptr().cast(),
+        bytes: std::mem::size_of_val(s),
+        len: s.len(),
+        size: std::mem::size_of::<T>(),
+        _borrow: PhantomData,
+    }
+}
+
+/// A value broadcast to every element, as the launch passes it: its bytes from the start
+/// of one 16-byte word (what [`crate::Scalar::to_bits`] gives for a scalar), or of several
+/// for a larger struct.
+pub(crate) fn value_kind<T: GpuType>(v: &T) -> ArgKind<'static> {
+    let bytes = value_bytes(v);
+    let words: Vec<u128> = bytes
+        .chunks(16)
+        .map(|chunk| {
+            let mut word = [0u8; 16];
+            word[..chunk.len()].copy_from_slice(chunk);
+            u128::from_le_bytes(word)
+        })
+        .collect();
+    match words.as_slice() {
+        [] => ArgKind::Scalar { bits: 0 },
+        [bits] => ArgKind::Scalar { bits: *bits },
+        _ => ArgKind::Value { words: words.into() },
+    }
 }
 
 /// A device array as the launch passes it.
@@ -113,7 +140,7 @@ pub enum HostArg<'a, T: Clone> {
 }
 
 #[allow(clippy::len_without_is_empty)] // the macro's plumbing; callers want the length
-impl<T: Scalar> HostArg<'_, T> {
+impl<T: GpuType> HostArg<'_, T> {
     pub fn len(&self) -> Option<usize> {
         match self {
             HostArg::Scalar(_) => None,
@@ -137,13 +164,13 @@ impl<T: Scalar> HostArg<'_, T> {
     message = "`{Self}` is not an argument for a parameter of type `{T}`",
     label = "expected `{T}`, or a slice, `Vec`, array or device array of `{T}`"
 )]
-pub trait Arg<'a, T: Scalar> {
+pub trait Arg<'a, T: GpuType> {
     fn into_arg(self) -> ArgRef<'a, T>;
 }
 
 macro_rules! arg_impls {
     ($($ty:ty => |$v:ident| $e:expr;)*) => {$(
-        impl<'a, T: Scalar> Arg<'a, T> for $ty {
+        impl<'a, T: GpuType> Arg<'a, T> for $ty {
             #[inline]
             fn into_arg(self) -> ArgRef<'a, T> {
                 let $v = self;
@@ -164,7 +191,7 @@ arg_impls! {
     ArgRef<'a, T> => |a| a;
 }
 
-impl<'a, T: Scalar, const N: usize> Arg<'a, T> for &'a [T; N] {
+impl<'a, T: GpuType, const N: usize> Arg<'a, T> for &'a [T; N] {
     #[inline]
     fn into_arg(self) -> ArgRef<'a, T> {
         ArgRef::Host(self.as_slice())
@@ -202,31 +229,31 @@ impl<T: GpuType> OutRef<'_, T> {
     message = "`{Self}` cannot receive results of type `{T}`",
     label = "expected `&mut [{T}]`, `&mut Vec<{T}>`, `&mut [{T}; N]`, `&mut DeviceVec<{T}>` or a `DeviceSliceMut<{T}>`"
 )]
-pub trait Out<'a, T: Scalar> {
+pub trait Out<'a, T: GpuType> {
     fn into_out(self) -> OutRef<'a, T>;
 }
 
-impl<'a, T: Scalar> Out<'a, T> for &'a mut [T] {
+impl<'a, T: GpuType> Out<'a, T> for &'a mut [T] {
     fn into_out(self) -> OutRef<'a, T> {
         OutRef::Host(self)
     }
 }
-impl<'a, T: Scalar> Out<'a, T> for &'a mut Vec<T> {
+impl<'a, T: GpuType> Out<'a, T> for &'a mut Vec<T> {
     fn into_out(self) -> OutRef<'a, T> {
         OutRef::Host(self.as_mut_slice())
     }
 }
-impl<'a, T: Scalar, const N: usize> Out<'a, T> for &'a mut [T; N] {
+impl<'a, T: GpuType, const N: usize> Out<'a, T> for &'a mut [T; N] {
     fn into_out(self) -> OutRef<'a, T> {
         OutRef::Host(self.as_mut_slice())
     }
 }
-impl<'a, T: Scalar> Out<'a, T> for &'a mut DeviceVec<T> {
+impl<'a, T: GpuType> Out<'a, T> for &'a mut DeviceVec<T> {
     fn into_out(self) -> OutRef<'a, T> {
         OutRef::Device(self.as_mut_slice())
     }
 }
-impl<'a, T: Scalar> Out<'a, T> for DeviceSliceMut<'a, T> {
+impl<'a, T: GpuType> Out<'a, T> for DeviceSliceMut<'a, T> {
     fn into_out(self) -> OutRef<'a, T> {
         OutRef::Device(self)
     }
@@ -235,29 +262,19 @@ impl<'a, T: Scalar> Out<'a, T> for DeviceSliceMut<'a, T> {
 /// An argument with its element type erased, as the launch passes it: bytes and
 /// pointers. Opaque outside this crate and made only by [`ArgRef::erase`], so its pointers
 /// always come from live borrows of the right length.
-#[derive(Copy, Clone, Debug)]
+#[derive(Clone, Debug)]
 pub struct ErasedArg<'a>(pub(crate) ArgKind<'a>);
 
-#[derive(Copy, Clone, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) enum ArgKind<'a> {
-    Scalar {
-        bits: u128,
-    },
-    /// `len` elements (`bytes` bytes) of host memory, borrowed for `'a`.
-    Host {
-        ptr: *const u8,
-        bytes: usize,
-        len: usize,
-        _borrow: PhantomData<&'a [u8]>,
-    },
+    /// A value of at most 16 bytes, from the start of the word.
+    Scalar { bits: u128 },
+    /// A larger value (a user struct): its bytes from the start of the words.
+    Value { words: Arc<[u128]> },
+    /// `len` elements of `size` bytes (`bytes` in all) of host memory, borrowed for `'a`.
+    Host { ptr: *const u8, bytes: usize, len: usize, size: usize, _borrow: PhantomData<&'a [u8]> },
     /// `len` elements of `size` bytes in `device`'s memory, borrowed for `'a`.
-    Device {
-        ptr: CUdeviceptr,
-        len: usize,
-        size: usize,
-        device: &'a Device,
-        uses: &'a Uses,
-    },
+    Device { ptr: CUdeviceptr, len: usize, size: usize, device: &'a Device, uses: &'a Uses },
 }
 
 // SAFETY: an `ErasedArg` is a shared borrow of plain data (host or device memory) and of
@@ -278,12 +295,12 @@ impl<'a> ErasedArg<'a> {
         };
         ErasedArg(match self.0 {
             ArgKind::Scalar { bits } => ArgKind::Scalar { bits },
-            ArgKind::Host { ptr, bytes, len, _borrow } => {
+            ArgKind::Value { ref words } => ArgKind::Value { words: words.clone() },
+            ArgKind::Host { ptr, len, size, _borrow, .. } => {
                 within(len);
-                let size = bytes / len.max(1);
                 // SAFETY: `range` is within the `len` elements `ptr` points to.
                 let ptr = unsafe { ptr.add(range.start * size) };
-                ArgKind::Host { ptr, bytes: range.len() * size, len: range.len(), _borrow }
+                ArgKind::Host { ptr, bytes: range.len() * size, len: range.len(), size, _borrow }
             }
             ArgKind::Device { ptr, len, size, device, uses } => {
                 within(len);
@@ -297,7 +314,7 @@ impl ErasedArg<'_> {
     /// The number of elements, or `None` for a broadcast scalar.
     pub(crate) fn len(&self) -> Option<usize> {
         match self.0 {
-            ArgKind::Scalar { .. } => None,
+            ArgKind::Scalar { .. } | ArgKind::Value { .. } => None,
             ArgKind::Host { len, .. } | ArgKind::Device { len, .. } => Some(len),
         }
     }
@@ -352,6 +369,7 @@ pub(crate) fn call_len_of(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scalar::Scalar;
 
     fn arg<'a, A: Arg<'a, f32>>(a: A) -> ArgRef<'a, f32> {
         a.into_arg()
@@ -370,6 +388,39 @@ mod tests {
         let h = arg(2.5).to_host().unwrap();
         assert_eq!(h.get(7), 2.5);
         assert_eq!(arg(&v).to_host().unwrap().get(1), 2.0);
+    }
+
+    #[test]
+    fn a_broadcast_value_is_its_bytes() {
+        // A scalar: the bits `Scalar::to_bits` gives, in one word.
+        for (kind, bits) in [
+            (value_kind(&-1i16), Scalar::to_bits(-1i16)),
+            (value_kind(&true), Scalar::to_bits(true)),
+            (value_kind(&1.5f64), Scalar::to_bits(1.5f64)),
+            (value_kind(&crate::Complex::new(1.0f64, -2.0)), Scalar::to_bits(crate::Complex::new(1.0f64, -2.0))),
+        ] {
+            assert!(matches!(kind, ArgKind::Scalar { bits: b } if b == bits), "{kind:?}");
+        }
+        // A value of more than a word: its bytes, in order, over as many words as it needs.
+        #[derive(Clone, Copy, Debug)]
+        #[repr(C)]
+        struct Five([u32; 5]);
+        // SAFETY: five `u32`s: no padding, no pointers, any bytes valid.
+        unsafe impl GpuType for Five {
+            const NAME: &'static str = "Five";
+        }
+        let v = Five([1, 2, 3, 4, 5]);
+        match value_kind(&v) {
+            ArgKind::Value { words } => {
+                assert_eq!(words.len(), 2);
+                assert_eq!(words[0], 1 | 2 << 32 | 3 << 64 | 4 << 96);
+                assert_eq!(words[1], 5);
+            }
+            other => panic!("{other:?}"),
+        }
+        let sliced = ErasedArg(value_kind(&v)).slice(0..0);
+        assert!(matches!(sliced.0, ArgKind::Value { ref words } if words.len() == 2));
+        assert_eq!(sliced.len(), None);
     }
 
     #[test]

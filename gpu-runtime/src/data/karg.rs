@@ -231,7 +231,7 @@ impl<'a> KArg<'a> {
     /// scalar.
     pub(crate) fn span(&self) -> Option<(Option<usize>, u64, u64)> {
         match self.0 {
-            KArgKind::Scalar { .. } | KArgKind::In { arg: ArgKind::Scalar { .. }, .. } => None,
+            KArgKind::Scalar { .. } | KArgKind::In { arg: ArgKind::Scalar { .. } | ArgKind::Value { .. }, .. } => None,
             KArgKind::In { arg: ArgKind::Host { ptr, bytes, .. }, .. } => {
                 let start = ptr as usize as u64;
                 Some((None, start, start + bytes as u64))
@@ -338,7 +338,7 @@ mod tests {
                 mem: InOutMem::Host { ptr: ptr.cast_mut(), bytes, len: bytes, _borrow: PhantomData },
             }
         } else {
-            KArgKind::In { name, arg: ArgKind::Host { ptr, bytes, len: bytes, _borrow: PhantomData } }
+            KArgKind::In { name, arg: ArgKind::Host { ptr, bytes, len: bytes, size: 1, _borrow: PhantomData } }
         })
     }
 

@@ -12,7 +12,7 @@ use super::arg::OutRef;
 use super::array::DeviceVec;
 use crate::driver::{Device, DeviceId, Uses};
 use crate::error::Result;
-use crate::scalar::Scalar;
+use crate::scalar::GpuType;
 
 /// Where a launch writes one output, with the destination's length and device. Opaque
 /// outside this crate and made only from a borrowed output ([`Results::out_slots`]).
@@ -132,14 +132,14 @@ pub trait Results: sealed::Sealed + Copy + Send + Sync + 'static {
 
 /// `values` (C order) as an array of `shape`.
 #[cfg(feature = "ndarray")]
-fn shaped<T: Scalar>(values: Vec<T>, shape: &[usize]) -> ndarray::ArrayD<T> {
+fn shaped<T: GpuType>(values: Vec<T>, shape: &[usize]) -> ndarray::ArrayD<T> {
     let n = values.len();
     ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(shape), values)
         .unwrap_or_else(|e| unreachable!("{n} results for shape {shape:?}: {e}"))
 }
 
 #[cfg(feature = "ndarray")]
-fn assign<T: Scalar>(values: &[T], shape: &[usize], mut out: ndarray::ArrayViewMutD<'_, T>) {
+fn assign<T: GpuType>(values: &[T], shape: &[usize], mut out: ndarray::ArrayViewMutD<'_, T>) {
     match ndarray::ArrayViewD::from_shape(ndarray::IxDyn(shape), values) {
         Ok(v) => out.assign(&v),
         Err(e) => unreachable!("{} results for shape {shape:?}: {e}", values.len()),
@@ -147,13 +147,13 @@ fn assign<T: Scalar>(values: &[T], shape: &[usize], mut out: ndarray::ArrayViewM
 }
 
 #[cfg(feature = "ndarray")]
-fn contiguous<T: Scalar>(out: ndarray::ArrayViewMutD<'_, T>) -> OutRef<'_, T> {
+fn contiguous<T: GpuType>(out: ndarray::ArrayViewMutD<'_, T>) -> OutRef<'_, T> {
     OutRef::Host(out.into_slice().unwrap_or_default())
 }
 
-impl<T: Scalar> sealed::Sealed for T {}
+impl<T: GpuType> sealed::Sealed for T {}
 
-impl<T: Scalar> Results for T {
+impl<T: GpuType> Results for T {
     type Host = Vec<T>;
     type Device = DeviceVec<T>;
     type Outs<'a> = OutRef<'a, T>;
@@ -242,7 +242,7 @@ impl<T: Scalar> Results for T {
     }
 }
 
-fn write_one<T: Scalar>(values: &[T], out: OutRef<'_, T>) -> Result<()> {
+fn write_one<T: GpuType>(values: &[T], out: OutRef<'_, T>) -> Result<()> {
     match out {
         OutRef::Host(s) => {
             s.copy_from_slice(values);
@@ -252,7 +252,7 @@ fn write_one<T: Scalar>(values: &[T], out: OutRef<'_, T>) -> Result<()> {
     }
 }
 
-fn slot<T: Scalar>(out: OutRef<'_, T>) -> OutSlot<'_> {
+fn slot<T: GpuType>(out: OutRef<'_, T>) -> OutSlot<'_> {
     OutSlot(match out {
         OutRef::Host(s) => SlotKind::Host { ptr: s.as_mut_ptr().cast(), len: s.len(), borrow: PhantomData },
         OutRef::Device(d) => SlotKind::Device { ptr: d.ptr(), len: d.len(), device: d.device(), uses: d.uses() },
@@ -261,9 +261,9 @@ fn slot<T: Scalar>(out: OutRef<'_, T>) -> OutSlot<'_> {
 
 macro_rules! tuple_results {
     ($($t:ident $i:tt),*) => {
-        impl<$($t: Scalar),*> sealed::Sealed for ($($t,)*) {}
+        impl<$($t: GpuType),*> sealed::Sealed for ($($t,)*) {}
 
-        impl<$($t: Scalar),*> Results for ($($t,)*) {
+        impl<$($t: GpuType),*> Results for ($($t,)*) {
             type Host = ($(Vec<$t>,)*);
             type Device = ($(DeviceVec<$t>,)*);
             type Outs<'a> = ($(OutRef<'a, $t>,)*);

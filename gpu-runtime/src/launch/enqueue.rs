@@ -140,8 +140,13 @@ impl<'a> Launch<'a> {
         for (i, arg) in self.args.iter().enumerate() {
             match arg.0 {
                 ArgKind::Scalar { bits } => words.scalar(i, bits),
-                ArgKind::Device { ptr, .. } => words.array(i, ptr + origin(i)),
-                ArgKind::Host { ptr, bytes, .. } => {
+                ArgKind::Value { words: ref value } => words.value(i, value),
+                ArgKind::Device { ptr, size, .. } => {
+                    words.value_size(i, size);
+                    words.array(i, ptr + origin(i));
+                }
+                ArgKind::Host { ptr, bytes, size, .. } => {
+                    words.value_size(i, size);
                     let dst = queued.temporary(device, bytes)?;
                     // SAFETY: `ptr` is a live borrow of `bytes` bytes (an `ErasedArg` is
                     // made only from one) and `dst` has room for them. A copy from

@@ -104,24 +104,24 @@ impl ExplicitKernel {
         let mut copy_back: Vec<(u64, *mut u8, usize)> = Vec::new();
         for (i, arg) in args.iter().enumerate() {
             let slot = slots.slot(i);
-            let (ptr, len) = match arg.0 {
+            let (ptr, len) = match &arg.0 {
                 KArgKind::Scalar { bits } => {
-                    words[slot] = bits;
+                    words[slot] = *bits;
                     continue;
                 }
                 KArgKind::In { arg: ArgKind::Device { ptr, len, .. }, .. }
-                | KArgKind::InOut { mem: InOutMem::Device { ptr, len, .. }, .. } => (ptr, len),
+                | KArgKind::InOut { mem: InOutMem::Device { ptr, len, .. }, .. } => (*ptr, *len),
                 KArgKind::In { arg: ArgKind::Host { ptr, bytes, len, .. }, .. } => {
-                    (copy_in(&mut queued, &device, &stream, ptr, bytes)?, len)
+                    (copy_in(&mut queued, &device, &stream, *ptr, *bytes)?, *len)
                 }
-                KArgKind::InOut { mem: InOutMem::Host { ptr, bytes, len, .. }, .. } => {
+                &KArgKind::InOut { mem: InOutMem::Host { ptr, bytes, len, .. }, .. } => {
                     let staged = copy_in(&mut queued, &device, &stream, ptr, bytes)?;
                     if bytes > 0 {
                         copy_back.push((staged, ptr, bytes));
                     }
                     (staged, len)
                 }
-                KArgKind::In { arg: ArgKind::Scalar { .. }, .. } => {
+                KArgKind::In { arg: ArgKind::Scalar { .. } | ArgKind::Value { .. }, .. } => {
                     return Err(Error::internal(format!("`{name}`: a scalar was passed for a slice parameter")));
                 }
             };
@@ -183,7 +183,9 @@ impl ExplicitKernel {
         let matches = args.len() == self.spec.params.len()
             && args.iter().zip(kinds).all(|(a, k)| match (&a.0, k) {
                 (KArgKind::Scalar { .. }, KernelParam::Scalar) => true,
-                (KArgKind::In { arg, .. }, KernelParam::Slice) => !matches!(arg, ArgKind::Scalar { .. }),
+                (KArgKind::In { arg, .. }, KernelParam::Slice) => {
+                    !matches!(arg, ArgKind::Scalar { .. } | ArgKind::Value { .. })
+                }
                 (KArgKind::InOut { .. }, KernelParam::Slice) => true,
                 _ => false,
             });

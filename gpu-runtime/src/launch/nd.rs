@@ -89,8 +89,13 @@ unsafe fn run_nd_on(
                 let (bytes, strides) = op.gather(dims, dense);
                 gathered.push(bytes);
                 let b = gathered.last().expect("pushed");
-                let kind =
-                    ArgKind::Host { ptr: b.as_ptr(), bytes: b.len(), len: b.len() / op.size, _borrow: PhantomData };
+                let kind = ArgKind::Host {
+                    ptr: b.as_ptr(),
+                    bytes: b.len(),
+                    len: b.len() / op.size,
+                    size: op.size,
+                    _borrow: PhantomData,
+                };
                 (kind, strides, 0)
             }
             (NdKind::Host { .. }, Some(op)) => {
@@ -101,6 +106,7 @@ unsafe fn run_nd_on(
                     ptr: start,
                     bytes: op.span_len() * op.size,
                     len: op.span_len(),
+                    size: op.size,
                     _borrow: PhantomData,
                 };
                 (kind, op.strides.clone(), op.span.0.unsigned_abs() as u64 * op.size as u64)
@@ -123,7 +129,7 @@ unsafe fn run_nd_on(
             && kinds
                 .iter()
                 .all(|(k, strides, _)| matches!(k, ArgKind::Scalar { .. }) || strides.iter().all(|&s| s == 1)));
-    let erased: Vec<ErasedArg<'_>> = kinds.iter().map(|(k, _, _)| ErasedArg(*k)).collect();
+    let erased: Vec<ErasedArg<'_>> = kinds.iter().map(|(k, _, _)| ErasedArg(k.clone())).collect();
     let run = Plan { n: plan.n, device };
     let launch = Launch { spec, plan: &run, args: &erased, outs };
     if flat {

@@ -1,8 +1,8 @@
 //! The parameter words of a launch. Each kernel parameter is read from its own 16-byte
 //! word: a pointer, a count, or a scalar whose bytes sit at the start of the word
 //! (little-endian); the driver reads as many bytes as the parameter has (16 only for a
-//! `Complex<f64>`). Which word is which is `kernel_abi`'s layout, the one the compiler
-//! lowered the entry with.
+//! `Complex<f64>`). A user struct larger than a word is read from words of its own. Which
+//! word is which is `kernel_abi`'s layout, the one the compiler lowered the entry with.
 
 use std::ffi::c_void;
 
@@ -24,13 +24,37 @@ pub(crate) struct StridedLayout {
 pub(crate) struct EntryWords {
     slots: EntryParams,
     words: Vec<u128>,
+    /// The by-value slots of inputs larger than a word (a user struct): slot and words.
+    wide: Vec<(usize, Vec<u128>)>,
 }
 
 impl EntryWords {
     pub(crate) fn new(slots: EntryParams, n: usize) -> EntryWords {
         let mut words = vec![0; slots.count()];
         words[EntryParams::N] = n as u128;
-        EntryWords { slots, words }
+        EntryWords { slots, words, wide: Vec::new() }
+    }
+
+    /// Input `i`'s by-value slot holds `size` bytes: where that is more than a word, the
+    /// slot gets zeroed words of its own (the driver reads all `size` bytes of it, even
+    /// where the input is an array and the value is unused).
+    pub(crate) fn value_size(&mut self, i: usize, size: usize) {
+        let slot = self.slots.input_value(i);
+        if size > 16 && !self.wide.iter().any(|(s, _)| *s == slot) {
+            self.wide.push((slot, vec![0; size.div_ceil(16)]));
+        }
+    }
+
+    /// Input `i` is a value of more than one word broadcast to every element.
+    pub(crate) fn value(&mut self, i: usize, value: &[u128]) {
+        let slot = self.slots.input_value(i);
+        match self.wide.iter_mut().find(|(s, _)| *s == slot) {
+            Some((_, words)) if words.len() >= value.len() => words[..value.len()].copy_from_slice(value),
+            _ => {
+                self.wide.retain(|(s, _)| *s != slot);
+                self.wide.push((slot, value.to_vec()));
+            }
+        }
     }
 
     pub(crate) fn output(&mut self, k: usize, ptr: CUdeviceptr) {
@@ -68,9 +92,13 @@ impl EntryWords {
         }
     }
 
-    /// The kernel parameters: one pointer to each word.
+    /// The kernel parameters: one pointer to each word (to its own words for a wide slot).
     pub(crate) fn params(&mut self) -> Vec<*mut c_void> {
-        param_pointers(&mut self.words)
+        let mut params = param_pointers(&mut self.words);
+        for (slot, words) in &mut self.wide {
+            params[*slot] = words.as_mut_ptr().cast();
+        }
+        params
     }
 }
 
@@ -125,5 +153,29 @@ mod tests {
         assert_eq!(w.params().len(), slots.count());
         assert_eq!(ReduceWords::new(9, 1, 2, None).params().len(), 3);
         assert_eq!(ReduceWords::new(9, 1, 2, Some(3)).params().len(), 4);
+    }
+
+    #[test]
+    fn a_struct_wider_than_a_word_gets_words_of_its_own() {
+        let slots = EntryParams { inputs: 3, outputs: 1, strided: false, fault_word: false };
+        let mut w = EntryWords::new(slots, 4);
+        // Input 0: an array of 40-byte structs (the unused value slot still holds 40
+        // bytes); input 1: a 40-byte struct broadcast; input 2: a scalar.
+        w.array(0, 0x200);
+        w.value_size(0, 40);
+        w.value(1, &[1, 2, 3]);
+        w.scalar(2, 9);
+        w.value_size(2, 4);
+        let params = w.params();
+        let read = |slot: usize, words: usize| -> Vec<u128> {
+            // SAFETY: each parameter points to at least `words` live words of `w`.
+            (0..words).map(|k| unsafe { params[slot].cast::<u128>().add(k).read() }).collect()
+        };
+        assert_eq!(read(slots.input_ptr(0), 1), [0x200]);
+        assert_eq!(read(slots.input_value(0), 3), [0, 0, 0]);
+        assert_eq!(read(slots.input_value(1), 3), [1, 2, 3]);
+        assert_eq!(read(slots.input_value(2), 1), [9]);
+        assert_eq!(read(EntryParams::N, 1), [4]);
+        assert_eq!(w.wide.len(), 2);
     }
 }

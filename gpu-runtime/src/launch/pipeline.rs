@@ -244,10 +244,15 @@ unsafe fn pipeline(entry: &Entry, staging: &Staging, run: &mut Run<'_>) -> Resul
             }
         }
         for (i, (a, side)) in args.iter().zip(&run.inputs).enumerate() {
-            match (a.0, side) {
-                (ArgKind::Scalar { bits }, _) => words.scalar(i, bits),
-                (ArgKind::Device { ptr, size, .. }, _) => words.array(i, ptr + (start * size) as u64),
-                (ArgKind::Host { ptr, .. }, Some(side)) => {
+            match (&a.0, side) {
+                (&ArgKind::Scalar { bits }, _) => words.scalar(i, bits),
+                (ArgKind::Value { words: value }, _) => words.value(i, value),
+                (&ArgKind::Device { ptr, size, .. }, _) => {
+                    words.value_size(i, size);
+                    words.array(i, ptr + (start * size) as u64);
+                }
+                (&ArgKind::Host { ptr, size, .. }, Some(side)) => {
+                    words.value_size(i, size);
                     let bytes = len * side.size;
                     let pinned = side.pinned[s].ptr();
                     // SAFETY: the user's array has `n` elements, this chunk lies in it; the

@@ -34,7 +34,7 @@ pub(crate) unsafe fn reduce<T: Scalar>(
 ) -> Result<Option<T>> {
     let spec = kernel.spec();
     let n = match arg.0 {
-        ArgKind::Scalar { .. } => {
+        ArgKind::Scalar { .. } | ArgKind::Value { .. } => {
             return Err(Error::internal(format!("`{}`: a scalar reached the reduction launch", spec.name)));
         }
         ArgKind::Host { len, .. } | ArgKind::Device { len, .. } => len,
@@ -85,7 +85,9 @@ pub(crate) unsafe fn reduce<T: Scalar>(
                 .map_err(|e| Error::driver("copying an argument to the GPU", e))?;
             (dst, Some(buf))
         }
-        ArgKind::Scalar { .. } => return Err(Error::internal("a scalar reached the reduction launch")),
+        ArgKind::Scalar { .. } | ArgKind::Value { .. } => {
+            return Err(Error::internal("a scalar reached the reduction launch"));
+        }
     };
     let fault = if spec.error_flag { Some(Cleared::take(device, FaultKind::Word, stream)?) } else { None };
     let fault_ptr = fault.as_ref().map(Cleared::ptr);

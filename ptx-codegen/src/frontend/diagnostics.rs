@@ -93,7 +93,7 @@ impl TypeUse {
                 let last = name.rsplit("::").next().unwrap_or(&name);
                 // A user struct's name, by Rust's convention: say where structs work.
                 let structs = if syntax::may_name_struct(last) {
-                    "; a `#[derive(GpuType)]` struct works in `#[kernel]` and `#[device]` functions (not yet in vectorized ones)"
+                    "; a struct works once it is marked `#[derive(GpuType)]`"
                 } else {
                     ""
                 };

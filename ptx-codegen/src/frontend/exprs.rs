@@ -81,7 +81,8 @@ impl FnChecker<'_> {
                 self.unsafe_depth -= 1;
                 self.mk(ExprKind::Block(block), ty, span)
             }
-            syn::Expr::Index(ix) if self.prog.kernel => self.index_expr(ix),
+            // A vectorized function indexes only a struct's array field (`p.pos[k]`).
+            syn::Expr::Index(ix) if self.prog.kernel || syntax::named_field(&ix.expr).is_some() => self.index_expr(ix),
             syn::Expr::Field(f) if matches!(f.member, syn::Member::Named(_)) => match self.complex_field(f).or_else(|base| self.struct_field(f, base)) {
                 Ok(e) => e,
                 Err(base) if self.prog.kernel => self.dim3_field(f, base),

@@ -213,6 +213,15 @@ pub fn signature_types(sig: &syn::Signature) -> Result<(Vec<ScalarType>, RetType
     signature_types_in(sig, Vec::new())
 }
 
+/// [`signature_types`] of a function that writes the paths `callees` (path → id), user
+/// structs among them.
+pub fn signature_types_with(
+    sig: &syn::Signature,
+    callees: &[(String, String)],
+) -> Result<(Vec<ScalarType>, RetType), syn::Error> {
+    signature_types_in(sig, structs::scope(callees))
+}
+
 /// [`signature_types`] with the user structs in scope (path → type).
 pub(super) fn signature_types_in(
     sig: &syn::Signature,

@@ -157,6 +157,9 @@ pub(super) fn scope(callees: &[(String, String)]) -> Vec<(String, ScalarType)> {
 pub fn struct_paths(item: &syn::ItemFn) -> Vec<syn::Path> {
     let mut v = StructPaths(Vec::new());
     v.visit_item_fn(item);
+    // The function's own type parameters are not structs (`fn f<T>(x: T)`).
+    let generic = |p: &syn::Path| item.sig.generics.type_params().any(|t| p.is_ident(&t.ident));
+    v.0.retain(|p| !generic(p));
     v.0
 }
 
@@ -279,10 +282,7 @@ impl FnChecker<'_> {
 
     /// `p.name[k]` (reading); `None` when the indexed expression is not a field.
     pub(super) fn struct_elem(&mut self, ix: &syn::ExprIndex) -> Option<Expr> {
-        let syn::Expr::Field(f) = syntax::bare(&ix.expr) else { return None };
-        if !matches!(f.member, syn::Member::Named(_)) {
-            return None;
-        }
+        let f = syntax::named_field(&ix.expr)?;
         let span = ix.span();
         let base = self.expr(&f.base);
         let part = match self.array_part(f, base, &ix.index) {

@@ -94,6 +94,14 @@ pub fn bare(e: &syn::Expr) -> &syn::Expr {
     }
 }
 
+/// `e` as an access of a named field (`p.pos`, not `t.0`), without parentheses.
+pub fn named_field(e: &syn::Expr) -> Option<&syn::ExprField> {
+    match bare(e) {
+        syn::Expr::Field(f) if matches!(f.member, syn::Member::Named(_)) => Some(f),
+        _ => None,
+    }
+}
+
 /// `t` without parentheses or invisible groups.
 pub fn bare_type(t: &syn::Type) -> &syn::Type {
     match t {

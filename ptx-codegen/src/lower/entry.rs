@@ -148,8 +148,13 @@ pub fn lower_kernel_entry<'ctx>(
         return Ok(kernel);
     }
     // The contiguous entry reads and writes `lanes` elements at a time when every array is
-    // aligned for it (device allocations are; a view at an odd offset may not be).
+    // aligned for it (device allocations are; a view at an odd offset may not be). A user
+    // struct moves whole, an element at a time (its fields are not lanes of one type).
+    let vectors = !abi.inputs.iter().chain(&abi.outputs).any(|t| t.is_struct());
     let emit_both = |all_arrays: bool| -> LResult<()> {
+        if !vectors {
+            return loops.emit(&inputs, all_arrays, Shape::Plain);
+        }
         let mut aligned = cx.bool_type().const_int(1, false);
         let arrays = inputs
             .iter()
