@@ -147,3 +147,24 @@ mod vectorized {
         }
     }
 }
+
+mod generalized {
+    //! Structs in `#[guvectorize]` functions on the GPU, against the host original.
+
+    use super::struct_defs::*;
+    use gpu_runtime::Where;
+    use gpu_runtime::ndarray::{Array, ArrayD, IxDyn};
+
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn cores_of_structs_and_struct_scalars() {
+        let (r, n) = (4_000, 64);
+        let ps = Array::from_shape_vec(IxDyn(&[r, n]), particles(r * n)).unwrap();
+        assert_eq!(centre(&ps).unwrap(), centre::with(Where::Cpu, &ps).unwrap());
+        let wind = Vec3 { x: 1.0, y: 2.0, z: -3.0 };
+        assert_eq!(blow(&ps, wind).unwrap(), blow::with(Where::Cpu, &ps, wind).unwrap());
+        let winds: Vec<Vec3> = (0..r).map(|k| Vec3 { x: k as f32, y: 0.5, z: 0.0 }).collect();
+        let per_row = ArrayD::from_shape_vec(IxDyn(&[r]), winds).unwrap();
+        assert_eq!(blow(&ps, &per_row).unwrap(), blow::with(Where::Cpu, &ps, &per_row).unwrap());
+    }
+}

@@ -198,3 +198,52 @@ mod vectorized {
         assert!(e.contains("index out of bounds: the len is 4 but the index is 4"), "{e}");
     }
 }
+
+mod generalized {
+    //! Structs in `#[guvectorize]` functions: cores of structs in and out, a struct
+    //! returned and a struct scalar, on every host path and through the kernel in the
+    //! simulator (the GPU runs the same in `tests/gpu_structs.rs`).
+
+    use super::struct_defs::*;
+    use gpu_runtime::ndarray::{Array, ArrayD, IxDyn};
+    use gpu_runtime::{Device, Where};
+
+    pub fn rows(r: usize, n: usize) -> ArrayD<Particle> {
+        Array::from_shape_vec(IxDyn(&[r, n]), particles(r * n)).unwrap()
+    }
+
+    #[test]
+    fn a_core_of_structs_in_a_struct_out() {
+        let ps = rows(6, 50);
+        let want = ArrayD::from_shape_vec(IxDyn(&[6]), centre_host(ps.as_slice().unwrap(), 50)).unwrap();
+        for how in [Where::Cpu, Where::Parallel, Where::On(&Device::cpu()), Where::Simulate] {
+            assert_eq!(centre::with(how, &ps).unwrap(), want, "{how:?}");
+        }
+    }
+
+    #[test]
+    fn struct_scalars_per_row_or_for_all_and_a_written_core() {
+        let ps = rows(4, 30);
+        let wind = Vec3 { x: 1.0, y: 2.0, z: -3.0 };
+        let blown = |w: &dyn Fn(usize) -> Vec3| -> ArrayD<Particle> {
+            let mut out = ps.clone();
+            for (r, mut row) in out.outer_iter_mut().enumerate() {
+                for p in row.iter_mut() {
+                    let mut q = drift(*p, 0.5);
+                    let w = w(r);
+                    q.vel = [q.vel[0] + w.x, q.vel[1] + w.y, q.vel[2] + w.z];
+                    *p = q;
+                }
+            }
+            out
+        };
+        let want = blown(&|_| wind);
+        let winds: Vec<Vec3> = (0..4).map(|r| Vec3 { x: r as f32, y: 0.5, z: 0.0 }).collect();
+        let per_row = ArrayD::from_shape_vec(IxDyn(&[4]), winds.clone()).unwrap();
+        let want_per_row = blown(&|r| winds[r]);
+        for how in [Where::Cpu, Where::Parallel, Where::On(&Device::cpu()), Where::Simulate] {
+            assert_eq!(blow::with(how, &ps, wind).unwrap(), want, "{how:?}");
+            assert_eq!(blow::with(how, &ps, &per_row).unwrap(), want_per_row, "{how:?}");
+        }
+    }
+}

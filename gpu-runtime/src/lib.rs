@@ -183,6 +183,8 @@ pub mod __private {
     // `#[guvectorize]`: the generated `__Gufunc` type and the calls.
     #[cfg(feature = "ndarray")]
     pub use crate::api::{GuFn, GuLayout, GuOutputs, GuPlan, Hosts, Laid, gu, gu_device, gu_into, gu_launch};
+    #[cfg(feature = "ndarray")]
+    pub use crate::scalar::zeroed;
     // `#[kernel]`: the kernel's description and its arguments.
     pub use crate::data::{KArg, KernelIn, KernelInOut};
     pub use crate::launch::{ExplicitKernel, ExplicitSpec};

@@ -29,6 +29,12 @@ pub(crate) fn value_bytes<T: GpuType>(v: &T) -> &[u8] {
     unsafe { std::slice::from_raw_parts((v as *const T).cast::<u8>(), std::mem::size_of::<T>()) }
 }
 
+/// The value of all-zero bytes (zero for a scalar, every field zero for a struct).
+pub fn zeroed<T: GpuType>() -> T {
+    // SAFETY: all-zero bytes are a valid value of every `GpuType` (its contract).
+    unsafe { std::mem::zeroed() }
+}
+
 /// A scalar type of the kernel language: `bool`, the integers and the floats.
 ///
 /// Sealed: the kernels and the runtime agree on exactly these types.

@@ -2,7 +2,7 @@
 //! `tests/gpu_structs.rs` (the GPU), with the host's own computation of each.
 #![allow(dead_code)]
 
-use gpu_runtime::{Complex, GpuType, device, gpu, kernel, vectorize};
+use gpu_runtime::{Complex, GpuType, device, gpu, guvectorize, kernel, vectorize};
 
 // The example's kernel, from its own source.
 #[path = "../../examples/nbody.rs"]
@@ -243,4 +243,36 @@ pub fn tagged(n: usize) -> Vec<Tagged> {
             pad: [0; 7],
         })
         .collect()
+}
+
+/// The centre of mass of each row of particles: a core of structs in, a struct returned.
+#[guvectorize("(n)->()")]
+pub fn centre(ps: &[Particle]) -> Vec3 {
+    let mut m = 0.0f32;
+    let mut c = Vec3 { x: 0.0, y: 0.0, z: 0.0 };
+    for i in 0..ps.len() {
+        m += ps[i].mass;
+        c.x += ps[i].mass * ps[i].pos[0];
+        c.y += ps[i].mass * ps[i].pos[1];
+        c.z += ps[i].mass * ps[i].pos[2];
+    }
+    Vec3 { x: c.x / m, y: c.y / m, z: c.z / m }
+}
+
+/// Each row of particles moved through a device function, a wind per row (or one for all)
+/// added: a struct scalar input and a written core of structs.
+#[guvectorize("(n),()->(n)")]
+pub fn blow(ps: &[Particle], wind: Vec3, out: &mut [Particle]) {
+    for i in 0..ps.len() {
+        let mut q = drift(ps[i], 0.5);
+        q.vel[0] += wind.x;
+        q.vel[1] += wind.y;
+        q.vel[2] += wind.z;
+        out[i] = q;
+    }
+}
+
+/// `centre` and `blow` in plain Rust over rows of `n` particles.
+pub fn centre_host(rows: &[Particle], n: usize) -> Vec<Vec3> {
+    rows.chunks(n).map(centre::scalar).collect()
 }

@@ -303,8 +303,9 @@ fn gufunc_impl(g: &Gufunc<'_>, default_where: TokenStream, kernel_methods: Token
         })
         .collect();
     quote! {
+        // Visible where the function is: a private user struct may appear in its impl.
         #[doc(hidden)]
-        pub struct __Gufunc;
+        pub(super) struct __Gufunc;
 
         impl #p::GuFn for __Gufunc {
             const LAYOUT: &'static #p::GuLayout = &__LAYOUT;
@@ -316,7 +317,7 @@ fn gufunc_impl(g: &Gufunc<'_>, default_where: TokenStream, kernel_methods: Token
             #[allow(unused_variables)]
             fn at<'__h, '__a: '__h>(__plan: &#p::GuPlan, __inputs: &#p::Hosts<'__h, '__a, Self>, __t: usize) -> Self::Value {
                 let (#(#in_idents,)*) = __inputs;
-                #(let mut #bufs = ::std::vec![<#buf_elems as ::gpu_runtime::Scalar>::from_bits(0); #buf_lens];)*
+                #(let mut #bufs = ::std::vec![#p::zeroed::<#buf_elems>(); #buf_lens];)*
                 let __r = scalar(#(#host_args),*);
                 (__r, #(#bufs),*)
             }

@@ -86,11 +86,15 @@ pub(super) fn parse_layout(lit: &syn::LitStr) -> syn::Result<Layout> {
     Ok(Layout { text, inputs, outputs })
 }
 
-/// A scalar type (`f32`, `core::primitive::u8`, `half::f16`), as the frontend reads one;
+/// A scalar type (`f32`, `core::primitive::u8`, `half::f16`), as the frontend reads one, or a
+/// user struct's path;
 /// the type the generated code names it by (`f32`, `::gpu_runtime::f16`: a bare `f16`
 /// would be Rust's own unstable type where the caller's module does not import `half`'s).
 pub(super) fn scalar_ident(ty: &syn::Type) -> Option<syn::Type> {
-    let t = ptx_codegen::frontend::scalar_type(ty).ok()?;
+    let Ok(t) = ptx_codegen::frontend::scalar_type(ty) else {
+        // A user struct, as written (its kernel fetches the definition).
+        return ptx_codegen::frontend::struct_type_path(ty).map(|_| ty.clone());
+    };
     if t.is_complex() {
         let tokens = crate::signature::scalar_tokens(t);
         return Some(syn::parse_quote_spanned!(ty.span()=> #tokens));

@@ -7,17 +7,17 @@ use ndarray::{ArrayBase, ArrayD, Data, Dimension, IxDyn};
 use super::array::{DeviceSlice, DeviceVec};
 use crate::driver::{Device, default_device};
 use crate::error::{Error, Result};
-use crate::scalar::Scalar;
+use crate::scalar::GpuType;
 
 /// An N-dimensional array in the memory of one device, its elements in C order (the last
 /// axis varies fastest). Made from an `ndarray` array, from zeros, or by giving a
 /// [`DeviceVec`] a shape; read back with [`DeviceArray::to_array`].
-pub struct DeviceArray<T: Scalar> {
+pub struct DeviceArray<T: GpuType> {
     data: DeviceVec<T>,
     shape: Vec<usize>,
 }
 
-impl<T: Scalar> DeviceArray<T> {
+impl<T: GpuType> DeviceArray<T> {
     /// A copy of `array` (any layout) on the default device.
     pub fn from_array<S: Data<Elem = T>, D: Dimension>(array: &ArrayBase<S, D>) -> Result<DeviceArray<T>> {
         DeviceArray::from_array_on(&default_device()?, array)
@@ -118,7 +118,7 @@ fn elements(shape: &[usize]) -> Result<usize> {
         .ok_or_else(|| Error::BadShape { len: usize::MAX, shape: shape.to_vec() })
 }
 
-impl<T: Scalar> std::fmt::Debug for DeviceArray<T> {
+impl<T: GpuType> std::fmt::Debug for DeviceArray<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "DeviceArray<{}>{:?} on {}", T::NAME, self.shape, self.device().id())
     }

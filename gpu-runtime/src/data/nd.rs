@@ -21,7 +21,7 @@ use super::array::{DeviceSlice, DeviceVec};
 use super::device_array::DeviceArray;
 use crate::driver::Device;
 use crate::error::{Error, Result};
-use crate::scalar::Scalar;
+use crate::scalar::{GpuType, Scalar};
 
 /// One argument of `name::nd`: a scalar broadcast everywhere, a view of any shape, or a
 /// device array (its elements in C order, and its shape).
@@ -32,7 +32,7 @@ pub enum NdRef<'a, T> {
     Device(DeviceSlice<'a, T>, Vec<usize>),
 }
 
-impl<'a, T: Scalar> NdRef<'a, T> {
+impl<'a, T: GpuType> NdRef<'a, T> {
     /// The argument's shape (`[]` for a scalar).
     pub fn shape(&self) -> Vec<usize> {
         match self {
@@ -41,8 +41,11 @@ impl<'a, T: Scalar> NdRef<'a, T> {
             NdRef::Device(_, shape) => shape.clone(),
         }
     }
+}
 
-    /// The argument without its element type.
+impl<'a, T: Scalar> NdRef<'a, T> {
+    /// The argument without its element type (for `name::nd`, whose functions take
+    /// scalars).
     pub fn erase(self) -> ErasedNd<'a> {
         ErasedNd(match self {
             NdRef::Scalar(v) => NdKind::Scalar { bits: v.to_bits() },
@@ -95,49 +98,49 @@ fn c_strides(shape: &[usize]) -> Vec<isize> {
 
 /// What `name::nd` accepts where the function takes a `T`: a `T`, an `ndarray` array or
 /// view of `T` of any dimension (owned arrays by reference), or a slice (one axis).
-pub trait NdArg<'a, T: Scalar> {
+pub trait NdArg<'a, T: GpuType> {
     fn into_nd(self) -> NdRef<'a, T>;
 }
 
-impl<'a, T: Scalar> NdArg<'a, T> for T {
+impl<'a, T: GpuType> NdArg<'a, T> for T {
     fn into_nd(self) -> NdRef<'a, T> {
         NdRef::Scalar(self)
     }
 }
 
-impl<'a, T: Scalar, S: Data<Elem = T>, D: Dimension> NdArg<'a, T> for &'a ArrayBase<S, D> {
+impl<'a, T: GpuType, S: Data<Elem = T>, D: Dimension> NdArg<'a, T> for &'a ArrayBase<S, D> {
     fn into_nd(self) -> NdRef<'a, T> {
         NdRef::Host(self.view().into_dyn())
     }
 }
 
-impl<'a, T: Scalar, D: Dimension> NdArg<'a, T> for ArrayView<'a, T, D> {
+impl<'a, T: GpuType, D: Dimension> NdArg<'a, T> for ArrayView<'a, T, D> {
     fn into_nd(self) -> NdRef<'a, T> {
         NdRef::Host(self.into_dyn())
     }
 }
 
-impl<'a, T: Scalar> NdArg<'a, T> for &'a [T] {
+impl<'a, T: GpuType> NdArg<'a, T> for &'a [T] {
     fn into_nd(self) -> NdRef<'a, T> {
         NdRef::Host(ArrayView::from(self).into_dyn())
     }
 }
 
-impl<'a, T: Scalar> NdArg<'a, T> for &'a Vec<T> {
+impl<'a, T: GpuType> NdArg<'a, T> for &'a Vec<T> {
     fn into_nd(self) -> NdRef<'a, T> {
         NdRef::Host(ArrayView::from(self.as_slice()).into_dyn())
     }
 }
 
 /// An array, as one axis (as the vectorized calls take it).
-impl<'a, T: Scalar, const N: usize> NdArg<'a, T> for &'a [T; N] {
+impl<'a, T: GpuType, const N: usize> NdArg<'a, T> for &'a [T; N] {
     fn into_nd(self) -> NdRef<'a, T> {
         NdRef::Host(ArrayView::from(self.as_slice()).into_dyn())
     }
 }
 
 /// A device array, read where it is.
-impl<'a, T: Scalar> NdArg<'a, T> for &'a DeviceArray<T> {
+impl<'a, T: GpuType> NdArg<'a, T> for &'a DeviceArray<T> {
     fn into_nd(self) -> NdRef<'a, T> {
         NdRef::Device(self.as_slice(), self.shape().to_vec())
     }
@@ -150,7 +153,7 @@ impl<'a, T: Scalar> NdArg<'a, T> for &'a DeviceArray<T> {
     message = "`{Self}` cannot be passed where a `#[guvectorize]` function takes `{T}` elements",
     label = "expected `{T}`, `&Array<{T}, D>`, an `ArrayView<{T}, D>`, `&[{T}]`, `&Vec<{T}>`, `&[{T}; N]`, `&DeviceArray<{T}>`, `&DeviceVec<{T}>` or a `DeviceSlice<{T}>`"
 )]
-pub trait GuArg<'a, T: Scalar> {
+pub trait GuArg<'a, T: GpuType> {
     fn into_gu(self) -> GuRef<'a, T>;
 }
 
@@ -166,7 +169,7 @@ pub enum GuRef<'a, T> {
     Device(DeviceSlice<'a, T>, Vec<usize>),
 }
 
-impl<T: Scalar> GuRef<'_, T> {
+impl<T: GpuType> GuRef<'_, T> {
     /// The argument's shape (`[]` for a scalar).
     pub fn shape(&self) -> Vec<usize> {
         match self {
@@ -179,7 +182,7 @@ impl<T: Scalar> GuRef<'_, T> {
 
 macro_rules! gu_arg_via_nd {
     ($([$($g:tt)*] $ty:ty;)*) => {$(
-        impl<'a, T: Scalar, $($g)*> GuArg<'a, T> for $ty {
+        impl<'a, T: GpuType, $($g)*> GuArg<'a, T> for $ty {
             fn into_gu(self) -> GuRef<'a, T> {
                 GuRef::Nd(self.into_nd())
             }
@@ -196,19 +199,19 @@ gu_arg_via_nd! {
     [const N: usize] &'a [T; N];
 }
 
-impl<'a, T: Scalar> GuArg<'a, T> for &'a DeviceArray<T> {
+impl<'a, T: GpuType> GuArg<'a, T> for &'a DeviceArray<T> {
     fn into_gu(self) -> GuRef<'a, T> {
         GuRef::Device(self.as_slice(), self.shape().to_vec())
     }
 }
 
-impl<'a, T: Scalar> GuArg<'a, T> for &'a DeviceVec<T> {
+impl<'a, T: GpuType> GuArg<'a, T> for &'a DeviceVec<T> {
     fn into_gu(self) -> GuRef<'a, T> {
         GuRef::Device(self.as_slice(), vec![self.len()])
     }
 }
 
-impl<'a, T: Scalar> GuArg<'a, T> for DeviceSlice<'a, T> {
+impl<'a, T: GpuType> GuArg<'a, T> for DeviceSlice<'a, T> {
     fn into_gu(self) -> GuRef<'a, T> {
         let len = self.len();
         GuRef::Device(self, vec![len])
@@ -217,17 +220,17 @@ impl<'a, T: Scalar> GuArg<'a, T> for DeviceSlice<'a, T> {
 
 /// Where `name::nd_into` writes: a mutable `ndarray` array or view of any dimension, whose
 /// shape must be the call's broadcast shape.
-pub trait NdOut<'a, T: Scalar> {
+pub trait NdOut<'a, T: GpuType> {
     fn into_nd_out(self) -> ArrayViewMutD<'a, T>;
 }
 
-impl<'a, T: Scalar, S: DataMut<Elem = T>, D: Dimension> NdOut<'a, T> for &'a mut ArrayBase<S, D> {
+impl<'a, T: GpuType, S: DataMut<Elem = T>, D: Dimension> NdOut<'a, T> for &'a mut ArrayBase<S, D> {
     fn into_nd_out(self) -> ArrayViewMutD<'a, T> {
         self.view_mut().into_dyn()
     }
 }
 
-impl<'a, T: Scalar, D: Dimension> NdOut<'a, T> for ArrayViewMut<'a, T, D> {
+impl<'a, T: GpuType, D: Dimension> NdOut<'a, T> for ArrayViewMut<'a, T, D> {
     fn into_nd_out(self) -> ArrayViewMutD<'a, T> {
         self.into_dyn()
     }

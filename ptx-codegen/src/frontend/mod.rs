@@ -41,6 +41,7 @@ use context::{FnChecker, ProgramCx};
 use signature::fn_sig;
 pub use structs::{
     FIELD_TYPES, StructEntry, define_structs, field_struct_paths, struct_def, struct_paths, struct_type,
+    struct_type_path,
 };
 pub use syntax::{scalar_type, unchecked_call};
 pub use xoroshiro::expand_xoroshiro_calls;

@@ -170,17 +170,29 @@ pub fn field_struct_paths(item: &syn::ItemStruct) -> Vec<syn::Path> {
     v.0
 }
 
+/// The path of `ty` where it may name a user struct (as [`struct_paths`] decides).
+pub fn struct_type_path(ty: &syn::Type) -> Option<&syn::Path> {
+    match syntax::bare_type(ty) {
+        syn::Type::Path(p) if p.qself.is_none() && may_be_struct(&p.path) => Some(&p.path),
+        _ => None,
+    }
+}
+
+/// A capitalised name without generic arguments that is not one of Rust's own types,
+/// num-complex's or the GPU built-ins'.
+fn may_be_struct(path: &syn::Path) -> bool {
+    let Some(last) = path.segments.last() else { return false };
+    let plain = path.segments.iter().all(|s| s.arguments.is_none());
+    let first = syntax::name(&path.segments[0].ident);
+    let foreign = matches!(first.as_str(), "std" | "core" | "alloc" | "gpu" | "gpu_runtime" | "num_complex" | "half");
+    plain && syntax::may_name_struct(&syntax::name(&last.ident)) && !foreign
+}
+
 struct StructPaths(Vec<syn::Path>);
 
 impl StructPaths {
     fn note(&mut self, path: &syn::Path) {
-        let Some(last) = path.segments.last() else { return };
-        let name = syntax::name(&last.ident);
-        let plain = path.segments.iter().all(|s| s.arguments.is_none());
-        let first = syntax::name(&path.segments[0].ident);
-        let foreign =
-            matches!(first.as_str(), "std" | "core" | "alloc" | "gpu" | "gpu_runtime" | "num_complex" | "half");
-        if plain && syntax::may_name_struct(&name) && !foreign {
+        if may_be_struct(path) {
             let key = path_key(path);
             if !self.0.iter().any(|p| path_key(p) == key) {
                 self.0.push(path.clone());

@@ -7,7 +7,7 @@ use super::layout::{GuHost, GuIn, GuLayout, GuPlan, gu_along};
 use crate::data::nd::GuRef;
 use crate::driver::Device;
 use crate::error::Result;
-use crate::scalar::Scalar;
+use crate::scalar::GpuType;
 
 /// The arguments of a call: `(GuRef<'a, A>, …)`, one per input.
 pub trait GuArgs<'a>: Sized {
@@ -39,7 +39,7 @@ pub trait GuLaid<'a>: Sized {
 
 macro_rules! tuple_inputs {
     ($($t:ident $v:ident $k:tt),*) => {
-        impl<'a, $($t: Scalar),*> GuArgs<'a> for ($(GuRef<'a, $t>,)*) {
+        impl<'a, $($t: GpuType),*> GuArgs<'a> for ($(GuRef<'a, $t>,)*) {
             type Laid = ($(GuIn<'a, $t>,)*);
 
             #[allow(unused_variables)]
@@ -59,7 +59,7 @@ macro_rules! tuple_inputs {
             }
         }
 
-        impl<'a, $($t: Scalar),*> GuLaid<'a> for ($(GuIn<'a, $t>,)*) {
+        impl<'a, $($t: GpuType),*> GuLaid<'a> for ($(GuIn<'a, $t>,)*) {
             type Hosts<'h> = ($(GuHost<'h, $t>,)*) where Self: 'h;
 
             fn devices(&self) -> Vec<Option<&'a Device>> {

@@ -11,7 +11,7 @@ use crate::data::{DeviceSlice, DeviceVec, KernelIn, KernelInRef};
 use crate::driver::Device;
 use crate::driver::staged::STAGED_MIN_BYTES;
 use crate::error::{Error, Result};
-use crate::scalar::Scalar;
+use crate::scalar::GpuType;
 
 /// A function's layout, as the macro writes it.
 #[derive(Debug)]
@@ -117,7 +117,7 @@ impl GuPlan {
 /// `t * step` (`step` 0 for an input the loop dimensions broadcast whole), in host memory
 /// or on the device that holds the argument.
 #[derive(Debug)]
-pub struct GuIn<'a, T: Scalar> {
+pub struct GuIn<'a, T: GpuType> {
     data: GuData<'a, T>,
     step: usize,
     len: usize,
@@ -126,14 +126,14 @@ pub struct GuIn<'a, T: Scalar> {
 }
 
 #[derive(Debug)]
-enum GuData<'a, T: Scalar> {
+enum GuData<'a, T: GpuType> {
     Host(Cow<'a, [T]>),
     Device(DeviceSlice<'a, T>),
     /// Host data this call copied to the GPU.
     Uploaded(DeviceVec<T>),
 }
 
-impl<'a, T: Scalar> GuIn<'a, T> {
+impl<'a, T: GpuType> GuIn<'a, T> {
     /// Input `k` of the layout, from the argument the plan was made with. A device array
     /// is used in place where its loop dimensions are the call's or all 1; one that the
     /// loop dimensions broadcast only in part (`(3, 1, n)` for a loop of `(3, 4)`) is
@@ -251,7 +251,7 @@ fn c_order<'v, T>(function: &'static str, data: &'v [T], shape: &[usize]) -> Res
 /// A host view laid out as one core per loop index (`full`: the loop shape, then the
 /// core): borrowed where it already is, with step 0 where every loop index has the same
 /// core, else broadcast into a copy.
-fn host_layout<'v, T: Scalar>(
+fn host_layout<'v, T: GpuType>(
     function: &'static str,
     view: ArrayViewD<'v, T>,
     full: &[usize],
@@ -286,7 +286,7 @@ pub struct GuHost<'a, T: Clone> {
     len: usize,
 }
 
-impl<T: Scalar> GuHost<'_, T> {
+impl<T: GpuType> GuHost<'_, T> {
     /// The core at loop index `t`.
     #[inline]
     pub fn at(&self, t: usize) -> &[T] {
@@ -314,7 +314,7 @@ impl<T: Scalar> GuHost<'_, T> {
 /// Input `k` with its core taken along `axis` (`name::along`): for an input with one core
 /// dimension, that axis moves last (a view of host data; a device array is copied to the
 /// host to be transposed, and back for the kernel); others are as they are.
-pub(super) fn gu_along<'a, T: Scalar>(
+pub(super) fn gu_along<'a, T: GpuType>(
     layout: &GuLayout,
     k: usize,
     axis: Option<usize>,

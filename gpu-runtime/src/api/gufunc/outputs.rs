@@ -10,7 +10,7 @@ use super::layout::{GuLayout, GuPlan};
 use crate::data::{DeviceArray, DeviceVec};
 use crate::driver::Device;
 use crate::error::{Error, Result};
-use crate::scalar::Scalar;
+use crate::scalar::{GpuType, zeroed};
 
 /// A call's outputs, where it computed them.
 #[derive(Debug)]
@@ -57,7 +57,7 @@ pub trait GuOutputs: Sized {
 /// Where `name::into` writes one output: an `ndarray` array or view (of any strides), or
 /// a device array, whose shape must be the loop shape followed by the output's core.
 #[derive(Debug)]
-pub enum GuOutRef<'o, T: Scalar> {
+pub enum GuOutRef<'o, T: GpuType> {
     Host(ArrayViewMutD<'o, T>),
     Device(&'o mut DeviceArray<T>),
 }
@@ -67,29 +67,29 @@ pub enum GuOutRef<'o, T: Scalar> {
     message = "`{Self}` cannot receive a `#[guvectorize]` function's `{T}` results",
     label = "expected `&mut Array<{T}, D>`, an `ArrayViewMut<{T}, D>` or `&mut DeviceArray<{T}>`"
 )]
-pub trait GuOutArg<'o, T: Scalar> {
+pub trait GuOutArg<'o, T: GpuType> {
     fn into_gu_out(self) -> GuOutRef<'o, T>;
 }
 
-impl<'o, T: Scalar, S: DataMut<Elem = T>, D: Dimension> GuOutArg<'o, T> for &'o mut ArrayBase<S, D> {
+impl<'o, T: GpuType, S: DataMut<Elem = T>, D: Dimension> GuOutArg<'o, T> for &'o mut ArrayBase<S, D> {
     fn into_gu_out(self) -> GuOutRef<'o, T> {
         GuOutRef::Host(self.view_mut().into_dyn())
     }
 }
 
-impl<'o, T: Scalar, D: Dimension> GuOutArg<'o, T> for ArrayViewMut<'o, T, D> {
+impl<'o, T: GpuType, D: Dimension> GuOutArg<'o, T> for ArrayViewMut<'o, T, D> {
     fn into_gu_out(self) -> GuOutRef<'o, T> {
         GuOutRef::Host(self.into_dyn())
     }
 }
 
-impl<'o, T: Scalar> GuOutArg<'o, T> for &'o mut DeviceArray<T> {
+impl<'o, T: GpuType> GuOutArg<'o, T> for &'o mut DeviceArray<T> {
     fn into_gu_out(self) -> GuOutRef<'o, T> {
         GuOutRef::Device(self)
     }
 }
 
-impl<T: Scalar> GuOutRef<'_, T> {
+impl<T: GpuType> GuOutRef<'_, T> {
     fn shape(&self) -> (Vec<usize>, Option<Device>) {
         match self {
             GuOutRef::Host(v) => (v.shape().to_vec(), None),
@@ -149,32 +149,32 @@ pub(super) fn out_shape(layout: &GuLayout, plan: &GuPlan, k: usize) -> Vec<usize
     plan.loop_shape.iter().copied().chain(plan.core(layout.outputs[k].1)).collect()
 }
 
-fn host_zeros<T: Scalar>(layout: &GuLayout, plan: &GuPlan, k: usize) -> Vec<T> {
-    vec![T::from_bits(0); plan.loops * out_len(layout, plan, k)]
+fn host_zeros<T: GpuType>(layout: &GuLayout, plan: &GuPlan, k: usize) -> Vec<T> {
+    vec![zeroed::<T>(); plan.loops * out_len(layout, plan, k)]
 }
 
-fn device_zeros<T: Scalar>(layout: &GuLayout, plan: &GuPlan, k: usize, device: &Device) -> Result<DeviceVec<T>> {
+fn device_zeros<T: GpuType>(layout: &GuLayout, plan: &GuPlan, k: usize, device: &Device) -> Result<DeviceVec<T>> {
     DeviceVec::zeros_on(device, plan.loops * out_len(layout, plan, k))
 }
 
 /// Output `k` in host memory, shaped.
-fn host_array<T: Scalar>(layout: &GuLayout, plan: &GuPlan, k: usize, data: Vec<T>) -> Result<ArrayD<T>> {
+fn host_array<T: GpuType>(layout: &GuLayout, plan: &GuPlan, k: usize, data: Vec<T>) -> Result<ArrayD<T>> {
     ArrayD::from_shape_vec(IxDyn(&out_shape(layout, plan, k)), data)
         .map_err(|e| Error::internal(format!("`{}`: an output of the wrong size: {e}", layout.function)))
 }
 
 /// Output `k` on the device that computed it, shaped.
-fn device_array<T: Scalar>(layout: &GuLayout, plan: &GuPlan, k: usize, data: DeviceVec<T>) -> Result<DeviceArray<T>> {
+fn device_array<T: GpuType>(layout: &GuLayout, plan: &GuPlan, k: usize, data: DeviceVec<T>) -> Result<DeviceArray<T>> {
     DeviceArray::from_vec(data, &out_shape(layout, plan, k))
 }
 
 /// One output, where it was computed, as the shaped array of either kind.
-enum One<T: Scalar> {
+enum One<T: GpuType> {
     Host(Vec<T>),
     Device(DeviceVec<T>),
 }
 
-impl<T: Scalar> One<T> {
+impl<T: GpuType> One<T> {
     fn array(self, layout: &GuLayout, plan: &GuPlan, k: usize) -> Result<ArrayD<T>> {
         let data = match self {
             One::Host(v) => v,
@@ -202,7 +202,7 @@ macro_rules! split {
     };
 }
 
-impl<X: Scalar> GuOutputs for (X,) {
+impl<X: GpuType> GuOutputs for (X,) {
     type Host = (Vec<X>,);
     type Device = (DeviceVec<X>,);
     type Arrays = ArrayD<X>;
@@ -245,7 +245,7 @@ impl<X: Scalar> GuOutputs for (X,) {
 
 macro_rules! tuple_outputs {
     ($($t:ident $k:tt),+) => {
-        impl<$($t: Scalar),+> GuOutputs for ($($t,)+) {
+        impl<$($t: GpuType),+> GuOutputs for ($($t,)+) {
             type Host = ($(Vec<$t>,)+);
             type Device = ($(DeviceVec<$t>,)+);
             type Arrays = ($(ArrayD<$t>,)+);
