@@ -106,20 +106,17 @@ pub(crate) fn host_kind<T: GpuType>(s: &[T]) -> ArgKind<'_> {
 /// of one 16-byte word (what [`crate::Scalar::to_bits`] gives for a scalar), or of several
 /// for a larger struct.
 pub(crate) fn value_kind<T: GpuType>(v: &T) -> ArgKind<'static> {
+    let word = |chunk: &[u8]| {
+        let mut word = [0u8; 16];
+        word[..chunk.len()].copy_from_slice(chunk);
+        u128::from_le_bytes(word)
+    };
     let bytes = value_bytes(v);
-    let words: Vec<u128> = bytes
-        .chunks(16)
-        .map(|chunk| {
-            let mut word = [0u8; 16];
-            word[..chunk.len()].copy_from_slice(chunk);
-            u128::from_le_bytes(word)
-        })
-        .collect();
-    match words.as_slice() {
-        [] => ArgKind::Scalar { bits: 0 },
-        [bits] => ArgKind::Scalar { bits: *bits },
-        _ => ArgKind::Value { words: words.into() },
+    if bytes.len() <= 16 {
+        // Every scalar: no allocation on the way to the launch.
+        return ArgKind::Scalar { bits: word(bytes) };
     }
+    ArgKind::Value { words: bytes.chunks(16).map(word).collect() }
 }
 
 /// A device array as the launch passes it.
