@@ -64,23 +64,35 @@ fn heavy_by_hand(x: f32, y: f32) -> f32 {
 
 /// Uniform floats in (0, 1], `out[i] = random::uniform_f32(seed, 0, i)`: each thread turns
 /// one Philox block at a time into its four elements, stored with one 16-byte store, in a
-/// grid-stride loop.
+/// grid-stride loop. Where the block indices fit 32 bits (up to 2^34 floats) the loop
+/// passes the index through `u32`, so the counter's high word is a known zero and the first
+/// round partly folds.
 #[kernel]
 fn fill_uniform(seed: u64, out: &mut [f32]) {
+    let blocks = out.len() / 4;
     let mut b = gpu::grid1();
-    while 4 * b < out.len() {
-        let i = 4 * b;
-        if i + 3 < out.len() {
+    if blocks <= u32::MAX as usize {
+        while b < blocks {
+            let (w0, w1, w2, w3) = random::block_u32(seed, 0, b as u32 as u64);
+            let (u0, u1) = (random::unit_f32(w0), random::unit_f32(w1));
+            let (u2, u3) = (random::unit_f32(w2), random::unit_f32(w3));
+            gpu::store4(out, 4 * b, u0, u1, u2, u3);
+            b += gpu::gridsize1();
+        }
+    } else {
+        while b < blocks {
             let (w0, w1, w2, w3) = random::block_u32(seed, 0, b as u64);
             let (u0, u1) = (random::unit_f32(w0), random::unit_f32(w1));
             let (u2, u3) = (random::unit_f32(w2), random::unit_f32(w3));
-            gpu::store4(out, i, u0, u1, u2, u3);
-        } else {
-            for k in i..out.len() {
-                out[k] = random::uniform_f32(seed, 0, k as u64);
-            }
+            gpu::store4(out, 4 * b, u0, u1, u2, u3);
+            b += gpu::gridsize1();
         }
-        b += gpu::gridsize1();
+    }
+    // The last `len % 4` elements, by the first thread.
+    if gpu::grid1() == 0 {
+        for k in 4 * blocks..out.len() {
+            out[k] = random::uniform_f32(seed, 0, k as u64);
+        }
     }
 }
 

@@ -266,6 +266,22 @@ fn random_numbers_on_the_gpu_are_the_hosts() {
     assert!(worst32 <= 4.0 && worst64 <= 4.0, "f32 {worst32} ulp, f64 {worst64} ulp");
 }
 
+/// `unit_f32` and `unit_f64`, whose product the GPU fuses into the sum, over 2^26 words
+/// spread over the range (every low-bit pattern, the extremes), bit for bit the host's.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn random_floats_from_words_are_the_hosts() {
+    use gpu_runtime::random;
+    let mut x: Vec<u32> = (0..1u32 << 26).map(|i| i.wrapping_mul(64) | (i % 64)).collect();
+    x.extend([0, 1, 2, (1 << 24) - 1, 1 << 24, (1 << 24) + 1, 1 << 31, u32::MAX - 1, u32::MAX]);
+    let y: Vec<u32> = x.iter().map(|v| v.rotate_left(13) ^ 0x9e37_79b9).collect();
+    let (f, d) = unit_floats(&x, &y).unwrap();
+    for (k, (a, b)) in x.iter().zip(&y).enumerate() {
+        assert_eq!(f[k].to_bits(), random::unit_f32(*a).to_bits(), "unit_f32({a})");
+        assert_eq!(d[k].to_bits(), random::unit_f64(*a, *b).to_bits(), "unit_f64({a}, {b})");
+    }
+}
+
 /// After a fault a `&mut` host slice is as it was (the simulator and the CPU device are
 /// held to the same in `tests/kernels.rs`).
 #[test]

@@ -62,6 +62,27 @@ fn multiply_add_is_not_contracted_unless_fastmath() {
 }
 
 #[test]
+fn an_exact_product_fuses_into_its_sum() {
+    // `x as f32 * 2^-32` is exact for every `u32` (no rounding, no underflow), so fusing it
+    // into the addition changes no result: one `fma` (how random floats are made).
+    let p = ptx("fn unit(x: u32) -> f32 { x as f32 * (1.0 / 4294967296.0) + 1.0 / 8589934592.0 }", &Options::default());
+    assert!(p.contains("fma.rn.f32") && !p.contains("mul.rn.f32") && !p.contains("ftz"), "{p}");
+    let p = ptx("fn unit(x: u64) -> f64 { 0.5 - (x >> 11) as f64 * (1.0 / 9007199254740992.0) }", &Options::default());
+    assert!(p.contains("fma.rn.f64"), "{p}");
+    // Not where the product may round: a float operand (a subnormal loses bits), a factor
+    // that is not a power of two, or a power so small that the product is subnormal.
+    for src in [
+        "fn f(x: f32) -> f32 { x * 0.5 + 1.0 }",
+        "fn f(x: u32) -> f32 { x as f32 * 3.0 + 1.0 }",
+        "fn f(x: u32) -> f32 { x as f32 * 1.0e-40 + 1.0 }",
+        "fn f(x: u8) -> f32 { x as f32 * (1.0 / 1267650600228229401496703205376.0) * (1.0 / 1267650600228229401496703205376.0) + 1.0 }",
+    ] {
+        let p = ptx(src, &Options::default());
+        assert!(!p.contains("fma"), "{src}: {p}");
+    }
+}
+
+#[test]
 fn fastmath_uses_approximate_transcendentals() {
     let src = "fn wave(x: f32) -> f32 { x.sin() * x.exp() }";
     let exact = ptx(src, &Options::default());

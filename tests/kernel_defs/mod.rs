@@ -70,6 +70,13 @@ pub fn uniform_at(seed: u64, index: u64) -> f32 {
     random::uniform_f32(seed, 5, index)
 }
 
+/// A word as the random floats make them: the GPU fuses its exact product into the
+/// addition (`lower::arith::exact_contract`), which must change no bit.
+#[vectorize]
+pub fn unit_floats(x: u32, y: u32) -> (f32, f64) {
+    (random::unit_f32(x), random::unit_f64(x, y))
+}
+
 /// Writes `y[i] = i` and then, at the last element, divides by `d`: with `d = 0` every
 /// element but the last is written before the fault.
 #[kernel]

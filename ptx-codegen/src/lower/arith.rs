@@ -3,7 +3,7 @@
 //! and its faults, shifts, `as` casts and the short-circuiting `&&`/`||`.
 
 use inkwell::intrinsics::Intrinsic as LlvmIntrinsic;
-use inkwell::values::{BasicValueEnum, IntValue};
+use inkwell::values::{BasicValueEnum, FastMathFlags, FloatValue, InstructionOpcode, InstructionValue, IntValue};
 use inkwell::{FloatPredicate, IntPredicate};
 
 use super::types::llvm_type;
@@ -86,10 +86,11 @@ impl<'ctx> FnLower<'_, 'ctx> {
         if lt.is_float() {
             let (x, y) = (l.into_float_value(), r.into_float_value());
             let pred = |p| -> LResult<BasicValueEnum<'ctx>> { Ok(b.build_float_compare(p, x, y, "cmp")?.into()) };
-            // No fast-math flags: IEEE results, bit for bit what the CPU computes.
+            // No fast-math flags: IEEE results, bit for bit what the CPU computes (but for
+            // `contract` where a product is exact, which changes no bit: `exact_contract`).
             return match op {
-                BinaryOp::Add => Ok(b.build_float_add(x, y, "add")?.into()),
-                BinaryOp::Sub => Ok(b.build_float_sub(x, y, "sub")?.into()),
+                BinaryOp::Add => Ok(exact_contract(b.build_float_add(x, y, "add")?, x, y).into()),
+                BinaryOp::Sub => Ok(exact_contract(b.build_float_sub(x, y, "sub")?, x, y).into()),
                 BinaryOp::Mul => Ok(b.build_float_mul(x, y, "mul")?.into()),
                 BinaryOp::Div => Ok(b.build_float_div(x, y, "div")?.into()),
                 // LLVM expands `frem` for NVPTX as `x - trunc(x / y) * y`, which is not
@@ -397,4 +398,73 @@ impl<'ctx> FnLower<'_, 'ctx> {
             }
         })
     }
+}
+
+/// `sum` (`x + y` or `x - y`), allowed to fuse with an operand that is an exact product
+/// into one `fma` (LLVM's `contract` on both). Exact: `fma(a, b, c)` rounds `a * b + c`
+/// once, and where `a * b` needs no rounding that is what the two operations give, so no
+/// bit of any result changes (Rust's semantics), while the GPU saves an instruction. The
+/// product is known exact when it scales an integer converted to a float by a power of two
+/// that keeps every such value normal (`x as f32 * 2^-32`, how random floats are made).
+fn exact_contract<'ctx>(sum: FloatValue<'ctx>, x: FloatValue<'ctx>, y: FloatValue<'ctx>) -> FloatValue<'ctx> {
+    let products: Vec<InstructionValue<'ctx>> =
+        [x, y].into_iter().filter_map(|v| v.as_instruction()).filter(|m| exact_product(*m)).collect();
+    if let (false, Some(add)) = (products.is_empty(), sum.as_instruction()) {
+        for inst in products.into_iter().chain([add]) {
+            // Both carry the flag (LLVM fuses only then); nothing else is allowed.
+            let _ = inst.set_fast_math_flags(FastMathFlags::AllowContract);
+        }
+    }
+    sum
+}
+
+/// Whether `m` is `c * 2^k` or `2^k * c` with `c` an integer converted to a float, and the
+/// product of every such value normal and finite (so exact): with `c`'s integer of `w`
+/// bits, `|c|` is 0 or in `[1, 2^w]`, and `[2^k, 2^(w + k)]` must lie within the float's
+/// normal range.
+fn exact_product(m: InstructionValue<'_>) -> bool {
+    if m.get_opcode() != InstructionOpcode::FMul {
+        return false;
+    }
+    let (Some(p), Some(q)) = (m.get_operand(0).and_then(|o| o.value()), m.get_operand(1).and_then(|o| o.value())) else {
+        return false;
+    };
+    let (Ok(p), Ok(q)) = (FloatValue::try_from(p), FloatValue::try_from(q)) else { return false };
+    let double = p.get_type().get_bit_width() == 64;
+    let (min_exp, max_exp) = if double { (-1022, 1023) } else { (-126, 127) };
+    let scaled = |c: FloatValue<'_>, k: FloatValue<'_>| -> bool {
+        let Some((factor, _)) = k.get_constant() else { return false };
+        let Some(conv) = c.as_instruction() else { return false };
+        if !matches!(conv.get_opcode(), InstructionOpcode::UIToFP | InstructionOpcode::SIToFP) {
+            return false;
+        }
+        let Some(width) = conv
+            .get_operand(0)
+            .and_then(|o| o.value())
+            .filter(|v| v.is_int_value())
+            .map(|v| v.into_int_value().get_type().get_bit_width() as i32)
+        else {
+            return false;
+        };
+        // `factor` a positive power of two: 2^k.
+        let (mantissa, exp) = frexp(factor);
+        let k = exp - 1;
+        mantissa == 0.5 && k >= min_exp && width + k <= max_exp
+    };
+    scaled(p, q) || scaled(q, p)
+}
+
+/// `x` as `m * 2^e` with `m` in `[0.5, 1)` (for a finite, nonzero `x`; `(0, 0)` else).
+fn frexp(x: f64) -> (f64, i32) {
+    if x == 0.0 || !x.is_finite() {
+        return (0.0, 0);
+    }
+    let bits = x.abs().to_bits();
+    let exp = ((bits >> 52) & 0x7ff) as i32;
+    if exp == 0 {
+        // Subnormal: no power of two in the range this is used for.
+        return (0.0, 0);
+    }
+    let m = f64::from_bits((bits & !(0x7ff << 52)) | (1022 << 52));
+    (if x < 0.0 { -m } else { m }, exp - 1022)
 }
