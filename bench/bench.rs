@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use gpu_runtime::{DeviceVec, gpu, kernel, random, vectorize};
+use gpu_runtime::{DeviceVec, device, gpu, kernel, random, vectorize};
 
 #[vectorize(target = "cuda")]
 fn add(a: f32, b: f32) -> f32 {
@@ -73,17 +73,13 @@ fn fill_uniform(seed: u64, out: &mut [f32]) {
     let mut b = gpu::grid1();
     if blocks <= u32::MAX as usize {
         while b < blocks {
-            let (w0, w1, w2, w3) = random::block_u32(seed, 0, b as u32 as u64);
-            let (u0, u1) = (random::unit_f32(w0), random::unit_f32(w1));
-            let (u2, u3) = (random::unit_f32(w2), random::unit_f32(w3));
+            let (u0, u1, u2, u3) = four_uniform(seed, b as u32 as u64);
             gpu::store4(out, 4 * b, u0, u1, u2, u3);
             b += gpu::gridsize1();
         }
     } else {
         while b < blocks {
-            let (w0, w1, w2, w3) = random::block_u32(seed, 0, b as u64);
-            let (u0, u1) = (random::unit_f32(w0), random::unit_f32(w1));
-            let (u2, u3) = (random::unit_f32(w2), random::unit_f32(w3));
+            let (u0, u1, u2, u3) = four_uniform(seed, b as u64);
             gpu::store4(out, 4 * b, u0, u1, u2, u3);
             b += gpu::gridsize1();
         }
@@ -94,6 +90,13 @@ fn fill_uniform(seed: u64, out: &mut [f32]) {
             out[k] = random::uniform_f32(seed, 0, k as u64);
         }
     }
+}
+
+/// The four uniform floats of Philox block `block` of subsequence 0.
+#[device]
+fn four_uniform(seed: u64, block: u64) -> (f32, f32, f32, f32) {
+    let (w0, w1, w2, w3) = random::block_u32(seed, 0, block);
+    (random::unit_f32(w0), random::unit_f32(w1), random::unit_f32(w2), random::unit_f32(w3))
 }
 
 /// The median of `reps` timings of `f` (after one warm-up call).
