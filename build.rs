@@ -8,7 +8,7 @@ fn main() {
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=EXPLICIT_FUZZ_SEEDS");
     let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
-    let corpus = kernel_fuzz::corpus::gpu_corpus(kernel_fuzz::corpus::GPU_SEEDS);
+    let corpus = kernel_fuzz::corpus::gpu_corpus(&kernel_fuzz::corpus::GPU_CORPORA);
     std::fs::write(out.join("gpu_corpus.rs"), corpus).expect("OUT_DIR is writable");
     let seeds = match std::env::var("EXPLICIT_FUZZ_SEEDS") {
         Ok(s) => seed_range(&s),

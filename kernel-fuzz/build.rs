@@ -1,6 +1,6 @@
-//! Writes the host corpus (`kernel_fuzz::corpus::HOST_SEEDS`) as Rust into `OUT_DIR`, so
-//! that rustc compiles the generated functions into the differential test as its
-//! reference. The generator's own modules are included by path: a build script cannot
+//! Writes the host corpora (`kernel_fuzz::corpus::HOST_SEEDS`, and `HOST_TYPES_SEEDS` with
+//! the half and complex types) as Rust into `OUT_DIR`, so that rustc compiles the generated
+//! functions into the differential test as its reference. The generator's own modules are included by path: a build script cannot
 //! depend on the crate it builds.
 #![allow(dead_code)]
 
@@ -8,6 +8,8 @@
 mod ast;
 #[path = "src/corpus.rs"]
 mod corpus;
+#[path = "src/float16.rs"]
+mod float16;
 #[path = "src/generate/mod.rs"]
 mod generate;
 #[path = "src/methods.rs"]
@@ -23,4 +25,6 @@ fn main() {
     println!("cargo::rerun-if-changed=src");
     let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     std::fs::write(out.join("host_corpus.rs"), corpus::host_corpus(corpus::HOST_SEEDS)).expect("OUT_DIR is writable");
+    std::fs::write(out.join("host_types_corpus.rs"), corpus::host_types_corpus(corpus::HOST_TYPES_SEEDS))
+        .expect("OUT_DIR is writable");
 }

@@ -3,7 +3,7 @@
 
 use gpu_runtime::ndarray::{ArrayD, IxDyn};
 use gpu_runtime::{
-    Complex, Complex32, Complex64, Device, DeviceVec, LaunchConfig, device, gpu, guvectorize, kernel, vectorize,
+    Complex, Complex32, Complex64, Device, DeviceVec, LaunchConfig, c64, device, gpu, guvectorize, kernel, vectorize,
 };
 
 #[vectorize]
@@ -26,6 +26,18 @@ fn twist(z: Complex64, k: f64) -> Complex64 {
 #[vectorize]
 fn twisted(z: Complex64, k: f64) -> Complex64 {
     twist(z, k)
+}
+
+/// num-complex's shorthand constructors in a device function and a vectorized one (once
+/// taken for calls of device functions named `c32` and `c64`, which do not exist).
+#[device]
+fn spin(z: Complex64, k: f64) -> Complex64 {
+    z * c64(k.cos(), k.sin())
+}
+
+#[vectorize]
+fn spun(z: Complex64, k: f32) -> (Complex64, Complex32) {
+    (spin(z, k as f64), gpu_runtime::c32(k, 1.0) * k)
 }
 
 /// The complex dot product with conjugation (`Σ conj(x) y`), and the norm of `x`: a core
@@ -152,6 +164,14 @@ fn complex_in_device_functions_and_generalized_functions() {
     let want: Vec<Complex64> = z.iter().map(|z| twist_host(*z, 0.3)).collect();
     assert_eq!(twisted::on(&Device::cpu(), &z, 0.3).unwrap(), want);
     assert_eq!(twisted::cpu(&z, 0.3).unwrap(), want);
+    let k: Vec<f32> = (0..300).map(|i| i as f32 * 0.01 - 1.0).collect();
+    let want: (Vec<Complex64>, Vec<Complex32>) = z
+        .iter()
+        .zip(&k)
+        .map(|(z, &k)| (z * Complex::new((k as f64).cos(), (k as f64).sin()), Complex::new(k, 1.0) * k))
+        .unzip();
+    assert_eq!(spun::on(&Device::cpu(), &z, &k).unwrap(), want);
+    assert_eq!(spun::cpu(&z, &k).unwrap(), want);
     // Rows of 30: the dot of each row of x with the same row of y.
     let (rows, n) = (10, 30);
     let y: Vec<Complex64> = z.iter().map(|z| z * 0.5 + 1.0).collect();

@@ -1,6 +1,8 @@
-//! Random programs on the GPU: the fixed-seed corpus of `kernel_fuzz` made for the GPU
-//! (`Config::GPU`: only operations the GPU computes bit for bit like the CPU), which the
-//! build script writes as `#[vectorize]` functions. Each runs on generated inputs (edge
+//! Random programs on the GPU: the fixed-seed corpora of `kernel_fuzz` made for the GPU
+//! (`kernel_fuzz::corpus::GPU_CORPORA`: `Config::GPU`, only operations the GPU computes bit
+//! for bit like the CPU, over the primitive types, then with `f16`, `bf16`,
+//! `Complex<f32>` and `Complex<f64>` too), which the build script writes as `#[vectorize]`
+//! functions. Each runs on generated inputs (edge
 //! values first) and is compared with its `::scalar`: bit for bit (any NaN equals any
 //! NaN), and where the CPU panics the call must fail at the same first element with Rust's
 //! message; the other elements are then compared on their own.
@@ -109,7 +111,7 @@ fn generated_functions_match_the_cpu() {
 #[test]
 fn the_generated_corpus_is_compiled() {
     let cases = cases();
-    let seeds = kernel_fuzz::corpus::GPU_SEEDS;
-    assert_eq!(cases.len() as u64, seeds.end - seeds.start);
+    let seeds = kernel_fuzz::corpus::GPU_CORPORA.iter().flat_map(|(seeds, _)| seeds.clone());
+    assert_eq!(cases.len(), seeds.clone().count());
     assert!(cases.iter().map(|c| c.0).eq(seeds), "one case per seed, in order");
 }

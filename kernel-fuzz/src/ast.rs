@@ -275,6 +275,53 @@ pub enum ExprKind {
         label: Option<String>,
         body: Block,
     },
+    /// A conversion, constructor or part of the half and complex types, which have no `as`
+    /// and no literals: `f16::from_f32(x)`, `h.to_f32()`, `Complex::new(re, im)`, `z.re`.
+    /// `spelling` picks one of its ways to be written ([`Func`] lists them); the renderer
+    /// writes a spelling that needs a typed operand another way where it has none.
+    Func {
+        func: Func,
+        args: Vec<Expr>,
+        spelling: u8,
+    },
+}
+
+/// What [`ExprKind::Func`] computes, with its spellings (the result type is the
+/// expression's; `T` a half type, `Complex32`/`c32` standing for either width).
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum Func {
+    /// `T::from_f32(x)` (0) or `T::from_f32_const(x)` (1): rounded once.
+    FromF32,
+    /// `T::from_f64(x)` (0) or `T::from_f64_const(x)` (1): rounded once.
+    FromF64,
+    /// `T::from(x)` of a `u8` or an `i8` (exact).
+    FromSmall,
+    /// `h.to_f32()` (0) or `f32::from(h)` (1).
+    ToF32,
+    /// `h.to_f64()` (0) or `f64::from(h)` (1).
+    ToF64,
+    /// `Complex::new(re, im)` (0, with a typed part), `Complex32::new(re, im)` (1),
+    /// `Complex::<f32>::new(re, im)` (2), `c32(re, im)` (3), `Complex { re, im }` (4, with a
+    /// typed part).
+    New,
+    /// `Complex::from(re)` (0, with a typed part) or `Complex32::from(re)` (1).
+    FromPart,
+    /// `z.re`.
+    Re,
+    /// `z.im`.
+    Im,
+}
+
+impl Func {
+    /// Whether the spelling may stand in a constant's value.
+    pub fn is_const(self, spelling: u8) -> bool {
+        match self {
+            Func::FromF32 | Func::FromF64 => spelling == 1,
+            Func::New => spelling != 3,
+            Func::Re | Func::Im => true,
+            Func::FromSmall | Func::ToF32 | Func::ToF64 | Func::FromPart => false,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -317,6 +364,24 @@ impl Expr {
 
     pub fn lit(value: Value) -> Expr {
         Expr::new(value.ty(), ExprKind::Lit(Lit { value, bare: false, style: 0 }))
+    }
+
+    /// `f(args)` of type `ty`, in spelling `spelling`.
+    pub fn func(ty: Ty, func: Func, args: Vec<Expr>, spelling: u8) -> Expr {
+        Expr::new(ty, ExprKind::Func { func, args, spelling })
+    }
+
+    /// The zero of a type, as an expression: a literal, `f16::from_f32_const(0.0)` or
+    /// `Complex32::new(0.0, 0.0)` (all three constants).
+    pub fn zero(ty: Ty) -> Expr {
+        if ty.is_half() {
+            Expr::func(ty, Func::FromF32, vec![Expr::lit(Value::F32(0.0))], 1)
+        } else if let Some(part) = ty.part() {
+            let z = || Expr::lit(Value::zero(part));
+            Expr::func(ty, Func::New, vec![z(), z()], 1)
+        } else {
+            Expr::lit(Value::zero(ty))
+        }
     }
 }
 
@@ -410,6 +475,7 @@ pub fn visit_expr_blocks<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Block)) {
             }
         }
         ExprKind::Block(b) | ExprKind::Loop { body: b, .. } => visit_blocks(b, f),
+        ExprKind::Func { args, .. } => args.iter().for_each(|a| visit_expr_blocks(a, f)),
     }
 }
 
@@ -488,5 +554,6 @@ pub fn visit_expr<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
             }
         }
         ExprKind::Block(b) | ExprKind::Loop { body: b, .. } => visit_block_exprs(b, f),
+        ExprKind::Func { args, .. } => args.iter().for_each(|a| visit_expr(a, f)),
     }
 }

@@ -15,6 +15,23 @@ pub const HOST_SEEDS: Range<u64> = 0..2000;
 /// [`Config::GPU`]): fewer, since each one is a kernel the macro compiles at build time.
 pub const GPU_SEEDS: Range<u64> = 0..300;
 
+/// The seeds of the host corpus with the half and complex types (with
+/// [`Config::HOST`]`.with_new_types()`): apart from [`HOST_SEEDS`], since a seed's function
+/// has one name (`fz{seed}`) whatever the configuration.
+pub const HOST_TYPES_SEEDS: Range<u64> = 100_000..100_600;
+
+/// The seeds of the GPU corpus with the half and complex types (with
+/// [`Config::GPU`]`.with_new_types()`).
+pub const GPU_TYPES_SEEDS: Range<u64> = 100_000..100_150;
+
+/// The GPU corpus's parts: the primitive types' seeds, then those with the half and
+/// complex types.
+pub const GPU_CORPORA: [(Range<u64>, Config); 2] =
+    [(GPU_SEEDS, Config::GPU), (GPU_TYPES_SEEDS, Config::GPU.with_new_types())];
+
+/// The names generated code gives the half and complex types and their constructors.
+const NEW_TYPES: &str = "use half::{bf16, f16};\nuse num_complex::{Complex, Complex32, Complex64, c32, c64};\n";
+
 /// Lints the generated code trips on purpose: constant divisions by zero, overflowing
 /// constant arithmetic, unreachable code after `return`, unused values and names.
 pub(crate) const ALLOW: &str =
@@ -30,11 +47,24 @@ fn programs(seeds: Range<u64>, cfg: &Config) -> Vec<Program> {
 /// caller)]`, where the caller runs the native function on argument bits through
 /// `kernel_fuzz::native::Native`.
 pub fn host_corpus(seeds: Range<u64>) -> String {
-    let progs = programs(seeds, &Config::HOST);
+    native_corpus(seeds, &Config::HOST, "", "::kernel_fuzz::native::Native::call")
+}
+
+/// The host corpus with the half and complex types ([`HOST_TYPES_SEEDS`]), as
+/// [`host_corpus`] writes it, for a test that has `half` and `num_complex` and calls a
+/// function on words through its own `crate::words::call` (the layout of
+/// [`Value::to_words`](crate::Value::to_words)).
+pub fn host_types_corpus(seeds: Range<u64>) -> String {
+    native_corpus(seeds, &Config::HOST.with_new_types(), NEW_TYPES, "crate::words::call")
+}
+
+fn native_corpus(seeds: Range<u64>, cfg: &Config, imports: &str, caller: &str) -> String {
+    let progs = programs(seeds, cfg);
     let mut out = String::new();
     out.push_str("pub mod native {\n");
     out.push_str(ALLOW);
     out.push_str("\nuse ::kernel_fuzz::special::SpecialMath;\n");
+    out.push_str(imports);
     for p in &progs {
         for h in &p.helpers {
             out.push_str("pub ");
@@ -48,27 +78,27 @@ pub fn host_corpus(seeds: Range<u64>) -> String {
     out.push_str("}\n\n");
     out.push_str("pub static CORPUS: &[(u64, &str, ::kernel_fuzz::native::NativeFn)] = &[\n");
     for p in &progs {
-        out.push_str(&format!(
-            "({}, {:?}, |a| ::kernel_fuzz::native::Native::call(&native::{}, a)),\n",
-            p.seed,
-            render(p),
-            p.func.name
-        ));
+        out.push_str(&format!("({}, {:?}, |a| {caller}(&native::{}, a)),\n", p.seed, render(p), p.func.name));
     }
     out.push_str("];\n");
     out
 }
 
-/// The GPU corpus: `mod generated { #[device] pub fn fz0_h0(…) … #[vectorize] pub fn
-/// fz0(…) … }` (helpers, named per seed, at module level beside their function) and `fn
+/// The GPU corpus of `corpora` (seeds, each range with its configuration; the seeds
+/// distinct): `mod generated { #[device] pub fn fz0_h0(…) … #[vectorize] pub fn fz0(…) …
+/// }` (helpers, named per seed, at module level beside their function) and `fn
 /// generated_cases(cases)`, which calls the test's `case!` macro once per function with
 /// its seed, path, parameters and result type.
-pub fn gpu_corpus(seeds: Range<u64>) -> String {
-    let progs = programs(seeds, &Config::GPU);
+pub fn gpu_corpus(corpora: &[(Range<u64>, Config)]) -> String {
+    let progs: Vec<Program> = corpora.iter().flat_map(|(seeds, cfg)| programs(seeds.clone(), cfg)).collect();
     let mut out = String::new();
     out.push_str("mod generated {\n");
     out.push_str(ALLOW);
     out.push('\n');
+    let new_types = corpora.iter().any(|(_, cfg)| cfg.halves || cfg.complex);
+    if new_types {
+        out.push_str("use gpu_runtime::{Complex, Complex32, Complex64, bf16, c32, c64, f16};\n");
+    }
     for p in &progs {
         for h in &p.helpers {
             out.push_str("#[gpu_runtime::device]\npub ");
@@ -80,6 +110,10 @@ pub fn gpu_corpus(seeds: Range<u64>) -> String {
         out.push('\n');
     }
     out.push_str("}\n\nfn generated_cases(cases: &mut Vec<Case>) {\n");
+    if new_types {
+        // The parameter and result types the `case!` calls name.
+        out.push_str("    #[allow(unused_imports)]\n    use gpu_runtime::{Complex, bf16, f16};\n");
+    }
     for p in &progs {
         let params: Vec<String> = p.func.params.iter().map(|q| format!("{}: {}", q.name, q.ty.name())).collect();
         out.push_str(&format!(

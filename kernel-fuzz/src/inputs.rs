@@ -1,12 +1,42 @@
 //! Arguments to call a generated function with: the values that break careless code
 //! (MIN, MAX, 0, -1, NaN, ±inf, ±0, subnormals) first, then random ones.
 
+use crate::float16::from_f64;
 use crate::rng::Rng;
 use crate::ty::{Ty, Value};
 
 /// The edge values of a type.
 pub fn edges(t: Ty) -> Vec<Value> {
     match t {
+        // ±0, ±1, ±0.5, 1.5, ±2.5, NaN, ±inf, the smallest normal, the smallest and
+        // (negated) largest subnormal, ±MAX, 0.1, 3.5, EPSILON, a value just under 1 and one
+        // where the next step is 2 (f16: 2048) or 2^8 (bf16: 2^16).
+        Ty::F16 => [
+            0x0000, 0x8000, 0x3C00, 0xBC00, 0x3800, 0xB800, 0x3E00, 0x4100, 0xC100, 0x7E00, 0x7C00, 0xFC00, 0x0400,
+            0x0001, 0x83FF, 0x7BFF, 0xFBFF, 0x2E66, 0x4300, 0x1400, 0x3BFF, 0x6800,
+        ]
+        .into_iter()
+        .map(Value::F16)
+        .collect(),
+        Ty::BF16 => [
+            0x0000, 0x8000, 0x3F80, 0xBF80, 0x3F00, 0xBF00, 0x3FC0, 0x4020, 0xC020, 0x7FC0, 0x7F80, 0xFF80, 0x0080,
+            0x0001, 0x807F, 0x7F7F, 0xFF7F, 0x3DCD, 0x4060, 0x3C00, 0x3F7F, 0x4780,
+        ]
+        .into_iter()
+        .map(Value::BF16)
+        .collect(),
+        // Pairs of the parts' edge values: each value as `re` beside another as `im` (a
+        // zero, a NaN, an infinity or an ordinary value next to each), and a few more.
+        Ty::C32 | Ty::C64 => {
+            let p = t.part().expect("a complex type");
+            let parts = edges(p);
+            let n = parts.len();
+            let mut out: Vec<Value> = (0..n).map(|i| Value::complex(t, parts[i], parts[(i * 7 + 3) % n])).collect();
+            for (re, im) in [(0.0, 0.0), (-0.0, 0.0), (1.0, 0.0), (0.0, 1.0), (0.0, -1.0), (3.0, -4.0), (1e-30, 1e30)] {
+                out.push(Value::complex(t, Value::float(p, re), Value::float(p, im)));
+            }
+            out
+        }
         Ty::Bool => vec![Value::Bool(false), Value::Bool(true)],
         Ty::F32 => [
             0.0,
@@ -78,6 +108,23 @@ pub fn edges(t: Ty) -> Vec<Value> {
 /// A random value of `t`: any bit pattern, or a small or moderate number.
 pub fn random(t: Ty, rng: &mut Rng) -> Value {
     match t {
+        Ty::F16 | Ty::BF16 => {
+            if rng.chance(1, 4) {
+                Value::from_bits(t, rng.next_u64())
+            } else {
+                let Value::F32(x) = random(Ty::F32, rng) else { unreachable!() };
+                Value::half_bits(t, from_f64(t.half().expect("a half type"), x as f64))
+            }
+        }
+        Ty::C32 | Ty::C64 => {
+            let p = t.part().expect("a complex type");
+            let zero = Value::zero(p);
+            match rng.below(4) {
+                0 => Value::complex(t, random(p, rng), zero),
+                1 => Value::complex(t, zero, random(p, rng)),
+                _ => Value::complex(t, random(p, rng), random(p, rng)),
+            }
+        }
         Ty::Bool => Value::Bool(rng.chance(1, 2)),
         Ty::F32 | Ty::F64 => match rng.below(4) {
             0 => Value::from_bits(t, rng.next_u64()),

@@ -1,7 +1,8 @@
 //! Random programs of the kernel language, for differential testing of the compiler.
 //!
 //! [`program`] turns a seed into a well-typed function of the kernel language (every
-//! scalar type, the operators, casts, methods, `if`/`match`/loops, nested `fn` and `const`
+//! primitive scalar type, and where [`Config`] allows `f16`, `bf16`, `Complex<f32>` and
+//! `Complex<f64>` with their exact operations; the operators, casts, methods, `if`/`match`/loops, nested `fn` and `const`
 //! items, top-level helper functions, tuple results, and the operations that fault), [`render`] writes it as Rust
 //! source, and [`run`] interprets it with Rust's semantics, as the reference for any seed.
 //! [`corpus`] writes a fixed set of seeds as Rust for build scripts, so that rustc compiles
@@ -11,8 +12,10 @@
 //! the GPU tests, which must not link LLVM.
 
 pub mod ast;
+pub mod complex;
 pub mod corpus;
 pub mod explicit;
+pub mod float16;
 pub mod generate;
 pub mod inputs;
 pub mod interp;

@@ -9,6 +9,10 @@ pub enum Recv {
     Int,
     Signed,
     Unsigned,
+    /// `f16` and `bf16`.
+    Half,
+    /// `Complex<f32>` and `Complex<f64>`.
+    Complex,
 }
 
 impl Recv {
@@ -18,6 +22,8 @@ impl Recv {
             Recv::Int => t.is_int(),
             Recv::Signed => t.is_signed(),
             Recv::Unsigned => t.is_unsigned(),
+            Recv::Half => t.is_half(),
+            Recv::Complex => t.is_complex(),
         }
     }
 }
@@ -31,6 +37,8 @@ pub enum Slot {
     I32,
     /// The unsigned type of the receiver's width.
     Unsigned,
+    /// The type of a complex receiver's parts.
+    Part,
 }
 
 impl Slot {
@@ -41,6 +49,7 @@ impl Slot {
             Slot::U32 => Ty::U32,
             Slot::I32 => Ty::I32,
             Slot::Unsigned => recv.unsigned(),
+            Slot::Part => recv.part().expect("a complex receiver"),
         }
     }
 }
@@ -179,6 +188,31 @@ methods! {
     SaturatingNeg "saturating_neg" Signed () -> Same Exact;
     SaturatingAbs "saturating_abs" Signed () -> Same Exact;
     SaturatingPow "saturating_pow" Int (U32) -> Same Exact;
+    // `half`'s methods (its rules: `max(NaN, x)` is `x`, `max(+0, -0)` the receiver).
+    HIsNan "is_nan" Half () -> Bool Exact;
+    HIsInfinite "is_infinite" Half () -> Bool Exact;
+    HIsFinite "is_finite" Half () -> Bool Exact;
+    HIsSignNegative "is_sign_negative" Half () -> Bool Exact;
+    HIsSignPositive "is_sign_positive" Half () -> Bool Exact;
+    HSignum "signum" Half () -> Same Exact;
+    HCopysign "copysign" Half (Same) -> Same Exact;
+    HMax "max" Half (Same) -> Same Exact;
+    HMin "min" Half (Same) -> Same Exact;
+    // num-complex's methods whose formulas use `+ - * /` and comparisons only (so are bit
+    // for bit on every target); the others call `hypot`, `exp`, `atan2`, … (libdevice's on
+    // the GPU) and are left out.
+    Conj "conj" Complex () -> Same Exact;
+    NormSqr "norm_sqr" Complex () -> Part Exact;
+    L1Norm "l1_norm" Complex () -> Part Exact;
+    Scale "scale" Complex (Part) -> Same Exact;
+    Unscale "unscale" Complex (Part) -> Same Exact;
+    Inv "inv" Complex () -> Same Exact;
+    CPowi "powi" Complex (I32) -> Same Exact;
+    CPowu "powu" Complex (U32) -> Same Exact;
+    CIsNan "is_nan" Complex () -> Bool Exact;
+    CIsInfinite "is_infinite" Complex () -> Bool Exact;
+    CIsFinite "is_finite" Complex () -> Bool Exact;
+    CIsNormal "is_normal" Complex () -> Bool Exact;
 }
 
 impl Method {
@@ -190,5 +224,22 @@ impl Method {
     /// takes them from `gpu_runtime::SpecialMath` (path form `SpecialMath::erf(x)`).
     pub fn is_special(self) -> bool {
         matches!(self, Method::Erf | Method::Erfc | Method::Gamma | Method::LnGamma)
+    }
+
+    /// num-complex's methods that take `&self`: Rust calls them through the type only on a
+    /// reference (`Complex::conj(&z)`), which the kernel language does not have (it takes
+    /// `Complex::conj(z)`, which rustc refuses), so they are called as methods only.
+    pub fn takes_ref(self) -> bool {
+        matches!(
+            self,
+            Method::Conj
+                | Method::NormSqr
+                | Method::L1Norm
+                | Method::Scale
+                | Method::Unscale
+                | Method::Inv
+                | Method::CPowi
+                | Method::CPowu
+        )
     }
 }

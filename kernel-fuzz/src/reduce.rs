@@ -5,7 +5,6 @@
 //! calls invalid).
 
 use crate::ast::*;
-use crate::ty::Value;
 
 /// A smaller program that still `fails` (the program itself when nothing smaller does).
 pub fn reduce(p: &Program, fails: &mut dyn FnMut(&Program) -> bool) -> Program {
@@ -85,10 +84,15 @@ struct Walk {
 
 /// What an expression may become: a zero of its type, or one of its operands of its type.
 fn replacements(e: &Expr) -> Vec<Expr> {
-    if matches!(e.kind, ExprKind::Lit(_) | ExprKind::Var(_)) {
+    // A literal, a variable, or a half or complex type's literal (`f16::from_f32(1.5)`,
+    // which its zero is too) is as small as it gets.
+    let literal = |a: &Expr| matches!(a.kind, ExprKind::Lit(_));
+    if matches!(&e.kind, ExprKind::Lit(_) | ExprKind::Var(_))
+        || matches!(&e.kind, ExprKind::Func { args, .. } if args.iter().all(literal))
+    {
         return Vec::new();
     }
-    let mut out = vec![Expr::lit(Value::from_bits(e.ty, 0))];
+    let mut out = vec![Expr::zero(e.ty)];
     let tail = |b: &Block| match &b.tail {
         Some(Tail::Scalar(t)) => Some((**t).clone()),
         _ => None,
@@ -101,6 +105,7 @@ fn replacements(e: &Expr) -> Vec<Expr> {
         ExprKind::Match { arms, .. } => arms.iter().map(|a| a.body.clone()).collect(),
         ExprKind::Block(b) => tail(b).into_iter().collect(),
         ExprKind::Call(c) | ExprKind::Field(c, _) => c.args.clone(),
+        ExprKind::Func { args, .. } => args.clone(),
         _ => Vec::new(),
     };
     out.extend(children.into_iter().filter(|c| c.ty == e.ty));
@@ -202,6 +207,7 @@ impl Walk {
                 }
             }
             ExprKind::Block(b) | ExprKind::Loop { body: b, .. } => self.block(b),
+            ExprKind::Func { args, .. } => args.iter_mut().for_each(|a| self.expr(a)),
         }
     }
 }
@@ -209,6 +215,7 @@ impl Walk {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ty::Value;
     use crate::{Config, Stop, program, render, run};
 
     fn has_cast(p: &Program) -> bool {

@@ -101,6 +101,9 @@ fn typed(e: &Expr) -> bool {
         ExprKind::Match { arms, .. } => arms.iter().any(|a| typed(&a.body)),
         ExprKind::Block(b) => block_typed(b),
         ExprKind::Loop { label, body } => loop_breaks(body, label.as_deref()).iter().any(|v| typed(v)),
+        // A half or complex type's conversions and constructors name their type (a
+        // spelling that takes it from a part is written only where a part is typed).
+        ExprKind::Func { .. } => true,
     }
 }
 
@@ -488,7 +491,7 @@ impl Printer {
             ExprKind::Method { method, recv, args, path } => {
                 let info = method.info();
                 if *path {
-                    let owner = if method.is_special() { "SpecialMath" } else { recv.ty.name() };
+                    let owner = if method.is_special() { "SpecialMath" } else { recv.ty.path_name() };
                     self.w(&format!("{owner}::{}(", info.name));
                     // `SpecialMath::erf(x)` takes `x`'s type from the result's class.
                     let ctx = if method.is_special() { class_ctx(e, ctx.no_hint()) } else { Ctx::Anchored };
@@ -498,14 +501,7 @@ impl Printer {
                         self.expr(a, Ctx::Anchored);
                     }
                 } else {
-                    let atomic = matches!(recv.kind, ExprKind::Var(_) | ExprKind::Call(_) | ExprKind::Method { .. });
-                    if atomic {
-                        self.expr(recv, Ctx::Forced);
-                    } else {
-                        self.w("(");
-                        self.expr(recv, Ctx::Forced);
-                        self.w(")");
-                    }
+                    self.receiver(recv);
                     self.w(&format!(".{}(", info.name));
                     for (i, a) in args.iter().enumerate() {
                         if i > 0 {
@@ -564,6 +560,85 @@ impl Printer {
                 self.label(label);
                 self.w("loop ");
                 self.in_loop(label, Some(c), body);
+                self.w(")");
+            }
+            ExprKind::Func { func, args, spelling } => self.func_expr(e.ty, *func, args, *spelling),
+        }
+    }
+
+    /// A method's receiver or a field's owner: parenthesised unless it is a name, a call or
+    /// a method call.
+    fn receiver(&mut self, recv: &Expr) {
+        let atomic = matches!(recv.kind, ExprKind::Var(_) | ExprKind::Call(_) | ExprKind::Method { .. });
+        if atomic {
+            self.expr(recv, Ctx::Forced);
+        } else {
+            self.w("(");
+            self.expr(recv, Ctx::Forced);
+            self.w(")");
+        }
+    }
+
+    /// A conversion, constructor or part of a half or complex type ([`Func`] lists the
+    /// spellings).
+    fn func_expr(&mut self, ty: Ty, func: Func, args: &[Expr], spelling: u8) {
+        let t = ty.name();
+        // The complex type's alias (`Complex32`), its turbofish (`Complex::<f32>`) and its
+        // shorthand constructor (`c32`).
+        let width = |t: Ty| if t == Ty::C32 { "32" } else { "64" };
+        let parts_typed = args.iter().any(typed);
+        match func {
+            Func::FromF32 | Func::FromF64 => {
+                let from = if func == Func::FromF32 { "f32" } else { "f64" };
+                let suffix = if spelling == 1 { "_const" } else { "" };
+                self.w(&format!("{t}::from_{from}{suffix}("));
+                self.expr(&args[0], Ctx::Anchored);
+                self.w(")");
+            }
+            Func::FromSmall => {
+                // `From<u8>` and `From<i8>`: the argument must have its type already.
+                self.w(&format!("{t}::from("));
+                self.expr(&args[0], Ctx::Forced);
+                self.w(")");
+            }
+            Func::ToF32 | Func::ToF64 if spelling == 1 => {
+                self.w(&format!("{t}::from("));
+                self.expr(&args[0], Ctx::Anchored);
+                self.w(")");
+            }
+            Func::ToF32 | Func::ToF64 => {
+                self.receiver(&args[0]);
+                self.w(if func == Func::ToF32 { ".to_f32()" } else { ".to_f64()" });
+            }
+            Func::Re | Func::Im => {
+                self.receiver(&args[0]);
+                self.w(if func == Func::Re { ".re" } else { ".im" });
+            }
+            Func::New => {
+                // Spellings that take the parts' type from a part need a typed one.
+                let spelling = if matches!(spelling, 0 | 4) && !parts_typed { 1 } else { spelling };
+                let ctx = if parts_typed || spelling != 3 { Ctx::Anchored } else { Ctx::Forced };
+                let w = width(ty);
+                match spelling {
+                    0 => self.w("Complex::new("),
+                    1 => self.w(&format!("Complex{w}::new(")),
+                    2 => self.w(&format!("Complex::<f{w}>::new(")),
+                    3 => self.w(&format!("c{w}(")),
+                    _ => self.w("(Complex { re: "),
+                }
+                self.expr(&args[0], ctx);
+                self.w(if spelling == 4 { ", im: " } else { ", " });
+                self.expr(&args[1], ctx);
+                self.w(if spelling == 4 { " })" } else { ")" });
+            }
+            Func::FromPart => {
+                if spelling == 0 && parts_typed {
+                    self.w("Complex::from(");
+                    self.expr(&args[0], Ctx::Anchored);
+                } else {
+                    self.w(&format!("Complex{}::from(", width(ty)));
+                    self.expr(&args[0], Ctx::Forced);
+                }
                 self.w(")");
             }
         }
@@ -733,6 +808,7 @@ fn loop_breaks<'a>(body: &'a Block, label: Option<&str>) -> Vec<&'a Expr> {
                 }
                 ExprKind::Block(b) => self.block(b, nested),
                 ExprKind::Loop { body, .. } => self.block(body, nested + 1),
+                ExprKind::Func { args, .. } => args.iter().for_each(|a| self.expr(a, nested)),
             }
         }
     }
@@ -784,10 +860,15 @@ fn receiver_later(name: &str, stmts: &[Stmt], tail: Option<&Tail>) -> bool {
         found
     };
     let mut found = false;
-    visit_exprs(stmts, tail, &mut |e| {
-        if let ExprKind::Method { recv, path: false, .. } = &e.kind {
-            found |= mentions(recv);
+    visit_exprs(stmts, tail, &mut |e| match &e.kind {
+        ExprKind::Method { recv, path: false, .. } => found |= mentions(recv),
+        // A half or complex number's method wants its type in the path form too, and so do
+        // the conversions and constructors (`f16::from(x)` of a `u8` or an `i8`).
+        ExprKind::Method { recv, path: true, .. } if recv.ty.is_half() || recv.ty.is_complex() => {
+            found |= mentions(recv)
         }
+        ExprKind::Func { args, .. } => found |= args.iter().any(mentions),
+        _ => {}
     });
     found
         || stmts.iter().enumerate().any(|(i, s)| match s {

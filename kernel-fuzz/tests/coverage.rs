@@ -2,15 +2,18 @@
 //! type, operator, cast, method, statement and pattern form appears, and the interpreter
 //! sees every fault (those of overflow checks in its checked mode). Top-level helpers occur in a share
 //! of the programs, are called (by the function, by later helpers, by nested functions) and fault. A change that stops the generator from producing something fails
-//! here rather than silently shrinking what the differential test checks.
+//! here rather than silently shrinking what the differential test checks. Over the corpus
+//! with the half and complex types, each of those types appears everywhere a type can, with
+//! every operator, method, conversion and constructor the generator has for it, and values
+//! that matter (NaN, infinities, zeros of both signs) reach their operations.
 
 use std::collections::BTreeSet;
 
 use kernel_fuzz::ast::*;
-use kernel_fuzz::corpus::HOST_SEEDS;
+use kernel_fuzz::corpus::{HOST_SEEDS, HOST_TYPES_SEEDS};
 use kernel_fuzz::inputs::inputs;
 use kernel_fuzz::methods::METHODS;
-use kernel_fuzz::{Config, Fault, Overflow, Stop, Ty, program, run_traced};
+use kernel_fuzz::{Config, Fault, Overflow, Stop, Ty, Value, program, run_traced};
 
 /// What the corpus contains, as names.
 #[derive(Default)]
@@ -97,7 +100,10 @@ impl Seen {
             Stmt::Assign { op, value, name } => {
                 match op {
                     None => self.add("assignment"),
-                    Some(op) => self.add(format!("compound {}=", op.symbol())),
+                    Some(op) => {
+                        self.add(format!("compound {}=", op.symbol()));
+                        self.add(format!("compound {}= of {}", op.symbol(), Self::class(value.ty)));
+                    }
                 }
                 let _ = name;
                 self.expr(value);
@@ -166,6 +172,10 @@ impl Seen {
     fn class(t: Ty) -> &'static str {
         if t == Ty::Bool {
             "bool"
+        } else if t.is_half() {
+            "half"
+        } else if t.is_complex() {
+            "complex"
         } else if t.is_float() {
             "float"
         } else if t.is_signed() {
@@ -197,6 +207,12 @@ impl Seen {
             }
             ExprKind::Binary(op, a, b) => {
                 self.add(format!("{} on {}", op.symbol(), Self::class(a.ty)));
+                if a.ty != b.ty && !op.is_shift() {
+                    self.add(format!("{} on {} and {}", op.symbol(), a.ty.name(), b.ty.name()));
+                }
+                if a.ty.is_half() || a.ty.is_complex() {
+                    self.add(format!("{} on {}", op.symbol(), a.ty.name()));
+                }
                 if op.is_shift() {
                     self.add(format!("shift by {}", b.ty.name()));
                 }
@@ -257,6 +273,12 @@ impl Seen {
                     self.add("labelled loop");
                 }
                 self.block(body, false);
+            }
+            ExprKind::Func { func, args, spelling } => {
+                let from = args.first().map_or("nothing", |a| a.ty.name());
+                self.add(format!("{func:?} of {from} to {}", e.ty.name()));
+                self.add(format!("{func:?} spelled {spelling}"));
+                args.iter().for_each(|a| self.expr(a));
             }
         }
     }
@@ -479,7 +501,8 @@ fn the_corpus_covers_the_language() {
             want.push(format!("shift by {n}"));
         }
     }
-    for m in METHODS {
+    // The primitive types' methods (the half and complex types' are the other test's).
+    for m in METHODS.iter().filter(|m| Ty::ALL.iter().any(|t| m.recv.accepts(*t))) {
         want.push(format!("{:?}", m.method));
         for t in Ty::ALL.into_iter().filter(|t| m.recv.accepts(*t)) {
             want.push(format!("method {} on {}", m.name, t.name()));
@@ -509,4 +532,154 @@ fn the_corpus_covers_the_language() {
     let missing_faults: Vec<String> =
         Fault::ALL.iter().map(|f| format!("{f:?}")).filter(|f| !faults.contains(f)).collect();
     assert!(missing_faults.is_empty(), "the corpus never faults with {missing_faults:?}");
+}
+
+/// What the corpus with the half and complex types must contain besides the primitive
+/// types' constructs: the literals' spellings, conversions and constructors.
+const NEW_TYPE_CONSTRUCTS: &str = "
+Neg half
+Neg complex
+FromF32 spelled 0
+FromF32 spelled 1
+ToF32 spelled 0
+ToF32 spelled 1
+ToF64 spelled 0
+ToF64 spelled 1
+New spelled 0
+New spelled 1
+New spelled 2
+New spelled 3
+New spelled 4
+FromPart spelled 0
+FromPart spelled 1
+compound += of half
+compound %= of half
+compound += of complex
+compound /= of complex
+";
+
+/// Which special values `v` is or holds as a part: a NaN, an infinity, `-0`.
+fn specials(v: Value) -> Vec<&'static str> {
+    let floats: Vec<f64> = match v {
+        Value::C32(re, im) => vec![re as f64, im as f64],
+        Value::C64(re, im) => vec![re, im],
+        v => v.half_f64().or(v.as_f64()).into_iter().collect(),
+    };
+    let mut out = Vec::new();
+    if floats.iter().any(|x| x.is_nan()) {
+        out.push("NaN");
+    }
+    if floats.iter().any(|x| x.is_infinite()) {
+        out.push("infinite");
+    }
+    if floats.iter().any(|x| *x == 0.0 && x.is_sign_negative()) {
+        out.push("-0");
+    }
+    out
+}
+
+/// What the generator's programs of `seeds` with `cfg` contain, and the interpreter's
+/// results over their inputs: per type, whether a NaN, an infinity, `-0` (`±0` parts)
+/// came out of some function.
+fn survey(seeds: std::ops::Range<u64>, cfg: &Config, run_them: bool) -> (Seen, BTreeSet<String>) {
+    let mut seen = Seen::default();
+    let mut results = BTreeSet::new();
+    for seed in seeds {
+        let p = program(seed, cfg);
+        seen.func(&p.func);
+        for h in &p.helpers {
+            seen.func(h);
+        }
+        if !run_them {
+            continue;
+        }
+        let params: Vec<Ty> = p.func.params.iter().map(|q| q.ty).collect();
+        for args in inputs(seed, &params, 16) {
+            if let (Ok(vs), _) = run_traced(&p, &args, Overflow::Wrap) {
+                for v in vs {
+                    let t = v.ty().name();
+                    for what in specials(v) {
+                        results.insert(format!("{what} {t}"));
+                    }
+                    results.insert(format!("computed {t}"));
+                }
+            }
+        }
+    }
+    (seen, results)
+}
+
+#[test]
+fn the_corpus_with_new_types_covers_them() {
+    let (seen, results) = survey(HOST_TYPES_SEEDS, &Config::HOST.with_new_types(), true);
+    let mut want: Vec<String> = Vec::new();
+    for t in Ty::HALVES.into_iter().chain(Ty::COMPLEX) {
+        let n = t.name();
+        want.extend([format!("parameter {n}"), format!("result {n}"), format!("let {n}"), format!("const {n}")]);
+        // Results of the function that the interpreter computed, special ones among them.
+        want.extend(["NaN", "infinite", "-0", "computed"].map(|what| format!("{what} {n}")));
+    }
+    for m in METHODS.iter().filter(|m| !Ty::ALL.iter().any(|t| m.recv.accepts(*t))) {
+        want.push(format!("{:?}", m.method));
+        for t in Ty::EVERY.into_iter().filter(|t| m.recv.accepts(*t)) {
+            want.push(format!("method {} on {}", m.name, t.name()));
+        }
+    }
+    for t in Ty::HALVES {
+        let n = t.name();
+        for op in ["+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">="] {
+            want.push(format!("{op} on {n}"));
+        }
+        want.push(format!("FromF32 of f32 to {n}"));
+        for small in ["u8", "i8"] {
+            want.push(format!("FromSmall of {small} to {n}"));
+        }
+        want.push(format!("ToF32 of {n} to f32"));
+        want.push(format!("ToF64 of {n} to f64"));
+        for other in Ty::HALVES {
+            // One half type to another (or to itself) goes through `to_f32`.
+            want.push(format!("FromF32 of f32 to {}", other.name()));
+        }
+    }
+    for t in Ty::COMPLEX {
+        let (n, p) = (t.name(), t.part().unwrap().name());
+        for op in ["+", "-", "*", "/"] {
+            want.push(format!("{op} on {n}"));
+            want.push(format!("{op} on {n} and {p}"));
+            want.push(format!("{op} on {p} and {n}"));
+        }
+        for op in ["==", "!="] {
+            want.push(format!("{op} on {n}"));
+        }
+        want.push(format!("New of {p} to {n}"));
+        want.push(format!("FromPart of {p} to {n}"));
+        want.push(format!("Re of {n} to {p}"));
+        want.push(format!("Im of {n} to {p}"));
+    }
+    want.extend(NEW_TYPE_CONSTRUCTS.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from));
+    let missing: Vec<&String> = want.iter().filter(|w| !seen.seen.contains(*w) && !results.contains(*w)).collect();
+    assert!(
+        missing.is_empty(),
+        "the corpus of {} functions with the new types never has: {missing:?}",
+        HOST_TYPES_SEEDS.end - HOST_TYPES_SEEDS.start
+    );
+    // `from_f64` is only where the interpreter is the reference: never in that corpus, and
+    // in the configuration that allows it.
+    assert!(!seen.seen.iter().any(|s| s.starts_with("FromF64")), "from_f64 in a corpus rustc compiles");
+    let (with_f64, _) = survey(0..1000, &Config::HOST.with_new_types().with_half_from_f64(), false);
+    for t in Ty::HALVES {
+        let want = format!("FromF64 of f64 to {}", t.name());
+        assert!(with_f64.seen.contains(&want), "with from_f64 allowed, 1000 programs never have {want}");
+    }
+    for spelling in ["FromF64 spelled 0", "FromF64 spelled 1"] {
+        assert!(with_f64.seen.contains(spelling), "with from_f64 allowed, 1000 programs never have {spelling}");
+    }
+    // Without the flags the generator draws none of it.
+    let (old, _) = survey(0..300, &Config::HOST, false);
+    let new: Vec<&String> = old
+        .seen
+        .iter()
+        .filter(|s| ["f16", "bf16", "Complex", "half", "complex", "Func", "From", "ToF"].iter().any(|w| s.contains(w)))
+        .collect();
+    assert!(new.is_empty(), "Config::HOST draws {new:?}");
 }

@@ -8,12 +8,18 @@
 //! be bit-identical (any NaN equals any NaN) to the reference's, and it must fault where
 //! the reference panics, with the same fault.
 //!
-//! The reference for the fixed-seed corpus (`kernel_fuzz::corpus::HOST_SEEDS`) is the
-//! same function compiled by rustc (the build script writes it into this test), under
-//! Rust's release semantics (see `release_semantics`); the interpreter is checked against
-//! it on the same inputs. For any other seed the interpreter is the reference:
-//! `random_programs` runs `FUZZ_COUNT` seeds from `FUZZ_SEED`; `FUZZ_PROGRESS` reports
-//! as it goes and `FUZZ_REDUCE` shrinks the first functions of each kind of finding.
+//! The reference for the fixed-seed corpora (`kernel_fuzz::corpus::HOST_SEEDS`, and
+//! `HOST_TYPES_SEEDS` with `half`'s `f16`/`bf16` and num-complex's `Complex<f32>`/
+//! `Complex<f64>`) is the same function compiled by rustc (the build script writes it into
+//! this test), under Rust's release semantics (see `release_semantics`); the interpreter is
+//! checked against it on the same inputs. For any other seed the interpreter is the
+//! reference: `random_programs` (the primitive types) and `random_programs_with_new_types`
+//! (the half and complex types too, `f16::from_f64` included, which rustc's `half` does not
+//! round once) run `FUZZ_COUNT` seeds from `FUZZ_SEED`; `FUZZ_PROGRESS` reports as it goes
+//! and `FUZZ_REDUCE` shrinks the first functions of each kind of finding.
+//!
+//! Arguments and results pass as `u64` words (`Value::to_words`: a `Complex<f64>` takes
+//! two), as the host JIT takes them.
 //!
 //! Integer overflow: the reference wraps (release semantics), and so do `compile_with_helpers`'s
 //! kernel and the host JIT compiled with [`OVERFLOW`]. The checked lowering (what a build
@@ -27,6 +33,13 @@
 mod corpus {
     include!(concat!(env!("OUT_DIR"), "/host_corpus.rs"));
 }
+
+mod corpus_types {
+    include!(concat!(env!("OUT_DIR"), "/host_types_corpus.rs"));
+}
+
+#[path = "support/words.rs"]
+mod words;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -234,7 +247,7 @@ fn check(p: &Program, native: Option<NativeFn>, dir: &Path, ptx: &mut Vec<Ptx>, 
     let params: Vec<Ty> = p.func.params.iter().map(|q| q.ty).collect();
     let rets = p.func.ret.scalars();
     for args in inputs(seed, &params, INPUTS) {
-        let bits: Vec<u64> = args.iter().map(|v| v.to_bits()).collect();
+        let bits: Vec<u64> = args.iter().flat_map(|v| v.to_words()).collect();
         let shown = || {
             let a: Vec<String> = p.func.params.iter().zip(&args).map(|(q, v)| format!("{} = {v}", q.name)).collect();
             format!("({})", a.join(", "))
@@ -251,7 +264,7 @@ fn check(p: &Program, native: Option<NativeFn>, dir: &Path, ptx: &mut Vec<Ptx>, 
             None => interpreted.clone(),
             Some(f) => {
                 let native: Outcome = match quietly(|| f(&bits)) {
-                    Ok(words) => Ok(words.iter().zip(rets).map(|(w, t)| Value::from_bits(*t, *w)).collect()),
+                    Ok(words) => Ok(Value::all_from_words(rets, &words)),
                     Err(msg) => match Fault::from_panic(&msg) {
                         Some(f) => Err(f),
                         None => {
@@ -272,7 +285,7 @@ fn check(p: &Program, native: Option<NativeFn>, dir: &Path, ptx: &mut Vec<Ptx>, 
         };
         let outcome = |(words, code): (Vec<u64>, u32)| -> Result<Outcome, u32> {
             match code {
-                0 => Ok(Ok(words.iter().zip(rets).map(|(w, t)| Value::from_bits(*t, *w)).collect())),
+                0 => Ok(Ok(Value::all_from_words(rets, &words))),
                 _ => Fault::ALL.iter().find(|f| fault_code(**f) == code).map(|f| Err(*f)).ok_or(code),
             }
         };
@@ -338,8 +351,20 @@ fn assemble(ptx: &[Ptx]) -> Vec<(u64, Finding)> {
 /// A program with its source and, for the compiled-in corpus, rustc's function.
 type Case = (Program, String, Option<NativeFn>);
 
+/// Which test generates a seed's program again, with the interpreter as the reference: the
+/// environment it needs and its name.
+type Repro = (&'static str, &'static str);
+
+/// [`random_programs`]: the configuration of [`corpus_matches_rustc`].
+const PRIMITIVE: Repro = ("", "random_programs");
+/// [`random_programs_with_new_types`] without `from_f64`: the configuration of
+/// [`corpus_with_new_types_matches_rustc`].
+const NEW_TYPES: Repro = ("FUZZ_FROM_F64=0 ", "random_programs_with_new_types");
+/// [`random_programs_with_new_types`].
+const NEW_TYPES_F64: Repro = ("", "random_programs_with_new_types");
+
 /// Checks `cases` on every core and panics with every finding, grouped by kind.
-fn check_all(what: &str, cases: Vec<Case>) {
+fn check_all(what: &str, cases: Vec<Case>, repro: Repro) {
     let started = Instant::now();
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("fuzz-{what}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -425,12 +450,12 @@ fn check_all(what: &str, cases: Vec<Case>) {
         return;
     }
     findings.sort();
-    panic!("{}", report(&findings, &cases));
+    panic!("{}", report(&findings, &cases, repro));
 }
 
 /// The findings by kind: how many functions show each, and the first few in full (with a
 /// reduced version when `FUZZ_REDUCE` is set).
-fn report(findings: &[(u64, Finding)], cases: &[Case]) -> String {
+fn report(findings: &[(u64, Finding)], cases: &[Case], (env, test): Repro) -> String {
     let mut kinds: Vec<&str> = findings.iter().map(|f| f.1.kind.as_str()).collect();
     kinds.sort();
     kinds.dedup();
@@ -449,7 +474,7 @@ fn report(findings: &[(u64, Finding)], cases: &[Case]) -> String {
         for (seed, f) in of_kind.iter().take(3) {
             let case = cases.iter().find(|c| c.0.seed == *seed).unwrap();
             out += &format!(
-                "\nseed {seed}: {}\n{}\n(reproduce: FUZZ_SEED={seed} FUZZ_COUNT=1 cargo test -p kernel-fuzz --test differential random_programs)\n",
+                "\nseed {seed}: {}\n{}\n(reproduce: {env}FUZZ_SEED={seed} FUZZ_COUNT=1 cargo test -p kernel-fuzz --test differential {test} -- --exact)\n",
                 f.detail, case.1
             );
             if reduce && f.kind != "interpreter bug" && f.kind != "generator bug" {
@@ -509,26 +534,59 @@ fn corpus_matches_rustc() {
         })
         .collect();
     assert!(cases.len() >= 2000, "the corpus has {} functions", cases.len());
-    check_all("corpus", cases);
+    check_all("corpus", cases, PRIMITIVE);
+}
+
+/// The fixed-seed corpus with the half and complex types: the compiled code and the
+/// interpreter against rustc (with `half` and num-complex).
+#[test]
+fn corpus_with_new_types_matches_rustc() {
+    let cfg = Config::HOST.with_new_types();
+    let cases: Vec<Case> = corpus_types::CORPUS
+        .iter()
+        .map(|(seed, source, native)| {
+            let p = program(*seed, &cfg);
+            assert_eq!(render(&p), *source, "seed {seed}: the generator is not deterministic");
+            (p, source.to_string(), Some(*native))
+        })
+        .collect();
+    let seeds = kernel_fuzz::corpus::HOST_TYPES_SEEDS;
+    assert_eq!(cases.len() as u64, seeds.end - seeds.start, "one function per seed");
+    check_all("corpus-types", cases, NEW_TYPES);
+}
+
+fn var(name: &str, default: u64) -> u64 {
+    std::env::var(name).map_or(default, |v| v.parse().unwrap_or_else(|_| panic!("{name}={v} is not a number")))
 }
 
 /// Programs of any seeds, with the interpreter as the reference: `FUZZ_SEED` (the first
 /// seed; by default one past the corpus) and `FUZZ_COUNT` (by default 100).
 #[test]
 fn random_programs() {
-    let var = |name: &str, default: u64| -> u64 {
-        std::env::var(name).map_or(default, |v| v.parse().unwrap_or_else(|_| panic!("{name}={v} is not a number")))
-    };
     let first = var("FUZZ_SEED", 1_000_000);
     let count = var("FUZZ_COUNT", 100);
-    check_all("random", generated(first..first + count));
+    check_all("random", generated(first..first + count, &Config::HOST), PRIMITIVE);
+}
+
+/// [`random_programs`] with the half and complex types, `f16::from_f64` and
+/// `bf16::from_f64` included (without them with `FUZZ_FROM_F64=0`, the configuration of the
+/// corpus with the new types).
+#[test]
+fn random_programs_with_new_types() {
+    let first = var("FUZZ_SEED", 1_000_000);
+    let count = var("FUZZ_COUNT", 100);
+    let (cfg, repro) = match var("FUZZ_FROM_F64", 1) {
+        0 => (Config::HOST.with_new_types(), NEW_TYPES),
+        _ => (Config::HOST.with_new_types().with_half_from_f64(), NEW_TYPES_F64),
+    };
+    check_all("random-types", generated(first..first + count, &cfg), repro);
 }
 
 /// The generator's programs for `seeds`, with the interpreter as the reference.
-fn generated(seeds: impl Iterator<Item = u64>) -> Vec<Case> {
+fn generated(seeds: impl Iterator<Item = u64>, cfg: &Config) -> Vec<Case> {
     seeds
         .map(|seed| {
-            let p = program(seed, &Config::HOST);
+            let p = program(seed, cfg);
             let source = render(&p);
             (p, source, None)
         })
@@ -541,5 +599,5 @@ fn generated(seeds: impl Iterator<Item = u64>) -> Vec<Case> {
 /// rustc (and the frontend) refused the call on an ambiguous `{float}`.
 #[test]
 fn seeds_that_found_bugs() {
-    check_all("regressions", generated([300_009].into_iter()));
+    check_all("regressions", generated([300_009].into_iter(), &Config::HOST), PRIMITIVE);
 }

@@ -211,3 +211,27 @@ fn min_and_max_of_a_nan_give_the_other_operand_and_its_sign() {
     let g = |v: f32| v.to_bits() as u64;
     check(min, &[(&[g(1.0), g(2.0)], g(1.0)), (&[nanf, g(-2.0)], g(-2.0)), (&[g(-2.0), nanf], g(-2.0))]);
 }
+
+#[test]
+fn a_value_from_a_function_the_precheck_does_not_see_takes_any_use() {
+    // The macro checks a function before the definitions of the functions it calls arrive:
+    // their results have no type yet, and using one must not be an error. The random-program
+    // generator found `v.im` refused as "field access is not supported here" where `v` came
+    // out of a tuple that a device function returned.
+    for body in [
+        "let (v, _) = pair(x); v.im",
+        "let (v, _) = pair(x); v.re + v.conj().im + v.norm()",
+        "let v = pair(x).0; v.pos[1]",
+        "let (v, w) = pair(x); fn g(a: f64) -> f64 { a } g(v.im) * w",
+    ] {
+        let src = format!("fn f(x: i8) -> f64 {{ {body} }}");
+        let item: syn::ItemFn = syn::parse_str(&src).unwrap();
+        frontend::precheck(&item, &["pair".to_string()]).unwrap_or_else(|e| panic!("{src}: {e}"));
+    }
+    let helper: syn::ItemFn =
+        syn::parse_str("fn pair(a: i8) -> (Complex<f64>, f64) { (Complex::new(a as f64, 2.0), 1.0) }").unwrap();
+    let helpers = vec![frontend::HelperDef { id: "pair".into(), item: helper, callees: vec![] }];
+    let callees = [("pair".to_string(), "pair".to_string())];
+    let item: syn::ItemFn = syn::parse_str("fn f(x: i8) -> f64 { let (v, w) = pair(x); v.im + w }").unwrap();
+    ptx_codegen::compile_with_helpers(&item, &callees, &helpers, &Options::default()).unwrap();
+}

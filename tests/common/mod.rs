@@ -118,6 +118,72 @@ macro_rules! int_special {
 }
 int_special!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
 
+/// The half types: their own edge values (zeros, ones, halves, NaN, infinities, the
+/// smallest normal and subnormal, the largest finite) and then conversions of wide floats
+/// or any bit pattern.
+macro_rules! half_special {
+    ($($t:ident),*) => {$(
+        impl Special for gpu_runtime::$t {
+            fn specials() -> Vec<gpu_runtime::$t> {
+                use gpu_runtime::$t;
+                vec![
+                    $t::ZERO, $t::NEG_ZERO, $t::ONE, $t::NEG_ONE, $t::from_f32(0.5), $t::from_f32(1.5),
+                    $t::NAN, $t::INFINITY, $t::NEG_INFINITY, $t::MIN_POSITIVE,
+                    $t::MIN_POSITIVE_SUBNORMAL, $t::MAX, $t::MIN, $t::from_f32(0.1), $t::from_f32(3.5),
+                ]
+            }
+            fn random(g: &mut Gen) -> gpu_runtime::$t {
+                if g.next_u64() % 4 == 0 {
+                    gpu_runtime::$t::from_bits(g.next_u64() as u16)
+                } else {
+                    gpu_runtime::$t::from_f32(wide_float(g) as f32)
+                }
+            }
+        }
+        impl SameAs for gpu_runtime::$t {
+            fn same_as(self, o: gpu_runtime::$t) -> bool {
+                (self.is_nan() && o.is_nan()) || self.to_bits() == o.to_bits()
+            }
+        }
+    )*};
+}
+half_special!(f16, bf16);
+
+/// Complex numbers: each special part as `re` beside another as `im`, then random parts
+/// (one of them zero a quarter of the time each).
+impl<T: Special + Part> Special for gpu_runtime::Complex<T> {
+    fn specials() -> Vec<gpu_runtime::Complex<T>> {
+        let parts = T::specials();
+        let n = parts.len();
+        (0..n).map(|i| gpu_runtime::Complex::new(parts[i], parts[(i * 7 + 3) % n])).collect()
+    }
+    fn random(g: &mut Gen) -> gpu_runtime::Complex<T> {
+        let (re, im) = (T::random(g), T::random(g));
+        match g.next_u64() % 4 {
+            0 => gpu_runtime::Complex::new(re, T::ZERO),
+            1 => gpu_runtime::Complex::new(T::ZERO, im),
+            _ => gpu_runtime::Complex::new(re, im),
+        }
+    }
+}
+
+impl<T: SameAs> SameAs for gpu_runtime::Complex<T> {
+    fn same_as(self, o: gpu_runtime::Complex<T>) -> bool {
+        self.re.same_as(o.re) && self.im.same_as(o.im)
+    }
+}
+
+/// A complex number's part, with its zero.
+pub trait Part {
+    const ZERO: Self;
+}
+impl Part for f32 {
+    const ZERO: f32 = 0.0;
+}
+impl Part for f64 {
+    const ZERO: f64 = 0.0;
+}
+
 /// `n` values: the specials first (as many as fit), then random ones.
 pub fn inputs<T: Special>(n: usize, seed: u64) -> Vec<T> {
     let mut g = Gen::new(seed);

@@ -1,6 +1,6 @@
 //! Expressions: operators, casts, method calls, calls, and `if`/blocks as values.
 
-use super::{BlockEnd, FLOAT_OPS, FnSig, Gen, INT_OPS, RARE_FAULT_ODDS};
+use super::{BlockEnd, COMPLEX_OPS, FLOAT_OPS, FnSig, Gen, INT_OPS, RARE_FAULT_ODDS};
 use crate::ast::*;
 use crate::methods::{Accuracy, METHODS, Method, MethodInfo};
 use crate::ty::{Ty, Value};
@@ -23,6 +23,7 @@ impl Gen<'_> {
             Ty::Bool => (0, 1),
             t if t.is_float() => (6, 1),
             t if t.is_signed() => (8, 2),
+            t if t.is_half() || t.is_complex() => (6, 1),
             _ => (8, 1),
         };
         let weights = [
@@ -47,12 +48,12 @@ impl Gen<'_> {
             4 => {
                 let from = loop {
                     let t = self.any_type();
-                    if !(t == Ty::Bool && ty.is_float()) {
+                    if !(t == Ty::Bool && (ty.is_float() || ty.is_complex())) {
                         break t;
                     }
                 };
                 let e = self.expr(from, d);
-                Expr::new(ty, ExprKind::Cast(Box::new(e)))
+                self.convert(e, ty, d)
             }
             5 => self.method(ty, d).unwrap_or_else(|| self.leaf(ty)),
             6 => {
@@ -134,9 +135,79 @@ impl Gen<'_> {
         Expr::new(ty, ExprKind::Unary(op, Box::new(e)))
     }
 
+    /// `e` converted to `to`: `e as T` between primitive types; for the half types
+    /// `from_f32`, `to_f32` and their kin (through `f32` or `as` where no function converts
+    /// directly); a complex number's part (`z.re`, `z.im`), or one built from a part.
+    pub(super) fn convert(&mut self, e: Expr, to: Ty, d: u32) -> Expr {
+        let from = e.ty;
+        let new = |t: Ty| t.is_half() || t.is_complex();
+        if !new(from) && !new(to) {
+            return Expr::new(to, ExprKind::Cast(Box::new(e)));
+        }
+        if let Some(p) = from.part() {
+            let f = if self.rng.chance(1, 2) { Func::Re } else { Func::Im };
+            let part = Expr::func(p, f, vec![e], 0);
+            return if to == p { part } else { self.convert(part, to, d) };
+        }
+        if let Some(p) = to.part() {
+            let re = if from == p { e } else { self.convert(e, p, d) };
+            if self.rng.chance(1, 3) {
+                let spelling = self.rng.below(2) as u8;
+                return Expr::func(to, Func::FromPart, vec![re], spelling);
+            }
+            let other = self.expr(p, d);
+            let args = if self.rng.chance(1, 4) { vec![other, re] } else { vec![re, other] };
+            let spelling = self.new_spelling();
+            return Expr::func(to, Func::New, args, spelling);
+        }
+        let spelling = |g: &mut Self| g.rng.below(2) as u8;
+        if to.is_half() {
+            return match from {
+                Ty::F64 if self.cfg.half_from_f64 && self.rng.chance(2, 3) => {
+                    let s = spelling(self);
+                    Expr::func(to, Func::FromF64, vec![e], s)
+                }
+                Ty::U8 | Ty::I8 if self.rng.chance(1, 2) => Expr::func(to, Func::FromSmall, vec![e], 0),
+                Ty::Bool => Expr::func(to, Func::FromSmall, vec![Expr::new(Ty::U8, ExprKind::Cast(Box::new(e)))], 0),
+                _ => {
+                    // Through `f32`: `h.to_f32()` of another half (exact), `x as f32` of the rest.
+                    let x = if from == Ty::F32 { e } else { self.convert(e, Ty::F32, d) };
+                    let s = spelling(self);
+                    Expr::func(to, Func::FromF32, vec![x], s)
+                }
+            };
+        }
+        // From a half type to a primitive one.
+        let s = spelling(self);
+        match to {
+            Ty::F32 => Expr::func(to, Func::ToF32, vec![e], s),
+            Ty::F64 => Expr::func(to, Func::ToF64, vec![e], s),
+            _ => {
+                let wide = if self.rng.chance(1, 2) { Ty::F32 } else { Ty::F64 };
+                let f = if wide == Ty::F32 { Func::ToF32 } else { Func::ToF64 };
+                Expr::new(to, ExprKind::Cast(Box::new(Expr::func(wide, f, vec![e], s))))
+            }
+        }
+    }
+
+    /// `a op b` of a complex type: with another complex number, or with a part on either side.
+    fn complex_arith(&mut self, ty: Ty, d: u32) -> Expr {
+        let op = COMPLEX_OPS[self.rng.weighted(&COMPLEX_OPS.iter().map(|o| o.1).collect::<Vec<_>>())].0;
+        let p = ty.part().expect("a complex type");
+        let (a, b) = match self.rng.weighted(&[6, 2, 2]) {
+            0 => (self.expr(ty, d), self.expr(ty, d)),
+            1 => (self.expr(ty, d), self.expr(p, d)),
+            _ => (self.expr(p, d), self.expr(ty, d)),
+        };
+        Expr::new(ty, ExprKind::Binary(op, Box::new(a), Box::new(b)))
+    }
+
     /// `a op b` of type `ty` (arithmetic, bitwise, shifts).
     fn arith(&mut self, ty: Ty, d: u32) -> Expr {
-        let ops = if ty.is_float() { FLOAT_OPS } else { INT_OPS };
+        if ty.is_complex() {
+            return self.complex_arith(ty, d);
+        }
+        let ops = if ty.is_float() || ty.is_half() { FLOAT_OPS } else { INT_OPS };
         let op = ops[self.rng.weighted(&ops.iter().map(|o| o.1).collect::<Vec<_>>())].0;
         let a = self.expr(ty, d);
         let b = match op {
@@ -198,7 +269,9 @@ impl Gen<'_> {
         match self.rng.weighted(&[6, 3, 1]) {
             0 => {
                 let t = self.any_type();
-                let op = *self.rng.pick(COMPARISONS);
+                // Complex numbers are not ordered.
+                let op =
+                    if t.is_complex() { *self.rng.pick(&[BinOp::Eq, BinOp::Ne]) } else { *self.rng.pick(COMPARISONS) };
                 let a = self.expr(t, d);
                 let b = self.expr(t, d);
                 Expr::new(Ty::Bool, ExprKind::Binary(op, Box::new(a), Box::new(b)))
@@ -225,7 +298,7 @@ impl Gen<'_> {
             if self.cfg.exact_only && m.accuracy != Accuracy::Exact {
                 continue;
             }
-            for rt in Ty::ALL {
+            for rt in self.cfg.types() {
                 if m.recv.accepts(rt) && m.ret.resolve(rt) == ty {
                     cands.push((m, rt));
                 }
@@ -236,7 +309,10 @@ impl Gen<'_> {
         }
         let (m, rt) = *self.rng.pick(&cands);
         let mut recv = self.expr(rt, d);
-        if matches!(m.method, Method::IsSignNegative | Method::IsSignPositive) {
+        if matches!(
+            m.method,
+            Method::IsSignNegative | Method::IsSignPositive | Method::HIsSignNegative | Method::HIsSignPositive
+        ) {
             recv = nan_free(recv);
         }
         let clamp = matches!(m.method, Method::IClamp | Method::FClamp);
@@ -256,13 +332,18 @@ impl Gen<'_> {
             for slot in m.args {
                 let at = slot.resolve(rt);
                 let arg = match m.method {
-                    Method::Copysign => nan_free(self.expr(at, d)),
+                    Method::Copysign | Method::HCopysign => nan_free(self.expr(at, d)),
                     Method::IDivEuclid
                     | Method::IRemEuclid
                     | Method::WrappingDiv
                     | Method::WrappingRem
                     | Method::SaturatingDiv => self.divisor(at, d),
-                    Method::Pow | Method::WrappingPow | Method::SaturatingPow | Method::Powi
+                    Method::Pow
+                    | Method::WrappingPow
+                    | Method::SaturatingPow
+                    | Method::Powi
+                    | Method::CPowi
+                    | Method::CPowu
                         if self.rng.chance(2, 3) =>
                     {
                         let v = self.rng.range(if at == Ty::I32 { -4 } else { 0 }, 12);
@@ -274,7 +355,7 @@ impl Gen<'_> {
             }
             args
         };
-        let path = self.rng.chance(1, 4) || (m.method.is_special() && self.rng.chance(1, 2));
+        let path = (self.rng.chance(1, 4) || (m.method.is_special() && self.rng.chance(1, 2))) && !m.method.takes_ref();
         let call = Expr::new(ty, ExprKind::Method { method: m.method, recv: Box::new(recv), args, path });
         // Rust leaves unspecified which zero `min`/`max` return for `+0` and `-0`: adding
         // `+0.0` makes both `+0`.
@@ -286,10 +367,12 @@ impl Gen<'_> {
     }
 }
 
-/// `e.max(T::NEG_INFINITY)`: `e`, or `-inf` for a NaN, whose sign Rust leaves unspecified.
+/// `e.max(T::NEG_INFINITY)`: `e`, or `-inf` for a NaN, whose sign Rust leaves unspecified
+/// (`half`'s `max` returns its argument for a NaN receiver too).
 fn nan_free(e: Expr) -> Expr {
     let ty = e.ty;
     let ninf = Value::float(ty, f64::NEG_INFINITY);
     let arg = Expr::new(ty, ExprKind::PathConst(format!("{}::NEG_INFINITY", ty.name()), ninf));
-    Expr::new(ty, ExprKind::Method { method: Method::FMax, recv: Box::new(e), args: vec![arg], path: false })
+    let method = if ty.is_half() { Method::HMax } else { Method::FMax };
+    Expr::new(ty, ExprKind::Method { method, recv: Box::new(e), args: vec![arg], path: false })
 }

@@ -143,6 +143,9 @@ impl Gen<'_> {
                 return (Expr::new(ty, ExprKind::PathConst(path, v)), v);
             }
         }
+        if ty.is_half() || ty.is_complex() {
+            return self.new_type_literal(ty, true);
+        }
         let e = self.literal(ty);
         let ExprKind::Lit(l) = &e.kind else { unreachable!() };
         let v = l.value;

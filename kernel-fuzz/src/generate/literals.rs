@@ -2,6 +2,7 @@
 
 use super::Gen;
 use crate::ast::*;
+use crate::float16::{constants, from_f32, from_f64};
 use crate::ty::{Ty, Value};
 
 impl Gen<'_> {
@@ -18,8 +19,13 @@ impl Gen<'_> {
         }
     }
 
-    /// A literal of type `ty`: edge values often.
+    /// A literal of type `ty`: edge values often. The half and complex types have no
+    /// literals: theirs are conversions and constructors of literals (`f16::from_f32(1.5)`,
+    /// `Complex::new(0.5, -2.0)`).
     pub(super) fn literal(&mut self, ty: Ty) -> Expr {
+        if ty.is_half() || ty.is_complex() {
+            return self.new_type_literal(ty, false).0;
+        }
         let v = match ty {
             Ty::Bool => Value::Bool(self.rng.chance(1, 2)),
             Ty::F32 | Ty::F64 => {
@@ -81,10 +87,76 @@ impl Gen<'_> {
         self.lit_of(v)
     }
 
+    /// The value of a literal [`Gen::literal`] made.
+    fn literal_value(&mut self, ty: Ty) -> (Expr, Value) {
+        let e = self.literal(ty);
+        let ExprKind::Lit(l) = &e.kind else { unreachable!("a literal of a primitive type") };
+        let v = l.value;
+        (e, v)
+    }
+
+    /// A "literal" of a half or complex type, and its value: a conversion or constructor of
+    /// literals, in a spelling a constant may hold where `in_const`.
+    pub(super) fn new_type_literal(&mut self, ty: Ty, in_const: bool) -> (Expr, Value) {
+        if ty.is_half() {
+            let h = ty.half().expect("a half type");
+            let wide = if self.cfg.half_from_f64 { 1 } else { 0 };
+            let small = if in_const { 0 } else { 1 };
+            return match self.rng.weighted(&[5, small, wide]) {
+                0 => {
+                    let (e, x) = self.literal_value(Ty::F32);
+                    let spelling = if in_const || self.rng.chance(1, 4) { 1 } else { 0 };
+                    let Value::F32(x) = x else { unreachable!() };
+                    (Expr::func(ty, Func::FromF32, vec![e], spelling), Value::from_bits(ty, from_f32(h, x) as u64))
+                }
+                1 => {
+                    let t = *self.rng.pick(&[Ty::U8, Ty::I8]);
+                    let (e, x) = self.literal_value(t);
+                    let x = x.as_i128().unwrap() as f64;
+                    (Expr::func(ty, Func::FromSmall, vec![e], 0), Value::from_bits(ty, from_f64(h, x) as u64))
+                }
+                _ => {
+                    let (e, x) = self.literal_value(Ty::F64);
+                    let spelling = if in_const || self.rng.chance(1, 4) { 1 } else { 0 };
+                    let Value::F64(x) = x else { unreachable!() };
+                    (Expr::func(ty, Func::FromF64, vec![e], spelling), Value::from_bits(ty, from_f64(h, x) as u64))
+                }
+            };
+        }
+        let p = ty.part().expect("a complex type");
+        if !in_const && self.rng.chance(1, 5) {
+            let (e, x) = self.literal_value(p);
+            let spelling = self.rng.below(2) as u8;
+            return (Expr::func(ty, Func::FromPart, vec![e], spelling), Value::complex(ty, x, Value::zero(p)));
+        }
+        let (re, x) = self.literal_value(p);
+        let (im, y) = self.literal_value(p);
+        let spelling = if in_const { *self.rng.pick(&[1, 2, 4]) } else { self.new_spelling() };
+        (Expr::func(ty, Func::New, vec![re, im], spelling), Value::complex(ty, x, y))
+    }
+
+    /// A spelling of `Complex::new` ([`Func::New`]).
+    pub(super) fn new_spelling(&mut self) -> u8 {
+        self.rng.below(5) as u8
+    }
+
     /// A constant of the standard library of type `ty`, in one of its spellings.
     pub(super) fn path_const(&mut self, ty: Ty) -> Option<(String, Value)> {
         let prefix = *self.rng.pick(&["", "", "", "std::", "core::"]);
         let t = ty.name();
+        if ty.is_half() {
+            let (name, bits) = *self.rng.pick(constants(ty.half().expect("a half type")));
+            return Some((format!("{}::{name}", ty.name()), Value::from_bits(ty, bits as u64)));
+        }
+        if let Some(p) = ty.part() {
+            let (name, v) = *self.rng.pick(&[("ZERO", (0.0, 0.0)), ("ONE", (1.0, 0.0)), ("I", (0.0, 1.0))]);
+            let owner = match self.rng.below(2) {
+                0 if ty == Ty::C32 => "Complex32".to_string(),
+                0 => "Complex64".to_string(),
+                _ => format!("Complex::<{}>", p.name()),
+            };
+            return Some((format!("{owner}::{name}"), Value::complex(ty, Value::float(p, v.0), Value::float(p, v.1))));
+        }
         Some(match ty {
             Ty::Bool => return None,
             Ty::F32 | Ty::F64 => {

@@ -44,16 +44,58 @@ pub struct Config {
     /// explicit kernels, where one faulting thread fails the whole launch (a thread index
     /// is 0 somewhere, so a divisor drawn from the variables would be 0 in every launch).
     pub rare_faults: bool,
+    /// `half::f16` and `half::bf16` values too: their operators (computed in `f32`, rounded
+    /// once), comparisons, methods and conversions. A configuration without them (and
+    /// without [`Config::complex`]) draws exactly what it drew before they existed, so the
+    /// programs of the fixed corpora stay the same.
+    pub halves: bool,
+    /// `Complex<f32>` and `Complex<f64>` values too: `+ - * /` (with each other and with
+    /// their parts' type), `-`, `==`, `!=`, the parts, the constructors, and the methods
+    /// whose formulas use arithmetic only (`conj`, `norm_sqr`, `scale`, `inv`, `powi`, …).
+    /// num-complex's other methods (`exp`, `sqrt`, `norm`, `arg`, …) call the math library,
+    /// so the GPU is within ulps of the CPU only there: they are never drawn.
+    pub complex: bool,
+    /// `f16::from_f64` and `bf16::from_f64` (and their `_const` forms) too. The compiler
+    /// rounds once, as the interpreter does; the `half` crate on x86 rounds twice (through
+    /// `f32`) or drops the low bits first, so only where the interpreter is the reference.
+    pub half_from_f64: bool,
 }
 
 impl Config {
     /// The host differential tests: everything, libdevice functions included (the host JIT
     /// runs the CPU's own functions in their place).
-    pub const HOST: Config = Config { exact_only: false, rare_faults: false };
+    pub const HOST: Config =
+        Config { exact_only: false, rare_faults: false, halves: false, complex: false, half_from_f64: false };
     /// The GPU corpus: what the GPU computes bit for bit like the CPU.
-    pub const GPU: Config = Config { exact_only: true, rare_faults: false };
+    pub const GPU: Config =
+        Config { exact_only: true, rare_faults: false, halves: false, complex: false, half_from_f64: false };
     /// The scalar parts of explicit kernels: [`Config::GPU`], faults rare.
-    pub const KERNEL: Config = Config { exact_only: true, rare_faults: true };
+    pub const KERNEL: Config =
+        Config { exact_only: true, rare_faults: true, halves: false, complex: false, half_from_f64: false };
+
+    /// This configuration with the half and complex types ([`Config::halves`],
+    /// [`Config::complex`]), without `from_f64` (what a corpus rustc compiles may hold).
+    pub const fn with_new_types(self) -> Config {
+        Config { halves: true, complex: true, ..self }
+    }
+
+    /// This configuration with `f16::from_f64` and `bf16::from_f64` (for seeds whose
+    /// reference is the interpreter).
+    pub const fn with_half_from_f64(self) -> Config {
+        Config { half_from_f64: true, ..self }
+    }
+
+    /// The types it draws from: [`Ty::ALL`], then those its flags allow.
+    pub fn types(&self) -> Vec<Ty> {
+        let mut ts = Ty::ALL.to_vec();
+        if self.halves {
+            ts.extend(Ty::HALVES);
+        }
+        if self.complex {
+            ts.extend(Ty::COMPLEX);
+        }
+        ts
+    }
 }
 
 /// With [`Config::rare_faults`], one operand in this many may fault.
@@ -194,8 +236,12 @@ const INT_OPS: &[(BinOp, u32)] = &[
     (BinOp::Shl, 2),
     (BinOp::Shr, 2),
 ];
+/// The operators of the float and the half types.
 const FLOAT_OPS: &[(BinOp, u32)] =
     &[(BinOp::Add, 5), (BinOp::Sub, 4), (BinOp::Mul, 4), (BinOp::Div, 3), (BinOp::Rem, 1)];
+/// The arithmetic of the complex types (num-complex's `%` is no operator of the kernel
+/// language).
+const COMPLEX_OPS: &[(BinOp, u32)] = &[(BinOp::Add, 5), (BinOp::Sub, 4), (BinOp::Mul, 4), (BinOp::Div, 3)];
 
 impl Gen<'_> {
     fn fresh(&mut self, prefix: &str) -> String {
@@ -203,7 +249,13 @@ impl Gen<'_> {
         format!("{prefix}{}", self.next_name)
     }
 
+    /// A type of the configuration: a half or complex type one time in three where they
+    /// are allowed (the draws are those of a configuration without them where they are not).
     fn any_type(&mut self) -> Ty {
+        let extra: Vec<Ty> = self.cfg.types().split_off(Ty::ALL.len());
+        if !extra.is_empty() && self.rng.chance(1, 3) {
+            return *self.rng.pick(&extra);
+        }
         *self.rng.pick(&Ty::ALL)
     }
 

@@ -9,7 +9,7 @@ impl Gen<'_> {
     pub(super) fn match_expr(&mut self, ty: Ty, d: u32) -> Expr {
         let st = loop {
             let t = self.any_type();
-            if !t.is_float() {
+            if t.has_patterns() {
                 break t;
             }
         };

@@ -1,7 +1,7 @@
 //! Statements: `let` in its forms, assignments, `if`, and the jumps (`break`,
 //! `continue`, `return`).
 
-use super::{BlockEnd, FLOAT_OPS, FnSig, Gen, INT_OPS};
+use super::{BlockEnd, COMPLEX_OPS, FLOAT_OPS, FnSig, Gen, INT_OPS};
 use crate::ast::*;
 use crate::ty::Ty;
 
@@ -92,9 +92,10 @@ impl Gen<'_> {
 
     /// `let x = 5; let y: u8 = x;`: rustc types the literal from the later use.
     fn let_typed_later(&mut self, out: &mut Vec<Stmt>) {
+        // Types with literals (the half and complex types have none).
         let ty = loop {
             let t = self.value_type();
-            if t != Ty::Bool {
+            if t != Ty::Bool && !t.is_half() && !t.is_complex() {
                 break t;
             }
         };
@@ -152,9 +153,15 @@ impl Gen<'_> {
                 let op = *self.rng.pick(&[BinOp::And, BinOp::Or, BinOp::Xor]);
                 (op, self.expr(ty, depth + 1))
             }
-            t if t.is_float() => {
+            t if t.is_float() || t.is_half() => {
                 let op = FLOAT_OPS[self.rng.weighted(&FLOAT_OPS.iter().map(|o| o.1).collect::<Vec<_>>())].0;
                 (op, self.expr(ty, depth + 1))
+            }
+            t if t.is_complex() => {
+                // `z op= w`, or `z op= x` of a part.
+                let op = COMPLEX_OPS[self.rng.weighted(&COMPLEX_OPS.iter().map(|o| o.1).collect::<Vec<_>>())].0;
+                let vt = if self.rng.chance(1, 3) { t.part().expect("a complex type") } else { t };
+                (op, self.expr(vt, depth + 1))
             }
             _ => {
                 let op = INT_OPS[self.rng.weighted(&INT_OPS.iter().map(|o| o.1).collect::<Vec<_>>())].0;

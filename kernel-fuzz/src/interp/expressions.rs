@@ -1,6 +1,6 @@
 //! Expressions, and `match` with its patterns.
 
-use super::operations::{binary, call_method, compare, unary};
+use super::operations::{binary, call_method, compare, func, unary};
 use super::{Fault, Flow, Interp, R, fault, invalid, targets};
 use crate::ast::*;
 use crate::ty::Value;
@@ -48,6 +48,10 @@ impl<'p> Interp<'p> {
                 return self.match_arms(v, arms);
             }
             ExprKind::Block(b) => self.scalar_block(b)?,
+            ExprKind::Func { func: f, args, .. } => {
+                let args = args.iter().map(|a| self.expr(a)).collect::<R<'p, Vec<Value>>>()?;
+                func(*f, e.ty, &args)
+            }
             ExprKind::Loop { label, body } => loop {
                 self.step()?;
                 match self.block(body) {

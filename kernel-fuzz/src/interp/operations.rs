@@ -1,22 +1,62 @@
 //! Operators, casts and methods on values, each computed by the Rust function that defines it.
 
 use super::{Fault, Overflow};
-use crate::ast::{BinOp, UnOp};
+use crate::ast::{BinOp, Func, UnOp};
+use crate::complex::{self as c, Part};
+use crate::float16::{self as h, Half};
 use crate::methods::Method;
 use crate::special::SpecialMath;
 use crate::ty::{Ty, Value};
 use crate::with_int;
 
-/// The ordering of two values of one type (`None` for NaN or different types).
+/// The ordering of two values of one type (`None` for NaN or different types). Complex
+/// numbers are equal or unordered: `==` and `!=` are all they have.
 pub(super) fn compare(a: Value, b: Value) -> Option<std::cmp::Ordering> {
     if a.ty() != b.ty() {
         return None;
     }
+    let equal = |e: bool| e.then_some(std::cmp::Ordering::Equal);
     match (a, b) {
         (Value::Bool(x), Value::Bool(y)) => x.partial_cmp(&y),
         (Value::F32(x), Value::F32(y)) => x.partial_cmp(&y),
         (Value::F64(x), Value::F64(y)) => x.partial_cmp(&y),
+        (Value::F16(x), Value::F16(y)) => h::compare(Half::F16, x, y),
+        (Value::BF16(x), Value::BF16(y)) => h::compare(Half::BF16, x, y),
+        (Value::C32(p, q), Value::C32(r, s)) => equal(c::eq((p, q), (r, s))),
+        (Value::C64(p, q), Value::C64(r, s)) => equal(c::eq((p, q), (r, s))),
         _ => a.as_i128()?.partial_cmp(&b.as_i128()?),
+    }
+}
+
+/// A conversion, constructor or part of a half or complex type, of type `ty`.
+pub(super) fn func(f: Func, ty: Ty, args: &[Value]) -> Value {
+    let half = || ty.half().expect("a half type");
+    let of_half = |v: Value| match v {
+        Value::F16(x) => (Half::F16, x),
+        Value::BF16(x) => (Half::BF16, x),
+        other => panic!("{f:?} of {other}"),
+    };
+    match (f, args) {
+        (Func::FromF32, [Value::F32(x)]) => Value::half_bits(ty, h::from_f32(half(), *x)),
+        (Func::FromF64, [Value::F64(x)]) => Value::half_bits(ty, h::from_f64(half(), *x)),
+        (Func::FromSmall, [v @ (Value::U8(_) | Value::I8(_))]) => {
+            Value::half_bits(ty, h::from_f64(half(), v.as_i128().expect("an integer") as f64))
+        }
+        (Func::ToF32, [v]) => {
+            let (fmt, x) = of_half(*v);
+            Value::F32(h::to_f32(fmt, x))
+        }
+        (Func::ToF64, [v]) => {
+            let (fmt, x) = of_half(*v);
+            Value::F64(h::to_f64(fmt, x))
+        }
+        (Func::New, [re, im]) => Value::complex(ty, *re, *im),
+        (Func::FromPart, [re]) => Value::complex(ty, *re, Value::zero(re.ty())),
+        (Func::Re, [Value::C32(re, _)]) => Value::F32(*re),
+        (Func::Im, [Value::C32(_, im)]) => Value::F32(*im),
+        (Func::Re, [Value::C64(re, _)]) => Value::F64(*re),
+        (Func::Im, [Value::C64(_, im)]) => Value::F64(*im),
+        _ => panic!("{f:?} of {args:?} to {}", ty.name()),
     }
 }
 
@@ -43,6 +83,7 @@ impl Value {
                     Ty::F32 => Value::F32($x as f32),
                     Ty::F64 => Value::F64($x as f64),
                     Ty::Bool => panic!("no cast to bool"),
+                    t => panic!("no cast to {}", t.name()),
                 }
             };
         }
@@ -51,7 +92,7 @@ impl Value {
             Value::Bool(b) => to!(b as u8),
             Value::F32(x) => to!(x),
             Value::F64(x) => to!(x),
-            v => with_int!(v, x => to!(x), _ => unreachable!()),
+            v => with_int!(v, x => to!(x), _ => panic!("no cast from {}", v.ty().name())),
         }
     }
 }
@@ -61,6 +102,10 @@ pub(super) fn unary(op: UnOp, a: Value, overflow: Overflow) -> Result<Value, Fau
         (UnOp::Not, Value::Bool(b)) => Value::Bool(!b),
         (UnOp::Neg, Value::F32(x)) => Value::F32(-x),
         (UnOp::Neg, Value::F64(x)) => Value::F64(-x),
+        (UnOp::Neg, Value::F16(x)) => Value::F16(h::neg(x)),
+        (UnOp::Neg, Value::BF16(x)) => Value::BF16(h::neg(x)),
+        (UnOp::Neg, Value::C32(re, im)) => complex32(c::neg((re, im))),
+        (UnOp::Neg, Value::C64(re, im)) => complex64(c::neg((re, im))),
         (UnOp::Neg, v) if overflow == Overflow::Check => {
             with_int!(v, x => Prim::into_value(x.checked_neg().ok_or(Fault::NegOverflow)?), _ => unreachable!())
         }
@@ -120,6 +165,14 @@ pub(super) fn binary(op: BinOp, a: Value, b: Value, overflow: Overflow) -> Resul
                 }),)*
                 (Value::F32(x), Value::F32(y)) => Value::F32(float_op(op, x, y)),
                 (Value::F64(x), Value::F64(y)) => Value::F64(float_op(op, x, y)),
+                (Value::F16(x), Value::F16(y)) => Value::F16(half_op(Half::F16, op, x, y)),
+                (Value::BF16(x), Value::BF16(y)) => Value::BF16(half_op(Half::BF16, op, x, y)),
+                (Value::C32(p, q), Value::C32(r, s)) => complex32(complex_op(op, (p, q), (r, s))),
+                (Value::C64(p, q), Value::C64(r, s)) => complex64(complex_op(op, (p, q), (r, s))),
+                (Value::C32(p, q), Value::F32(x)) => complex32(complex_part_op(op, (p, q), x)),
+                (Value::C64(p, q), Value::F64(x)) => complex64(complex_part_op(op, (p, q), x)),
+                (Value::F32(x), Value::C32(r, s)) => complex32(part_complex_op(op, x, (r, s))),
+                (Value::F64(x), Value::C64(r, s)) => complex64(part_complex_op(op, x, (r, s))),
                 (Value::Bool(x), Value::Bool(y)) => Value::Bool(match op {
                     BinOp::And => x & y,
                     BinOp::Or => x | y,
@@ -152,6 +205,49 @@ fn float_op<
         BinOp::Rem => x % y,
         _ => unreachable!(),
     }
+}
+
+/// `a op b` of two halves, as the `half` crate computes it: in `f32`, rounded once.
+fn half_op(fmt: Half, op: BinOp, a: u16, b: u16) -> u16 {
+    h::arith(fmt, a, b, |x, y| float_op(op, x, y))
+}
+
+fn complex_op<T: Part>(op: BinOp, z: c::C<T>, w: c::C<T>) -> c::C<T> {
+    match op {
+        BinOp::Add => c::add(z, w),
+        BinOp::Sub => c::sub(z, w),
+        BinOp::Mul => c::mul(z, w),
+        BinOp::Div => c::div(z, w),
+        _ => unreachable!("{op:?} on complex numbers"),
+    }
+}
+
+fn complex_part_op<T: Part>(op: BinOp, z: c::C<T>, x: T) -> c::C<T> {
+    match op {
+        BinOp::Add => c::add_part(z, x),
+        BinOp::Sub => c::sub_part(z, x),
+        BinOp::Mul => c::mul_part(z, x),
+        BinOp::Div => c::div_part(z, x),
+        _ => unreachable!("{op:?} of a complex number and a part"),
+    }
+}
+
+fn part_complex_op<T: Part>(op: BinOp, x: T, z: c::C<T>) -> c::C<T> {
+    match op {
+        BinOp::Add => c::part_add(x, z),
+        BinOp::Sub => c::part_sub(x, z),
+        BinOp::Mul => c::part_mul(x, z),
+        BinOp::Div => c::part_div(x, z),
+        _ => unreachable!("{op:?} of a part and a complex number"),
+    }
+}
+
+fn complex32((re, im): c::C<f32>) -> Value {
+    Value::C32(re, im)
+}
+
+fn complex64((re, im): c::C<f64>) -> Value {
+    Value::C64(re, im)
 }
 
 /// A primitive's conversions to and from [`Value`].
@@ -213,7 +309,79 @@ pub(super) fn call_method(m: Method, recv: Value, args: &[Value], overflow: Over
         Value::Usize(x) => usize_method(m, x, args),
         Value::F32(x) => f32_method(m, x, args),
         Value::F64(x) => f64_method(m, x, args),
+        Value::F16(x) => Ok(half_method(Half::F16, m, x, args)),
+        Value::BF16(x) => Ok(half_method(Half::BF16, m, x, args)),
+        Value::C32(re, im) => Ok(complex_method(m, (re, im), args, Value::F32, complex32)),
+        Value::C64(re, im) => Ok(complex_method(m, (re, im), args, Value::F64, complex64)),
         Value::Bool(_) => panic!("no methods on bool"),
+    }
+}
+
+/// A method of `f16` or `bf16`, with the `half` crate's rules.
+fn half_method(fmt: Half, m: Method, x: u16, args: &[Value]) -> Value {
+    let a = |i: usize| match args[i] {
+        Value::F16(y) | Value::BF16(y) => y,
+        other => panic!("{m:?} takes a half, not {other}"),
+    };
+    let half = |bits| Value::half_bits(if fmt == Half::F16 { Ty::F16 } else { Ty::BF16 }, bits);
+    match m {
+        Method::HIsNan => Value::Bool(h::is_nan(fmt, x)),
+        Method::HIsInfinite => Value::Bool(h::is_infinite(fmt, x)),
+        Method::HIsFinite => Value::Bool(h::is_finite(fmt, x)),
+        Method::HIsSignNegative => Value::Bool(x & h::SIGN != 0),
+        Method::HIsSignPositive => Value::Bool(x & h::SIGN == 0),
+        Method::HSignum => half(h::signum(fmt, x)),
+        Method::HCopysign => half(h::copysign(x, a(0))),
+        Method::HMax => half(h::max(fmt, x, a(0))),
+        Method::HMin => half(h::min(fmt, x, a(0))),
+        m => panic!("{m:?} is not a method of the half types"),
+    }
+}
+
+/// A method of a complex number, with num-complex's formulas; `part` and `whole` wrap the
+/// results.
+fn complex_method<T: Part>(
+    m: Method,
+    z: c::C<T>,
+    args: &[Value],
+    part: fn(T) -> Value,
+    whole: fn(c::C<T>) -> Value,
+) -> Value
+where
+    Value: Unwrap<T>,
+{
+    let x = || <Value as Unwrap<T>>::unwrap(args[0]);
+    match m {
+        Method::Conj => whole(c::conj(z)),
+        Method::NormSqr => part(c::norm_sqr(z)),
+        Method::L1Norm => part(c::l1_norm(z)),
+        Method::Scale => whole(c::scale(z, x())),
+        Method::Unscale => whole(c::unscale(z, x())),
+        Method::Inv => whole(c::inv(z)),
+        Method::CPowi => whole(c::powi(z, <i32 as Prim>::from_value(args[0]))),
+        Method::CPowu => whole(c::powu(z, <u32 as Prim>::from_value(args[0]))),
+        Method::CIsNan => Value::Bool(c::is_nan(z)),
+        Method::CIsInfinite => Value::Bool(c::is_infinite(z)),
+        Method::CIsFinite => Value::Bool(c::is_finite(z)),
+        Method::CIsNormal => Value::Bool(c::is_normal(z)),
+        m => panic!("{m:?} is not a method of the complex types"),
+    }
+}
+
+/// A part of a complex number out of a [`Value`].
+trait Unwrap<T> {
+    fn unwrap(self) -> T;
+}
+
+impl Unwrap<f32> for Value {
+    fn unwrap(self) -> f32 {
+        <f32 as Prim>::from_value(self)
+    }
+}
+
+impl Unwrap<f64> for Value {
+    fn unwrap(self) -> f64 {
+        <f64 as Prim>::from_value(self)
     }
 }
 

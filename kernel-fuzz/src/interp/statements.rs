@@ -112,7 +112,7 @@ impl<'p> Interp<'p> {
                 // A deferred initialisation holds a placeholder until its assignment.
                 let v = match init {
                     Some(e) => self.expr(e)?,
-                    None => Value::from_bits(*ty, 0),
+                    None => Value::zero(*ty),
                 };
                 self.env.push((name, v));
             }

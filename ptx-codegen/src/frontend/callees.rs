@@ -58,7 +58,11 @@ impl<'ast> Visit<'ast> for Calls<'_> {
 }
 
 fn is_builtin(path: &syn::Path, nested: &[String]) -> bool {
-    if super::builtins::is_gpu_builtin(path) || super::builtins::library_name(path).is_some() {
+    // `c32(re, im)` and `c64(re, im)`: num-complex's constructors, no device functions.
+    if super::builtins::is_gpu_builtin(path)
+        || super::builtins::library_name(path).is_some()
+        || super::complex::shorthand(path).is_some()
+    {
         return true;
     }
     let segs: Vec<String> = path.segments.iter().map(|s| super::syntax::name(&s.ident)).collect();
@@ -104,6 +108,12 @@ mod tests {
                  gpu_runtime::gpu::atomic::add(y, 0, 1u32); ::gpu_runtime::gpu::grid1(); gpu::helper(); }"
             ),
             ["gpu::helper"]
+        );
+        // num-complex's shorthand constructors (the random-program generator found them
+        // taken for device functions: a `c64::__gpu_device!` that does not exist).
+        assert_eq!(
+            callees("fn f(x: f64) -> f64 { c64(x, 1.0).re + num_complex::c32(1.0, 2.0).im as f64 + c16(x) }"),
+            ["c16"]
         );
     }
 }

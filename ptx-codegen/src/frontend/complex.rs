@@ -342,7 +342,7 @@ fn complex_type_prefix(path: &syn::Path) -> Option<Option<ScalarType>> {
 }
 
 /// `c32(re, im)` / `c64(re, im)` (`num_complex::` or `gpu_runtime::` allowed before).
-fn shorthand(path: &syn::Path) -> Option<ScalarType> {
+pub(super) fn shorthand(path: &syn::Path) -> Option<ScalarType> {
     let segs: Vec<String> = path.segments.iter().map(|s| syntax::name(&s.ident)).collect();
     let (last, prefix) = segs.split_last()?;
     let ok = match prefix {

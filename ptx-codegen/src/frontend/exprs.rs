@@ -86,6 +86,9 @@ impl FnChecker<'_> {
             syn::Expr::Field(f) if matches!(f.member, syn::Member::Named(_)) => match self.complex_field(f).or_else(|base| self.struct_field(f, base)) {
                 Ok(e) => e,
                 Err(base) if self.prog.kernel => self.dim3_field(f, base),
+                // A value whose type is already an error (a call of a function the precheck
+                // does not see): no second message.
+                Err(base) if self.prog.infer.shallow(base.ty) == Type::Error => self.error_expr(span),
                 Err(_) => self.unsupported(e, format!("field access is not supported here: {} works on scalars (f32, f64, integers, bool), the parts of complex numbers (`z.re`, `z.im`) and tuples of scalars (`t.0`), not structs", self.subject())),
             },
             syn::Expr::Array(_) | syn::Expr::Repeat(_) if self.prog.kernel => self.unsupported(e, "a local array is declared by a `let`: `let mut a = [0.0f32; 8];` or `let a = [x, y, z];`, then used by name"),
