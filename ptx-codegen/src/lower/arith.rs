@@ -426,7 +426,8 @@ fn exact_product(m: InstructionValue<'_>) -> bool {
     if m.get_opcode() != InstructionOpcode::FMul {
         return false;
     }
-    let (Some(p), Some(q)) = (m.get_operand(0).and_then(|o| o.value()), m.get_operand(1).and_then(|o| o.value())) else {
+    let (Some(p), Some(q)) = (m.get_operand(0).and_then(|o| o.value()), m.get_operand(1).and_then(|o| o.value()))
+    else {
         return false;
     };
     let (Ok(p), Ok(q)) = (FloatValue::try_from(p), FloatValue::try_from(q)) else { return false };
