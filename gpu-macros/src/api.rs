@@ -41,6 +41,7 @@ pub fn generate(v: &Vectorized) -> TokenStream {
     let nd = if v.signature.has_struct() { TokenStream::new() } else { nd::api(v) };
     let reduce_axis = nd::reduce_axis(v);
     let param_trait = param_trait(v);
+    let columnar = columnar(v);
     let host_api = cpu::api(v);
     let function = function::items(v);
 
@@ -67,6 +68,8 @@ pub fn generate(v: &Vectorized) -> TokenStream {
             #closure_macro
 
             #param_trait
+
+            #columnar
 
             /// The original scalar function, compiled for the host.
             #(#scalar_attrs)*
@@ -161,4 +164,49 @@ fn scalar_fn(v: &Vectorized) -> syn::ItemFn {
     scalar_fn.vis = syn::parse_quote!(pub);
     scalar_fn.sig.ident = format_ident!("scalar", span = v.name.span());
     scalar_fn
+}
+
+/// `COLUMNAR`, the function over run-time typed columns (`gpu_runtime::columnar`), for a
+/// GPU-target function whose parameters and results are all column types in every
+/// instance; nothing otherwise. A constant: nothing is compiled where it is not used.
+fn columnar(v: &Vectorized) -> TokenStream {
+    use ptx_codegen::ScalarType as S;
+    let column_type = |t: S| {
+        matches!(
+            t,
+            S::Bool | S::I8 | S::I16 | S::I32 | S::I64 | S::U8 | S::U16 | S::U32 | S::U64 | S::F16 | S::F32 | S::F64
+        )
+    };
+    let slots = || v.signature.params.iter().chain(&v.signature.ret.slots);
+    let instance_ok = |ty: Option<S>| {
+        slots().all(|s| match s {
+            Slot::Concrete(t) => column_type(*t),
+            Slot::Generic => ty.is_some_and(column_type),
+        })
+    };
+    if v.target != Target::Cuda || v.instances.is_empty() || !v.instances.iter().all(|i| instance_ok(i.ty)) {
+        return TokenStream::new();
+    }
+    let functions: Vec<TokenStream> = match v.signature.generic {
+        None => vec![quote!(__Function)],
+        Some(_) => v
+            .instances
+            .iter()
+            .filter_map(|i| i.ty)
+            .map(|t| {
+                let t = crate::signature::scalar_tokens(t);
+                quote!(__Function<#t>)
+            })
+            .collect(),
+    };
+    let doc = format!(
+        "`{}` over columns whose types are known at run time (`gpu_runtime::columnar`): what a query engine calls.",
+        v.name_str
+    );
+    quote! {
+        #[doc = #doc]
+        pub const COLUMNAR: ::gpu_runtime::columnar::Columnar = ::gpu_runtime::columnar::Columnar::new(&[
+            #(&::gpu_runtime::columnar::Columns::<#functions>::NEW,)*
+        ]);
+    }
 }

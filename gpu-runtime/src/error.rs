@@ -189,11 +189,16 @@ pub enum Error {
     #[error("`{kernel}`: bad launch configuration: {message}")]
     LaunchConfig { kernel: &'static str, message: String },
 
-    /// Any other error reported by the CUDA driver.
+    /// A function called over columns (`name::COLUMNAR`) got an argument of another type
+    /// than its parameter's (or a wrong number of arguments: `found` is "no argument").
+    #[error("`{function}` takes {expected} for `{param}`, not {found}")]
+    ColumnType { function: &'static str, param: &'static str, expected: &'static str, found: &'static str },
+
     /// Memory could not be shared with cudarc (or taken from it) as asked.
     #[error("cudarc interop: {reason}")]
     Interop { reason: String },
 
+    /// Any other error reported by the CUDA driver.
     #[error("CUDA driver error while {action}: {name} ({description})")]
     Driver { action: &'static str, code: u32, name: String, description: String },
 

@@ -104,6 +104,15 @@ pub mod random {
     pub use kernel_abi::random::*;
 }
 
+/// Vectorized functions over columns whose types are known at run time: `name::COLUMNAR`
+/// for every `#[vectorize]` function of column types, which query engines call (the
+/// `gpu-datafusion` crate registers them as SQL functions).
+pub mod columnar {
+    pub use crate::api::columnar::{
+        Column, ColumnArg, ColumnArgs, ColumnFn, ColumnResults, ColumnType, Columnar, Columns, Kind, Value, Values,
+    };
+}
+
 #[cfg(feature = "ndarray")]
 pub use api::{Call, Where};
 #[cfg(feature = "ndarray")]

@@ -47,6 +47,7 @@ pub(super) fn host_fill<R: Send>(
 }
 
 /// `f` at `0..n` on the host, one index a job (each may be a whole core of a gufunc).
+#[cfg_attr(not(feature = "ndarray"), allow(dead_code))] // used by the N-dimensional API
 pub(super) fn host_map<X: Send>(
     function: &'static str,
     n: usize,

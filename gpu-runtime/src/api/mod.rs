@@ -2,6 +2,7 @@
 //! that plan a call and hand it to the launch layer (GPU) or run the function on the host
 //! (the CPU targets). Reached through `gpu_runtime::__private`, not a stable API.
 
+pub(crate) mod columnar;
 mod cpu_device;
 mod devices;
 #[cfg(feature = "ndarray")]

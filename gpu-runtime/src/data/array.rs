@@ -149,6 +149,7 @@ impl<T: GpuType> DeviceVec<T> {
     /// A vector of no elements that owns no memory, left in the place of a vector of
     /// `device` lent out for a while (`std::mem::replace`) and swapped back before anything
     /// reads it.
+    #[cfg_attr(not(feature = "ndarray"), allow(dead_code))] // used by the N-dimensional API
     pub(crate) fn placeholder(device: &Device) -> DeviceVec<T> {
         let buf = Buf::Host(HostBuf { ptr: std::ptr::NonNull::dangling(), len: 0 });
         DeviceVec { buf, len: 0, device: device.clone(), uses: Uses::default() }
@@ -332,6 +333,7 @@ impl<'a, T: GpuType> DeviceSlice<'a, T> {
     ///
     /// # Safety
     /// They must be a live device array's elements (of type `T`), borrowed for `'a`.
+    #[cfg_attr(not(feature = "ndarray"), allow(dead_code))] // used by the N-dimensional API
     pub(crate) unsafe fn raw(ptr: CUdeviceptr, len: usize, device: &'a Device, uses: &'a Uses) -> DeviceSlice<'a, T> {
         DeviceSlice { ptr, len, device, uses, _borrow: PhantomData }
     }

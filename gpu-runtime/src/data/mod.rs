@@ -24,8 +24,10 @@ pub use array::{DeviceSlice, DeviceSliceMut, DeviceVec};
 #[cfg(feature = "ndarray")]
 pub use device_array::DeviceArray;
 pub use interop::{CudarcBorrow, CudarcBorrowMut};
+#[cfg(feature = "ndarray")]
+pub use karg::KernelInRef;
 pub(crate) use karg::{InOutMem, KArgKind, check_aliasing};
-pub use karg::{KArg, KernelIn, KernelInOut, KernelInRef};
+pub use karg::{KArg, KernelIn, KernelInOut};
 pub use mat::{Mat, MatMut};
 pub use results::OutSlot;
 pub use results::Results;

@@ -48,6 +48,7 @@ impl<'a, T> Pending<'a, T> {
 
     /// This work, then `next` with its result (or its error) once it is done: one handle
     /// for both, which waits for the queued work as this one would.
+    #[cfg_attr(not(feature = "ndarray"), allow(dead_code))] // used by the N-dimensional API
     pub(crate) fn then<U>(mut self, next: impl FnOnce(Result<T>) -> Result<U> + Send + 'a) -> Pending<'a, U>
     where
         T: 'a,

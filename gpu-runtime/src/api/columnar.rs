@@ -1,0 +1,427 @@
+//! Vectorized functions called over columns whose element types are known only at run
+//! time: what a query engine needs (`gpu-datafusion` maps Arrow arrays to these types and
+//! back). Nothing here names an engine's types.
+//!
+//! For a function whose parameters and results are all [`ColumnType`]s, `#[vectorize]`
+//! generates `name::COLUMNAR`, a [`Columnar`]: one [`ColumnFn`] per compiled type (one, or
+//! one per type of `types(…)`). A constant costs nothing where it is not used: the calls
+//! behind it are compiled only in a crate that names it.
+
+use std::marker::PhantomData;
+
+use crate::data::{ArgRef, Results};
+use crate::driver::Device;
+use crate::error::{Error, Result};
+use crate::scalar::Scalar;
+
+use super::vectorized::{GpuFn, on};
+
+/// The element type of a column.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    Bool,
+    I8,
+    I16,
+    I32,
+    I64,
+    U8,
+    U16,
+    U32,
+    U64,
+    F16,
+    F32,
+    F64,
+}
+
+impl Kind {
+    /// The Rust type's name (`f32`, `half::f16`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Bool => "bool",
+            Kind::I8 => "i8",
+            Kind::I16 => "i16",
+            Kind::I32 => "i32",
+            Kind::I64 => "i64",
+            Kind::U8 => "u8",
+            Kind::U16 => "u16",
+            Kind::U32 => "u32",
+            Kind::U64 => "u64",
+            Kind::F16 => "f16",
+            Kind::F32 => "f32",
+            Kind::F64 => "f64",
+        }
+    }
+}
+
+macro_rules! kinds {
+    ($($kind:ident $t:ty),*) => {
+        /// A column's values, borrowed where they are (no copy).
+        #[derive(Copy, Clone, Debug)]
+        pub enum Values<'a> {
+            $($kind(&'a [$t]),)*
+        }
+
+        /// One value of a column's type.
+        #[derive(Copy, Clone, Debug, PartialEq)]
+        pub enum Value {
+            $($kind($t),)*
+        }
+
+        /// A result column.
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum Column {
+            $($kind(Vec<$t>),)*
+        }
+
+        impl Values<'_> {
+            pub fn kind(&self) -> Kind {
+                match self {
+                    $(Values::$kind(_) => Kind::$kind,)*
+                }
+            }
+
+            pub fn len(&self) -> usize {
+                match self {
+                    $(Values::$kind(v) => v.len(),)*
+                }
+            }
+
+            pub fn is_empty(&self) -> bool {
+                self.len() == 0
+            }
+
+            /// The elements at `rows`, in order, copied (a row past the end is `None`).
+            pub fn take(&self, rows: &[usize]) -> Option<Column> {
+                Some(match self {
+                    $(Values::$kind(v) => {
+                        Column::$kind(rows.iter().map(|&r| v.get(r).copied()).collect::<Option<Vec<_>>>()?)
+                    })*
+                })
+            }
+        }
+
+        impl Value {
+            pub fn kind(&self) -> Kind {
+                match self {
+                    $(Value::$kind(_) => Kind::$kind,)*
+                }
+            }
+        }
+
+        impl Column {
+            pub fn kind(&self) -> Kind {
+                match self {
+                    $(Column::$kind(_) => Kind::$kind,)*
+                }
+            }
+
+            pub fn len(&self) -> usize {
+                match self {
+                    $(Column::$kind(v) => v.len(),)*
+                }
+            }
+
+            pub fn is_empty(&self) -> bool {
+                self.len() == 0
+            }
+
+            /// The element at `i` (`None` past the end).
+            pub fn get(&self, i: usize) -> Option<Value> {
+                match self {
+                    $(Column::$kind(v) => v.get(i).copied().map(Value::$kind),)*
+                }
+            }
+
+            /// The values, borrowed.
+            pub fn values(&self) -> Values<'_> {
+                match self {
+                    $(Column::$kind(v) => Values::$kind(v),)*
+                }
+            }
+
+            /// The elements at `rows`, in order (a row past the end is `None`).
+            pub fn take(&self, rows: &[usize]) -> Option<Column> {
+                self.values().take(rows)
+            }
+
+            /// A column of `len` elements holding this one's elements at `rows` (one per
+            /// element, in order) and the all-zero value elsewhere; `None` if a row is past
+            /// `len` or the lengths differ.
+            pub fn scatter(&self, rows: &[usize], len: usize) -> Option<Column> {
+                if rows.len() != self.len() || rows.iter().any(|&r| r >= len) {
+                    return None;
+                }
+                Some(match self {
+                    $(Column::$kind(v) => {
+                        let mut out = vec![crate::scalar::zeroed::<$t>(); len];
+                        for (&r, x) in rows.iter().zip(v) {
+                            out[r] = *x;
+                        }
+                        Column::$kind(out)
+                    })*
+                })
+            }
+        }
+
+        $(
+            impl ColumnType for $t {
+                const KIND: Kind = Kind::$kind;
+                fn values(v: Values<'_>) -> Option<&[$t]> {
+                    match v {
+                        Values::$kind(s) => Some(s),
+                        #[allow(unreachable_patterns)]
+                        _ => None,
+                    }
+                }
+                fn value(v: Value) -> Option<$t> {
+                    match v {
+                        Value::$kind(x) => Some(x),
+                        #[allow(unreachable_patterns)]
+                        _ => None,
+                    }
+                }
+                fn column(v: Vec<$t>) -> Column {
+                    Column::$kind(v)
+                }
+            }
+
+            impl ColumnResults for $t {
+                const KINDS: &'static [Kind] = &[Kind::$kind];
+                const TUPLE: bool = false;
+                fn columns(host: Vec<$t>) -> Vec<Column> {
+                    vec![Column::$kind(host)]
+                }
+            }
+        )*
+    };
+}
+
+kinds!(Bool bool, I8 i8, I16 i16, I32 i32, I64 i64, U8 u8, U16 u16, U32 u32, U64 u64, F16 half::f16, F32 f32, F64 f64);
+
+/// A scalar type that columns hold: `bool`, the fixed-width integers, `f16`, `f32`, `f64`
+/// (not `isize`/`usize`, `bf16` or complex numbers, which query engines' columns do not
+/// have).
+pub trait ColumnType: Scalar {
+    const KIND: Kind;
+    /// The values, if the column holds this type.
+    fn values(v: Values<'_>) -> Option<&[Self]>;
+    /// The value, if it has this type.
+    fn value(v: Value) -> Option<Self>;
+    /// A result column of these values.
+    fn column(v: Vec<Self>) -> Column;
+}
+
+/// One argument of a call: a column, or one value for every row (broadcast as the
+/// function's scalars are, never expanded).
+#[derive(Copy, Clone, Debug)]
+pub enum ColumnArg<'a> {
+    Column(Values<'a>),
+    Scalar(Value),
+}
+
+impl ColumnArg<'_> {
+    pub fn kind(&self) -> Kind {
+        match self {
+            ColumnArg::Column(v) => v.kind(),
+            ColumnArg::Scalar(v) => v.kind(),
+        }
+    }
+}
+
+/// The arguments of a function whose parameters are all [`ColumnType`]s: a tuple of
+/// [`ArgRef`]s, bound from [`ColumnArg`]s.
+pub trait ColumnArgs<'a>: Sized {
+    /// The parameters' types.
+    const KINDS: &'static [Kind];
+    /// The arguments, or the index of the first whose type is not the parameter's (also
+    /// for a wrong number of arguments: the index past the shorter list).
+    fn bind(args: &[ColumnArg<'a>]) -> Result<Self, usize>;
+}
+
+fn bind_one<'a, T: ColumnType>(args: &[ColumnArg<'a>], i: usize) -> Result<ArgRef<'a, T>, usize> {
+    match args.get(i) {
+        Some(ColumnArg::Column(v)) => T::values(*v).map(ArgRef::Host).ok_or(i),
+        Some(ColumnArg::Scalar(v)) => T::value(*v).map(ArgRef::Scalar).ok_or(i),
+        None => Err(i),
+    }
+}
+
+/// The results of a function whose results are all [`ColumnType`]s: one column each.
+pub trait ColumnResults: Results {
+    /// The results' types, one per output.
+    const KINDS: &'static [Kind];
+    /// Whether the result is a tuple (of one field or more).
+    const TUPLE: bool;
+    fn columns(host: Self::Host) -> Vec<Column>;
+}
+
+macro_rules! tuples {
+    ($(($($t:ident $i:tt),+))*) => {$(
+        impl<'a, $($t: ColumnType),+> ColumnArgs<'a> for ($(ArgRef<'a, $t>,)+) {
+            const KINDS: &'static [Kind] = &[$($t::KIND),+];
+            fn bind(args: &[ColumnArg<'a>]) -> Result<Self, usize> {
+                let n = [$($i),+].len();
+                if args.len() != n {
+                    return Err(args.len().min(n));
+                }
+                Ok(($(bind_one::<$t>(args, $i)?,)+))
+            }
+        }
+    )*};
+}
+
+tuples! {
+    (A 0)
+    (A 0, B 1)
+    (A 0, B 1, C 2)
+    (A 0, B 1, C 2, D 3)
+    (A 0, B 1, C 2, D 3, E 4)
+    (A 0, B 1, C 2, D 3, E 4, F 5)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11)
+}
+
+impl<'a> ColumnArgs<'a> for () {
+    const KINDS: &'static [Kind] = &[];
+    fn bind(args: &[ColumnArg<'a>]) -> Result<(), usize> {
+        if args.is_empty() { Ok(()) } else { Err(0) }
+    }
+}
+
+macro_rules! result_tuples {
+    ($(($($t:ident $v:ident),+))*) => {$(
+        impl<$($t: ColumnType),+> ColumnResults for ($($t,)+)
+        where
+            ($($t,)+): Results<Host = ($(Vec<$t>,)+)>,
+        {
+            const KINDS: &'static [Kind] = &[$($t::KIND),+];
+            const TUPLE: bool = true;
+            fn columns(($($v,)+): ($(Vec<$t>,)+)) -> Vec<Column> {
+                vec![$($t::column($v)),+]
+            }
+        }
+    )*};
+}
+
+result_tuples! {
+    (A a)
+    (A a, B b)
+    (A a, B b, C c)
+    (A a, B b, C c, D d)
+    (A a, B b, C c, D d, E e)
+    (A a, B b, C c, D d, E e, F f)
+}
+
+/// One compiled vectorized function, called over columns.
+pub trait ColumnFn: Send + Sync + 'static {
+    /// The function's name.
+    fn name(&self) -> &'static str;
+    /// Its parameters' names, in order.
+    fn params(&self) -> &'static [&'static str];
+    /// Its parameters' types.
+    fn param_kinds(&self) -> &'static [Kind];
+    /// Its results' types: one, or one per field of a tuple result.
+    fn result_kinds(&self) -> &'static [Kind];
+    /// Whether the function returns a tuple (one column per field).
+    fn returns_tuple(&self) -> bool;
+    /// The function over `args` on `device` (a GPU, or `Device::cpu()`): one column per
+    /// result, as long as the columns among the arguments (one row where every argument is
+    /// a scalar). Columns of different lengths are `Error::LengthMismatch`; an argument
+    /// of another type than its parameter's is `Error::ColumnType`; a fault is
+    /// `Error::KernelFault` with the row's index.
+    fn call(&self, device: &Device, args: &[ColumnArg<'_>]) -> Result<Vec<Column>>;
+}
+
+/// The [`ColumnFn`] of the vectorized function whose generated type is `F`.
+pub struct Columns<F>(PhantomData<fn() -> F>);
+
+impl<F> Columns<F> {
+    /// For the generated `COLUMNAR` constants.
+    #[doc(hidden)]
+    pub const NEW: Columns<F> = Columns(PhantomData);
+}
+
+impl<F> ColumnFn for Columns<F>
+where
+    F: GpuFn,
+    for<'a> F::Args<'a>: ColumnArgs<'a>,
+    F::Ret: ColumnResults,
+{
+    fn name(&self) -> &'static str {
+        F::NAME
+    }
+
+    fn params(&self) -> &'static [&'static str] {
+        F::PARAMS
+    }
+
+    fn param_kinds(&self) -> &'static [Kind] {
+        <F::Args<'static> as ColumnArgs<'static>>::KINDS
+    }
+
+    fn result_kinds(&self) -> &'static [Kind] {
+        <F::Ret as ColumnResults>::KINDS
+    }
+
+    fn returns_tuple(&self) -> bool {
+        <F::Ret as ColumnResults>::TUPLE
+    }
+
+    fn call(&self, device: &Device, args: &[ColumnArg<'_>]) -> Result<Vec<Column>> {
+        let bound = <F::Args<'_> as ColumnArgs<'_>>::bind(args).map_err(|i| {
+            let expected = self.param_kinds().get(i).map_or("no argument", |k| k.name());
+            let found = args.get(i).map_or("no argument", |a| a.kind().name());
+            let param = F::PARAMS.get(i).copied().unwrap_or("(extra argument)");
+            Error::ColumnType { function: F::NAME, param, expected, found }
+        })?;
+        Ok(<F::Ret as ColumnResults>::columns(on::<F>(device, bound)?))
+    }
+}
+
+/// A vectorized function's [`ColumnFn`]s: one, or one per type of `types(…)`, in order.
+#[derive(Copy, Clone)]
+pub struct Columnar {
+    functions: &'static [&'static dyn ColumnFn],
+}
+
+impl Columnar {
+    /// For the generated `COLUMNAR` constants.
+    #[doc(hidden)]
+    pub const fn new(functions: &'static [&'static dyn ColumnFn]) -> Columnar {
+        Columnar { functions }
+    }
+
+    /// The instances, in the order of `types(…)`.
+    pub fn functions(&self) -> &'static [&'static dyn ColumnFn] {
+        self.functions
+    }
+
+    /// The function's name.
+    pub fn name(&self) -> &'static str {
+        self.functions.first().map_or("", |f| f.name())
+    }
+
+    /// The instance whose parameters have the types `kinds`.
+    pub fn instance(&self, kinds: &[Kind]) -> Option<&'static dyn ColumnFn> {
+        self.functions.iter().copied().find(|f| f.param_kinds() == kinds)
+    }
+}
+
+impl std::fmt::Debug for Columnar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let sigs: Vec<String> = self
+            .functions
+            .iter()
+            .map(|c| {
+                let p: Vec<&str> = c.param_kinds().iter().map(|k| k.name()).collect();
+                let r: Vec<&str> = c.result_kinds().iter().map(|k| k.name()).collect();
+                format!("({}) -> ({})", p.join(", "), r.join(", "))
+            })
+            .collect();
+        write!(f, "Columnar {{ {}: {} }}", self.name(), sigs.join(" | "))
+    }
+}

@@ -1,0 +1,108 @@
+//! `name::COLUMNAR`: vectorized functions called over columns typed at run time, as query
+//! engines call them (gpu-datafusion's SQL functions), on the CPU device.
+
+use gpu_runtime::columnar::{Column, ColumnArg, Kind, Value, Values};
+use gpu_runtime::{Device, Error, vectorize};
+
+#[vectorize]
+fn axpy(a: f32, x: f32, y: f32) -> f32 {
+    a * x + y
+}
+
+#[vectorize(types(f32, f64))]
+fn halve<T: gpu_runtime::Float>(x: T, d: T) -> (T, bool) {
+    (x / d, x > d)
+}
+
+#[vectorize]
+fn quotient(a: i64, b: i64) -> i64 {
+    a / b
+}
+
+#[vectorize]
+fn flags(b: bool, h: gpu_runtime::f16) -> u8 {
+    b as u8 + (h.to_f32() > 0.5) as u8
+}
+
+#[test]
+fn a_function_over_columns() {
+    let f = axpy::COLUMNAR.functions()[0];
+    assert_eq!((f.name(), f.params()), ("axpy", &["a", "x", "y"][..]));
+    assert_eq!(f.param_kinds(), [Kind::F32, Kind::F32, Kind::F32]);
+    assert_eq!((f.result_kinds(), f.returns_tuple()), (&[Kind::F32][..], false));
+    let x: Vec<f32> = (0..1000).map(|i| i as f32 * 0.5).collect();
+    let y: Vec<f32> = (0..1000).map(|i| 1000.0 - i as f32).collect();
+    let args =
+        [ColumnArg::Scalar(Value::F32(2.0)), ColumnArg::Column(Values::F32(&x)), ColumnArg::Column(Values::F32(&y))];
+    let got = f.call(&Device::cpu(), &args).unwrap();
+    assert_eq!(got, vec![Column::F32(axpy::cpu(2.0, &x, &y).unwrap())]);
+    // All scalars: one row.
+    let args =
+        [ColumnArg::Scalar(Value::F32(2.0)), ColumnArg::Scalar(Value::F32(3.0)), ColumnArg::Scalar(Value::F32(1.0))];
+    assert_eq!(f.call(&Device::cpu(), &args).unwrap(), vec![Column::F32(vec![7.0])]);
+}
+
+#[test]
+fn generic_functions_have_one_instance_per_type_and_tuples_one_column_per_field() {
+    let c = halve::COLUMNAR;
+    assert_eq!(c.name(), "halve");
+    let kinds: Vec<&[Kind]> = c.functions().iter().map(|f| f.param_kinds()).collect();
+    assert_eq!(kinds, [&[Kind::F32, Kind::F32][..], &[Kind::F64, Kind::F64][..]]);
+    let f = c.instance(&[Kind::F64, Kind::F64]).unwrap();
+    assert_eq!((f.result_kinds(), f.returns_tuple()), (&[Kind::F64, Kind::Bool][..], true));
+    let x: Vec<f64> = (0..100).map(|i| i as f64).collect();
+    let got =
+        f.call(&Device::cpu(), &[ColumnArg::Column(Values::F64(&x)), ColumnArg::Scalar(Value::F64(3.0))]).unwrap();
+    let (q, r) = halve::cpu(&x, 3.0f64).unwrap();
+    assert_eq!(got, vec![Column::F64(q), Column::Bool(r)]);
+    assert!(c.instance(&[Kind::I32, Kind::I32]).is_none());
+}
+
+#[test]
+fn a_fault_names_its_element() {
+    let f = quotient::COLUMNAR.functions()[0];
+    let x: Vec<i64> = (0..100).collect();
+    let d: Vec<i64> = (0..100).map(|i| if i == 42 { 0 } else { 1 }).collect();
+    match f.call(&Device::cpu(), &[ColumnArg::Column(Values::I64(&x)), ColumnArg::Column(Values::I64(&d))]) {
+        Err(Error::KernelFault { function: "quotient", index: 42, message }) => {
+            assert!(message.contains("divide by zero"), "{message}")
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn arguments_of_another_type_or_number_are_errors() {
+    let f = axpy::COLUMNAR.functions()[0];
+    let x = [1.0f64, 2.0];
+    let args =
+        [ColumnArg::Scalar(Value::F32(2.0)), ColumnArg::Column(Values::F64(&x)), ColumnArg::Scalar(Value::F32(1.0))];
+    let e = f.call(&Device::cpu(), &args).unwrap_err();
+    assert_eq!(e.to_string(), "`axpy` takes f32 for `x`, not f64");
+    let e = f.call(&Device::cpu(), &args[..1]).unwrap_err();
+    assert_eq!(e.to_string(), "`axpy` takes f32 for `x`, not no argument");
+    let (a, b) = ([1.0f32, 2.0], [1.0f32]);
+    let args =
+        [ColumnArg::Column(Values::F32(&a)), ColumnArg::Column(Values::F32(&b)), ColumnArg::Scalar(Value::F32(1.0))];
+    assert!(matches!(f.call(&Device::cpu(), &args), Err(Error::LengthMismatch { .. })));
+}
+
+#[test]
+fn booleans_and_halves_are_column_types() {
+    let f = flags::COLUMNAR.functions()[0];
+    let b = [true, false, true];
+    let h = [0.25f32, 0.75, 1.0].map(gpu_runtime::f16::from_f32);
+    let got =
+        f.call(&Device::cpu(), &[ColumnArg::Column(Values::Bool(&b)), ColumnArg::Column(Values::F16(&h))]).unwrap();
+    assert_eq!(got, vec![Column::U8(vec![1, 1, 2])]);
+}
+
+#[test]
+fn columns_take_and_scatter_rows() {
+    let c = Column::I32(vec![10, 20, 30]);
+    assert_eq!(c.take(&[2, 0]), Some(Column::I32(vec![30, 10])));
+    assert_eq!(c.take(&[3]), None);
+    assert_eq!(c.scatter(&[1, 3, 4], 5), Some(Column::I32(vec![0, 10, 0, 20, 30])));
+    assert_eq!(c.scatter(&[1, 5, 2], 5), None);
+    assert_eq!(c.get(1), Some(Value::I32(20)));
+}
