@@ -106,3 +106,34 @@ fn columns_take_and_scatter_rows() {
     assert_eq!(c.scatter(&[1, 5, 2], 5), None);
     assert_eq!(c.get(1), Some(Value::I32(20)));
 }
+
+#[vectorize(identity = 0)]
+fn total(a: i64, b: i64) -> i64 {
+    a.wrapping_add(b)
+}
+
+#[vectorize(types(f32, f64))]
+fn biggest<T: gpu_runtime::Float>(a: T, b: T) -> T {
+    a.max(b)
+}
+
+#[test]
+fn reductions_fold_a_column() {
+    let c = total::COLUMNAR;
+    // Every `fn(T, T) -> T` has `reduce` (the caller promises associativity), so `quotient` too.
+    assert!(c.reducible() && quotient::COLUMNAR.reducible() && !axpy::COLUMNAR.reducible());
+    let f = c.functions()[0];
+    let x: Vec<i64> = (0..10_000).map(|i| i * 7 - 3).collect();
+    let got = f.reduce(&Device::cpu(), Values::I64(&x)).unwrap().unwrap();
+    assert_eq!(got, Value::I64(total::reduce_on(&Device::cpu(), &x).unwrap()));
+    assert_eq!(f.reduce(&Device::cpu(), Values::I64(&[])).unwrap().unwrap(), Value::I64(0), "the identity");
+    let e = f.reduce(&Device::cpu(), Values::F32(&[1.0])).unwrap().unwrap_err();
+    assert_eq!(e.to_string(), "`total` takes i64 for `values`, not f32");
+    assert!(axpy::COLUMNAR.functions()[0].reduce(&Device::cpu(), Values::F32(&[1.0])).is_none());
+    // One fold per type of a generic reduction; without an identity an empty column is an error.
+    let b = biggest::COLUMNAR;
+    assert!(b.reducible());
+    let g = b.instance(&[Kind::F64, Kind::F64]).unwrap();
+    assert_eq!(g.reduce(&Device::cpu(), Values::F64(&[1.0, 5.0, -2.0])).unwrap().unwrap(), Value::F64(5.0));
+    assert!(matches!(g.reduce(&Device::cpu(), Values::F64(&[])).unwrap(), Err(Error::EmptyReduce { .. })));
+}

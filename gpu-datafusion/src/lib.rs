@@ -26,12 +26,23 @@
 //!   (one copy) and the results scattered back;
 //! - a fault (an integer division by zero) is an execution error with the function's
 //!   message and the row's index within the batch.
+//!
+//! A reduction (`fn(T, T) -> T`, which has `reduce`) is also an aggregate function:
+//! `ctx.register_udaf(gpu_datafusion::aggregate_udf(total::COLUMNAR)?)`, then
+//! `SELECT g, total(x) FROM t GROUP BY g`. Each batch's non-null values (per group) are
+//! folded on the UDF's device by the function's `reduce`; the partial results of batches
+//! and partitions are combined on the host by the function itself. An aggregate of no
+//! non-null value is null, as SQL's `sum` is.
 
+#[cfg(feature = "datafusion")]
+mod aggregate;
 #[cfg(feature = "datafusion")]
 mod scalar;
 #[cfg(feature = "datafusion")]
 mod types;
 
+#[cfg(feature = "datafusion")]
+pub use aggregate::{GpuAggregateUdf, aggregate_udf, aggregate_udf_on};
 #[cfg(feature = "datafusion")]
 pub use scalar::{GpuScalarUdf, scalar_udf, scalar_udf_on};
 #[cfg(feature = "datafusion")]

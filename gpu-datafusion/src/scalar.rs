@@ -25,17 +25,29 @@ pub struct GpuScalarUdf {
 /// CPU device on a machine without one (with one `tracing` line saying so), which computes
 /// the same results.
 pub fn scalar_udf(f: Columnar) -> ScalarUDF {
+    scalar_udf_on(f, &best_device(f.name()))
+}
+
+/// [`Device::best`], or the CPU device where a GPU fails to start; one `tracing` line when
+/// the function runs on the CPU.
+pub(crate) fn best_device(function: &str) -> Device {
     let device = match Device::best() {
         Ok(d) => d,
         Err(e) => {
-            tracing::warn!(function = f.name(), error = %e, "no usable GPU: the SQL function runs on the CPU device");
-            Device::cpu()
+            tracing::warn!(function, error = %e, "no usable GPU: the SQL function runs on the CPU device");
+            return Device::cpu();
         }
     };
     if device.is_cpu() {
-        tracing::info!(function = f.name(), "no GPU found: the SQL function runs on the CPU device");
+        tracing::info!(function, "no GPU found: the SQL function runs on the CPU device");
     }
-    scalar_udf_on(f, &device)
+    device
+}
+
+/// Whether two `COLUMNAR`s are the same function's.
+pub(crate) fn same_functions(a: &Columnar, b: &Columnar) -> bool {
+    let fns = |c: &Columnar| c.functions().iter().map(|f| std::ptr::from_ref(*f).cast::<()>()).collect::<Vec<_>>();
+    fns(a) == fns(b)
 }
 
 /// The UDF of `f` on `device` (a GPU, or `Device::cpu()`).
@@ -90,8 +102,7 @@ impl std::fmt::Debug for GpuScalarUdf {
 
 impl PartialEq for GpuScalarUdf {
     fn eq(&self, other: &Self) -> bool {
-        let fns = |c: &Columnar| c.functions().iter().map(|f| std::ptr::from_ref(*f).cast::<()>()).collect::<Vec<_>>();
-        fns(&self.columnar) == fns(&other.columnar) && self.device.id() == other.device.id()
+        same_functions(&self.columnar, &other.columnar) && self.device.id() == other.device.id()
     }
 }
 

@@ -158,3 +158,21 @@ pub fn array(c: Column, nulls: Option<NullBuffer>) -> ArrayRef {
         Column::F64(v) => Arc::new(PrimitiveArray::<Float64Type>::new(v.into(), nulls)),
     }
 }
+
+/// A value as DataFusion's scalar.
+pub fn scalar(v: Value) -> ScalarValue {
+    match v {
+        Value::Bool(x) => ScalarValue::Boolean(Some(x)),
+        Value::I8(x) => ScalarValue::Int8(Some(x)),
+        Value::I16(x) => ScalarValue::Int16(Some(x)),
+        Value::I32(x) => ScalarValue::Int32(Some(x)),
+        Value::I64(x) => ScalarValue::Int64(Some(x)),
+        Value::U8(x) => ScalarValue::UInt8(Some(x)),
+        Value::U16(x) => ScalarValue::UInt16(Some(x)),
+        Value::U32(x) => ScalarValue::UInt32(Some(x)),
+        Value::U64(x) => ScalarValue::UInt64(Some(x)),
+        Value::F16(x) => ScalarValue::Float16(Some(x)),
+        Value::F32(x) => ScalarValue::Float32(Some(x)),
+        Value::F64(x) => ScalarValue::Float64(Some(x)),
+    }
+}

@@ -37,6 +37,16 @@ fn mix(a: i8, b: u16, c: u64, d: bool, h: f16, x: f64) -> (i64, bool, f16, f64) 
     (if d { s } else { -s }, h.to_f32() > 1.0, h * h, x.sqrt())
 }
 
+#[vectorize(identity = 0)]
+fn total(a: i64, b: i64) -> i64 {
+    a.wrapping_add(b)
+}
+
+#[vectorize(types(f32, f64))]
+fn biggest<T: gpu_runtime::Float>(a: T, b: T) -> T {
+    a.max(b)
+}
+
 fn udf(c: gpu_runtime::columnar::Columnar, device: &Device) -> ScalarUDF {
     gpu_datafusion::scalar_udf_on(c, device)
 }
@@ -46,6 +56,9 @@ fn context(batch: RecordBatch, device: &Device) -> SessionContext {
     ctx.register_batch("t", batch).unwrap();
     for f in [add_gpu::COLUMNAR, scaled::COLUMNAR, divmod::COLUMNAR, mix::COLUMNAR] {
         ctx.register_udf(udf(f, device));
+    }
+    for f in [total::COLUMNAR, biggest::COLUMNAR] {
+        ctx.register_udaf(gpu_datafusion::aggregate_udf_on(f, device).unwrap());
     }
     ctx
 }
@@ -131,6 +144,57 @@ async fn every_column_type_and_a_tuple_as_a_struct_on(device: &Device) {
     // A field of the struct by name.
     let got = query(&ctx, "SELECT get_field(mix(a, b, c, d, h, x), '0') FROM t").await.unwrap();
     assert_eq!(got[0].as_primitive::<Int64Type>().values().to_vec(), w0);
+}
+
+async fn an_aggregate_with_group_by_on(device: &Device) {
+    // Several batches (partial results combined), nulls, and one group all null.
+    let n = 30_000i64;
+    let g: Vec<i64> = (0..n).map(|i| (i * 7919) % 13).collect();
+    let x: Vec<Option<i64>> =
+        (0..n).map(|i| if i % 11 == 0 || g[i as usize] == 12 { None } else { Some(i * 3 - 7) }).collect();
+    let y: Vec<f64> = (0..n).map(|i| ((i as f64) * 0.37).sin()).collect();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("g", DataType::Int64, false),
+        Field::new("x", DataType::Int64, true),
+        Field::new("y", DataType::Float64, false),
+    ]));
+    let batches: Vec<RecordBatch> = (0..3)
+        .map(|b| {
+            let r = (b * 10_000) as usize..((b + 1) * 10_000) as usize;
+            RecordBatch::try_new(
+                schema.clone(),
+                vec![
+                    Arc::new(datafusion::arrow::array::Int64Array::from(g[r.clone()].to_vec())),
+                    Arc::new(datafusion::arrow::array::Int64Array::from(x[r.clone()].to_vec())),
+                    Arc::new(Float64Array::from(y[r].to_vec())),
+                ],
+            )
+            .unwrap()
+        })
+        .collect();
+    let ctx = context(batches[0].clone(), device);
+    let table =
+        datafusion::datasource::MemTable::try_new(schema, vec![batches[..2].to_vec(), batches[2..].to_vec()]).unwrap();
+    ctx.register_table("big", Arc::new(table)).unwrap();
+    let got = query(&ctx, "SELECT g, total(x), biggest(y) FROM big GROUP BY g ORDER BY g").await.unwrap();
+    let groups = got[0].as_primitive::<Int64Type>();
+    let totals = got[1].as_primitive::<Int64Type>();
+    let maxes = got[2].as_primitive::<Float64Type>();
+    assert_eq!(groups.len(), 13);
+    for (row, group) in groups.values().iter().enumerate() {
+        let rows = || (0..n as usize).filter(|&i| g[i] == *group);
+        let want: Option<i64> = rows().filter_map(|i| x[i]).reduce(i64::wrapping_add);
+        assert_eq!(totals.is_valid(row).then(|| totals.value(row)), want, "group {group}");
+        let max = rows().map(|i| y[i]).fold(f64::NEG_INFINITY, f64::max);
+        assert_eq!(maxes.value(row), max, "group {group}");
+    }
+    // Without GROUP BY, and a function that is no reduction.
+    let got = query(&ctx, "SELECT total(x) FROM big").await.unwrap();
+    assert_eq!(got[0].as_primitive::<Int64Type>().value(0), x.iter().flatten().fold(0i64, |a, b| a.wrapping_add(*b)));
+    let e = gpu_datafusion::aggregate_udf_on(divmod::COLUMNAR, device).unwrap_err().to_string();
+    assert!(e.contains("`divmod` is no reduction"), "{e}");
+    let e = query(&ctx, "SELECT total(y) FROM big").await.unwrap_err().to_string();
+    assert!(e.contains("`total` aggregates one column of i64, not (Float64)"), "{e}");
 }
 
 /// The UDF called directly on arrays, as DataFusion calls it.
@@ -284,6 +348,11 @@ fn an_unsupported_column_is_a_planning_error_that_names_the_types() {
 }
 
 #[test]
+fn an_aggregate_with_group_by() {
+    block_on(an_aggregate_with_group_by_on(&Device::cpu()));
+}
+
+#[test]
 fn nulls_follow_sql() {
     nulls_follow_sql_on(&Device::cpu());
 }
@@ -308,6 +377,7 @@ fn the_signature_comes_from_the_rust_types() {
 #[ignore = "needs a CUDA GPU"]
 fn on_the_gpu() {
     let device = Device::cuda(0).expect("a CUDA GPU");
+    block_on(an_aggregate_with_group_by_on(&device));
     block_on(a_function_in_a_projection_and_a_filter_on(&device));
     block_on(every_column_type_and_a_tuple_as_a_struct_on(&device));
     block_on(an_unsupported_column_is_a_planning_error_that_names_the_types_on(&device));

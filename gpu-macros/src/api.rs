@@ -187,18 +187,34 @@ fn columnar(v: &Vectorized) -> TokenStream {
     if v.target != Target::Cuda || v.instances.is_empty() || !v.instances.iter().all(|i| instance_ok(i.ty)) {
         return TokenStream::new();
     }
-    let functions: Vec<TokenStream> = match v.signature.generic {
-        None => vec![quote!(__Function)],
+    // Each instance: its `__Function` type, and its result type where it is a reduction
+    // (whose `reduce_on` the constant calls).
+    let instances: Vec<(TokenStream, TokenStream)> = match v.signature.generic {
+        None => vec![(quote!(__Function), v.ret_ty.clone())],
         Some(_) => v
             .instances
             .iter()
             .filter_map(|i| i.ty)
             .map(|t| {
                 let t = crate::signature::scalar_tokens(t);
-                quote!(__Function<#t>)
+                (quote!(__Function<#t>), quote!(#t))
             })
             .collect(),
     };
+    let name = &v.name_str;
+    let functions: Vec<TokenStream> = instances
+        .iter()
+        .map(|(f, t)| {
+            if v.reducible {
+                let call = if v.signature.generic.is_some() { quote!(reduce_on::<#t>) } else { quote!(reduce_on) };
+                quote!(::gpu_runtime::columnar::Columns::<#f>::reducing(|__d, __v| {
+                    ::gpu_runtime::columnar::reduce_with::<#t>(__d, __v, #name, |__d, __x| #call(__d, __x))
+                }))
+            } else {
+                quote!(::gpu_runtime::columnar::Columns::<#f>::NEW)
+            }
+        })
+        .collect();
     let doc = format!(
         "`{}` over columns whose types are known at run time (`gpu_runtime::columnar`): what a query engine calls.",
         v.name_str
@@ -206,7 +222,7 @@ fn columnar(v: &Vectorized) -> TokenStream {
     quote! {
         #[doc = #doc]
         pub const COLUMNAR: ::gpu_runtime::columnar::Columnar = ::gpu_runtime::columnar::Columnar::new(&[
-            #(&::gpu_runtime::columnar::Columns::<#functions>::NEW,)*
+            #(&#functions,)*
         ]);
     }
 }

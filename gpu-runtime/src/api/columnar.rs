@@ -183,6 +183,9 @@ macro_rules! kinds {
                 fn column(v: Vec<$t>) -> Column {
                     Column::$kind(v)
                 }
+                fn wrap(v: $t) -> Value {
+                    Value::$kind(v)
+                }
             }
 
             impl ColumnResults for $t {
@@ -209,6 +212,28 @@ pub trait ColumnType: Scalar {
     fn value(v: Value) -> Option<Self>;
     /// A result column of these values.
     fn column(v: Vec<Self>) -> Column;
+    /// The value as a [`Value`].
+    fn wrap(v: Self) -> Value;
+}
+
+/// A reducible function's fold over one column (see [`ColumnFn::reduce`]).
+pub type ReduceFn = fn(&Device, Values<'_>) -> Result<Value>;
+
+/// The fold `reduce` (a function's `reduce_on`) over `values`, which must hold `T`s: for the
+/// generated `COLUMNAR` constants of reducible functions.
+#[doc(hidden)]
+pub fn reduce_with<T: ColumnType>(
+    device: &Device,
+    values: Values<'_>,
+    function: &'static str,
+    reduce: fn(&Device, &[T]) -> Result<T>,
+) -> Result<Value> {
+    match T::values(values) {
+        Some(v) => reduce(device, v).map(T::wrap),
+        None => {
+            Err(Error::ColumnType { function, param: "values", expected: T::KIND.name(), found: values.kind().name() })
+        }
+    }
 }
 
 /// One argument of a call: a column, or one value for every row (broadcast as the
@@ -334,15 +359,30 @@ pub trait ColumnFn: Send + Sync + 'static {
     /// of another type than its parameter's is `Error::ColumnType`; a fault is
     /// `Error::KernelFault` with the row's index.
     fn call(&self, device: &Device, args: &[ColumnArg<'_>]) -> Result<Vec<Column>>;
+    /// Whether the function is a reduction (`fn(T, T) -> T`, which has `reduce`).
+    fn reducible(&self) -> bool;
+    /// For a reduction, its fold over `values` on `device` (as `name::reduce_on`): an empty
+    /// column gives the `identity`, or `Error::EmptyReduce` without one. `None` for other
+    /// functions.
+    fn reduce(&self, device: &Device, values: Values<'_>) -> Option<Result<Value>>;
 }
 
 /// The [`ColumnFn`] of the vectorized function whose generated type is `F`.
-pub struct Columns<F>(PhantomData<fn() -> F>);
+pub struct Columns<F> {
+    reduce: Option<ReduceFn>,
+    function: PhantomData<fn() -> F>,
+}
 
 impl<F> Columns<F> {
     /// For the generated `COLUMNAR` constants.
     #[doc(hidden)]
-    pub const NEW: Columns<F> = Columns(PhantomData);
+    pub const NEW: Columns<F> = Columns { reduce: None, function: PhantomData };
+
+    /// For the generated `COLUMNAR` constants of reductions.
+    #[doc(hidden)]
+    pub const fn reducing(reduce: ReduceFn) -> Columns<F> {
+        Columns { reduce: Some(reduce), function: PhantomData }
+    }
 }
 
 impl<F> ColumnFn for Columns<F>
@@ -380,6 +420,14 @@ where
         })?;
         Ok(<F::Ret as ColumnResults>::columns(on::<F>(device, bound)?))
     }
+
+    fn reducible(&self) -> bool {
+        self.reduce.is_some()
+    }
+
+    fn reduce(&self, device: &Device, values: Values<'_>) -> Option<Result<Value>> {
+        self.reduce.map(|r| r(device, values))
+    }
 }
 
 /// A vectorized function's [`ColumnFn`]s: one, or one per type of `types(…)`, in order.
@@ -403,6 +451,11 @@ impl Columnar {
     /// The function's name.
     pub fn name(&self) -> &'static str {
         self.functions.first().map_or("", |f| f.name())
+    }
+
+    /// Whether the function is a reduction (`fn(T, T) -> T` with `reduce`).
+    pub fn reducible(&self) -> bool {
+        self.functions.iter().all(|f| f.reducible()) && !self.functions.is_empty()
     }
 
     /// The instance whose parameters have the types `kinds`.
