@@ -4,9 +4,9 @@ against Numba's example with its xoroshiro128p states, in one run on one GPU.
     cargo build --release --example monte_carlo_pi
     python3 bench/monte_carlo_pi.py target/release/examples/monte_carlo_pi
 
-Both time one call after a warm-up: the launch, the wait and the copy of the per-thread
-estimates to the host (ours also allocates its output). Numba's state creation is timed
-apart: our generator has no states.
+Each kernel is timed alike: a warm-up, then the best of three calls, each the launch, the
+wait, the copy of the per-thread estimates to the host and their mean. Numba's state
+creation is timed apart (Philox has no states).
 """
 
 import json
