@@ -394,7 +394,10 @@ mod tests {
             (value_kind(&-1i16), Scalar::to_bits(-1i16)),
             (value_kind(&true), Scalar::to_bits(true)),
             (value_kind(&1.5f64), Scalar::to_bits(1.5f64)),
-            (value_kind(&crate::Complex::new(1.0f64, -2.0)), Scalar::to_bits(crate::Complex::new(1.0f64, -2.0))),
+            (
+                value_kind(&num_complex::Complex::new(1.0f64, -2.0)),
+                Scalar::to_bits(num_complex::Complex::new(1.0f64, -2.0)),
+            ),
         ] {
             assert!(matches!(kind, ArgKind::Scalar { bits: b } if b == bits), "{kind:?}");
         }
