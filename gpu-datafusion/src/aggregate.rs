@@ -10,7 +10,7 @@ use datafusion::logical_expr::{Accumulator, AggregateUDF, AggregateUDFImpl, Sign
 use gpu_runtime::columnar::{ColumnArg, ColumnFn, Columnar, Value};
 use gpu_runtime::{Device, Error};
 
-use crate::types::{Held, coerces, data_type, kind_of, scalar, values};
+use crate::types::{coerces, data_type, held_rows, kind_of, scalar};
 
 /// A reduction as an aggregate UDF: each batch (each group's rows of it) is folded on the
 /// UDF's device with the function's `reduce`; the partial results (of batches, and of
@@ -140,19 +140,9 @@ impl GpuAccumulator {
         if array.null_count() == array.len() {
             return Ok(());
         }
-        let Some(held) = values(array.as_ref()) else {
-            return exec_err!("`{}`: no column type: {}", self.f.name(), array.data_type());
-        };
-        let held = match array.logical_nulls().filter(|n| n.null_count() > 0) {
-            None => held,
-            Some(n) => {
-                let rows: Vec<usize> = n.valid_indices().collect();
-                match held.values().take(&rows) {
-                    Some(c) => Held::Owned(c),
-                    None => return exec_err!("`{}`: a null row past the array", self.f.name()),
-                }
-            }
-        };
+        let rows: Option<Vec<usize>> =
+            array.logical_nulls().filter(|n| n.null_count() > 0).map(|n| n.valid_indices().collect());
+        let held = held_rows(self.f.name(), array.as_ref(), rows.as_deref())?;
         let Some(folded) = self.f.reduce(&self.device, held.values()) else {
             return exec_err!("`{}` is no reduction", self.f.name());
         };

@@ -11,7 +11,7 @@ use datafusion::logical_expr::{ColumnarValue, ScalarFunctionArgs, ScalarUDF, Sca
 use gpu_runtime::columnar::{ColumnArg, ColumnFn, Columnar, Kind};
 use gpu_runtime::{Device, Error};
 
-use crate::types::{Held, array, coerces, data_type, kind_of, value, values};
+use crate::types::{Held, array, coerces, data_type, held_rows, kind_of, value};
 
 /// A vectorized function as a scalar UDF: its name is the function's, and it runs on one
 /// device.
@@ -172,16 +172,7 @@ impl ScalarUDFImpl for GpuScalarUdf {
         let mut held: Vec<Option<Held<'_>>> = Vec::with_capacity(args.args.len());
         for a in &args.args {
             held.push(match a {
-                ColumnarValue::Array(arr) => {
-                    let Some(h) = values(arr.as_ref()) else { return exec_err!("`{}`: no column type", self.name()) };
-                    Some(match &valid {
-                        None => h,
-                        Some(rows) => match h.values().take(rows) {
-                            Some(c) => Held::Owned(c),
-                            None => return exec_err!("`{}`: an argument is shorter than the batch", self.name()),
-                        },
-                    })
-                }
+                ColumnarValue::Array(arr) => Some(held_rows(self.name(), arr.as_ref(), valid.as_deref())?),
                 ColumnarValue::Scalar(_) => None,
             });
         }

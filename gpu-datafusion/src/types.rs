@@ -8,7 +8,7 @@ use datafusion::arrow::datatypes::{
     DataType, Float16Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type,
     UInt32Type, UInt64Type,
 };
-use datafusion::common::ScalarValue;
+use datafusion::common::{Result, ScalarValue, exec_err};
 use gpu_runtime::columnar::{Column, Kind, Value, Values};
 
 /// The Arrow type of a column type.
@@ -120,6 +120,21 @@ pub fn values(array: &dyn Array) -> Option<Held<'_>> {
         DataType::Float64 => Held::Borrowed(Values::F64(array.as_primitive::<Float64Type>().values())),
         _ => return None,
     })
+}
+
+/// `array`'s values at `rows`: all of them in place for `None`, else those rows gathered
+/// (the rows where no argument is null).
+pub fn held_rows<'a>(function: &str, array: &'a dyn Array, rows: Option<&[usize]>) -> Result<Held<'a>> {
+    let Some(held) = values(array) else {
+        return exec_err!("`{function}`: no column type: {}", array.data_type());
+    };
+    match rows {
+        None => Ok(held),
+        Some(rows) => match held.values().take(rows) {
+            Some(c) => Ok(Held::Owned(c)),
+            None => exec_err!("`{function}`: a row past the array's {} rows", array.len()),
+        },
+    }
 }
 
 /// A non-null scalar's value (`None` for a null or a type no function takes).
