@@ -108,6 +108,7 @@ pub fn emit_ptx_with<'ctx>(
     module
         .run_passes("default<O3>", &tm, PassBuilderOptions::create())
         .map_err(|e| format!("LLVM optimisation failed: {e}"))?;
+    crate::wide_products::widen_products(cx, module)?;
     let llvm_ir = module.print_to_string().to_string();
     let buf =
         tm.write_to_memory_buffer(module, FileType::Assembly).map_err(|e| format!("LLVM could not emit PTX: {e}"))?;
