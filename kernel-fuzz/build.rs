@@ -1,5 +1,5 @@
-//! Writes the host corpora (`kernel_fuzz::corpus::HOST_SEEDS`, and `HOST_TYPES_SEEDS` with
-//! the half and complex types) as Rust into `OUT_DIR`, so that rustc compiles the generated
+//! Writes the host corpora (`kernel_fuzz::corpus::HOST_SEEDS`, `HOST_TYPES_SEEDS` with
+//! the half and complex types, and `HOST_STRUCT_SEEDS` with structs) as Rust into `OUT_DIR`, so that rustc compiles the generated
 //! functions into the differential test as its reference. The generator's own modules are included by path: a build script cannot
 //! depend on the crate it builds.
 #![allow(dead_code)]
@@ -26,5 +26,7 @@ fn main() {
     let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     std::fs::write(out.join("host_corpus.rs"), corpus::host_corpus(corpus::HOST_SEEDS)).expect("OUT_DIR is writable");
     std::fs::write(out.join("host_types_corpus.rs"), corpus::host_types_corpus(corpus::HOST_TYPES_SEEDS))
+        .expect("OUT_DIR is writable");
+    std::fs::write(out.join("host_struct_corpus.rs"), corpus::host_struct_corpus(corpus::HOST_STRUCT_SEEDS))
         .expect("OUT_DIR is writable");
 }

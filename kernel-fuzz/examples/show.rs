@@ -3,7 +3,8 @@
 fn main() {
     let mut args = std::env::args().skip(1);
     let seed: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(0);
-    let cfg = if args.next().as_deref() == Some("gpu") { kernel_fuzz::Config::GPU } else { kernel_fuzz::Config::HOST };
+    // The configuration of the corpus the seed belongs to.
+    let cfg = kernel_fuzz::corpus::config_of(seed, args.next().as_deref() == Some("gpu"));
     let p = kernel_fuzz::program(seed, &cfg);
     println!("{}", kernel_fuzz::render(&p));
     let args: Vec<kernel_fuzz::Value> = p.func.params.iter().map(|q| kernel_fuzz::Value::from_bits(q.ty, 3)).collect();

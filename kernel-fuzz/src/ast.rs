@@ -16,6 +16,116 @@ pub struct Program {
     /// plain name from the function and from later helpers (never recursively); their names
     /// (`fz{seed}_h{i}`) are unique across seeds.
     pub helpers: Vec<FnItem>,
+    /// The structs its functions use ([`Config::structs`](crate::Config::structs)), each
+    /// after those it holds; their names (`Fz{seed}S{i}`) are unique across seeds.
+    pub structs: Vec<StructDef>,
+}
+
+/// A `#[repr(C)]` struct of the program: named fields of scalars, arrays of scalars and
+/// earlier structs.
+#[derive(Clone, Debug)]
+pub struct StructDef {
+    pub name: String,
+    pub fields: Vec<(String, FieldTy)>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FieldTy {
+    Scalar(Ty),
+    /// `[T; n]`.
+    Array(Ty, usize),
+    /// A struct defined earlier in the program, by name.
+    Struct(String),
+}
+
+impl FieldTy {
+    pub fn rust(&self) -> String {
+        match self {
+            FieldTy::Scalar(t) => t.name().to_string(),
+            FieldTy::Array(t, n) => format!("[{}; {n}]", t.name()),
+            FieldTy::Struct(name) => name.clone(),
+        }
+    }
+}
+
+/// A struct parameter of a function (after its scalar ones). `leaves` are the paths of
+/// its scalars (`b0.f0`, `b0.f1[2]`, `b0.f2.f0`), each a variable to the code inside.
+#[derive(Clone, Debug)]
+pub struct StructParam {
+    pub name: String,
+    pub ty: String,
+    pub mutable: bool,
+    pub leaves: Vec<String>,
+}
+
+/// A struct value: a literal, a copy of a struct variable (or of a struct field of one),
+/// or the result of a call.
+#[derive(Clone, Debug)]
+pub enum StructInit {
+    Literal(StructLit),
+    Copy { from: String, leaves: Vec<String> },
+    Call(Call),
+}
+
+/// `Name { f0: e, f1: [e, e], f2: Inner { … } }`, fields in their declared order (the
+/// order Rust evaluates them in).
+#[derive(Clone, Debug)]
+pub struct StructLit {
+    pub name: String,
+    pub fields: Vec<(String, FieldInit)>,
+}
+
+#[derive(Clone, Debug)]
+pub enum FieldInit {
+    Scalar(Expr),
+    Array(Vec<Expr>),
+    Struct(StructLit),
+}
+
+impl StructLit {
+    /// Its scalar expressions in evaluation order (one per leaf).
+    pub fn exprs(&self) -> Vec<&Expr> {
+        let mut out = Vec::new();
+        for (_, f) in &self.fields {
+            match f {
+                FieldInit::Scalar(e) => out.push(e),
+                FieldInit::Array(es) => out.extend(es),
+                FieldInit::Struct(l) => out.extend(l.exprs()),
+            }
+        }
+        out
+    }
+
+    pub fn exprs_mut(&mut self) -> Vec<&mut Expr> {
+        let mut out = Vec::new();
+        for (_, f) in &mut self.fields {
+            match f {
+                FieldInit::Scalar(e) => out.push(e),
+                FieldInit::Array(es) => out.extend(es.iter_mut()),
+                FieldInit::Struct(l) => out.extend(l.exprs_mut()),
+            }
+        }
+        out
+    }
+}
+
+impl StructInit {
+    /// The scalar expressions it evaluates (a call's arguments, a literal's fields).
+    pub fn exprs(&self) -> Vec<&Expr> {
+        match self {
+            StructInit::Literal(l) => l.exprs(),
+            StructInit::Copy { .. } => Vec::new(),
+            StructInit::Call(c) => c.args.iter().collect(),
+        }
+    }
+
+    pub fn exprs_mut(&mut self) -> Vec<&mut Expr> {
+        match self {
+            StructInit::Literal(l) => l.exprs_mut(),
+            StructInit::Copy { .. } => Vec::new(),
+            StructInit::Call(c) => c.args.iter_mut().collect(),
+        }
+    }
 }
 
 /// A function: the vectorized one, or a `fn` item nested in a block.
@@ -23,6 +133,8 @@ pub struct Program {
 pub struct FnItem {
     pub name: String,
     pub params: Vec<Param>,
+    /// Struct parameters, after the scalar ones.
+    pub struct_params: Vec<StructParam>,
     pub ret: Ret,
     pub body: Block,
 }
@@ -36,23 +148,27 @@ pub struct Param {
     pub raw: bool,
 }
 
-/// A function's result: one scalar, or a tuple of them.
+/// A function's result: one scalar, a tuple of them, or (a helper's) a struct.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Ret {
     Scalar(Ty),
     Tuple(Vec<Ty>),
+    Struct(String),
 }
 
 impl Ret {
+    /// The scalars of a scalar or tuple result (none for a struct).
     pub fn scalars(&self) -> &[Ty] {
         match self {
             Ret::Scalar(t) => std::slice::from_ref(t),
             Ret::Tuple(ts) => ts,
+            Ret::Struct(_) => &[],
         }
     }
 
     pub fn rust(&self) -> String {
         match self {
+            Ret::Struct(name) => name.clone(),
             Ret::Scalar(t) => t.name().to_string(),
             Ret::Tuple(ts) if ts.len() == 1 => format!("({},)", ts[0].name()),
             Ret::Tuple(ts) => format!("({})", ts.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")),
@@ -66,11 +182,31 @@ pub struct Block {
     pub tail: Option<Tail>,
 }
 
-/// What a block ends with: a scalar, or (a function body's) tuple.
+/// What a block ends with: a scalar, or (a function body's) tuple or struct.
 #[derive(Clone, Debug)]
 pub enum Tail {
     Scalar(Box<Expr>),
     Tuple(Vec<Expr>),
+    Struct(StructInit),
+}
+
+impl Tail {
+    /// Its scalar expressions, in evaluation order.
+    pub fn exprs(&self) -> Vec<&Expr> {
+        match self {
+            Tail::Scalar(e) => vec![e],
+            Tail::Tuple(es) => es.iter().collect(),
+            Tail::Struct(init) => init.exprs(),
+        }
+    }
+
+    pub fn exprs_mut(&mut self) -> Vec<&mut Expr> {
+        match self {
+            Tail::Scalar(e) => vec![e],
+            Tail::Tuple(es) => es.iter_mut().collect(),
+            Tail::Struct(init) => init.exprs_mut(),
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -96,6 +232,19 @@ pub enum Stmt {
     LetTuple {
         names: Vec<Option<(String, bool)>>,
         call: Call,
+    },
+    /// `let s = init;` of a struct; `leaves` are its scalars' paths (`s.f0`, `s.f1[1]`).
+    LetStruct {
+        name: String,
+        mutable: bool,
+        init: StructInit,
+        leaves: Vec<String>,
+    },
+    /// `s = init;` (or `s.f2 = init;`) of a whole struct, `leaves` its scalars' paths.
+    AssignStruct {
+        name: String,
+        init: StructInit,
+        leaves: Vec<String>,
     },
     /// `x = v;` or `x op= v;`.
     Assign {
@@ -154,6 +303,15 @@ pub struct RangeLoop {
 pub struct Call {
     pub func: String,
     pub args: Vec<Expr>,
+    /// Struct arguments, after the scalar ones: a struct variable (or a struct field of
+    /// one) and the paths of its scalars.
+    pub structs: Vec<StructArg>,
+}
+
+#[derive(Clone, Debug)]
+pub struct StructArg {
+    pub name: String,
+    pub leaves: Vec<String>,
 }
 
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
@@ -407,6 +565,9 @@ pub fn visit_stmt_blocks<'a>(s: &'a Stmt, f: &mut dyn FnMut(&'a Block)) {
             }
         }
         Stmt::LetTuple { call, .. } => call.args.iter().for_each(|a| visit_expr_blocks(a, f)),
+        Stmt::LetStruct { init, .. } | Stmt::AssignStruct { init, .. } => {
+            init.exprs().into_iter().for_each(|a| visit_expr_blocks(a, f))
+        }
         Stmt::Assign { value, .. } => visit_expr_blocks(value, f),
         Stmt::Expr(e, _) => visit_expr_blocks(e, f),
         Stmt::If { cond, then, els } => {
@@ -440,10 +601,7 @@ pub fn visit_stmt_blocks<'a>(s: &'a Stmt, f: &mut dyn FnMut(&'a Block)) {
 }
 
 fn visit_tail_blocks<'a>(t: &'a Tail, f: &mut dyn FnMut(&'a Block)) {
-    match t {
-        Tail::Scalar(e) => visit_expr_blocks(e, f),
-        Tail::Tuple(es) => es.iter().for_each(|e| visit_expr_blocks(e, f)),
-    }
+    t.exprs().into_iter().for_each(|e| visit_expr_blocks(e, f));
 }
 
 /// Calls `f` on every block in `e` (outer ones first), nested functions' bodies included.
@@ -485,10 +643,8 @@ pub fn visit_exprs<'a>(stmts: &'a [Stmt], tail: Option<&'a Tail>, f: &mut dyn Fn
     for s in stmts {
         visit_stmt_exprs(s, f);
     }
-    match tail {
-        Some(Tail::Scalar(e)) => visit_expr(e, f),
-        Some(Tail::Tuple(es)) => es.iter().for_each(|e| visit_expr(e, f)),
-        None => {}
+    if let Some(t) = tail {
+        t.exprs().into_iter().for_each(|e| visit_expr(e, f));
     }
 }
 
@@ -502,6 +658,9 @@ fn visit_stmt_exprs<'a>(s: &'a Stmt, f: &mut dyn FnMut(&'a Expr)) {
         Stmt::Fn(func) => visit_block_exprs(&func.body, f),
         Stmt::Let { init, .. } => init.iter().for_each(|e| visit_expr(e, f)),
         Stmt::LetTuple { call, .. } => call.args.iter().for_each(|e| visit_expr(e, f)),
+        Stmt::LetStruct { init, .. } | Stmt::AssignStruct { init, .. } => {
+            init.exprs().into_iter().for_each(|e| visit_expr(e, f))
+        }
         Stmt::Assign { value, .. } | Stmt::Expr(value, _) => visit_expr(value, f),
         Stmt::If { cond, then, els } => {
             visit_expr(cond, f);
@@ -521,8 +680,7 @@ fn visit_stmt_exprs<'a>(s: &'a Stmt, f: &mut dyn FnMut(&'a Expr)) {
         Stmt::Loop { body, .. } => visit_block_exprs(body, f),
         Stmt::Break { value, .. } => value.iter().for_each(|e| visit_expr(e, f)),
         Stmt::Continue { .. } => {}
-        Stmt::Return(Tail::Scalar(e)) => visit_expr(e, f),
-        Stmt::Return(Tail::Tuple(es)) => es.iter().for_each(|e| visit_expr(e, f)),
+        Stmt::Return(t) => t.exprs().into_iter().for_each(|e| visit_expr(e, f)),
     }
 }
 

@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use crate::ast::Program;
 use crate::generate::{Config, program};
-use crate::render::{render, render_fn};
+use crate::render::{render, render_fn, render_struct};
 
 /// The seeds of the corpus the host differential test compiles with rustc (with
 /// [`Config::HOST`]).
@@ -24,10 +24,35 @@ pub const HOST_TYPES_SEEDS: Range<u64> = 100_000..100_600;
 /// [`Config::GPU`]`.with_new_types()`).
 pub const GPU_TYPES_SEEDS: Range<u64> = 100_000..100_150;
 
+/// The seeds of the host corpus with structs (with [`Config::HOST`]`.with_structs()`).
+pub const HOST_STRUCT_SEEDS: Range<u64> = 200_000..200_500;
+
+/// The seeds of the GPU corpus with structs of every type (with
+/// [`Config::GPU`]`.with_new_types().with_structs()`).
+pub const GPU_STRUCT_SEEDS: Range<u64> = 200_000..200_150;
+
 /// The GPU corpus's parts: the primitive types' seeds, then those with the half and
-/// complex types.
-pub const GPU_CORPORA: [(Range<u64>, Config); 2] =
-    [(GPU_SEEDS, Config::GPU), (GPU_TYPES_SEEDS, Config::GPU.with_new_types())];
+/// complex types, then those with structs.
+pub const GPU_CORPORA: [(Range<u64>, Config); 3] = [
+    (GPU_SEEDS, Config::GPU),
+    (GPU_TYPES_SEEDS, Config::GPU.with_new_types()),
+    (GPU_STRUCT_SEEDS, Config::GPU.with_new_types().with_structs()),
+];
+
+/// The configuration a corpus seed was generated with (`gpu`: the GPU corpus's, else the
+/// host's); a seed of no corpus gets the primitive types' configuration.
+pub fn config_of(seed: u64, gpu: bool) -> Config {
+    if gpu {
+        return GPU_CORPORA.iter().find(|(seeds, _)| seeds.contains(&seed)).map_or(Config::GPU, |(_, cfg)| cfg.clone());
+    }
+    if HOST_TYPES_SEEDS.contains(&seed) {
+        Config::HOST.with_new_types()
+    } else if HOST_STRUCT_SEEDS.contains(&seed) {
+        Config::HOST.with_structs()
+    } else {
+        Config::HOST
+    }
+}
 
 /// The names generated code gives the half and complex types and their constructors.
 const NEW_TYPES: &str = "use half::{bf16, f16};\nuse num_complex::{Complex, Complex32, Complex64, c32, c64};\n";
@@ -58,6 +83,12 @@ pub fn host_types_corpus(seeds: Range<u64>) -> String {
     native_corpus(seeds, &Config::HOST.with_new_types(), NEW_TYPES, "crate::words::call")
 }
 
+/// The host corpus with structs ([`HOST_STRUCT_SEEDS`]), as [`host_corpus`] writes it,
+/// each program's structs beside its functions.
+pub fn host_struct_corpus(seeds: Range<u64>) -> String {
+    native_corpus(seeds, &Config::HOST.with_structs(), "", "::kernel_fuzz::native::Native::call")
+}
+
 fn native_corpus(seeds: Range<u64>, cfg: &Config, imports: &str, caller: &str) -> String {
     let progs = programs(seeds, cfg);
     let mut out = String::new();
@@ -66,6 +97,10 @@ fn native_corpus(seeds: Range<u64>, cfg: &Config, imports: &str, caller: &str) -
     out.push_str("\nuse ::kernel_fuzz::special::SpecialMath;\n");
     out.push_str(imports);
     for p in &progs {
+        for d in &p.structs {
+            out.push_str(&render_struct(d, "Clone, Copy", true));
+            out.push('\n');
+        }
         for h in &p.helpers {
             out.push_str("pub ");
             out.push_str(&render_fn(h));
@@ -100,6 +135,10 @@ pub fn gpu_corpus(corpora: &[(Range<u64>, Config)]) -> String {
         out.push_str("use gpu_runtime::{Complex, Complex32, Complex64, bf16, c32, c64, f16};\n");
     }
     for p in &progs {
+        for d in &p.structs {
+            out.push_str(&render_struct(d, "Clone, Copy, Debug, gpu_runtime::GpuType", true));
+            out.push('\n');
+        }
         for h in &p.helpers {
             out.push_str("#[gpu_runtime::device]\npub ");
             out.push_str(&render_fn(h));

@@ -134,10 +134,8 @@ impl Walk {
         for s in &mut b.stmts {
             self.stmt(s);
         }
-        match &mut b.tail {
-            Some(Tail::Scalar(e)) => self.expr(e),
-            Some(Tail::Tuple(es)) => es.iter_mut().for_each(|e| self.expr(e)),
-            None => {}
+        if let Some(t) = &mut b.tail {
+            t.exprs_mut().into_iter().for_each(|e| self.expr(e));
         }
     }
 
@@ -147,6 +145,9 @@ impl Walk {
             Stmt::Fn(f) => self.block(&mut f.body),
             Stmt::Let { init, .. } => init.iter_mut().for_each(|e| self.expr(e)),
             Stmt::LetTuple { call, .. } => call.args.iter_mut().for_each(|e| self.expr(e)),
+            Stmt::LetStruct { init, .. } | Stmt::AssignStruct { init, .. } => {
+                init.exprs_mut().into_iter().for_each(|e| self.expr(e))
+            }
             Stmt::Assign { value, .. } | Stmt::Expr(value, _) => self.expr(value),
             Stmt::If { cond, then, els } => {
                 self.expr(cond);
@@ -166,8 +167,7 @@ impl Walk {
             Stmt::Loop { body, .. } => self.block(body),
             Stmt::Break { value, .. } => value.iter_mut().for_each(|e| self.expr(e)),
             Stmt::Continue { .. } => {}
-            Stmt::Return(Tail::Scalar(e)) => self.expr(e),
-            Stmt::Return(Tail::Tuple(es)) => es.iter_mut().for_each(|e| self.expr(e)),
+            Stmt::Return(t) => t.exprs_mut().into_iter().for_each(|e| self.expr(e)),
         }
     }
 

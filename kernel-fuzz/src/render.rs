@@ -27,16 +27,29 @@ enum Ctx {
     Hint(Ty),
 }
 
-/// The program as Rust items (no attributes, not `pub`): its helpers, each followed by a
-/// blank line, then the function.
+/// The program as Rust items (no attributes on functions, not `pub`): its structs (with
+/// `#[derive(Clone, Copy)]` and `#[repr(C)]`) and helpers, each followed by a blank line,
+/// then the function.
 pub fn render(p: &Program) -> String {
     let mut out = String::new();
+    for d in &p.structs {
+        out.push_str(&render_struct(d, "Clone, Copy", false));
+        out.push_str("\n\n");
+    }
     for h in &p.helpers {
         out.push_str(&render_fn(h));
         out.push_str("\n\n");
     }
     out.push_str(&render_fn(&p.func));
     out
+}
+
+/// A struct definition with these derives and `#[repr(C)]`, `pub` where asked, its fields
+/// `pub`.
+pub fn render_struct(d: &StructDef, derives: &str, public: bool) -> String {
+    let fields: Vec<String> = d.fields.iter().map(|(n, t)| format!("    pub {n}: {},", t.rust())).collect();
+    let vis = if public { "pub " } else { "" };
+    format!("#[derive({derives})]\n#[repr(C)]\n{vis}struct {} {{\n{}\n}}", d.name, fields.join("\n"))
 }
 
 /// One function (the program's, or a helper) as a Rust function item (no attributes, not
@@ -215,6 +228,9 @@ impl Printer {
                 let (m, raw) = (if p.mutable { "mut " } else { "" }, if p.raw { "r#" } else { "" });
                 format!("{m}{raw}{}: {}", p.name, p.ty.name())
             })
+            .chain(
+                f.struct_params.iter().map(|p| format!("{}{}: {}", if p.mutable { "mut " } else { "" }, p.name, p.ty)),
+            )
             .collect();
         self.w(&format!("fn {}({}) -> {} ", f.name, params.join(", "), f.ret.rust()));
         self.block(&f.body, Ctx::Anchored);
@@ -270,7 +286,41 @@ impl Printer {
                 }
                 self.w(if es.len() == 1 { ",)" } else { ")" });
             }
+            Tail::Struct(init) => self.struct_init(init),
         }
+    }
+
+    fn struct_init(&mut self, init: &StructInit) {
+        match init {
+            StructInit::Literal(l) => self.struct_lit(l),
+            StructInit::Copy { from, .. } => self.w(from),
+            StructInit::Call(c) => self.call(c),
+        }
+    }
+
+    fn struct_lit(&mut self, l: &StructLit) {
+        self.w(&format!("{} {{ ", l.name));
+        for (i, (name, f)) in l.fields.iter().enumerate() {
+            if i > 0 {
+                self.w(", ");
+            }
+            self.w(&format!("{name}: "));
+            match f {
+                FieldInit::Scalar(e) => self.expr(e, Ctx::Anchored),
+                FieldInit::Array(es) => {
+                    self.w("[");
+                    for (k, e) in es.iter().enumerate() {
+                        if k > 0 {
+                            self.w(", ");
+                        }
+                        self.expr(e, Ctx::Anchored);
+                    }
+                    self.w("]");
+                }
+                FieldInit::Struct(inner) => self.struct_lit(inner),
+            }
+        }
+        self.w(" }");
     }
 
     fn label(&mut self, label: &Option<String>) {
@@ -300,6 +350,16 @@ impl Printer {
                 let pats = if pats.len() == 1 { format!("({},)", pats[0]) } else { format!("({})", pats.join(", ")) };
                 self.w(&format!("let {pats} = "));
                 self.call(call);
+                self.w(";");
+            }
+            Stmt::LetStruct { name, mutable, init, .. } => {
+                self.w(&format!("let {}{name} = ", if *mutable { "mut " } else { "" }));
+                self.struct_init(init);
+                self.w(";");
+            }
+            Stmt::AssignStruct { name, init, .. } => {
+                self.w(&format!("{name} = "));
+                self.struct_init(init);
                 self.w(";");
             }
             Stmt::Assign { name, op, value } => {
@@ -437,6 +497,12 @@ impl Printer {
                 self.w(", ");
             }
             self.expr(a, Ctx::Anchored);
+        }
+        for (i, a) in c.structs.iter().enumerate() {
+            if i + c.args.len() > 0 {
+                self.w(", ");
+            }
+            self.w(&a.name);
         }
         self.w(")");
     }
@@ -732,10 +798,8 @@ fn loop_breaks<'a>(body: &'a Block, label: Option<&str>) -> Vec<&'a Expr> {
             for s in &b.stmts {
                 self.stmt(s, nested);
             }
-            match &b.tail {
-                Some(Tail::Scalar(e)) => self.expr(e, nested),
-                Some(Tail::Tuple(es)) => es.iter().for_each(|e| self.expr(e, nested)),
-                None => {}
+            if let Some(t) = &b.tail {
+                t.exprs().into_iter().for_each(|e| self.expr(e, nested));
             }
         }
 
@@ -757,6 +821,9 @@ fn loop_breaks<'a>(body: &'a Block, label: Option<&str>) -> Vec<&'a Expr> {
                 Stmt::Fn(_) | Stmt::Const(_) | Stmt::Continue { .. } => {}
                 Stmt::Let { init, .. } => init.iter().for_each(|e| self.expr(e, nested)),
                 Stmt::LetTuple { call, .. } => call.args.iter().for_each(|e| self.expr(e, nested)),
+                Stmt::LetStruct { init, .. } | Stmt::AssignStruct { init, .. } => {
+                    init.exprs().into_iter().for_each(|e| self.expr(e, nested))
+                }
                 Stmt::Assign { value, .. } | Stmt::Expr(value, _) => self.expr(value, nested),
                 Stmt::If { cond, then, els } => {
                     self.expr(cond, nested);
@@ -776,8 +843,7 @@ fn loop_breaks<'a>(body: &'a Block, label: Option<&str>) -> Vec<&'a Expr> {
                     self.block(body, nested + 1);
                 }
                 Stmt::Loop { body, .. } => self.block(body, nested + 1),
-                Stmt::Return(Tail::Scalar(e)) => self.expr(e, nested),
-                Stmt::Return(Tail::Tuple(es)) => es.iter().for_each(|e| self.expr(e, nested)),
+                Stmt::Return(t) => t.exprs().into_iter().for_each(|e| self.expr(e, nested)),
             }
         }
 

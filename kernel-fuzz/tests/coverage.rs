@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 
 use kernel_fuzz::ast::*;
-use kernel_fuzz::corpus::{HOST_SEEDS, HOST_TYPES_SEEDS};
+use kernel_fuzz::corpus::{GPU_STRUCT_SEEDS, HOST_SEEDS, HOST_STRUCT_SEEDS, HOST_TYPES_SEEDS};
 use kernel_fuzz::inputs::inputs;
 use kernel_fuzz::methods::METHODS;
 use kernel_fuzz::{Config, Fault, Overflow, Stop, Ty, Value, program, run_traced};
@@ -40,12 +40,48 @@ impl Seen {
                 self.add(format!("tuple of {}", es.len()));
                 es.iter().for_each(|e| self.expr(e));
             }
+            Some(Tail::Struct(init)) => {
+                self.add("struct result");
+                self.struct_init(init);
+            }
             None if diverges && !fn_body => self.add("a branch that diverges"),
             None => {}
         }
     }
 
+    fn struct_init(&mut self, init: &StructInit) {
+        match init {
+            StructInit::Literal(l) => {
+                self.add("struct literal");
+                for (_, f) in &l.fields {
+                    match f {
+                        FieldInit::Scalar(_) => self.add("struct literal scalar field"),
+                        FieldInit::Array(_) => self.add("struct literal array field"),
+                        FieldInit::Struct(_) => self.add("struct literal struct field"),
+                    }
+                }
+                l.exprs().into_iter().for_each(|e| self.expr(e));
+            }
+            StructInit::Copy { from, .. } => {
+                self.add(if from.contains('.') { "struct copied from a field" } else { "struct copied" })
+            }
+            StructInit::Call(c) => {
+                self.add("struct from a call");
+                if !c.structs.is_empty() {
+                    self.add("call with a struct argument");
+                }
+                c.args.iter().for_each(|a| self.expr(a));
+            }
+        }
+    }
+
     fn func(&mut self, f: &FnItem) {
+        for p in &f.struct_params {
+            self.add(if p.mutable { "mut struct parameter" } else { "struct parameter" });
+        }
+        if matches!(f.ret, Ret::Struct(_)) {
+            self.add("function returning a struct");
+        }
         for p in &f.params {
             self.add(format!("parameter {}", p.ty.name()));
             if p.mutable {
@@ -90,6 +126,14 @@ impl Seen {
                     None => self.add("deferred initialisation"),
                 }
             }
+            Stmt::LetStruct { mutable, init, .. } => {
+                self.add(if *mutable { "let mut struct" } else { "let struct" });
+                self.struct_init(init);
+            }
+            Stmt::AssignStruct { name, init, .. } => {
+                self.add(if name.contains('.') { "struct field assigned whole" } else { "struct assigned" });
+                self.struct_init(init);
+            }
             Stmt::LetTuple { names, call } => {
                 self.add("let (a, b) = f(..)");
                 if names.iter().any(Option::is_none) {
@@ -105,7 +149,11 @@ impl Seen {
                         self.add(format!("compound {}= of {}", op.symbol(), Self::class(value.ty)));
                     }
                 }
-                let _ = name;
+                if name.contains('[') {
+                    self.add("array element of a struct assigned");
+                } else if name.contains('.') {
+                    self.add("struct field assigned");
+                }
                 self.expr(value);
             }
             Stmt::Expr(e, let_underscore) => {
@@ -162,8 +210,8 @@ impl Seen {
             Stmt::Return(t) => {
                 self.add("return");
                 match t {
-                    Tail::Scalar(e) => self.expr(e),
-                    Tail::Tuple(es) => es.iter().for_each(|e| self.expr(e)),
+                    Tail::Struct(init) => self.struct_init(init),
+                    _ => t.exprs().into_iter().for_each(|e| self.expr(e)),
                 }
             }
         }
@@ -193,7 +241,16 @@ impl Seen {
                     self.add(format!("bare literal {}", Self::class(l.value.ty())));
                 }
             }
-            ExprKind::Var(_) => self.add("variable"),
+            ExprKind::Var(name) => {
+                self.add("variable");
+                if name.contains('[') {
+                    self.add("array element of a struct read");
+                } else if name.matches('.').count() > 1 {
+                    self.add("field of a struct field read");
+                } else if name.contains('.') {
+                    self.add("struct field read");
+                }
+            }
             ExprKind::Const(_) => self.add("const use"),
             ExprKind::PathConst(p, _) => {
                 self.add("std constant");
@@ -234,6 +291,9 @@ impl Seen {
             }
             ExprKind::Call(c) => {
                 self.add("call");
+                if !c.structs.is_empty() {
+                    self.add("call with a struct argument");
+                }
                 c.args.iter().for_each(|a| self.expr(a));
             }
             ExprKind::Field(c, _) => {
@@ -682,4 +742,60 @@ fn the_corpus_with_new_types_covers_them() {
         .filter(|s| ["f16", "bf16", "Complex", "half", "complex", "Func", "From", "ToF"].iter().any(|w| s.contains(w)))
         .collect();
     assert!(new.is_empty(), "Config::HOST draws {new:?}");
+}
+
+/// Struct constructs: every way of making, reading, writing and passing a struct appears in
+/// the corpus with structs, and without the flag the generator draws none of it.
+#[test]
+fn the_corpus_with_structs_covers_them() {
+    let (seen, _) = survey(HOST_STRUCT_SEEDS, &Config::HOST.with_structs(), false);
+    let want = [
+        "let struct",
+        "let mut struct",
+        "struct literal",
+        "struct literal scalar field",
+        "struct literal array field",
+        "struct literal struct field",
+        "struct copied",
+        "struct copied from a field",
+        "struct from a call",
+        "struct assigned",
+        "struct field assigned whole",
+        "struct field assigned",
+        "array element of a struct assigned",
+        "struct field read",
+        "array element of a struct read",
+        "field of a struct field read",
+        "struct parameter",
+        "mut struct parameter",
+        "function returning a struct",
+        "struct result",
+        "call with a struct argument",
+    ];
+    let missing: Vec<&&str> = want.iter().filter(|w| !seen.seen.contains(**w)).collect();
+    assert!(missing.is_empty(), "the corpus with structs never has: {missing:?}");
+    // Every program of the corpora has structs, of every type among their fields (the GPU
+    // corpus's with the half and complex types).
+    let mut field_types = BTreeSet::new();
+    let corpora = [
+        (HOST_STRUCT_SEEDS, Config::HOST.with_structs()),
+        (GPU_STRUCT_SEEDS, Config::GPU.with_new_types().with_structs()),
+    ];
+    for (seed, cfg) in corpora.iter().flat_map(|(seeds, cfg)| seeds.clone().map(move |s| (s, cfg))) {
+        let p = program(seed, cfg);
+        assert!(!p.structs.is_empty(), "seed {seed} has no struct");
+        for d in &p.structs {
+            for (_, f) in &d.fields {
+                if let FieldTy::Scalar(t) | FieldTy::Array(t, _) = f {
+                    field_types.insert(t.name());
+                }
+            }
+        }
+    }
+    for t in Ty::EVERY {
+        assert!(field_types.contains(t.name()), "no struct field of type {}", t.name());
+    }
+    let (old, _) = survey(0..300, &Config::HOST, false);
+    let drawn: Vec<&String> = old.seen.iter().filter(|s| s.contains("struct")).collect();
+    assert!(drawn.is_empty(), "Config::HOST draws {drawn:?}");
 }

@@ -38,6 +38,10 @@ mod corpus_types {
     include!(concat!(env!("OUT_DIR"), "/host_types_corpus.rs"));
 }
 
+mod corpus_structs {
+    include!(concat!(env!("OUT_DIR"), "/host_struct_corpus.rs"));
+}
+
 #[path = "support/words.rs"]
 mod words;
 
@@ -50,6 +54,7 @@ use inkwell::context::Context;
 use kernel_fuzz::ast::Program;
 use kernel_fuzz::inputs::inputs;
 use kernel_fuzz::native::NativeFn;
+use kernel_fuzz::render::render_struct;
 use kernel_fuzz::special::libdevice_on_host;
 use kernel_fuzz::{Config, Fault, Overflow, Stop, Ty, Value, program, render, render_fn};
 use ptx_codegen::{IntOverflow, Options, compile_with_helpers, frontend, host, toolkit};
@@ -165,12 +170,26 @@ impl Phases {
 type Items = (syn::ItemFn, Vec<(String, String)>, Vec<frontend::HelperDef>);
 
 fn items(p: &Program) -> Result<Items, String> {
+    // The program's structs, entered as `#[derive(GpuType)]` enters them: each under its
+    // name (unique per seed), every function (and struct) naming them all.
+    let structs: Vec<(String, String)> = p.structs.iter().map(|d| (d.name.clone(), d.name.clone())).collect();
+    let entries = p
+        .structs
+        .iter()
+        .map(|d| {
+            let item: syn::ItemStruct = syn::parse_str(&render_struct(d, "Clone, Copy", false))
+                .map_err(|e| format!("{} does not parse: {e}", d.name))?;
+            Ok(frontend::StructEntry { id: d.name.clone(), item, fields: structs.clone() })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    frontend::define_structs(&entries).map_err(|e| format!("the structs are refused: {e}"))?;
     let parse = |f: &kernel_fuzz::ast::FnItem| -> Result<(syn::ItemFn, Vec<(String, String)>), String> {
         let item: syn::ItemFn = syn::parse_str(&render_fn(f)).map_err(|e| format!("{} does not parse: {e}", f.name))?;
         let callees = frontend::external_callees(&item)
             .iter()
             .map(frontend::path_key)
             .filter_map(|k| p.helpers.iter().find(|h| h.name == k).map(|h| (k.clone(), h.name.clone())))
+            .chain(structs.iter().cloned())
             .collect();
         Ok((item, callees))
     };
@@ -362,6 +381,8 @@ const PRIMITIVE: Repro = ("", "random_programs");
 const NEW_TYPES: Repro = ("FUZZ_FROM_F64=0 ", "random_programs_with_new_types");
 /// [`random_programs_with_new_types`].
 const NEW_TYPES_F64: Repro = ("", "random_programs_with_new_types");
+/// [`random_programs_with_structs`]: the configuration of [`corpus_with_structs_matches_rustc`].
+const STRUCTS: Repro = ("", "random_programs_with_structs");
 
 /// Checks `cases` on every core and panics with every finding, grouped by kind.
 fn check_all(what: &str, cases: Vec<Case>, repro: Repro) {
@@ -555,6 +576,25 @@ fn corpus_with_new_types_matches_rustc() {
     check_all("corpus-types", cases, NEW_TYPES);
 }
 
+/// The fixed-seed corpus with structs: the compiled code and the interpreter against rustc.
+#[test]
+fn corpus_with_structs_matches_rustc() {
+    let cfg = Config::HOST.with_structs();
+    let cases: Vec<Case> = corpus_structs::CORPUS
+        .iter()
+        .map(|(seed, source, native)| {
+            let p = program(*seed, &cfg);
+            assert_eq!(render(&p), *source, "seed {seed}: the generator is not deterministic");
+            (p, source.to_string(), Some(*native))
+        })
+        .collect();
+    let seeds = kernel_fuzz::corpus::HOST_STRUCT_SEEDS;
+    assert_eq!(cases.len() as u64, seeds.end - seeds.start, "one function per seed");
+    let with_structs = cases.iter().filter(|c| !c.0.structs.is_empty()).count();
+    assert_eq!(with_structs, cases.len(), "every program of the corpus has structs");
+    check_all("corpus-structs", cases, STRUCTS);
+}
+
 fn var(name: &str, default: u64) -> u64 {
     std::env::var(name).map_or(default, |v| v.parse().unwrap_or_else(|_| panic!("{name}={v} is not a number")))
 }
@@ -580,6 +620,14 @@ fn random_programs_with_new_types() {
         _ => (Config::HOST.with_new_types().with_half_from_f64(), NEW_TYPES_F64),
     };
     check_all("random-types", generated(first..first + count, &cfg), repro);
+}
+
+/// [`random_programs`] with structs.
+#[test]
+fn random_programs_with_structs() {
+    let first = var("FUZZ_SEED", 1_000_000);
+    let count = var("FUZZ_COUNT", 100);
+    check_all("random-structs", generated(first..first + count, &Config::HOST.with_structs()), STRUCTS);
 }
 
 /// The generator's programs for `seeds`, with the interpreter as the reference.

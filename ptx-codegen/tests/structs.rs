@@ -357,3 +357,26 @@ fn a_vectorized_function_indexes_only_array_fields() {
     let e = ptx_codegen::compile_variants(&item, &structs(), &[], &Options::default(), None).err().unwrap();
     assert!(e.to_string().contains("indexing is not supported"), "{e}");
 }
+
+/// `op=` on a complex field: the field read again after the value (num-complex's `op=`
+/// evaluates its place first, and the borrow checker keeps the value from writing it), with
+/// a complex or a real operand; refused with an index that evaluating twice could change.
+#[test]
+fn op_assign_on_a_complex_field() {
+    let k = compile(
+        "fn k(a: &mut [Flagged], w: &[Complex<f32>]) {
+            let i = gpu::grid1();
+            let mut f = a[i];
+            f.z *= w[i];
+            f.z += 2.0;
+            a[i] = f;
+            a[i].z /= w[i];
+        }",
+    );
+    // Complex multiply and divide: num-complex's formulas on the parts, in f32.
+    assert!(k.ptx.contains("mul.rn.f32") && k.ptx.contains("div.rn.f32"), "{}", k.ptx);
+    error_containing(
+        "fn k(a: &mut [Flagged], w: &[Complex<f32>]) { let i = gpu::grid1(); a[i + 1].z *= w[i]; }",
+        "`op=` on a `Complex<f32>` field with an index that is not a variable, a constant or a literal is not supported: write `a[i + 1].z = a[i + 1].z * …`",
+    );
+}

@@ -217,13 +217,15 @@ pub fn relative(p: Particle, origin: Particle) -> (Vec3, f32) {
 }
 
 /// Every kind of field of `Tagged` read and written: a nested struct's field, a complex
-/// number, a `bool`, an element of a `u16` array.
+/// number (updated in place by `op=` with a complex and a real operand), a `bool`, an
+/// element of a `u16` array.
 #[vectorize]
 pub fn retag(t: Tagged, k: usize) -> Tagged {
     let mut u = t;
     u.on = !t.on;
     u.hits[k] = t.hits[k] + 1;
-    u.z = t.z * t.z;
+    u.z *= t.z;
+    u.z -= 0.5;
     u.p.mass = t.weight as f32;
     u.weight = t.p.pos[0] as f64;
     u

@@ -103,12 +103,20 @@ impl Gen<'_> {
     pub(super) fn call(&mut self, f: &FnSig, depth: u32) -> Call {
         self.work += self.weight * f.work;
         let args = f.params.iter().map(|t| self.expr(*t, depth)).collect();
-        Call { func: f.name.clone(), args }
+        let structs = f.struct_params.iter().map(|&d| self.struct_arg(d)).collect();
+        Call { func: f.name.clone(), args, structs }
     }
 
     /// A variable, a literal or a constant.
     fn leaf(&mut self, ty: Ty) -> Expr {
         let vars: Vec<String> = self.visible().iter().filter(|v| v.ty == ty).map(|v| v.name.clone()).collect();
+        // A struct's scalars one time in two where there are some (so that what is done to
+        // structs shows in the results); nothing is drawn where there are none.
+        let fields: Vec<&String> = vars.iter().filter(|n| n.contains('.')).collect();
+        if !fields.is_empty() && self.rng.chance(1, 2) {
+            let name = (*self.rng.pick(&fields)).clone();
+            return Expr::new(ty, ExprKind::Var(name));
+        }
         let consts = self.consts_of(ty);
         match self.rng.weighted(&[if vars.is_empty() { 0 } else { 8 }, 4, 1, if consts.is_empty() { 0 } else { 2 }]) {
             0 => Expr::new(ty, ExprKind::Var(self.rng.pick(&vars).clone())),

@@ -6,7 +6,14 @@ use crate::ty::{Ty, Value};
 
 impl Gen<'_> {
     /// A function with these parameters and result; `depth` bounds its nesting.
-    pub(super) fn function(&mut self, name: String, params: Vec<Param>, ret: Ret, depth: u32) -> (FnItem, u64) {
+    pub(super) fn function(
+        &mut self,
+        name: String,
+        params: Vec<Param>,
+        struct_params: Vec<StructParam>,
+        ret: Ret,
+        depth: u32,
+    ) -> (FnItem, u64) {
         let saved_vars = std::mem::take(&mut self.vars);
         let saved_loops = std::mem::take(&mut self.loops);
         let saved_ret = std::mem::replace(&mut self.ret, ret.clone());
@@ -17,9 +24,13 @@ impl Gen<'_> {
         self.vars.push(
             params
                 .iter()
-                .map(|p| Var { name: p.name.clone(), ty: p.ty, mutable: p.mutable, reserved: false })
+                .map(|p| Var { name: p.name.clone(), ty: p.ty, mutable: p.mutable, reserved: false, strukt: None })
                 .collect(),
         );
+        for p in &struct_params {
+            let d = self.struct_index(&p.ty);
+            self.declare_struct(p.name.clone(), d, p.mutable);
+        }
         let body = self.block(depth, BlockEnd::FnResult);
         let work = self.work;
         self.vars = saved_vars;
@@ -28,7 +39,7 @@ impl Gen<'_> {
         self.returns = saved_returns;
         self.weight = saved_weight;
         self.work = saved_work;
-        (FnItem { name, params, ret, body }, work)
+        (FnItem { name, params, struct_params, ret, body }, work)
     }
 
     /// A block: its items, statements, and what it ends with.
@@ -87,6 +98,10 @@ impl Gen<'_> {
         match self.ret.clone() {
             Ret::Scalar(t) => Tail::Scalar(Box::new(self.expr(t, depth))),
             Ret::Tuple(ts) => Tail::Tuple(ts.iter().map(|t| self.expr(*t, depth)).collect()),
+            Ret::Struct(name) => {
+                let d = self.struct_index(&name);
+                Tail::Struct(self.struct_value(d, depth))
+            }
         }
     }
 
@@ -162,10 +177,21 @@ impl Gen<'_> {
                 raw: self.rng.chance(1, 16),
             })
             .collect();
-        let ret = self.ret_type(3);
-        let (f, work) = self.function(name.clone(), params, ret, depth);
-        let sig =
-            FnSig { name, params: f.params.iter().map(|p| p.ty).collect(), ret: f.ret.clone(), work: work.max(1) };
+        let mut ret = self.ret_type(3);
+        // Struct parameters and results: drawn only where the program has structs.
+        let struct_params = self.struct_params();
+        if !self.structs.is_empty() && self.rng.chance(1, 3) {
+            let d = self.rng.below(self.structs.len() as u64) as usize;
+            ret = Ret::Struct(self.structs[d].name.clone());
+        }
+        let (f, work) = self.function(name.clone(), params, struct_params, ret, depth);
+        let sig = FnSig {
+            name,
+            params: f.params.iter().map(|p| p.ty).collect(),
+            struct_params: f.struct_params.iter().map(|p| self.struct_index(&p.ty)).collect(),
+            ret: f.ret.clone(),
+            work: work.max(1),
+        };
         self.items.last_mut().expect("a scope").fns.push(sig);
         f
     }

@@ -26,6 +26,7 @@ mod literals;
 mod loops;
 mod patterns;
 mod statements;
+mod structs;
 
 use crate::ast::*;
 use crate::rng::Rng;
@@ -59,19 +60,28 @@ pub struct Config {
     /// rounds once, as the interpreter does; the `half` crate on x86 rounds twice (through
     /// `f32`) or drops the low bits first, so only where the interpreter is the reference.
     pub half_from_f64: bool,
+    /// `#[repr(C)]` structs too (one to three per program, of scalars, arrays of scalars
+    /// and earlier structs): struct literals, copies, field reads and updates (`s.f1[2] +=
+    /// …`), whole-struct assignments, and helpers and nested functions that take and
+    /// return them. The program's own function keeps scalar parameters and results.
+    pub structs: bool,
 }
 
 impl Config {
     /// The host differential tests: everything, libdevice functions included (the host JIT
     /// runs the CPU's own functions in their place).
-    pub const HOST: Config =
-        Config { exact_only: false, rare_faults: false, halves: false, complex: false, half_from_f64: false };
+    pub const HOST: Config = Config {
+        exact_only: false,
+        rare_faults: false,
+        halves: false,
+        complex: false,
+        half_from_f64: false,
+        structs: false,
+    };
     /// The GPU corpus: what the GPU computes bit for bit like the CPU.
-    pub const GPU: Config =
-        Config { exact_only: true, rare_faults: false, halves: false, complex: false, half_from_f64: false };
+    pub const GPU: Config = Config { exact_only: true, ..Config::HOST };
     /// The scalar parts of explicit kernels: [`Config::GPU`], faults rare.
-    pub const KERNEL: Config =
-        Config { exact_only: true, rare_faults: true, halves: false, complex: false, half_from_f64: false };
+    pub const KERNEL: Config = Config { rare_faults: true, ..Config::GPU };
 
     /// This configuration with the half and complex types ([`Config::halves`],
     /// [`Config::complex`]), without `from_f64` (what a corpus rustc compiles may hold).
@@ -83,6 +93,11 @@ impl Config {
     /// reference is the interpreter).
     pub const fn with_half_from_f64(self) -> Config {
         Config { half_from_f64: true, ..self }
+    }
+
+    /// This configuration with structs ([`Config::structs`]).
+    pub const fn with_structs(self) -> Config {
+        Config { structs: true, ..self }
     }
 
     /// The types it draws from: [`Ty::ALL`], then those its flags allow.
@@ -120,8 +135,10 @@ pub fn program(seed: u64, cfg: &Config) -> Program {
         budget: 0,
         no_jumps: false,
         returns: true,
+        structs: Vec::new(),
     };
     g.budget = g.rng.range(30, 220) as i64;
+    g.structs = g.struct_defs(seed);
     let n_params = g.rng.weighted(&[1, 6, 8, 6, 3]);
     let params: Vec<Param> = (0..n_params)
         .map(|i| Param {
@@ -134,8 +151,8 @@ pub fn program(seed: u64, cfg: &Config) -> Program {
     // As many results as the kernel ABI allows (`kernel_abi::MAX_OUTPUTS`).
     let ret = g.ret_type(6);
     let helpers = g.helpers(seed);
-    let (func, _) = g.function(format!("fz{seed}"), params, ret, 3);
-    Program { seed, func, helpers }
+    let (func, _) = g.function(format!("fz{seed}"), params, Vec::new(), ret, 3);
+    Program { seed, func, helpers, structs: g.structs }
 }
 
 /// One program in [`HELPER_ODDS`] has top-level helper functions.
@@ -174,12 +191,18 @@ struct Var {
     mutable: bool,
     /// A loop counter or a deferred-initialised variable: never assigned by generated code.
     reserved: bool,
+    /// A struct variable (or a struct field of one), of this struct of the program: not a
+    /// scalar (`ty` means nothing). Its scalars are variables of their own, named by their
+    /// paths (`s.f1[2]`).
+    strukt: Option<usize>,
 }
 
 #[derive(Clone)]
 struct FnSig {
     name: String,
     params: Vec<Ty>,
+    /// The structs of the struct parameters, after the scalar ones.
+    struct_params: Vec<usize>,
     ret: Ret,
     /// Loop iterations one call may run.
     work: u64,
@@ -222,6 +245,8 @@ struct Gen<'c> {
     /// the statements another generator places in an explicit kernel, whose `return` has
     /// no value).
     returns: bool,
+    /// The program's structs (none without [`Config::structs`]).
+    structs: Vec<StructDef>,
 }
 
 const INT_OPS: &[(BinOp, u32)] = &[
@@ -287,8 +312,13 @@ impl Gen<'_> {
 
     // ----- scopes -------------------------------------------------------------------------
 
-    /// The visible variables (the latest binding of each name).
+    /// The visible scalar variables (the latest binding of each name).
     fn visible(&self) -> Vec<&Var> {
+        self.visible_all().into_iter().filter(|v| v.strukt.is_none()).collect()
+    }
+
+    /// The visible variables, structs too.
+    fn visible_all(&self) -> Vec<&Var> {
         let mut seen: Vec<&str> = Vec::new();
         let mut out = Vec::new();
         for scope in self.vars.iter().rev() {
@@ -303,19 +333,21 @@ impl Gen<'_> {
     }
 
     fn declare(&mut self, name: String, ty: Ty, mutable: bool, reserved: bool) {
-        self.vars.last_mut().expect("a scope").push(Var { name, ty, mutable, reserved });
+        self.vars.last_mut().expect("a scope").push(Var { name, ty, mutable, reserved, strukt: None });
     }
 
     fn consts_of(&self, ty: Ty) -> Vec<(String, Value)> {
         self.items.iter().flat_map(|s| &s.consts).filter(|c| c.1 == ty).map(|c| (c.0.clone(), c.2)).collect()
     }
 
-    /// Functions callable here whose calls the remaining work allows.
+    /// Functions callable here whose calls the remaining work allows (and whose struct
+    /// parameters a visible struct variable can take).
     fn callable(&self) -> Vec<FnSig> {
         self.items
             .iter()
             .flat_map(|s| &s.fns)
             .filter(|f| self.work + self.weight * f.work <= WORK_LIMIT)
+            .filter(|f| f.struct_params.iter().all(|&d| !self.visible_structs(d).is_empty()))
             .cloned()
             .collect()
     }
@@ -369,6 +401,7 @@ impl<'c> Scalars<'c> {
             budget,
             no_jumps: false,
             returns: false,
+            structs: Vec::new(),
         };
         Scalars { g }
     }
@@ -391,7 +424,7 @@ impl<'c> Scalars<'c> {
     fn enter(&mut self, vars: &[ScalarVar], work: u64) {
         let scope = vars
             .iter()
-            .map(|v| Var { name: v.name.clone(), ty: v.ty, mutable: v.mutable, reserved: v.reserved })
+            .map(|v| Var { name: v.name.clone(), ty: v.ty, mutable: v.mutable, reserved: v.reserved, strukt: None })
             .collect();
         self.g.vars = vec![scope];
         self.g.weight = 1;

@@ -13,18 +13,20 @@ impl Gen<'_> {
         let tuple_fns = self.callable().iter().any(|f| matches!(f.ret, Ret::Tuple(_)));
         let loops_ok = depth > 0 && self.budget > 0;
         let weights = [
-            6,                              // let
-            if assignable { 5 } else { 0 }, // assignment
-            if depth > 0 { 3 } else { 1 },  // if
-            if loops_ok { 3 } else { 0 },   // for
-            if loops_ok { 1 } else { 0 },   // while
-            if loops_ok { 1 } else { 0 },   // loop
-            1,                              // expression statement
-            if tuple_fns { 2 } else { 0 },  // let (a, b) = h(..)
-            1,                              // let y; if c { y = ..} else { y = ..}
-            if in_loop { 2 } else { 0 },    // break / continue
-            u32::from(self.returns),        // return
-            1,                              // let x = 5; let y: u8 = x;
+            6,                                                        // let
+            if assignable { 5 } else { 0 },                           // assignment
+            if depth > 0 { 3 } else { 1 },                            // if
+            if loops_ok { 3 } else { 0 },                             // for
+            if loops_ok { 1 } else { 0 },                             // while
+            if loops_ok { 1 } else { 0 },                             // loop
+            1,                                                        // expression statement
+            if tuple_fns { 2 } else { 0 },                            // let (a, b) = h(..)
+            1,                                                        // let y; if c { y = ..} else { y = ..}
+            if in_loop { 2 } else { 0 },                              // break / continue
+            u32::from(self.returns),                                  // return
+            1,                                                        // let x = 5; let y: u8 = x;
+            if self.structs.is_empty() { 0 } else { 3 },              // let s = S { … };
+            if self.assignable_structs().is_empty() { 0 } else { 4 }, // s = t;
         ];
         match self.rng.weighted(&weights) {
             0 => {
@@ -73,6 +75,14 @@ impl Gen<'_> {
             }
             8 => self.deferred_let(depth, out),
             11 => self.let_typed_later(out),
+            12 => {
+                let s = self.let_struct(depth);
+                out.push(s);
+            }
+            13 => {
+                let s = self.assign_struct(depth);
+                out.push(s);
+            }
             9 => {
                 let jump = self.jump(depth);
                 if self.rng.chance(3, 4) {
@@ -115,7 +125,9 @@ impl Gen<'_> {
     fn let_stmt(&mut self, depth: u32) -> Stmt {
         let ty = self.any_type();
         let init = self.expr(ty, depth + 1);
-        let shadowable: Vec<String> = self.visible().iter().filter(|v| !v.reserved).map(|v| v.name.clone()).collect();
+        // Not a struct's scalar (`s.f0`), which is no name a `let` can bind.
+        let shadowable: Vec<String> =
+            self.visible().iter().filter(|v| !v.reserved && !v.name.contains('.')).map(|v| v.name.clone()).collect();
         let name = if !shadowable.is_empty() && self.rng.chance(1, 5) {
             self.rng.pick(&shadowable).clone()
         } else {
@@ -148,6 +160,38 @@ impl Gen<'_> {
             let value = self.expr(ty, depth + 1);
             return Stmt::Assign { name, op: None, value };
         }
+        // A half or complex `x op= v` calls `OpAssign::op_assign(&mut x, v)`: the borrow
+        // checker refuses a `v` that assigns `x` (or the struct holding it), so those are
+        // not assigned in it. (A primitive's `op=` evaluates `v` first and has no borrow.)
+        if ty.is_half() || ty.is_complex() {
+            let held = holders(&name);
+            let saved = self.reserve(&held);
+            let s = self.compound(name, ty, depth);
+            self.unreserve(&held, saved);
+            return s;
+        }
+        self.compound(name, ty, depth)
+    }
+
+    /// Marks the latest binding of each of `names` reserved; what each was before.
+    fn reserve(&mut self, names: &[String]) -> Vec<bool> {
+        names.iter().map(|n| self.binding(n).map_or(false, |v| std::mem::replace(&mut v.reserved, true))).collect()
+    }
+
+    fn unreserve(&mut self, names: &[String], saved: Vec<bool>) {
+        for (n, was) in names.iter().zip(saved) {
+            if let Some(v) = self.binding(n) {
+                v.reserved = was;
+            }
+        }
+    }
+
+    fn binding(&mut self, name: &str) -> Option<&mut super::Var> {
+        self.vars.iter_mut().rev().flat_map(|s| s.iter_mut().rev()).find(|v| v.name == name)
+    }
+
+    /// `x op= v` for the assignable `x` of type `ty`.
+    fn compound(&mut self, name: String, ty: Ty, depth: u32) -> Stmt {
         let (op, value) = match ty {
             Ty::Bool => {
                 let op = *self.rng.pick(&[BinOp::And, BinOp::Or, BinOp::Xor]);
@@ -202,4 +246,12 @@ impl Gen<'_> {
         let value = self.loops[k].value.map(|t| self.expr(t, depth + 1));
         Stmt::Break { label, value }
     }
+}
+
+/// A variable and the struct variables holding it: `s.f2.f0` is held by `s.f2` and `s`,
+/// `s.f1[2]` by `s` (an array field is no variable).
+fn holders(name: &str) -> Vec<String> {
+    let mut out = vec![name.to_string()];
+    out.extend(name.char_indices().filter(|(_, c)| *c == '.' || *c == '[').map(|(i, _)| name[..i].to_string()));
+    out
 }

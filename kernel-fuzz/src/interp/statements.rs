@@ -31,14 +31,17 @@ impl<'p> Interp<'p> {
         if self.steps > MAX_STEPS { Err(Flow::Stop(Stop::Runaway)) } else { Ok(()) }
     }
 
+    /// Calls `f` on `args`: its scalar parameters' values, then the scalars of its struct
+    /// parameters.
     pub(super) fn call_fn(&mut self, f: &'p FnItem, args: Vec<Value>) -> R<'p, Vec<Value>> {
-        if args.len() != f.params.len() {
-            return invalid(format!("{} takes {} arguments", f.name, f.params.len()));
+        let names = f.params.iter().map(|p| &p.name).chain(f.struct_params.iter().flat_map(|p| &p.leaves));
+        if args.len() != names.clone().count() {
+            return invalid(format!("{} takes {} argument values", f.name, names.count()));
         }
         let (saved_base, saved_len) = (self.base, self.env.len());
         self.base = self.env.len();
-        for (p, v) in f.params.iter().zip(args) {
-            self.env.push((&p.name, v));
+        for (name, v) in names.zip(args) {
+            self.env.push((name, v));
         }
         let r = match self.block(&f.body) {
             Ok(Some(v)) => Ok(v),
@@ -95,6 +98,16 @@ impl<'p> Interp<'p> {
         match t {
             Tail::Scalar(e) => Ok(vec![self.expr(e)?]),
             Tail::Tuple(es) => es.iter().map(|e| self.expr(e)).collect(),
+            Tail::Struct(init) => self.struct_value(init),
+        }
+    }
+
+    /// A struct's scalars, in declaration order (a literal's fields evaluated in that order).
+    fn struct_value(&mut self, init: &'p StructInit) -> R<'p, Vec<Value>> {
+        match init {
+            StructInit::Literal(l) => l.exprs().into_iter().map(|e| self.expr(e)).collect(),
+            StructInit::Copy { leaves, .. } => leaves.iter().map(|p| self.lookup(p)).collect(),
+            StructInit::Call(c) => self.call(c),
         }
     }
 
@@ -122,6 +135,24 @@ impl<'p> Interp<'p> {
                     if let Some((name, _)) = n {
                         self.env.push((name, v));
                     }
+                }
+            }
+            Stmt::LetStruct { init, leaves, .. } => {
+                let vals = self.struct_value(init)?;
+                if vals.len() != leaves.len() {
+                    return invalid(format!("a struct of {} scalars given {}", leaves.len(), vals.len()));
+                }
+                for (name, v) in leaves.iter().zip(vals) {
+                    self.env.push((name, v));
+                }
+            }
+            Stmt::AssignStruct { init, leaves, .. } => {
+                let vals = self.struct_value(init)?;
+                if vals.len() != leaves.len() {
+                    return invalid(format!("a struct of {} scalars given {}", leaves.len(), vals.len()));
+                }
+                for (name, v) in leaves.iter().zip(vals) {
+                    self.set(name, v)?;
                 }
             }
             Stmt::Assign { name, op, value } => {
@@ -211,7 +242,12 @@ impl<'p> Interp<'p> {
         let Some(f) = self.fns.get(c.func.as_str()).copied() else {
             return invalid(format!("no function {}", c.func));
         };
-        let args = c.args.iter().map(|a| self.expr(a)).collect::<R<'p, Vec<Value>>>()?;
+        let mut args = c.args.iter().map(|a| self.expr(a)).collect::<R<'p, Vec<Value>>>()?;
+        for s in &c.structs {
+            for leaf in &s.leaves {
+                args.push(self.lookup(leaf)?);
+            }
+        }
         self.call_fn(f, args)
     }
 

@@ -555,15 +555,39 @@ impl FnChecker<'_> {
                 value,
                 &syntax::render_tokens(target.to_token_stream()),
             ),
+            // A complex field: `place = place op value` (num-complex's `op=` on its parts).
+            // Rust evaluates a non-primitive `op=`'s place before its value, and its borrow
+            // checker keeps the value from writing the place, so reading the place again
+            // after the value gives Rust's result where the place's indices are plain
+            // (evaluated twice, they must have no effects and read nothing the value writes).
+            Some(bop) if leaf.is_complex() && plain_indices(target) => {
+                let cur = self.expr(target);
+                let value = self.complex_binary(bop, cur, rhs, super::context::SpanRange::of(value));
+                if self.prog.infer.unify(value.ty, Type::Scalar(leaf)).is_err() {
+                    return Some(self.error_expr(span));
+                }
+                let kind = ExprKind::AssignMember {
+                    place: Box::new(part.root),
+                    path: part.path,
+                    leaf,
+                    op: None,
+                    value: Box::new(value),
+                };
+                return Some(self.mk(kind, Type::Unit, span));
+            }
             Some(_) if leaf.is_complex() || leaf.is_struct() => {
+                let t = syntax::render_tokens(target.to_token_stream());
+                let why = if leaf.is_complex() {
+                    " with an index that is not a variable, a constant or a literal"
+                } else {
+                    ""
+                };
                 self.error(
                     target,
                     format!(
-                        "`{}` on a `{}` field is not supported: write `{t} = {t} {} …`",
-                        "op=",
+                        "`op=` on a `{}` field{why} is not supported: write `{t} = {t} {} …`",
                         leaf.rust_name(),
                         op.map_or("", |o| o.symbol()),
-                        t = syntax::render_tokens(target.to_token_stream())
                     ),
                 );
                 return Some(self.error_expr(span));
@@ -623,6 +647,25 @@ impl FnChecker<'_> {
             _ => return None,
         };
         Some((root, steps))
+    }
+}
+
+/// Whether every index in the place `target` (`s.f[i]`, `a[i].f[2]`) is a variable, a
+/// constant or a literal: evaluated twice, it gives the same element.
+fn plain_indices(target: &syn::Expr) -> bool {
+    let plain = |e: &syn::Expr| matches!(syntax::bare(e), syn::Expr::Lit(_) | syn::Expr::Path(_));
+    let mut at = syntax::bare(target);
+    loop {
+        match at {
+            syn::Expr::Field(f) => at = syntax::bare(&f.base),
+            syn::Expr::Index(ix) => {
+                if !plain(&ix.index) {
+                    return false;
+                }
+                at = syntax::bare(&ix.expr);
+            }
+            _ => return true,
+        }
     }
 }
 
