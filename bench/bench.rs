@@ -285,10 +285,13 @@ fn main() -> gpu_runtime::Result<()> {
         // 8. Random numbers: 2^n uniform f32 (Philox), into a device array.
         {
             let mut dout = DeviceVec::<f32>::zeros(n)?;
-            // A grid-stride loop over 16 blocks per SM: a thread's key schedule (the seed's
-            // round keys) is computed once for many blocks, not once per four floats.
+            // A grid-stride loop over `BENCH_RANDOM_PER_SM` (default 15, the best of a sweep
+            // from 4 to 64 on the H200, within 1% of 16) blocks of 256 per SM: a thread's key
+            // schedule (the seed's round keys) is computed once for many blocks, not once per
+            // four floats.
+            let per_sm: usize = std::env::var("BENCH_RANDOM_PER_SM").ok().and_then(|v| v.parse().ok()).unwrap_or(15);
             let sms = gpu_runtime::Device::best()?.sm_count() as usize;
-            let grid = (n / 4).div_ceil(256).clamp(1, 16 * sms) as u32;
+            let grid = (n / 4).div_ceil(256).clamp(1, per_sm.max(1) * sms) as u32;
             let d = time(reps, || fill_uniform::launch(grid, 256u32, 42u64, &mut dout).unwrap());
             push("random_f32", format!("uniform f32 (Philox), 2^{log2} on the device"), d, Some(4.0 * n as f64));
             let head = dout.to_vec()?;
