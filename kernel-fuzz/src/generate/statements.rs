@@ -175,7 +175,7 @@ impl Gen<'_> {
 
     /// Marks the latest binding of each of `names` reserved; what each was before.
     fn reserve(&mut self, names: &[String]) -> Vec<bool> {
-        names.iter().map(|n| self.binding(n).map_or(false, |v| std::mem::replace(&mut v.reserved, true))).collect()
+        names.iter().map(|n| self.binding(n).is_some_and(|v| std::mem::replace(&mut v.reserved, true))).collect()
     }
 
     fn unreserve(&mut self, names: &[String], saved: Vec<bool>) {
