@@ -309,12 +309,7 @@ impl Printer {
                 FieldInit::Scalar(e) => self.expr(e, Ctx::Anchored),
                 FieldInit::Array(es) => {
                     self.w("[");
-                    for (k, e) in es.iter().enumerate() {
-                        if k > 0 {
-                            self.w(", ");
-                        }
-                        self.expr(e, Ctx::Anchored);
-                    }
+                    self.list(es);
                     self.w("]");
                 }
                 FieldInit::Struct(inner) => self.struct_lit(inner),
@@ -490,14 +485,19 @@ impl Printer {
         }
     }
 
-    fn call(&mut self, c: &Call) {
-        self.w(&format!("{}(", c.func));
-        for (i, a) in c.args.iter().enumerate() {
+    /// `a, b, c`, each where its type is known from outside.
+    fn list(&mut self, es: &[Expr]) {
+        for (i, e) in es.iter().enumerate() {
             if i > 0 {
                 self.w(", ");
             }
-            self.expr(a, Ctx::Anchored);
+            self.expr(e, Ctx::Anchored);
         }
+    }
+
+    fn call(&mut self, c: &Call) {
+        self.w(&format!("{}(", c.func));
+        self.list(&c.args);
         for (i, a) in c.structs.iter().enumerate() {
             if i + c.args.len() > 0 {
                 self.w(", ");
@@ -569,12 +569,7 @@ impl Printer {
                 } else {
                     self.receiver(recv);
                     self.w(&format!(".{}(", info.name));
-                    for (i, a) in args.iter().enumerate() {
-                        if i > 0 {
-                            self.w(", ");
-                        }
-                        self.expr(a, Ctx::Anchored);
-                    }
+                    self.list(args);
                 }
                 self.w(")");
             }

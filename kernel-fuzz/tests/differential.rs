@@ -542,18 +542,23 @@ fn release_semantics() {
     assert_eq!(wraps, Ok(i32::MIN), "the native corpus must be compiled with overflow-checks = false");
 }
 
-/// The fixed-seed corpus: the compiled code and the interpreter against rustc.
-#[test]
-fn corpus_matches_rustc() {
-    let cases: Vec<Case> = corpus::CORPUS
+/// A compiled-in corpus's cases, each program generated again with `cfg`: the generator at
+/// run time must build what the build script built.
+fn corpus_cases(corpus: &[(u64, &str, NativeFn)], cfg: &Config) -> Vec<Case> {
+    corpus
         .iter()
         .map(|(seed, source, native)| {
-            let p = program(*seed, &Config::HOST);
-            // The generator at run time builds what the build script built.
+            let p = program(*seed, cfg);
             assert_eq!(render(&p), *source, "seed {seed}: the generator is not deterministic");
             (p, source.to_string(), Some(*native))
         })
-        .collect();
+        .collect()
+}
+
+/// The fixed-seed corpus: the compiled code and the interpreter against rustc.
+#[test]
+fn corpus_matches_rustc() {
+    let cases = corpus_cases(corpus::CORPUS, &Config::HOST);
     assert!(cases.len() >= 2000, "the corpus has {} functions", cases.len());
     check_all("corpus", cases, PRIMITIVE);
 }
@@ -562,15 +567,7 @@ fn corpus_matches_rustc() {
 /// interpreter against rustc (with `half` and num-complex).
 #[test]
 fn corpus_with_new_types_matches_rustc() {
-    let cfg = Config::HOST.with_new_types();
-    let cases: Vec<Case> = corpus_types::CORPUS
-        .iter()
-        .map(|(seed, source, native)| {
-            let p = program(*seed, &cfg);
-            assert_eq!(render(&p), *source, "seed {seed}: the generator is not deterministic");
-            (p, source.to_string(), Some(*native))
-        })
-        .collect();
+    let cases = corpus_cases(corpus_types::CORPUS, &Config::HOST.with_new_types());
     let seeds = kernel_fuzz::corpus::HOST_TYPES_SEEDS;
     assert_eq!(cases.len() as u64, seeds.end - seeds.start, "one function per seed");
     check_all("corpus-types", cases, NEW_TYPES);
@@ -579,15 +576,7 @@ fn corpus_with_new_types_matches_rustc() {
 /// The fixed-seed corpus with structs: the compiled code and the interpreter against rustc.
 #[test]
 fn corpus_with_structs_matches_rustc() {
-    let cfg = Config::HOST.with_structs();
-    let cases: Vec<Case> = corpus_structs::CORPUS
-        .iter()
-        .map(|(seed, source, native)| {
-            let p = program(*seed, &cfg);
-            assert_eq!(render(&p), *source, "seed {seed}: the generator is not deterministic");
-            (p, source.to_string(), Some(*native))
-        })
-        .collect();
+    let cases = corpus_cases(corpus_structs::CORPUS, &Config::HOST.with_structs());
     let seeds = kernel_fuzz::corpus::HOST_STRUCT_SEEDS;
     assert_eq!(cases.len() as u64, seeds.end - seeds.start, "one function per seed");
     let with_structs = cases.iter().filter(|c| !c.0.structs.is_empty()).count();

@@ -75,14 +75,8 @@ impl Gen<'_> {
             }
             8 => self.deferred_let(depth, out),
             11 => self.let_typed_later(out),
-            12 => {
-                let s = self.let_struct(depth);
-                out.push(s);
-            }
-            13 => {
-                let s = self.assign_struct(depth);
-                out.push(s);
-            }
+            12 => out.push(self.let_struct(depth)),
+            13 => out.push(self.assign_struct(depth)),
             9 => {
                 let jump = self.jump(depth);
                 if self.rng.chance(3, 4) {

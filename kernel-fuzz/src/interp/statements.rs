@@ -102,6 +102,15 @@ impl<'p> Interp<'p> {
         }
     }
 
+    /// The scalars of `init` for a struct whose scalars are `leaves`.
+    fn struct_of(&mut self, init: &'p StructInit, leaves: &[String]) -> R<'p, Vec<Value>> {
+        let vals = self.struct_value(init)?;
+        if vals.len() != leaves.len() {
+            return invalid(format!("a struct of {} scalars given {}", leaves.len(), vals.len()));
+        }
+        Ok(vals)
+    }
+
     /// A struct's scalars, in declaration order (a literal's fields evaluated in that order).
     fn struct_value(&mut self, init: &'p StructInit) -> R<'p, Vec<Value>> {
         match init {
@@ -138,20 +147,12 @@ impl<'p> Interp<'p> {
                 }
             }
             Stmt::LetStruct { init, leaves, .. } => {
-                let vals = self.struct_value(init)?;
-                if vals.len() != leaves.len() {
-                    return invalid(format!("a struct of {} scalars given {}", leaves.len(), vals.len()));
-                }
-                for (name, v) in leaves.iter().zip(vals) {
+                for (name, v) in leaves.iter().zip(self.struct_of(init, leaves)?) {
                     self.env.push((name, v));
                 }
             }
             Stmt::AssignStruct { init, leaves, .. } => {
-                let vals = self.struct_value(init)?;
-                if vals.len() != leaves.len() {
-                    return invalid(format!("a struct of {} scalars given {}", leaves.len(), vals.len()));
-                }
-                for (name, v) in leaves.iter().zip(vals) {
+                for (name, v) in leaves.iter().zip(self.struct_of(init, leaves)?) {
                     self.set(name, v)?;
                 }
             }
