@@ -2,7 +2,7 @@
 //!
 //! [`program`] turns a seed into a well-typed function of the kernel language (every
 //! primitive scalar type, and where [`Config`] allows `f16`, `bf16`, `Complex<f32>` and
-//! `Complex<f64>` with their exact operations; the operators, casts, methods, `if`/`match`/loops, nested `fn` and `const`
+//! `Complex<f64>` with their exact operations, and `#[repr(C)]` structs of them; the operators, casts, methods, `if`/`match`/loops, nested `fn` and `const`
 //! items, top-level helper functions, tuple results, and the operations that fault), [`render`] writes it as Rust
 //! source, and [`run`] interprets it with Rust's semantics, as the reference for any seed.
 //! [`corpus`] writes a fixed set of seeds as Rust for build scripts, so that rustc compiles
