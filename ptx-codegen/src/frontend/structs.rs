@@ -500,6 +500,11 @@ impl FnChecker<'_> {
         span: Span,
     ) -> Option<Expr> {
         let (root, steps) = self.struct_place(target)?;
+        // Every index of the place a variable, a constant or a literal: evaluated twice, it
+        // gives the same element (see the complex `op=` below).
+        let plain = |e: &syn::Expr| matches!(syntax::bare(e), syn::Expr::Lit(_) | syn::Expr::Path(_));
+        let plain_indices = steps.iter().all(|s| !matches!(s, PlaceStep::Elem(_, i) if !plain(i)))
+            && !matches!(&root, Root::Element(ix) if !plain(&ix.index));
         // The place is checked first (a whole array field is refused without a second
         // error for its value); it is evaluated after the value, as Rust evaluates it for
         // primitives (`ExprKind::AssignMember`).
@@ -555,14 +560,14 @@ impl FnChecker<'_> {
                 value,
                 &syntax::render_tokens(target.to_token_stream()),
             ),
-            // A complex field: `place = place op value` (num-complex's `op=` on its parts).
-            // Rust evaluates a non-primitive `op=`'s place before its value, and its borrow
-            // checker keeps the value from writing the place, so reading the place again
-            // after the value gives Rust's result where the place's indices are plain
-            // (evaluated twice, they must have no effects and read nothing the value writes).
-            Some(bop) if leaf.is_complex() && plain_indices(target) => {
-                let cur = self.expr(target);
-                let value = self.complex_binary(bop, cur, rhs, super::context::SpanRange::of(value));
+            // A complex field: `place = place op value` (num-complex's `op=` on its parts),
+            // the place read as `base` (built above). Rust evaluates a non-primitive `op=`'s
+            // place before its value, and its borrow checker keeps the value from writing
+            // the place, so reading the place after the value gives Rust's result where the
+            // place's indices are plain (evaluated twice, they must have no effects and read
+            // nothing the value writes).
+            Some(bop) if leaf.is_complex() && plain_indices => {
+                let value = self.complex_binary(bop, base, rhs, super::context::SpanRange::of(value));
                 if self.prog.infer.unify(value.ty, Type::Scalar(leaf)).is_err() {
                     return Some(self.error_expr(span));
                 }
@@ -647,25 +652,6 @@ impl FnChecker<'_> {
             _ => return None,
         };
         Some((root, steps))
-    }
-}
-
-/// Whether every index in the place `target` (`s.f[i]`, `a[i].f[2]`) is a variable, a
-/// constant or a literal: evaluated twice, it gives the same element.
-fn plain_indices(target: &syn::Expr) -> bool {
-    let plain = |e: &syn::Expr| matches!(syntax::bare(e), syn::Expr::Lit(_) | syn::Expr::Path(_));
-    let mut at = syntax::bare(target);
-    loop {
-        match at {
-            syn::Expr::Field(f) => at = syntax::bare(&f.base),
-            syn::Expr::Index(ix) => {
-                if !plain(&ix.index) {
-                    return false;
-                }
-                at = syntax::bare(&ix.expr);
-            }
-            _ => return true,
-        }
     }
 }
 
