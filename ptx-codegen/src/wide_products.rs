@@ -6,12 +6,12 @@
 //! a chain of rounds computes in 64 bits). NVPTX selects `mul.wide.u32` only for operands
 //! that are zero extensions of 32-bit values or small constants; an `and` gives
 //! `mul.lo.s64`, which `ptxas` expands into a wide multiply plus the high words' fix-ups
-//! (one extra add per product in Philox's SASS on sm_90, and three more registers).
+//! (one extra add per product in Philox's SASS on sm_90).
 //!
 //! After optimisation, and only there (the optimiser would undo it), each 64-bit `mul`
 //! whose two operands are both known to fit in 32 bits gets each operand as an explicit
-//! zero extension of its low word. The value is the same: a product of two numbers below 2^32 is below
-//! 2^64, so the 64-bit product is exact either way. Nothing else changes.
+//! zero extension of its low word. The value is the same: a product of two numbers below
+//! 2^32 is below 2^64, so the 64-bit product is exact either way. Nothing else changes.
 
 use inkwell::builder::Builder;
 use inkwell::context::Context;
@@ -50,10 +50,9 @@ fn unexpected(mul: InstructionValue<'_>) -> String {
     format!("internal compiler error: could not rewrite the product `{}`", mul.print_to_string())
 }
 
+/// A scalar 64-bit `mul` (a vector's operands are no `IntValue`s).
 fn is_i64_mul(i: InstructionValue<'_>) -> bool {
-    i.get_opcode() == InstructionOpcode::Mul
-        && int_operand(i, 0).is_some_and(|v| v.get_type().get_bit_width() == 64)
-        && !i.get_type().is_vector_type()
+    i.get_opcode() == InstructionOpcode::Mul && int_operand(i, 0).is_some_and(|v| v.get_type().get_bit_width() == 64)
 }
 
 /// Whether both operands of a 64-bit `mul`, at least one not already a zero extension, fit
