@@ -39,19 +39,18 @@ pub const GPU_CORPORA: [(Range<u64>, Config); 3] = [
     (GPU_STRUCT_SEEDS, Config::GPU.with_new_types().with_structs()),
 ];
 
+/// The host corpora's parts, as [`GPU_CORPORA`] lists the GPU's.
+pub const HOST_CORPORA: [(Range<u64>, Config); 3] = [
+    (HOST_SEEDS, Config::HOST),
+    (HOST_TYPES_SEEDS, Config::HOST.with_new_types()),
+    (HOST_STRUCT_SEEDS, Config::HOST.with_structs()),
+];
+
 /// The configuration a corpus seed was generated with (`gpu`: the GPU corpus's, else the
 /// host's); a seed of no corpus gets the primitive types' configuration.
 pub fn config_of(seed: u64, gpu: bool) -> Config {
-    if gpu {
-        return GPU_CORPORA.iter().find(|(seeds, _)| seeds.contains(&seed)).map_or(Config::GPU, |(_, cfg)| cfg.clone());
-    }
-    if HOST_TYPES_SEEDS.contains(&seed) {
-        Config::HOST.with_new_types()
-    } else if HOST_STRUCT_SEEDS.contains(&seed) {
-        Config::HOST.with_structs()
-    } else {
-        Config::HOST
-    }
+    let (corpora, primitive) = if gpu { (&GPU_CORPORA, Config::GPU) } else { (&HOST_CORPORA, Config::HOST) };
+    corpora.iter().find(|(seeds, _)| seeds.contains(&seed)).map_or(primitive, |(_, cfg)| cfg.clone())
 }
 
 /// The names generated code gives the half and complex types and their constructors.

@@ -278,12 +278,7 @@ impl Printer {
             Tail::Scalar(e) => self.expr(e, ctx),
             Tail::Tuple(es) => {
                 self.w("(");
-                for (i, e) in es.iter().enumerate() {
-                    if i > 0 {
-                        self.w(", ");
-                    }
-                    self.expr(e, Ctx::Anchored);
-                }
+                self.list(es);
                 self.w(if es.len() == 1 { ",)" } else { ")" });
             }
             Tail::Struct(init) => self.struct_init(init),

@@ -52,40 +52,41 @@ impl Gen<'_> {
         self.structs.iter().position(|d| d.name == name).expect("a struct of the program")
     }
 
-    /// The scalars of a value of struct `d` called `prefix`: their paths and types, in
-    /// declaration order (the order a literal evaluates them in).
-    pub(super) fn leaves(&self, d: usize, prefix: &str) -> Vec<(String, Ty)> {
-        let mut out = Vec::new();
+    /// Every part of a value of struct `d` called `prefix`, in declaration order (the order
+    /// a literal evaluates its scalars in): the value itself, then its fields, a struct
+    /// field as itself and its own parts (`Err(struct)`), an array field as its elements
+    /// (`Ok(type)`).
+    fn parts(&self, d: usize, prefix: &str) -> Vec<(String, Result<Ty, usize>)> {
+        let mut out = vec![(prefix.to_string(), Err(d))];
         for (name, f) in &self.structs[d].fields {
             let path = format!("{prefix}.{name}");
             match f {
-                FieldTy::Scalar(t) => out.push((path, *t)),
-                FieldTy::Array(t, n) => out.extend((0..*n).map(|k| (format!("{path}[{k}]"), *t))),
-                FieldTy::Struct(s) => out.extend(self.leaves(self.struct_index(s), &path)),
+                FieldTy::Scalar(t) => out.push((path, Ok(*t))),
+                FieldTy::Array(t, n) => out.extend((0..*n).map(|k| (format!("{path}[{k}]"), Ok(*t)))),
+                FieldTy::Struct(s) => out.extend(self.parts(self.struct_index(s), &path)),
             }
         }
         out
     }
 
+    /// The paths of the scalars of a value of struct `d` called `prefix`.
     fn leaf_paths(&self, d: usize, prefix: &str) -> Vec<String> {
-        self.leaves(d, prefix).into_iter().map(|(p, _)| p).collect()
+        self.parts(d, prefix).into_iter().filter(|(_, p)| p.is_ok()).map(|(path, _)| path).collect()
     }
 
     /// Declares struct variable `name` of struct `d`: itself, its struct fields, and its
     /// scalars.
     pub(super) fn declare_struct(&mut self, name: String, d: usize, mutable: bool) {
-        let fields = self.structs[d].fields.clone();
-        let scope = self.vars.last_mut().expect("a scope");
-        scope.push(Var { name: name.clone(), ty: Ty::Bool, mutable, reserved: false, strukt: Some(d) });
-        for (f, ty) in fields {
-            let path = format!("{name}.{f}");
-            match ty {
-                FieldTy::Scalar(t) => self.declare(path, t, mutable, false),
-                FieldTy::Array(t, n) => (0..n).for_each(|k| self.declare(format!("{path}[{k}]"), t, mutable, false)),
-                FieldTy::Struct(s) => {
-                    let inner = self.struct_index(&s);
-                    self.declare_struct(path, inner, mutable);
-                }
+        for (path, part) in self.parts(d, &name) {
+            match part {
+                Ok(t) => self.declare(path, t, mutable, false),
+                Err(s) => self.vars.last_mut().expect("a scope").push(Var {
+                    name: path,
+                    ty: Ty::Bool,
+                    mutable,
+                    reserved: false,
+                    strukt: Some(s),
+                }),
             }
         }
     }
