@@ -282,6 +282,33 @@ fn complex_reduction_on_the_gpu() {
     assert_eq!(csum::reduce(&d).unwrap(), got, "device and host inputs fold alike");
 }
 
+/// A complex fold that can fail (an integer division): its reduction reads back a fault
+/// word beside the 16-byte value, which must not overwrite the value. Each operand's
+/// factor is 1, or a division by zero for an `im` of -2 or less, wherever such a partial
+/// sum is combined.
+#[vectorize]
+fn csum_checked(a: Complex64, b: Complex64) -> Complex64 {
+    let ka = 1 / (a.im > -2.0) as i32;
+    let kb = 1 / (b.im > -2.0) as i32;
+    a * ka as f64 + b * kb as f64
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_complex_reduction_with_a_fault_check_keeps_its_value() {
+    let mut v: Vec<Complex64> =
+        (0..3_000_000).map(|i| Complex::new((i as f64 * 0.3).sin(), 1.0 / (1.0 + i as f64))).collect();
+    let want = v[1..].iter().fold(v[0], |a, b| a + b);
+    for got in [csum_checked::reduce(&v).unwrap(), csum_checked::reduce(&DeviceVec::from_slice(&v).unwrap()).unwrap()] {
+        assert!(got.im > 14.0 && (got - want).norm() <= 1e-12 * v.len() as f64, "{got} against {want}");
+    }
+    let small = csum_checked::reduce(&v[..3]).unwrap();
+    assert_eq!(small, v[0] + v[1] + v[2]);
+    v[1000].im = -1e9;
+    let e = csum_checked::reduce(&v).unwrap_err().to_string();
+    assert!(e.contains("attempt to divide by zero"), "{e}");
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn complex_broadcasting_through_the_strided_entry() {

@@ -45,6 +45,77 @@ fn fields_literals_and_nested_structs_match_the_host() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
+fn structs_by_value_match_the_host() {
+    let (pull, t) = pull_args();
+    let n = 50_000;
+    let mut want = particles(n);
+    pulled_host(&mut want, pull, t, 0.125);
+    let mut host = particles(n);
+    pulled::launch(n.div_ceil(256) as u32, 256u32, &mut host, pull, t, 0.125).unwrap();
+    assert_eq!(host, want);
+    let mut dev = DeviceVec::from_slice(&particles(n)).unwrap();
+    pulled::launch(n.div_ceil(256) as u32, 256u32, &mut dev, pull, t, 0.125).unwrap();
+    assert_eq!(dev.to_vec().unwrap(), want);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_reduction_over_structs() {
+    let n = 3_000_000;
+    let xs = extremes(n);
+    let want = extremes_host(n);
+    assert_eq!(merge::reduce(&xs).unwrap(), want);
+    let d = DeviceVec::from_slice(&xs).unwrap();
+    assert_eq!(merge::reduce(&d).unwrap(), want);
+    // One block, a partial block, several blocks.
+    for k in [1, 2, 255, 256, 257, 10_000] {
+        assert_eq!(merge::reduce(&xs[..k]).unwrap(), extremes_host(k), "{k} values");
+    }
+    let empty: [Extremes; 0] = [];
+    assert_eq!(merge::reduce(&empty).unwrap().lo, f32::INFINITY);
+    // From an initial value, and into a device array.
+    let start = Extremes { lo: -500.0, hi: 0.0, at_lo: 7, count: 2, total: 1 };
+    assert_eq!(merge::reduce_init(start, &d).unwrap(), merge::scalar(start, want));
+    let mut res = DeviceVec::from_slice(&[start]).unwrap();
+    merge::reduce_into(&mut res, &d).unwrap();
+    assert_eq!(res.to_vec().unwrap(), [want]);
+    // Along an axis: many short lines (one thread each), and a few long ones (a block
+    // reduction each).
+    for (rows, cols) in [(3000, 1000), (2, 1_500_000)] {
+        let grid = gpu_runtime::ndarray::Array2::from_shape_vec((rows, cols), xs.clone()).unwrap();
+        let got = merge::reduce_axis(&grid, 1).unwrap();
+        for (r, got) in got.iter().enumerate() {
+            let line = &xs[r * cols..(r + 1) * cols];
+            assert_eq!(*got, line[1..].iter().fold(line[0], |a, &b| merge::scalar(a, b)), "row {r} of {rows}");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn structs_broadcast_over_ndarray_arrays() {
+    use gpu_runtime::ndarray::{Array, Array2, ArrayD, Axis, IxDyn};
+    // A row of particles against a column of origins: the strided entry, each pair once.
+    let ps = Array2::from_shape_vec((1, 4000), particles(4000)).unwrap();
+    let origins = Array2::from_shape_vec((300, 1), particles(4300)[4000..].to_vec()).unwrap();
+    let (d, ratio) = relative::nd(&ps, &origins).unwrap();
+    assert_eq!((d.clone(), ratio.clone()), relative::nd_cpu(&ps, &origins).unwrap());
+    assert_eq!(d[[7, 11]], relative::scalar(ps[[0, 11]], origins[[7, 0]]).0);
+    // A one-element array (read everywhere, passed by value: 32 bytes) and a struct
+    // scalar broadcast.
+    let row = |a: &ArrayD<Vec3>, k: usize| -> Vec<Vec3> { a.index_axis(Axis(0), k).iter().copied().collect() };
+    let one = Array::from_shape_vec(IxDyn(&[1]), vec![origins[[2, 0]]]).unwrap();
+    assert_eq!(row(&relative::nd(&ps, &one).unwrap().0, 0), row(&d, 2));
+    assert_eq!(row(&relative::nd(&ps, origins[[3, 0]]).unwrap().0, 0), row(&d, 3));
+    // A transposed view of structs in, structs out.
+    let wind = Vec3 { x: 1.0, y: -2.0, z: 0.5 };
+    let moved = push::nd(ps.t(), wind, 0.25).unwrap();
+    assert_eq!(moved, push::nd_cpu(ps.t(), wind, 0.25).unwrap());
+    assert_eq!(moved[[5, 0]], push::scalar(ps[[0, 5]], wind, 0.25));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
 fn threads_writing_different_fields_of_one_element_all_land() {
     let mut want = particles(4096);
     split_writes_host(&mut want);

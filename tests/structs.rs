@@ -36,6 +36,25 @@ fn fields_literals_and_nested_structs_match_the_host() {
 }
 
 #[test]
+fn structs_by_value_match_the_host() {
+    let (pull, t) = pull_args();
+    let mut want = particles(700);
+    pulled_host(&mut want, pull, t, 0.125);
+    let mut sim = particles(700);
+    pulled::simulate(3u32, 256u32, &mut sim, pull, t, 0.125).unwrap();
+    assert_eq!(sim, want);
+    let mut on_cpu = particles(700);
+    pulled::launch_with(&cpu(3, 256), &mut on_cpu, pull, t, 0.125).unwrap().wait().unwrap();
+    assert_eq!(on_cpu, want);
+    // Every field of both structs reaches the kernel: `on` false leaves the masses.
+    let off = Tagged { on: false, ..t };
+    let mut sim = particles(700);
+    pulled::simulate(3u32, 256u32, &mut sim, pull, off, 0.125).unwrap();
+    assert!(sim.iter().zip(particles(700)).all(|(a, b)| a.mass == b.mass));
+    assert_ne!(sim, want);
+}
+
+#[test]
 fn threads_writing_different_fields_of_one_element_all_land() {
     let mut want = particles(64);
     split_writes_host(&mut want);
@@ -189,6 +208,55 @@ mod vectorized {
         assert_eq!(want[5].hits, [5, 2, 4, 4]);
         assert!(want[5].on && !want[6].on);
         assert_eq!(retag::on(&Device::cpu(), &ts, 2usize).unwrap(), want);
+    }
+
+    #[test]
+    fn a_reduction_over_structs() {
+        let xs = extremes(100_000);
+        let want = extremes_host(xs.len());
+        // The least value (-100) recurs: the first index holding it is kept.
+        assert_eq!((want.lo, want.at_lo, want.hi, want.count), (-100.0, 0, 406.0, 100_000));
+        assert_eq!(merge::reduce_on(&Device::cpu(), &xs).unwrap(), want);
+        assert_eq!(merge::reduce_on(&Device::cpu(), &xs[1..]).unwrap().at_lo, 1013);
+        let empty: [Extremes; 0] = [];
+        let identity = merge::reduce_on(&Device::cpu(), &empty).unwrap();
+        assert_eq!((identity.lo, identity.count), (f32::INFINITY, 0));
+        // Along an axis, by the fold's generated gufunc.
+        let grid = gpu_runtime::ndarray::Array2::from_shape_vec((100, 1000), xs.clone()).unwrap();
+        for how in [gpu_runtime::Where::Parallel, gpu_runtime::Where::Simulate] {
+            let rows = merge::reduce_axis_with(how, &grid, 1).unwrap();
+            assert_eq!(rows.len(), 100);
+            for (r, got) in rows.iter().enumerate() {
+                let line = &xs[r * 1000..(r + 1) * 1000];
+                assert_eq!(*got, line[1..].iter().fold(line[0], |a, &b| merge::scalar(a, b)), "{how:?} row {r}");
+            }
+        }
+    }
+
+    #[test]
+    fn structs_broadcast_over_ndarray_arrays() {
+        use gpu_runtime::ndarray::{Array, Array2, IxDyn};
+        // Particles in a row against origins in a column: each pair once.
+        let ps = Array2::from_shape_vec((1, 40), particles(40)).unwrap();
+        let origins = Array2::from_shape_vec((6, 1), particles(46)[40..].to_vec()).unwrap();
+        let (d, ratio) = relative::nd_cpu(&ps, &origins).unwrap();
+        assert_eq!(d.shape(), [6, 40]);
+        for ((i, j), got) in d.indexed_iter().map(|(ix, v)| ((ix[0], ix[1]), v)) {
+            let want = relative::scalar(ps[[0, j]], origins[[i, 0]]);
+            assert_eq!((*got, ratio[[i, j]]), want, "[{i}, {j}]");
+        }
+        // The origin a one-element array (read everywhere), and a struct of two words
+        // broadcast as a scalar.
+        let one = Array::from_shape_vec(IxDyn(&[1]), vec![origins[[2, 0]]]).unwrap();
+        let row = |a: &gpu_runtime::ndarray::ArrayD<Vec3>, k: usize| -> Vec<Vec3> {
+            a.index_axis(gpu_runtime::ndarray::Axis(0), k).iter().copied().collect()
+        };
+        assert_eq!(row(&relative::nd_cpu(&ps, &one).unwrap().0, 0), row(&d, 2));
+        assert_eq!(row(&relative::nd_cpu(&ps, origins[[3, 0]]).unwrap().0, 0), row(&d, 3));
+        let wind = Vec3 { x: 1.0, y: -2.0, z: 0.5 };
+        let moved = push::nd_cpu(ps.t(), wind, 0.25).unwrap();
+        assert_eq!(moved.shape(), [40, 1]);
+        assert!(moved.iter().zip(ps.iter()).all(|(m, p)| *m == push::scalar(*p, wind, 0.25)));
     }
 
     #[test]

@@ -38,7 +38,7 @@ pub fn generate(v: &Vectorized) -> TokenStream {
         Target::Cuda => (gpu::api(v), gpu::reduce(v)),
         Target::Cpu | Target::Parallel => (cpu::into(v), cpu::reduce(v)),
     };
-    let nd = if v.signature.has_struct() { TokenStream::new() } else { nd::api(v) };
+    let nd = nd::api(v);
     let reduce_axis = nd::reduce_axis(v);
     let param_trait = param_trait(v);
     let columnar = columnar(v);

@@ -79,18 +79,14 @@ impl<'a> Signature<'a> {
         Signature { generic, params, ret: Ret { slots, tuple } }
     }
 
-    /// Whether the function has the form `fn(T, T) -> T`, which folds an array: it gets a
-    /// `reduce` and may have an `identity` (the rule is `kernel_abi`'s, which the
-    /// compiler follows too).
+    /// Whether the function has the form `fn(T, T) -> T` of a type small enough to fold,
+    /// which folds an array: it gets a `reduce` and may have an `identity` (the rule is
+    /// `ptx_codegen::abi::folds`, which the compiler follows too).
     pub fn reducible(&self) -> bool {
         let result = if self.ret.tuple { None } else { self.ret.slots.first() };
-        ptx_codegen::abi::reducible(&self.params, result) && !self.has_struct()
-    }
-
-    /// Whether a parameter or a result is a user struct: such a function is not folded
-    /// (`reduce`) and takes no `ndarray` arrays (`nd`), whose launches pass scalars only.
-    pub fn has_struct(&self) -> bool {
-        self.params.iter().chain(&self.ret.slots).any(|s| matches!(s, Slot::Concrete(t) if t.is_struct()))
+        // (Each type of `types(…)` is a scalar, which fits.)
+        let fits = |s: &Slot| !matches!(s, Slot::Concrete(t) if !ptx_codegen::abi::fits_a_fold(*t));
+        ptx_codegen::abi::reducible(&self.params, result) && result.is_some_and(fits)
     }
 
     /// A slot's type in the generated API.

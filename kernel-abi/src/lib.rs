@@ -41,6 +41,12 @@ pub const MAX_BLOCK_THREADS: u32 = 1024;
 /// instead of overrunning shared memory.
 pub const REDUCE_BLOCK: u32 = 256;
 
+/// The largest element, in bytes, that a reduction folds (a user struct larger than this
+/// has no `reduce`): each block keeps `REDUCE_BLOCK` values in shared memory (32 KiB at
+/// this size, within the 48 KiB a kernel may declare), and the result comes back through
+/// a small read-back buffer.
+pub const REDUCE_MAX_BYTES: u32 = 128;
+
 /// The most results a function may return (a tuple of at most this many scalars, one
 /// output array each).
 pub const MAX_OUTPUTS: usize = 6;

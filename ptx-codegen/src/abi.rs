@@ -5,7 +5,8 @@
 
 pub use kernel_abi::{
     BoundsType, EntryParams, Fault, FaultWord, GUFUNC_MAX_INPUTS, GUFUNC_MAX_OUTPUTS, MAX_DIMS, MAX_OUTPUTS,
-    REDUCE_BLOCK, ReduceParams, ThreadFault, entry_symbol, output_names, reduce_symbol, reducible, strided_symbol,
+    REDUCE_BLOCK, REDUCE_MAX_BYTES, ReduceParams, ThreadFault, entry_symbol, output_names, reduce_symbol, reducible,
+    strided_symbol,
 };
 
 use crate::ir::RetType;
@@ -20,7 +21,7 @@ pub struct KernelAbi {
     pub outputs: Vec<ScalarType>,
     /// Whether the entries take the fault word.
     pub error_flag: bool,
-    /// For a function `(T, T) -> T` ([`reducible`]) of a type other than a user struct, the entry of its reduction kernel
+    /// For a function `(T, T) -> T` ([`folds`]), the entry of its reduction kernel
     /// ([`reduce_symbol`], parameters [`ReduceParams`]).
     pub reduce_entry: Option<String>,
 }
@@ -29,9 +30,7 @@ impl KernelAbi {
     /// The ABI of function `name` with these parameter types and results.
     pub fn new(name: &str, inputs: Vec<ScalarType>, ret: &RetType, error_flag: bool) -> KernelAbi {
         let entry = entry_symbol(name);
-        // A struct is not folded: its values move whole, not by warp shuffles.
-        let folds = reducible(&inputs, ret.scalar().as_ref()) && !inputs.iter().any(|t| t.is_struct());
-        let reduce_entry = folds.then(|| reduce_symbol(&entry));
+        let reduce_entry = folds(&inputs, ret.scalar().as_ref()).then(|| reduce_symbol(&entry));
         KernelAbi { entry, inputs, outputs: ret.scalars().to_vec(), error_flag, reduce_entry }
     }
 
@@ -45,6 +44,18 @@ impl KernelAbi {
     pub fn params(&self, strided: bool) -> EntryParams {
         EntryParams { inputs: self.inputs.len(), outputs: self.outputs.len(), strided, fault_word: self.error_flag }
     }
+}
+
+/// Whether a function with these parameter types and (scalar) result folds an array: it
+/// is [`reducible`], of a type that [`fits_a_fold`].
+pub fn folds(inputs: &[ScalarType], result: Option<&ScalarType>) -> bool {
+    reducible(inputs, result) && result.is_some_and(|t| fits_a_fold(*t))
+}
+
+/// Whether a reduction folds values of type `t`: at most [`REDUCE_MAX_BYTES`] (every
+/// scalar, and a user struct that small).
+pub fn fits_a_fold(t: ScalarType) -> bool {
+    t.size_bytes() <= REDUCE_MAX_BYTES
 }
 
 /// A parameter of an explicit kernel (`#[kernel]`), as the user wrote it.

@@ -10,6 +10,8 @@ use ptx_codegen::{CompiledExplicit, ExplicitParamKind, Options, ScalarType, comp
 const STRUCTS: &[(&str, &str)] = &[
     ("Particle", "#[repr(C)] struct Particle { pos: [f32; 3], vel: [f32; 3], mass: f32, id: u32 }"),
     ("Flagged", "#[repr(C)] struct Flagged { on: bool, weight: f64, inner: Particle, z: Complex<f32> }"),
+    // 136 bytes: more than a reduction folds.
+    ("Wide", "#[repr(C)] struct Wide { xs: [f64; 17] }"),
 ];
 
 /// Every test struct entered under a key of this file, and the callee map naming them.
@@ -136,6 +138,26 @@ fn device_functions_take_and_return_structs() {
 }
 
 #[test]
+fn a_struct_is_a_kernel_parameter_by_value() {
+    let k = compile(
+        "fn k(f: Flagged, out: &mut [f32], n: u32) {
+            let i = gpu::grid1();
+            if i < out.len() { out[i] = f.inner.pos[i % 3] * f.z.im + f.weight as f32 + n as f32; }
+        }",
+    );
+    let kinds: Vec<ExplicitParamKind> = k.abi.params.iter().map(|p| p.kind.clone()).collect();
+    assert!(matches!(kinds[0], ExplicitParamKind::Scalar(ScalarType::Struct(_))), "{kinds:?}");
+    // One parameter of the struct's 56 bytes at its 8-byte alignment, as CUDA C++ passes
+    // a struct; the fields are read from it at their `#[repr(C)]` offsets.
+    assert!(k.ptx.contains(".param .align 8 .b8 kernel_k_param_0[56]"), "{}", k.ptx);
+    assert!(
+        k.ptx.contains("kernel_k_param_0+48]") && k.ptx.contains("kernel_k_param_0+8]"),
+        "`z` at 48, `weight` at 8: {}",
+        k.ptx
+    );
+}
+
+#[test]
 fn ptxas_accepts_struct_kernels() {
     let arch = "sm_90";
     let Some(ptxas) = toolkit::find_ptxas(arch) else { panic!("no ptxas for {arch}: run scripts/setup") };
@@ -159,7 +181,6 @@ fn ptxas_accepts_struct_kernels() {
 
 #[test]
 fn refusals_name_the_problem() {
-    error_containing("fn k(p: Particle) {}", "a kernel takes a struct in a slice");
     error_containing("fn k(a: &[Particle], m: &mut [f32]) { m[0] = a[0].speed; }", "no field `speed` on `Particle`");
     error_containing("fn k(a: &[Particle], m: &mut [f32]) { let v = a[0].pos; }", "is an array field");
     error_containing("fn k(a: &[Particle]) { a[0].mass = 1.0; }", "behind a `&` reference");
@@ -331,9 +352,16 @@ fn vectorized_functions_take_structs_by_value_and_return_them() {
     assert_eq!(entry.matches(".param .align 4 .b8").count(), 2, "{entry}");
     assert!(entry.contains("_param_4[32]") && entry.contains("_param_6[32]"), "{entry}");
     assert!(entry.contains("ld.param.f32") && !entry.contains(".v4."), "{entry}");
-    // A fold over structs is not made: `fn(P, P) -> P` has no reduction entry.
+    // `fn(P, P) -> P` folds: its reduction entry keeps a block's 256 values of 32 bytes in
+    // shared memory and loads the elements whole, not as vectors of one type.
     let f = vectorized("fn pick(a: Particle, b: Particle) -> Particle { if a.mass > b.mass { a } else { b } }");
-    assert!(f.abi.reduce_entry.is_none());
+    assert_eq!(f.abi.reduce_entry.as_deref(), Some("vectorize_pick_reduce"));
+    let fold = f.ptx.split(".entry vectorize_pick_reduce").nth(1).unwrap();
+    assert!(fold.contains(".shared .align 8 .b8 vectorize_pick_reduce_$_values[8192]"), "{}", f.ptx);
+    assert!(!fold.contains(".v4.") && !fold.contains(".v2.u64"), "{fold}");
+    // A struct of more than `REDUCE_MAX_BYTES` does not.
+    let wide = vectorized("fn first(a: Wide, b: Wide) -> Wide { if a.xs[0] < b.xs[0] { a } else { b } }");
+    assert!(wide.abi.reduce_entry.is_none());
     let arch = "sm_90";
     let Some(ptxas) = toolkit::find_ptxas(arch) else { panic!("no ptxas for {arch}: run scripts/setup") };
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ptxas-vectorized-structs");

@@ -121,6 +121,49 @@ pub fn tag_host(ps: &[Particle]) -> (Vec<Tagged>, Vec<f32>) {
     (out, mass)
 }
 
+/// A struct of one 16-byte word, passed by value as a scalar is.
+#[derive(Clone, Copy, Debug, PartialEq, GpuType)]
+#[repr(C)]
+pub struct Pull {
+    pub g: [f32; 3],
+    pub steps: u32,
+}
+
+/// Structs as kernel parameters by value: `pull` fits one word, `t` (56 bytes) does not,
+/// and the scalar after them must still be read from its own slot.
+#[kernel]
+pub fn pulled(ps: &mut [Particle], pull: Pull, t: Tagged, dt: f32) {
+    let i = gpu::grid1();
+    if i < ps.len() {
+        for k in 0..3 {
+            ps[i].vel[k] += pull.g[k] * dt * t.p.mass;
+        }
+        ps[i].id += pull.steps + t.hits[i % 4] as u32;
+        if t.on {
+            ps[i].mass = t.weight as f32 + t.z.im - t.p.pos[i % 3];
+        }
+    }
+}
+
+pub fn pulled_host(ps: &mut [Particle], pull: Pull, t: Tagged, dt: f32) {
+    for (i, p) in ps.iter_mut().enumerate() {
+        for k in 0..3 {
+            p.vel[k] += pull.g[k] * dt * t.p.mass;
+        }
+        p.id += pull.steps + t.hits[i % 4] as u32;
+        if t.on {
+            p.mass = t.weight as f32 + t.z.im - t.p.pos[i % 3];
+        }
+    }
+}
+
+/// The parameters `pulled`'s tests pass.
+pub fn pull_args() -> (Pull, Tagged) {
+    let p = particles(3)[2];
+    let t = Tagged { weight: 2.5, p, z: Complex::new(0.25, -4.0), hits: [1, 20, 300, 4000], on: true, pad: [0; 7] };
+    (Pull { g: [0.0, -9.75, 0.5], steps: 3 }, t)
+}
+
 /// Four threads write four different fields of one element at once: each write lands, on
 /// the GPU and in the simulator (which stores only the field's bytes, and whose race check
 /// sees no race between different fields).
@@ -229,6 +272,49 @@ pub fn retag(t: Tagged, k: usize) -> Tagged {
     u.p.mass = t.weight as f32;
     u.weight = t.p.pos[0] as f64;
     u
+}
+
+/// What a fold keeps of a set of values: the least (and the first index holding it), the
+/// greatest, how many, and a sum of integers. Merging two is associative and
+/// commutative, so any order of folds gives the same value, bit for bit.
+#[derive(Clone, Copy, Debug, PartialEq, GpuType)]
+#[repr(C)]
+pub struct Extremes {
+    pub lo: f32,
+    pub hi: f32,
+    pub at_lo: u32,
+    pub count: u32,
+    pub total: u64,
+}
+
+/// A reduction over structs (24 bytes, more than one word), with a struct identity.
+#[vectorize(identity = Extremes { lo: f32::INFINITY, hi: f32::NEG_INFINITY, at_lo: u32::MAX, count: 0, total: 0 })]
+pub fn merge(a: Extremes, b: Extremes) -> Extremes {
+    let b_first = b.lo < a.lo || (b.lo == a.lo && b.at_lo < a.at_lo);
+    Extremes {
+        lo: if b_first { b.lo } else { a.lo },
+        hi: a.hi.max(b.hi),
+        at_lo: if b_first { b.at_lo } else { a.at_lo },
+        count: a.count + b.count,
+        total: a.total + b.total,
+    }
+}
+
+/// One `Extremes` per value of a sequence with repeated least values (so the index of the
+/// first one decides).
+pub fn extremes(n: usize) -> Vec<Extremes> {
+    (0..n)
+        .map(|i| {
+            let x = ((i * 7919) % 1013) as f32 * 0.5 - 100.0;
+            Extremes { lo: x, hi: x, at_lo: i as u32, count: 1, total: (i as u64) * (i as u64) }
+        })
+        .collect()
+}
+
+/// `extremes(n)` folded in order on the host.
+pub fn extremes_host(n: usize) -> Extremes {
+    let xs = extremes(n);
+    xs[1..].iter().fold(xs[0], |a, &b| merge::scalar(a, b))
 }
 
 /// `tagged(n)`: `Tagged` values with every field set from the index.

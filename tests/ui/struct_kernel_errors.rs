@@ -8,11 +8,6 @@ struct Particle {
 }
 
 #[kernel]
-fn by_value(p: Particle, out: &mut [f32]) {
-    out[0] = p.mass;
-}
-
-#[kernel]
 fn fields(ps: &mut [Particle], out: &mut [f32]) {
     let i = gpu::grid1();
     out[i] = ps[i].speed;

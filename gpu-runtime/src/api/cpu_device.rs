@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::launch::LaunchConfig;
 use crate::launch::Pending;
 use crate::panics::{Quiet, host_fold};
-use crate::scalar::Scalar;
+use crate::scalar::GpuType;
 
 pub use crate::driver::default_cpu;
 
@@ -55,7 +55,7 @@ pub fn cpu_write<R: Results>(
 /// `HostLoop::Parallel`, in chunks folded in order); an empty array gives `identity`, or
 /// `Error::EmptyReduce` without one; where `f` panics, the first step that does is the
 /// `KernelFault`.
-pub fn host_reduce<T: Scalar>(
+pub fn host_reduce<T: GpuType>(
     function: &'static str,
     values: HostArg<'_, T>,
     identity: Option<T>,

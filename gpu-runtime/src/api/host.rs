@@ -81,8 +81,7 @@ mod nd {
         if plan.on_gpu() {
             return Err(Error::internal(format!("`{function}`: a GPU's array reached a run on the host")));
         }
-        let scalars = NdAt::scalars(args);
-        super::host_map(function, plan.n, how, |i| f(&NdAt::new(plan, &scalars, i)))
+        super::host_map(function, plan.n, how, |i| f(&NdAt::new(plan, args, i)))
     }
 
     /// Whether `name::nd` of a function compiled for the GPU runs on the host: where its
@@ -143,8 +142,7 @@ mod nd {
         let args = hosted(args, &mut copies).ok()?;
         let plan = NdPlan::new(function, names, &args, &[]).ok()?;
         let index = usize::try_from(index).ok().filter(|&i| i < plan.n)?;
-        let scalars = NdAt::scalars(&args);
-        catch_quiet(|| f(&NdAt::new(&plan, &scalars, index))).err()
+        catch_quiet(|| f(&NdAt::new(&plan, &args, index))).err()
     }
 }
 

@@ -8,7 +8,7 @@ use crate::driver::Device;
 use crate::error::{Error, Result};
 use crate::launch::Kernel;
 use crate::panics::catch_quiet;
-use crate::scalar::Scalar;
+use crate::scalar::GpuType;
 
 use super::cpu_device::{cpu_target, host_reduce};
 
@@ -33,7 +33,7 @@ impl<T> Fold<'_, '_, T> {
 ///
 /// # Safety
 /// `T` must be the kernel's element type, and `f` the kernel's function.
-pub unsafe fn reduce<T: Scalar>(
+pub unsafe fn reduce<T: GpuType>(
     kernel: &Kernel,
     function: &'static str,
     values: ArgRef<'_, T>,
@@ -84,7 +84,7 @@ pub fn folded<T>(r: Result<Option<T>>) -> Result<T> {
 /// A `reduce…` call on the host (the CPU targets, the CPU device, a scalar): the fold of
 /// `values` in `order`, then `f(init, fold)`, given or written into `res`. A panic of that
 /// last step is the `KernelFault` at index 0, as the first step of a fold from `init`.
-pub fn host_fold_into<T: Scalar>(
+pub fn host_fold_into<T: GpuType>(
     function: &'static str,
     values: HostArg<'_, T>,
     init: Option<T>,
@@ -108,7 +108,7 @@ pub fn host_fold_into<T: Scalar>(
 }
 
 /// `value` returned, or written into `res` (one element: `LengthMismatch` otherwise).
-fn deliver<T: Scalar>(function: &'static str, value: T, res: Option<OutRef<'_, T>>) -> Result<Option<T>> {
+fn deliver<T: GpuType>(function: &'static str, value: T, res: Option<OutRef<'_, T>>) -> Result<Option<T>> {
     let Some(res) = res else { return Ok(Some(value)) };
     if res.len() != 1 {
         return Err(Error::LengthMismatch { function, lengths: vec![("res", res.len()), ("result", 1)] });

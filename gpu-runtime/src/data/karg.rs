@@ -7,11 +7,11 @@ use std::marker::PhantomData;
 
 use cudarc::driver::sys::CUdeviceptr;
 
-use super::arg::{ArgKind, OutRef, device_kind, device_mismatch, host_kind};
+use super::arg::{ArgKind, OutRef, device_kind, device_mismatch, host_kind, value_words};
 use super::array::{DeviceSlice, DeviceSliceMut, DeviceVec};
 use crate::driver::{Device, DeviceId, Uses};
 use crate::error::{Error, Result};
-use crate::scalar::{GpuType, Scalar};
+use crate::scalar::{GpuType, value_bytes};
 
 /// What a kernel parameter `&[T]` accepts: `&[T]`, `&Vec<T>`, `&[T; N]` (copied to the
 /// device for the launch), `&DeviceVec<T>` and [`DeviceSlice`] (used in place).
@@ -159,8 +159,10 @@ pub struct KArg<'a>(pub(crate) KArgKind<'a>);
 
 #[derive(Debug)]
 pub(crate) enum KArgKind<'a> {
-    /// A scalar, its bytes in the word's low bytes.
+    /// A value of at most 16 bytes (every scalar), its bytes in the word's low bytes.
     Scalar { bits: u128 },
+    /// A larger value (a user struct), its bytes from the start of the words.
+    Wide { words: Vec<u128> },
     /// A `&[T]` parameter: `ArgKind::Host` or `ArgKind::Device`.
     In { name: &'static str, arg: ArgKind<'a> },
     /// A `&mut [T]` parameter.
@@ -184,9 +186,12 @@ unsafe impl Send for KArg<'_> {}
 unsafe impl Sync for KArg<'_> {}
 
 impl<'a> KArg<'a> {
-    /// A scalar parameter, passed by value in one 8-byte word.
-    pub fn scalar<T: Scalar>(value: T) -> KArg<'a> {
-        KArg(KArgKind::Scalar { bits: value.to_bits() })
+    /// A parameter by value (a scalar, or a `#[derive(GpuType)]` struct): its bytes.
+    pub fn scalar<T: GpuType>(value: T) -> KArg<'a> {
+        KArg(match value_words(value_bytes(&value)) {
+            Ok(bits) => KArgKind::Scalar { bits },
+            Err(words) => KArgKind::Wide { words },
+        })
     }
 
     /// A `&[T]` parameter named `name` (for messages).
@@ -221,7 +226,7 @@ impl<'a> KArg<'a> {
     /// The parameter's name (`None` for a scalar).
     pub(crate) fn name(&self) -> Option<&'static str> {
         match self.0 {
-            KArgKind::Scalar { .. } => None,
+            KArgKind::Scalar { .. } | KArgKind::Wide { .. } => None,
             KArgKind::In { name, .. } | KArgKind::InOut { name, .. } => Some(name),
         }
     }
@@ -231,7 +236,9 @@ impl<'a> KArg<'a> {
     /// scalar.
     pub(crate) fn span(&self) -> Option<(Option<usize>, u64, u64)> {
         match self.0 {
-            KArgKind::Scalar { .. } | KArgKind::In { arg: ArgKind::Scalar { .. } | ArgKind::Value { .. }, .. } => None,
+            KArgKind::Scalar { .. }
+            | KArgKind::Wide { .. }
+            | KArgKind::In { arg: ArgKind::Scalar { .. } | ArgKind::Value { .. }, .. } => None,
             KArgKind::In { arg: ArgKind::Host { ptr, bytes, .. }, .. } => {
                 let start = ptr as usize as u64;
                 Some((None, start, start + bytes as u64))

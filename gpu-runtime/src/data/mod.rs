@@ -16,6 +16,8 @@ pub(crate) mod nd;
 mod results;
 
 pub(crate) use arg::ArgKind;
+#[cfg(feature = "ndarray")]
+pub(crate) use arg::bytes_kind;
 pub(crate) use arg::device_mismatch;
 pub use arg::{Arg, ArgRef, ErasedArg, HostArg, Out, OutRef};
 pub(crate) use arg::{call_len, call_len_of};

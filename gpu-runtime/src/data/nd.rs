@@ -17,11 +17,12 @@ use std::marker::PhantomData;
 
 use ndarray::{ArrayBase, ArrayD, ArrayView, ArrayViewD, ArrayViewMut, ArrayViewMutD, Data, DataMut, Dimension};
 
+use super::arg::{ArgKind, value_kind};
 use super::array::{DeviceSlice, DeviceVec};
 use super::device_array::DeviceArray;
 use crate::driver::Device;
 use crate::error::{Error, Result};
-use crate::scalar::{GpuType, Scalar};
+use crate::scalar::GpuType;
 
 /// One argument of `name::nd`: a scalar broadcast everywhere, a view of any shape, or a
 /// device array (its elements in C order, and its shape).
@@ -43,12 +44,11 @@ impl<'a, T: GpuType> NdRef<'a, T> {
     }
 }
 
-impl<'a, T: Scalar> NdRef<'a, T> {
-    /// The argument without its element type (for `name::nd`, whose functions take
-    /// scalars).
+impl<'a, T: GpuType> NdRef<'a, T> {
+    /// The argument without its element type (for `name::nd`).
     pub fn erase(self) -> ErasedNd<'a> {
         ErasedNd(match self {
-            NdRef::Scalar(v) => NdKind::Scalar { bits: v.to_bits() },
+            NdRef::Scalar(v) => NdKind::Scalar { value: value_kind(&v) },
             NdRef::Host(view) => NdKind::Host {
                 ptr: view.as_ptr().cast(),
                 shape: view.shape().to_vec(),
@@ -244,9 +244,8 @@ pub struct ErasedNd<'a>(pub(crate) NdKind<'a>);
 
 #[derive(Clone, Debug)]
 pub(crate) enum NdKind<'a> {
-    Scalar {
-        bits: u128,
-    },
+    /// A value broadcast everywhere (`ArgKind::Scalar` or `ArgKind::Value`).
+    Scalar { value: ArgKind<'static> },
     Host {
         /// The address of the element at index `[0, 0, …]`.
         ptr: *const u8,
@@ -544,20 +543,15 @@ impl Operand<'_> {
 /// per-element closure the host loop runs).
 pub struct NdAt<'p> {
     plan: &'p NdPlan<'p>,
-    scalars: &'p [u128],
+    args: &'p [ErasedNd<'p>],
     index: usize,
 }
 
 impl<'p> NdAt<'p> {
-    /// Element `index` (C order) of a planned call; `scalars` from [`NdAt::scalars`].
-    pub(crate) fn new(plan: &'p NdPlan<'p>, scalars: &'p [u128], index: usize) -> NdAt<'p> {
+    /// Element `index` (C order) of a call planned over `args`.
+    pub(crate) fn new(plan: &'p NdPlan<'p>, args: &'p [ErasedNd<'p>], index: usize) -> NdAt<'p> {
         debug_assert!(!plan.on_gpu(), "a host run of a plan over a GPU's arrays");
-        NdAt { plan, scalars, index }
-    }
-
-    /// The bits of each scalar argument (0 for the arrays).
-    pub(crate) fn scalars(args: &[ErasedNd<'_>]) -> Vec<u128> {
-        args.iter().map(|a| if let NdKind::Scalar { bits } = a.0 { bits } else { 0 }).collect()
+        NdAt { plan, args, index }
     }
 
     /// Argument `k` at this element.
@@ -565,16 +559,21 @@ impl<'p> NdAt<'p> {
     /// # Safety
     /// `T` must be argument `k`'s element type.
     #[inline]
-    pub unsafe fn get<T: Scalar>(&self, k: usize) -> T {
-        match &self.plan.operands[k] {
-            None => T::from_bits(self.scalars[k]),
-            Some(op) => {
+    pub unsafe fn get<T: GpuType>(&self, k: usize) -> T {
+        let at = match (&self.plan.operands[k], &self.args[k].0) {
+            (None, NdKind::Scalar { value }) => value.value_ptr(),
+            (Some(op), _) => {
                 let off = self.plan.offset(k, self.index);
                 // SAFETY: the offset of an element of the call lies in the borrowed view
-                // (the plan was made from it); `T` is its type (the caller's promise).
-                unsafe { op.origin.offset(off * op.size as isize).cast::<T>().read_unaligned() }
+                // (the plan was made from it).
+                Some(unsafe { op.origin.offset(off * op.size as isize) })
             }
-        }
+            (None, _) => None,
+        };
+        let at = at.expect("the plan was made from these arguments: an array has an operand");
+        // SAFETY: a value of argument `k`'s type, `T` (the caller's promise): an element
+        // of the borrowed view, or the bytes of the value broadcast.
+        unsafe { at.cast::<T>().read_unaligned() }
     }
 }
 
@@ -622,12 +621,14 @@ mod tests {
         assert_eq!(p.operands[0].as_ref().unwrap().strides, vec![4, 1]);
         // A reversed view reaches below its first element.
         let r = a.slice(s![.., ..;-1]);
-        let p = NdPlan::new("f", &["a"], &[erased(r)], &[]).unwrap();
+        let args = [erased(r), erased(2.5f32)];
+        let p = NdPlan::new("f", &["a", "x"], &args, &[]).unwrap();
         assert_eq!(p.operands[0].as_ref().unwrap().span, (-3, 8));
-        // SAFETY: argument 0 is an `f32` array.
-        let at = |plan: &NdPlan, i: usize| -> f32 { unsafe { NdAt { plan, scalars: &[0], index: i }.get::<f32>(0) } };
-        assert_eq!(at(&p, 0), 3.0);
-        assert_eq!(at(&p, 5), 6.0);
+        // SAFETY: argument 0 is an `f32` array, argument 1 an `f32`.
+        let at = |i: usize, k: usize| -> f32 { unsafe { NdAt::new(&p, &args, i).get::<f32>(k) } };
+        assert_eq!(at(0, 0), 3.0);
+        assert_eq!(at(5, 0), 6.0);
+        assert_eq!(at(5, 1), 2.5);
     }
 
     #[test]

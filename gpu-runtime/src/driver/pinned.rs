@@ -89,7 +89,8 @@ static READ_BACKS: Mutex<Vec<(usize, PinnedBuffer)>> = Mutex::new(Vec::new());
 
 impl ReadBack {
     /// The size of every read-back buffer, in bytes.
-    pub(crate) const BYTES: usize = 128;
+    /// (A reduction's value, at most `REDUCE_MAX_BYTES`, and its fault word after it.)
+    pub(crate) const BYTES: usize = 256;
 
     pub(crate) fn take(device: &Device) -> Result<ReadBack> {
         let ordinal = device.ordinal();

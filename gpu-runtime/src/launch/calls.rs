@@ -11,7 +11,7 @@ use crate::data::{ArgKind, ErasedArg, Results};
 use crate::driver::{Device, PinnedBuffer, Stream, default_device};
 use crate::error::Result;
 use crate::launch::{ErasedOut, Launch, Pending, execute, plan, reduce, trace_queued};
-use crate::scalar::Scalar;
+use crate::scalar::GpuType;
 
 impl Kernel {
     /// The results on the host, in new vectors.
@@ -74,7 +74,7 @@ impl Kernel {
     ///
     /// # Safety
     /// `T` must be the kernel's element type.
-    pub unsafe fn reduce<T: Scalar>(
+    pub unsafe fn reduce<T: GpuType>(
         &self,
         device: Option<&Device>,
         arg: ErasedArg<'_>,

@@ -102,11 +102,17 @@ impl ExplicitKernel {
         let slots = KernelParams { params: self.spec.params.iter().map(|p| p.1).collect() };
         let mut words = vec![0u128; slots.count()];
         let mut copy_back: Vec<(u64, *mut u8, usize)> = Vec::new();
+        // The slots of structs wider than a word, which the driver reads from their own words.
+        let mut wide: Vec<(usize, *const u128)> = Vec::new();
         for (i, arg) in args.iter().enumerate() {
             let slot = slots.slot(i);
             let (ptr, len) = match &arg.0 {
                 KArgKind::Scalar { bits } => {
                     words[slot] = *bits;
+                    continue;
+                }
+                KArgKind::Wide { words } => {
+                    wide.push((slot, words.as_ptr()));
                     continue;
                 }
                 KArgKind::In { arg: ArgKind::Device { ptr, len, .. }, .. }
@@ -130,9 +136,14 @@ impl ExplicitKernel {
         }
         words[slots.fault()] = queued.fault_record(&device)?.into();
         let mut params: Vec<*mut c_void> = super::params::param_pointers(&mut words);
+        for (slot, words) in wide {
+            // The driver only reads a parameter's bytes.
+            params[slot] = words.cast_mut().cast();
+        }
         let (g, b) = (cfg.grid, cfg.block);
         // SAFETY: the words follow the entry's parameter layout (`kernel_abi::KernelParams`,
-        // the one the compiler lowered it with, for the kinds `check_args` matched); every
+        // the one the compiler lowered it with, for the kinds `check_args` matched; a struct
+        // by value is read from its own words in `args`, which are alive here); every
         // pointer names memory of the length in the next word that stays valid until the
         // work is done: temporaries and the record live in `queued`, device arrays wait
         // for the use noted below. The shape and shared memory are within the device's
@@ -182,7 +193,7 @@ impl ExplicitKernel {
         let kinds = self.spec.params.iter().map(|p| p.1);
         let matches = args.len() == self.spec.params.len()
             && args.iter().zip(kinds).all(|(a, k)| match (&a.0, k) {
-                (KArgKind::Scalar { .. }, KernelParam::Scalar) => true,
+                (KArgKind::Scalar { .. } | KArgKind::Wide { .. }, KernelParam::Scalar) => true,
                 (KArgKind::In { arg, .. }, KernelParam::Slice) => {
                     !matches!(arg, ArgKind::Scalar { .. } | ArgKind::Value { .. })
                 }

@@ -7,7 +7,7 @@ use std::marker::PhantomData;
 use super::params::StridedLayout;
 use super::{ErasedOut, Kernel, Launch, Plan, execute};
 use crate::data::nd::{NdKind, NdPlan};
-use crate::data::{ArgKind, ErasedArg};
+use crate::data::{ArgKind, ErasedArg, bytes_kind};
 use crate::driver::default_device;
 use crate::error::{Error, Result};
 
@@ -75,14 +75,12 @@ unsafe fn run_nd_on(
     let mut kinds: Vec<(ArgKind<'_>, Vec<isize>, u64)> = Vec::with_capacity(args.len());
     for (arg, op) in args.iter().zip(&plan.operands) {
         let kind = match (&arg.0, op) {
-            (NdKind::Scalar { bits }, _) => (ArgKind::Scalar { bits: *bits }, Vec::new(), 0),
+            (NdKind::Scalar { value }, _) => (value.clone(), Vec::new(), 0),
             (NdKind::Host { .. }, Some(op)) if op.distinct(dims) == 1 => {
                 // One element read everywhere: passed by value.
-                let mut bits = [0u8; 16];
-                // SAFETY: the borrowed view's first element, of `size` (at most 16) bytes.
+                // SAFETY: the borrowed view's first element, of `size` bytes.
                 let src = unsafe { std::slice::from_raw_parts(op.origin, op.size) };
-                bits[..op.size].copy_from_slice(src);
-                (ArgKind::Scalar { bits: u128::from_le_bytes(bits) }, Vec::new(), 0)
+                (bytes_kind(src), Vec::new(), 0)
             }
             (NdKind::Host { .. }, Some(op)) if dense || op.span_len() > 2 * op.distinct(dims) => {
                 // A sparse view (or too many axes): only the elements read are copied.

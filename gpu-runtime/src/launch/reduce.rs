@@ -5,7 +5,7 @@
 
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaSlice, DevicePtr, result};
-use kernel_abi::{FaultWord, REDUCE_BLOCK};
+use kernel_abi::{FaultWord, REDUCE_BLOCK, REDUCE_MAX_BYTES};
 
 use super::enqueue::Completion;
 use super::enqueue::{fault_result, launch};
@@ -15,7 +15,7 @@ use super::{Kernel, Launch, plan, trace};
 use crate::data::{ArgKind, DeviceSliceMut, ErasedArg, alloc_error};
 use crate::driver::{Device, ReadBack};
 use crate::error::{Error, Result};
-use crate::scalar::Scalar;
+use crate::scalar::{GpuType, value_bytes};
 
 /// Folds `arg` with `kernel`'s function on `device` (or the array's, or the default),
 /// after `init` where there is one (Numba's `init=`: the fold is `init ⊕ x0 ⊕ x1 ⊕ …`).
@@ -24,7 +24,7 @@ use crate::scalar::Scalar;
 ///
 /// # Safety
 /// `T` must be the kernel's element type, and `arg` an argument of that type.
-pub(crate) unsafe fn reduce<T: Scalar>(
+pub(crate) unsafe fn reduce<T: GpuType>(
     kernel: &Kernel,
     device: Option<&Device>,
     arg: ErasedArg<'_>,
@@ -68,6 +68,11 @@ pub(crate) unsafe fn reduce<T: Scalar>(
         r.uses().order_before(stream)?;
     }
     let size = std::mem::size_of::<T>();
+    if size > REDUCE_MAX_BYTES as usize {
+        // The compiler gives no reduction entry for such a type; checked again because the
+        // read-back buffer below holds no more.
+        return Err(Error::internal(format!("`{}` folds {size}-byte values, more than a reduction takes", spec.name)));
+    }
     let alloc = |bytes: usize| -> Result<CudaSlice<u8>> {
         // SAFETY: bytes are plain data, written by a copy or the kernel before they are read.
         unsafe { stream.alloc::<u8>(bytes) }.map_err(|e| alloc_error(device, bytes, e))
@@ -125,36 +130,36 @@ pub(crate) unsafe fn reduce<T: Scalar>(
             // `init` first, then the blocks' results: the last launch folds them in order.
             let partials = alloc((grid + 1) * size)?;
             let partials_ptr = partials.device_ptr(stream).0;
-            let bits = init.to_bits().to_le_bytes();
-            // SAFETY: `size` (at most 8) bytes of `init` into the first slot; the source
-            // is pageable host memory, which the driver copies before this call returns.
-            unsafe { result::memcpy_htod_async(partials_ptr, &bits[..size], stream.cu_stream()) }
+            // SAFETY: `size` bytes of `init` into the first slot; the source is pageable
+            // host memory, which the driver copies before this call returns.
+            unsafe { result::memcpy_htod_async(partials_ptr, value_bytes(&init), stream.cu_stream()) }
                 .map_err(|e| Error::driver("copying the reduction's initial value to the GPU", e))?;
             launch_fold(n, partials_ptr + size as u64, input, grid as u32)?;
             launch_fold(grid + 1, dest, partials_ptr, 1)?;
             Some(partials)
         }
     };
-    // The value (at most 8 bytes) is at the buffer's start, the fault word after it.
-    const WORD_AT: usize = 8;
+    // The value is at the buffer's start, the fault word after it (never over it: a
+    // `Complex<f64>` or a struct is more than 8 bytes).
+    let word_at = size.next_multiple_of(8);
     if let Some(p) = fault_ptr {
         // SAFETY: the fault word (8 bytes) into the buffer, read after the wait.
-        unsafe { result::memcpy_dtoh_async(back.bytes(WORD_AT, 8), p, stream.cu_stream()) }
+        unsafe { result::memcpy_dtoh_async(back.bytes(word_at, 8), p, stream.cu_stream()) }
             .map_err(|e| Error::driver("reading the kernel's error flag", e))?;
     }
     stream.synchronize().map_err(|e| Error::driver("running the reduction", e))?;
     let back = std::mem::ManuallyDrop::into_inner(back);
     let word = match fault_ptr {
         // SAFETY: the completed copy wrote the fault word's 8 bytes.
-        Some(_) => unsafe { back.read::<u64>(WORD_AT) },
+        Some(_) => unsafe { back.read::<u64>(word_at) },
         None => FaultWord::NONE.0,
     };
     // Read only without a fault: then every block folded at least one element and the
     // last launch wrote the value (its writes to mapped memory are seen once the stream
     // is waited for).
     let value = fault_result(spec.name, FaultWord(word)).map(|()| {
-        // SAFETY: as above: a `T` (`Scalar`: plain data) at the buffer's start, unless the
-        // value went to `res`.
+        // SAFETY: as above: a `T` (`GpuType`: plain data) at the buffer's start, unless
+        // the value went to `res`.
         res.is_none().then(|| unsafe { back.read::<T>(0) })
     });
     back.give_back();

@@ -110,12 +110,11 @@ impl FnChecker<'_> {
             }
             let ty = match syntax::scalar_type(&pt.ty) {
                 Ok(t) => Some(t),
-                Err(syntax::TypeProblem::Named(n)) if self.lookup_struct(&n).is_some() => {
-                    self.error(&pt.ty, format!("a kernel takes a struct in a slice (`{name}: &[{n}]`, or `&mut [{n}]` to write it), not by value"));
-                    None
-                }
+                // A user struct by value: one parameter of its `#[repr(C)]` bytes, as
+                // CUDA C++ passes a struct.
+                Err(syntax::TypeProblem::Named(n)) if self.lookup_struct(&n).is_some() => self.lookup_struct(&n),
                 Err(_) => {
-                    self.error(&pt.ty, format!("a kernel parameter is a scalar (f32, f64, i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, bool), a read-only slice `&[T]` or a written slice `&mut [T]` of a scalar type, not `{}`", syntax::render_tokens(pt.ty.to_token_stream())));
+                    self.error(&pt.ty, format!("a kernel parameter is a value (a scalar such as f32, i32, usize or bool, `f16`/`bf16`, `Complex<f32>`/`Complex<f64>`, or a `#[derive(GpuType)]` struct), a read-only slice `&[T]` or a written slice `&mut [T]` of one, not `{}`", syntax::render_tokens(pt.ty.to_token_stream())));
                     None
                 }
             };

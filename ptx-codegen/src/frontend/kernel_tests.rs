@@ -90,7 +90,7 @@ fn a_kernel_returns_nothing() {
     error_containing("fn k(x: &mut [f32]) { x[0] }", "a kernel returns nothing");
     ok("fn k(x: &mut [f32]) { if x.len() == 0 { return; } x[0] = 1.0; }");
     error_containing("fn k<T>(x: &mut [f32]) { }", "a kernel cannot be generic");
-    error_containing("fn k(x: Vec<f32>) { }", "a kernel parameter is a scalar");
+    error_containing("fn k(x: Vec<f32>) { }", "a kernel parameter is a value");
 }
 
 #[test]

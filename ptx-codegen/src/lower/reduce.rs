@@ -150,8 +150,9 @@ pub fn lower_reduce_entry<'ctx>(
     let head = bb("fold");
     let body = bb("fold_body");
     let tree = bb("tree");
-    // (A complex element is a pair, not a lane of a vector: one at a time.)
-    let vector = if t != ScalarType::Bool && !t.is_complex() && matches!(t.size_bytes(), 4 | 8) {
+    // (A complex element is a pair and a struct a record, not a lane of a vector: one at
+    // a time.)
+    let vector = if t != ScalarType::Bool && !t.is_complex() && !t.is_struct() && matches!(t.size_bytes(), 4 | 8) {
         16 / u64::from(t.size_bytes())
     } else {
         1

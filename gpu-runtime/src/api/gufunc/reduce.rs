@@ -7,7 +7,7 @@ use super::{Call, Where};
 use crate::data::nd::NdRef;
 use crate::driver::Device;
 use crate::error::{Error, Result};
-use crate::scalar::Scalar;
+use crate::scalar::GpuType;
 
 /// At most this many results along an axis, each of at least [`LONG_LINE`] elements: each
 /// line is reduced as a whole array (a block reduction on the GPU) rather than by one
@@ -22,7 +22,7 @@ const LONG_LINE: usize = 1 << 16;
 /// `reduce` of one line on the device given, or the default). The CPU targets and the
 /// simulator fold every line with `fold`. An empty axis gives `identity` everywhere, or
 /// `Error::EmptyReduce`. A fault's index is the result's (C order), either way.
-pub fn reduce_axes<T: Scalar>(
+pub fn reduce_axes<T: GpuType>(
     function: &'static str,
     how: Where<'_>,
     values: NdRef<'_, T>,
