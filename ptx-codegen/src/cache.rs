@@ -42,7 +42,7 @@ use quote::ToTokens;
 use crate::abi::{ExplicitAbi, ExplicitParam, ExplicitParamKind, KernelAbi};
 use crate::frontend::HelperDef;
 use crate::options::Options;
-use crate::ty::ScalarType;
+use crate::ty::{ScalarType, StructId};
 use crate::{CompiledExplicit, CompiledKernel, KernelVariants, Variants};
 
 /// The environment variable that chooses the cache's directory, or turns it off (`off`).
@@ -356,9 +356,9 @@ fn write_explicit(k: &CompiledExplicit, out: &mut Vec<String>) {
     out.extend([symbol.clone(), static_shared_bytes.to_string(), flag(*dynamic_shared), params.len().to_string()]);
     for ExplicitParam { name, kind } in params {
         let kind = match kind {
-            ExplicitParamKind::Scalar(t) => t.rust_name().to_string(),
-            ExplicitParamKind::Slice { elem, mutable: false } => format!("&[{}]", elem.rust_name()),
-            ExplicitParamKind::Slice { elem, mutable: true } => format!("&mut [{}]", elem.rust_name()),
+            ExplicitParamKind::Scalar(t) => type_name(*t),
+            ExplicitParamKind::Slice { elem, mutable: false } => format!("&[{}]", type_name(*elem)),
+            ExplicitParamKind::Slice { elem, mutable: true } => format!("&mut [{}]", type_name(*elem)),
         };
         out.extend([name.clone(), kind]);
     }
@@ -374,13 +374,13 @@ fn read_explicit(fields: &mut impl Iterator<Item = String>) -> Option<CompiledEx
     for _ in 0..count {
         let name = fields.next()?;
         let kind = fields.next()?;
-        let slice = |s: &str, mutable| Some(ExplicitParamKind::Slice { elem: ScalarType::from_name(s)?, mutable });
+        let slice = |s: &str, mutable| Some(ExplicitParamKind::Slice { elem: type_of(s)?, mutable });
         let kind = match kind.strip_suffix(']') {
             Some(k) => match k.strip_prefix("&mut [") {
                 Some(elem) => slice(elem, true)?,
                 None => slice(k.strip_prefix("&[")?, false)?,
             },
-            None => ExplicitParamKind::Scalar(ScalarType::from_name(&kind)?),
+            None => ExplicitParamKind::Scalar(type_of(&kind)?),
         };
         params.push(ExplicitParam { name, kind });
     }
@@ -401,14 +401,32 @@ fn read_flag(fields: &mut impl Iterator<Item = String>) -> Option<bool> {
 }
 
 fn type_list(types: &[ScalarType]) -> String {
-    types.iter().map(|t| t.rust_name()).collect::<Vec<_>>().join(",")
+    types.iter().map(|t| type_name(*t)).collect::<Vec<_>>().join(",")
 }
 
 fn read_type_list(list: &str) -> Option<Vec<ScalarType>> {
     if list.is_empty() {
         return Some(Vec::new());
     }
-    list.split(',').map(ScalarType::from_name).collect()
+    list.split(',').map(type_of).collect()
+}
+
+/// A type as an entry names it: a scalar by its Rust name, a user struct by a key of the
+/// struct table (which the entry's own key covers: the definitions are part of it).
+fn type_name(t: ScalarType) -> String {
+    match t {
+        ScalarType::Struct(id) => format!("struct {}", id.key().unwrap_or_default()),
+        t => t.rust_name().to_string(),
+    }
+}
+
+/// The type an entry names ([`type_name`]); `None` (a miss) for a struct not entered in
+/// this process's table.
+fn type_of(name: &str) -> Option<ScalarType> {
+    match name.strip_prefix("struct ") {
+        Some(key) => StructId::by_key(key).map(ScalarType::Struct),
+        None => ScalarType::from_name(name),
+    }
 }
 
 /// The target directory of the cargo build whose compiler runs this: cargo runs rustc with

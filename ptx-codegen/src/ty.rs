@@ -128,6 +128,13 @@ impl StructId {
         keys.iter().find(|(k, _)| k == key).map(|(_, id)| *id)
     }
 
+    /// A key the struct was entered under (equal definitions share an id, so any of its
+    /// keys names it), if it was entered under one.
+    pub fn key(self) -> Option<String> {
+        let keys = KEYS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        keys.iter().find(|(_, id)| *id == self).map(|(k, _)| k.clone())
+    }
+
     /// The id of `def`, entered in the table if it is new.
     pub fn intern(def: StructDef) -> StructId {
         let mut table = STRUCTS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);

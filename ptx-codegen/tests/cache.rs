@@ -117,6 +117,30 @@ fn every_part_of_a_result_reads_back() {
     assert!(cache.load::<Variants>(&kernel_key).is_none());
 }
 
+#[test]
+fn functions_of_user_structs_read_back() {
+    use ptx_codegen::frontend::{StructEntry, define_structs};
+    let entry = StructEntry {
+        id: "Pt_cache_tests".into(),
+        item: syn::parse_str("#[repr(C)] struct Pt { x: f32, y: f32, n: u32, m: u32 }").unwrap(),
+        fields: Vec::new(),
+    };
+    define_structs(&[entry]).unwrap();
+    let callees = vec![("Pt".to_string(), "Pt_cache_tests".to_string())];
+    let cache = fresh_cache("structs");
+    let f = item("fn f(p: Pt, q: Pt) -> Pt { Pt { x: p.x + q.x, y: p.y, n: p.n, m: q.m } }");
+    let f_key = key(Toolchain::current(), Kind::Vectorized, &f, &callees, &[], &Options::default());
+    let first = compile_variants(&f, &callees, &[], &Options::default(), Some(&cache)).unwrap();
+    assert!(first.wrapping.abi.reduce_entry.is_some());
+    let again = cache.load::<Variants>(&f_key).expect("an entry naming a struct reads back");
+    assert_eq!(format!("{again:?}"), as_cached(first));
+    let k = item("fn k(a: &mut [Pt], p: Pt) { let i = gpu::grid1(); if i < a.len() { a[i] = p; } }");
+    let k_key = key(Toolchain::current(), Kind::Explicit, &k, &callees, &[], &Options::default());
+    let first = compile_kernel_variants(&k, &callees, &[], &Options::default(), Some(&cache)).unwrap();
+    let again = cache.load::<KernelVariants>(&k_key).expect("a kernel naming a struct reads back");
+    assert_eq!(format!("{again:?}"), explicit_as_cached(first));
+}
+
 /// Every input of a function's kernels, changed alone, changes the key.
 #[test]
 fn every_input_is_in_the_key() {
