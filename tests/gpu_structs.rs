@@ -116,6 +116,21 @@ fn structs_broadcast_over_ndarray_arrays() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
+fn structs_of_another_crate() {
+    use struct_defs::across_crates::*;
+    let ss = segments(100_000);
+    let mid = midpoint(&ss).unwrap();
+    assert!(mid.iter().zip(&ss).all(|(m, s)| *m == midpoint::scalar(*s)));
+    let by = Point { x: 1.5, y: -0.25 };
+    let mut want = ss.clone();
+    stretch_host(&mut want, by);
+    let mut dev = DeviceVec::from_slice(&ss).unwrap();
+    stretch::launch(ss.len().div_ceil(256) as u32, 256u32, &mut dev, by).unwrap();
+    assert_eq!(dev.to_vec().unwrap(), want);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
 fn threads_writing_different_fields_of_one_element_all_land() {
     let mut want = particles(4096);
     split_writes_host(&mut want);

@@ -166,6 +166,21 @@ fn literal_fields_are_evaluated_in_the_order_written() {
     assert!(e.to_string().contains("the len is 8 but the index is 9"), "{e}");
 }
 
+#[test]
+fn structs_of_another_crate() {
+    use struct_defs::across_crates::*;
+    let ss = segments(500);
+    let mid = midpoint::on(&Device::cpu(), &ss).unwrap();
+    assert_eq!(mid[4], Point { x: 6.0, y: -1.75 });
+    assert!(mid.iter().zip(&ss).all(|(m, s)| *m == midpoint::scalar(*s)));
+    let by = Point { x: 1.5, y: -0.25 };
+    let mut want = ss.clone();
+    stretch_host(&mut want, by);
+    let mut sim = ss.clone();
+    stretch::simulate(2u32, 256u32, &mut sim, by).unwrap();
+    assert_eq!(sim, want);
+}
+
 mod vectorized {
     //! Structs in `#[vectorize]` functions on the CPU targets: `name::cpu`, and the CPU
     //! device's `name::on`. Both run the host original (the GPU, in `tests/gpu_structs.rs`,

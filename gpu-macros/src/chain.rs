@@ -268,23 +268,50 @@ pub fn struct_callees(item: &syn::ItemFn) -> (Vec<syn::Path>, Vec<String>) {
 pub fn closure_macro(closure: &[Entry]) -> TokenStream {
     let name = syn::Ident::new("__gpu_device_closure", Span::call_site());
     let as_name = syn::Ident::new("__gpu_device", Span::call_site());
-    closure_macro_named(closure, &name, &as_name)
-}
-
-/// A macro `as_name` (defined as `name`) that hands `closure` to whoever asks: a device
-/// function's in its hidden module, a struct's beside the struct under the struct's own
-/// name (macros have a namespace of their own, so `geom::Particle!` names it wherever the
-/// path `geom::Particle` names the struct).
-pub fn closure_macro_named(closure: &[Entry], name: &syn::Ident, as_name: &syn::Ident) -> TokenStream {
+    let rules = closure_rules(closure, &name);
     quote! {
         #[doc(hidden)]
+        #rules
+        #[doc(hidden)]
+        #[allow(unused_imports)]
+        pub(crate) use #name as #as_name;
+    }
+}
+
+/// The macro that hands a struct's closure to whoever asks, beside the struct and under the
+/// struct's own name (macros have a namespace of their own, so `geom::Particle!` names it
+/// wherever the path `geom::Particle` names the struct), as visible as the struct: a
+/// `pub` struct's reaches other crates (`other::geom::Particle` in their kernels). So the
+/// macro is exported (at the crate's root, as every exported `macro_rules!` is) under
+/// `unique`, a name no other struct of the crate has, and imported here as the struct.
+pub fn struct_macro(
+    closure: &[Entry],
+    unique: &syn::Ident,
+    as_name: &syn::Ident,
+    vis: &syn::Visibility,
+) -> TokenStream {
+    let rules = closure_rules(closure, unique);
+    let vis = match vis {
+        syn::Visibility::Public(_) => quote!(pub),
+        _ => quote!(pub(crate)),
+    };
+    quote! {
+        #[doc(hidden)]
+        #[macro_export]
+        #rules
+        #[doc(hidden)]
+        #[allow(unused_imports)]
+        #vis use #unique as #as_name;
+    }
+}
+
+/// `macro_rules! name`, which hands `closure` to the next step of a chain.
+fn closure_rules(closure: &[Entry], name: &syn::Ident) -> TokenStream {
+    quote! {
         macro_rules! #name {
             ([$($acc:tt)*] ($($next:tt)*) $($rest:tt)*) => {
                 $($next)*! { [$($acc)* [#(#closure)*]] $($rest)* }
             };
         }
-        #[doc(hidden)]
-        #[allow(unused_imports)]
-        pub(crate) use #name as #as_name;
     }
 }

@@ -137,9 +137,13 @@ fn finish(item: &syn::ItemStruct, fields: Vec<(String, String)>, entries: Vec<En
         };
         quote!(__is_element::<#ty>();)
     });
+    // Unique in the crate: the definition's id (its name and a hash of it) and this
+    // expansion's number (two modules may define equal structs of one name).
+    static EXPANSIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = EXPANSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let macro_name = format_ident!("__gpu_type_{}_{}", own.id, n);
     let closure: Vec<Entry> = std::iter::once(own).chain(entries).collect();
-    let macro_name = format_ident!("__gpu_type_{}", name);
-    let definition = chain::closure_macro_named(&closure, &macro_name, name);
+    let definition = chain::struct_macro(&closure, &macro_name, name, &item.vis);
     let p = private();
     let name_str = name.to_string();
     quote! {

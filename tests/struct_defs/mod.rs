@@ -364,3 +364,34 @@ pub fn blow(ps: &[Particle], wind: Vec3, out: &mut [Particle]) {
 pub fn centre_host(rows: &[Particle], n: usize) -> Vec<Vec3> {
     rows.chunks(n).map(centre::scalar).collect()
 }
+
+/// Structs of another crate (`gpu-test-shapes`), named through a `use` and by a full path.
+pub mod across_crates {
+    use gpu_runtime::{gpu, kernel, vectorize};
+    pub use gpu_test_shapes::geo::{Point, Segment, segments};
+
+    /// A struct of the other crate in (one that holds another of its structs), one out.
+    #[vectorize]
+    pub fn midpoint(s: Segment) -> Point {
+        Point { x: 0.5 * (s.a.x + s.b.x), y: 0.5 * (s.a.y + s.b.y) }
+    }
+
+    /// A slice of the other crate's structs written in place, one by value.
+    #[kernel]
+    pub fn stretch(ss: &mut [Segment], by: gpu_test_shapes::geo::Point) {
+        let i = gpu::grid1();
+        if i < ss.len() {
+            ss[i].b.x += by.x;
+            ss[i].b.y += by.y;
+            ss[i].weight *= 2.0;
+        }
+    }
+
+    pub fn stretch_host(ss: &mut [Segment], by: Point) {
+        for s in ss {
+            s.b.x += by.x;
+            s.b.y += by.y;
+            s.weight *= 2.0;
+        }
+    }
+}
