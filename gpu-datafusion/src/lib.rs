@@ -10,7 +10,8 @@
 //! ```
 //!
 //! The integration is behind this crate's `datafusion` feature (DataFusion takes minutes to
-//! build); without it the crate is empty.
+//! build); without it the crate is empty. The `ballista` feature adds [`cluster`]: the same
+//! functions on every side of an Apache Ballista cluster, and a cluster in this process.
 //!
 //! What it does with a batch:
 //! - the function's types give the UDF's signature (one per type of `types(…)`); a tuple
@@ -36,6 +37,8 @@
 
 #[cfg(feature = "datafusion")]
 mod aggregate;
+#[cfg(feature = "ballista")]
+pub mod cluster;
 #[cfg(feature = "datafusion")]
 mod scalar;
 #[cfg(feature = "datafusion")]
