@@ -109,6 +109,10 @@ impl LocalCluster {
     /// one made from `functions.session_state(None)`. May be called from inside or
     /// outside an async runtime (the servers get one of their own).
     pub fn start(functions: &Functions, executors: usize, tasks: usize) -> Result<LocalCluster> {
+        if executors == 0 {
+            // Its queries would wait for an executor for ever.
+            return Err(DataFusionError::Configuration("a cluster needs at least one executor".into()));
+        }
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("gpu-datafusion-cluster")
@@ -129,8 +133,8 @@ impl LocalCluster {
             }
             Ok::<SocketAddr, DataFusionError>(scheduler)
         };
-        // Started on a thread of the cluster's runtime, so that a caller inside another
-        // runtime does not block it (`block_on` would refuse there).
+        // Started from a thread of its own that waits on the cluster's runtime: a caller on
+        // a thread of another runtime may not wait on one there (`block_on` panics).
         let scheduler = std::thread::scope(|s| {
             s.spawn(|| runtime.block_on(start))
                 .join()

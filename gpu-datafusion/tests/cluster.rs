@@ -52,6 +52,12 @@ fn scale(x: f32, k: i32) -> f32 {
 }
 
 #[test]
+fn a_cluster_without_executors_is_refused() {
+    let e = gpu_datafusion::cluster::LocalCluster::start(&gpu_datafusion::cluster::Functions::new(), 0, 4).unwrap_err();
+    assert!(e.to_string().contains("at least one executor"), "{e}");
+}
+
+#[test]
 fn a_function_that_is_not_a_reduction_is_refused_as_an_aggregate() {
     let e = gpu_datafusion::cluster::Functions::new().aggregate(scale::COLUMNAR).unwrap_err();
     assert!(e.to_string().contains("scale"), "{e}");
