@@ -181,6 +181,20 @@ fn structs_of_another_crate() {
     assert_eq!(sim, want);
 }
 
+#[test]
+fn a_struct_defined_inside_a_function() {
+    // Its derive exports a macro from inside the function: no warning (CI's clippy denies
+    // them), and the struct is an element as any other.
+    #[derive(Clone, Copy, Debug, PartialEq, gpu_runtime::GpuType)]
+    #[repr(C)]
+    struct Local {
+        a: f32,
+        b: u32,
+    }
+    let v = gpu_runtime::DeviceVec::from_slice_on(&Device::cpu(), &[Local { a: 1.5, b: 2 }]).unwrap();
+    assert_eq!(v.to_vec().unwrap(), [Local { a: 1.5, b: 2 }]);
+}
+
 mod vectorized {
     //! Structs in `#[vectorize]` functions on the CPU targets: `name::cpu`, and the CPU
     //! device's `name::on`. Both run the host original (the GPU, in `tests/gpu_structs.rs`,

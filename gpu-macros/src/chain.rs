@@ -297,6 +297,9 @@ pub fn struct_macro(
     };
     quote! {
         #[doc(hidden)]
+        // A struct may be defined inside a function (its macro is then exported all the
+        // same, harmlessly).
+        #[allow(non_local_definitions)]
         #[macro_export]
         #rules
         #[doc(hidden)]
