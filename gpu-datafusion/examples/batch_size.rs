@@ -1,9 +1,10 @@
 //! Where a GPU pays inside a query: `SELECT sum(heavy(x, y)) FROM t` over 2^24 f32 rows in
 //! batches of each size, with our UDF on the GPU, on the CPU device (all cores), and with
 //! DataFusion's own expression (`exp(-x*x)*sin(y)+sqrt(abs(x))`), one partition per core.
-//! Prints a table of milliseconds (median of 5 queries after a warm-up).
+//! Prints a table of milliseconds (median of 5 queries after a warm-up). Arguments: the
+//! rows (2^24 unless given), then the batch sizes (8,192 to 2^20 unless given).
 //!
-//!     cargo run --release -p gpu-datafusion --features datafusion --example batch_size
+//!     cargo run --release -p gpu-datafusion --features datafusion --example batch_size [rows [batch…]]
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -55,7 +56,9 @@ async fn time(ctx: &SessionContext, sql: &str) -> f64 {
 
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
-    let rows = 1usize << 24;
+    let args: Vec<usize> = std::env::args().skip(1).map(|a| a.parse().expect("a count of rows")).collect();
+    let rows = args.first().copied().unwrap_or(1 << 24);
+    let batches = if args.len() > 1 { args[1..].to_vec() } else { vec![8_192, 65_536, 262_144, 1 << 20] };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let gpu = Device::best().unwrap();
     println!("{rows} rows; {cores} partitions; GPU: {} (is_cuda: {})", gpu.name(), gpu.is_cuda());
@@ -63,7 +66,7 @@ async fn main() {
         "| batch rows | heavy GPU ms | heavy CPU device ms | DataFusion expression ms | add GPU ms | add CPU device ms | DataFusion x + y ms |"
     );
     println!("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
-    for batch in [8_192usize, 65_536, 262_144, 1 << 20] {
+    for batch in batches {
         let ctx =
             SessionContext::new_with_config(SessionConfig::new().with_batch_size(batch).with_target_partitions(cores));
         ctx.register_table("t", Arc::new(table(rows, batch, cores))).unwrap();
