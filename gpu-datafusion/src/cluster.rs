@@ -65,13 +65,9 @@ impl Functions {
 
     /// Registers the functions in `ctx` (a client of a cluster made with
     /// `SessionContext::remote`, whose state Ballista builds with its own functions).
-    pub fn register_in(&self, ctx: &SessionContext) {
-        for f in &self.scalars {
-            ctx.register_udf(f.as_ref().clone());
-        }
-        for f in &self.aggregates {
-            ctx.register_udaf(f.as_ref().clone());
-        }
+    pub fn register_in(&self, ctx: &SessionContext) -> Result<()> {
+        // A clone of a context shares its state.
+        self.register(&mut ctx.clone())
     }
 
     /// A session state with Ballista's configuration (`config`, or the default), DataFusion's
@@ -165,7 +161,7 @@ impl LocalCluster {
     pub async fn context(&self) -> Result<SessionContext> {
         let ctx = SessionContext::remote_with_state(&self.url(), self.functions.session_state(None)?).await?;
         // Ballista's client state keeps its own list of functions: ours go in after.
-        self.functions.register_in(&ctx);
+        self.functions.register_in(&ctx)?;
         Ok(ctx)
     }
 }

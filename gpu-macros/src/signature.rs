@@ -85,7 +85,10 @@ impl<'a> Signature<'a> {
     pub fn reducible(&self) -> bool {
         let result = if self.ret.tuple { None } else { self.ret.slots.first() };
         // (Each type of `types(…)` is a scalar, which fits.)
-        let fits = |s: &Slot| !matches!(s, Slot::Concrete(t) if !ptx_codegen::abi::fits_a_fold(*t));
+        let fits = |s: &Slot| match s {
+            Slot::Concrete(t) => ptx_codegen::abi::fits_a_fold(*t),
+            Slot::Generic => true,
+        };
         ptx_codegen::abi::reducible(&self.params, result) && result.is_some_and(fits)
     }
 

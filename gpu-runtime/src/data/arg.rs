@@ -109,27 +109,21 @@ pub(crate) fn value_kind<T: GpuType>(v: &T) -> ArgKind<'static> {
     bytes_kind(value_bytes(v))
 }
 
-/// A value given by its bytes, as [`value_kind`] passes it.
+/// A value given by its bytes, as [`value_kind`] passes it: one word for every scalar (no
+/// allocation on the way to the launch), words of its own for a larger struct; from the
+/// start of the words, the rest zero.
 pub(crate) fn bytes_kind(bytes: &[u8]) -> ArgKind<'static> {
-    match value_words(bytes) {
-        Ok(bits) => ArgKind::Scalar { bits },
-        Err(words) => ArgKind::Value { words: words.into() },
-    }
-}
-
-/// A value's bytes as a by-value parameter passes them: `Ok` with one 16-byte word (every
-/// scalar, and no allocation on the way to the launch), `Err` with several for a larger
-/// struct; from the start of the words, the rest zero.
-pub(crate) fn value_words(bytes: &[u8]) -> std::result::Result<u128, Vec<u128>> {
     let word = |chunk: &[u8]| {
         let mut word = [0u8; 16];
         word[..chunk.len()].copy_from_slice(chunk);
         u128::from_le_bytes(word)
     };
-    if bytes.len() <= 16 { Ok(word(bytes)) } else { Err(bytes.chunks(16).map(word).collect()) }
+    if bytes.len() <= 16 {
+        return ArgKind::Scalar { bits: word(bytes) };
+    }
+    ArgKind::Value { words: bytes.chunks(16).map(word).collect() }
 }
 
-#[cfg(feature = "ndarray")]
 impl ArgKind<'_> {
     /// The bytes of a value passed by value (a `Scalar` or a `Value`), from their start;
     /// `None` for an array.

@@ -7,11 +7,11 @@ use std::marker::PhantomData;
 
 use cudarc::driver::sys::CUdeviceptr;
 
-use super::arg::{ArgKind, OutRef, device_kind, device_mismatch, host_kind, value_words};
+use super::arg::{ArgKind, OutRef, device_kind, device_mismatch, host_kind, value_kind};
 use super::array::{DeviceSlice, DeviceSliceMut, DeviceVec};
 use crate::driver::{Device, DeviceId, Uses};
 use crate::error::{Error, Result};
-use crate::scalar::{GpuType, value_bytes};
+use crate::scalar::GpuType;
 
 /// What a kernel parameter `&[T]` accepts: `&[T]`, `&Vec<T>`, `&[T; N]` (copied to the
 /// device for the launch), `&DeviceVec<T>` and [`DeviceSlice`] (used in place).
@@ -159,10 +159,9 @@ pub struct KArg<'a>(pub(crate) KArgKind<'a>);
 
 #[derive(Debug)]
 pub(crate) enum KArgKind<'a> {
-    /// A value of at most 16 bytes (every scalar), its bytes in the word's low bytes.
-    Scalar { bits: u128 },
-    /// A larger value (a user struct), its bytes from the start of the words.
-    Wide { words: Vec<u128> },
+    /// A parameter by value: `ArgKind::Scalar` (at most 16 bytes, every scalar) or
+    /// `ArgKind::Value` (a larger struct).
+    Value(ArgKind<'static>),
     /// A `&[T]` parameter: `ArgKind::Host` or `ArgKind::Device`.
     In { name: &'static str, arg: ArgKind<'a> },
     /// A `&mut [T]` parameter.
@@ -188,10 +187,7 @@ unsafe impl Sync for KArg<'_> {}
 impl<'a> KArg<'a> {
     /// A parameter by value (a scalar, or a `#[derive(GpuType)]` struct): its bytes.
     pub fn scalar<T: GpuType>(value: T) -> KArg<'a> {
-        KArg(match value_words(value_bytes(&value)) {
-            Ok(bits) => KArgKind::Scalar { bits },
-            Err(words) => KArgKind::Wide { words },
-        })
+        KArg(KArgKind::Value(value_kind(&value)))
     }
 
     /// A `&[T]` parameter named `name` (for messages).
@@ -226,7 +222,7 @@ impl<'a> KArg<'a> {
     /// The parameter's name (`None` for a scalar).
     pub(crate) fn name(&self) -> Option<&'static str> {
         match self.0 {
-            KArgKind::Scalar { .. } | KArgKind::Wide { .. } => None,
+            KArgKind::Value(_) => None,
             KArgKind::In { name, .. } | KArgKind::InOut { name, .. } => Some(name),
         }
     }
@@ -236,9 +232,7 @@ impl<'a> KArg<'a> {
     /// scalar.
     pub(crate) fn span(&self) -> Option<(Option<usize>, u64, u64)> {
         match self.0 {
-            KArgKind::Scalar { .. }
-            | KArgKind::Wide { .. }
-            | KArgKind::In { arg: ArgKind::Scalar { .. } | ArgKind::Value { .. }, .. } => None,
+            KArgKind::Value(_) | KArgKind::In { arg: ArgKind::Scalar { .. } | ArgKind::Value { .. }, .. } => None,
             KArgKind::In { arg: ArgKind::Host { ptr, bytes, .. }, .. } => {
                 let start = ptr as usize as u64;
                 Some((None, start, start + bytes as u64))
@@ -322,7 +316,7 @@ mod tests {
         let cs = on_cpu.as_slice().ptr();
         assert_eq!(c.span(), Some((None, cs, cs + 8)));
         let s = KArg::scalar(-1i8);
-        assert!(matches!(s.0, KArgKind::Scalar { bits: 0xff }));
+        assert!(matches!(s.0, KArgKind::Value(ArgKind::Scalar { bits: 0xff })));
         assert_eq!((s.span(), s.name()), (None, None));
         assert!(matches!(
             KArg::input("v", &vec![1u64]).0,

@@ -103,16 +103,19 @@ impl ExplicitKernel {
         let mut words = vec![0u128; slots.count()];
         let mut copy_back: Vec<(u64, *mut u8, usize)> = Vec::new();
         // The slots of structs wider than a word, which the driver reads from their own words.
-        let mut wide: Vec<(usize, *const u128)> = Vec::new();
+        let mut wide: Vec<(usize, *const u8)> = Vec::new();
         for (i, arg) in args.iter().enumerate() {
             let slot = slots.slot(i);
             let (ptr, len) = match &arg.0 {
-                KArgKind::Scalar { bits } => {
+                KArgKind::Value(ArgKind::Scalar { bits }) => {
                     words[slot] = *bits;
                     continue;
                 }
-                KArgKind::Wide { words } => {
-                    wide.push((slot, words.as_ptr()));
+                KArgKind::Value(value) => {
+                    let at = value
+                        .value_ptr()
+                        .ok_or_else(|| Error::internal(format!("`{name}`: a by-value parameter holds an array")))?;
+                    wide.push((slot, at));
                     continue;
                 }
                 KArgKind::In { arg: ArgKind::Device { ptr, len, .. }, .. }
@@ -193,7 +196,7 @@ impl ExplicitKernel {
         let kinds = self.spec.params.iter().map(|p| p.1);
         let matches = args.len() == self.spec.params.len()
             && args.iter().zip(kinds).all(|(a, k)| match (&a.0, k) {
-                (KArgKind::Scalar { .. } | KArgKind::Wide { .. }, KernelParam::Scalar) => true,
+                (KArgKind::Value(_), KernelParam::Scalar) => true,
                 (KArgKind::In { arg, .. }, KernelParam::Slice) => {
                     !matches!(arg, ArgKind::Scalar { .. } | ArgKind::Value { .. })
                 }

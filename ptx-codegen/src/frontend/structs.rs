@@ -503,8 +503,13 @@ impl FnChecker<'_> {
         // Every index of the place a variable, a constant or a literal: evaluated twice, it
         // gives the same element (see the complex `op=` below).
         let plain = |e: &syn::Expr| matches!(syntax::bare(e), syn::Expr::Lit(_) | syn::Expr::Path(_));
-        let plain_indices = steps.iter().all(|s| !matches!(s, PlaceStep::Elem(_, i) if !plain(i)))
-            && !matches!(&root, Root::Element(ix) if !plain(&ix.index));
+        let plain_indices = steps.iter().all(|s| match s {
+            PlaceStep::Elem(_, i) => plain(i),
+            PlaceStep::Field(_) => true,
+        }) && match &root {
+            Root::Element(ix) => plain(&ix.index),
+            Root::Local(_) => true,
+        };
         // The place is checked first (a whole array field is refused without a second
         // error for its value); it is evaluated after the value, as Rust evaluates it for
         // primitives (`ExprKind::AssignMember`).
