@@ -1,7 +1,7 @@
 //! `name::COLUMNAR`: vectorized functions called over columns typed at run time, as query
 //! engines call them (gpu-datafusion's SQL functions), on the CPU device.
 
-use gpu_runtime::columnar::{Column, ColumnArg, Kind, Value, Values};
+use gpu_runtime::columnar::{Column, ColumnArg, DeviceColumn, Kind, Value, Values};
 use gpu_runtime::{Device, Error, vectorize};
 
 #[vectorize]
@@ -85,6 +85,33 @@ fn arguments_of_another_type_or_number_are_errors() {
     let args =
         [ColumnArg::Column(Values::F32(&a)), ColumnArg::Column(Values::F32(&b)), ColumnArg::Scalar(Value::F32(1.0))];
     assert!(matches!(f.call(&Device::cpu(), &args), Err(Error::LengthMismatch { .. })));
+}
+
+#[test]
+fn columns_in_a_devices_memory_are_read_in_place() {
+    let f = axpy::COLUMNAR.functions()[0];
+    let cpu = Device::cpu();
+    let x: Vec<f32> = (0..1000).map(|i| i as f32 * 0.25).collect();
+    let y: Vec<f32> = (0..1000).map(|i| 7.0 - i as f32).collect();
+    let dx = DeviceColumn::on(&cpu, Values::F32(&x)).unwrap();
+    assert_eq!((dx.kind(), dx.len(), dx.device().is_cpu()), (Kind::F32, 1000, true));
+    assert_eq!(dx.values().to_column().unwrap(), Column::F32(x.clone()));
+    // A device column beside a host column and a scalar, whole and sliced.
+    let args = [ColumnArg::Scalar(Value::F32(3.0)), ColumnArg::Device(dx.values()), ColumnArg::Column(Values::F32(&y))];
+    assert_eq!(f.call(&cpu, &args).unwrap(), vec![Column::F32(axpy::cpu(3.0, &x, &y).unwrap())]);
+    let part = dx.values().slice(100..250).unwrap();
+    assert_eq!((part.kind(), part.len()), (Kind::F32, 150));
+    let args = [ColumnArg::Scalar(Value::F32(3.0)), ColumnArg::Device(part), ColumnArg::Column(Values::F32(&y[..150]))];
+    assert_eq!(f.call(&cpu, &args).unwrap(), vec![Column::F32(axpy::cpu(3.0, &x[100..250], &y[..150]).unwrap())]);
+    assert!(matches!(dx.values().slice(900..1001), Err(Error::OutOfRange { .. })));
+    // Of another type than the parameter's: the same error as a host column's.
+    let dz = DeviceColumn::on(&cpu, Values::F64(&[1.0, 2.0])).unwrap();
+    let args = [ColumnArg::Scalar(Value::F32(3.0)), ColumnArg::Device(dz.values()), ColumnArg::Scalar(Value::F32(1.0))];
+    assert_eq!(f.call(&cpu, &args).unwrap_err().to_string(), "`axpy` takes f32 for `x`, not f64");
+    // Of another length: a length mismatch.
+    let args =
+        [ColumnArg::Scalar(Value::F32(3.0)), ColumnArg::Device(dx.values()), ColumnArg::Column(Values::F32(&y[..9]))];
+    assert!(matches!(f.call(&cpu, &args), Err(Error::LengthMismatch { .. })));
 }
 
 #[test]

@@ -113,3 +113,29 @@ fn data_does_not_move_between_the_cpu_device_and_a_gpu() {
             .unwrap_err();
     assert_eq!(devices(e), [("device", DeviceId::Cuda(0)), ("x", DeviceId::Cpu)]);
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn columns_on_the_gpu_are_read_in_place_there_and_refused_elsewhere() {
+    use gpu_runtime::columnar::{Column, ColumnArg, DeviceColumn, Value, Values};
+    let gpu = Device::best().unwrap();
+    let f = fma3::COLUMNAR.functions()[0];
+    let n = 3_000_000;
+    let a: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 * 0.5).collect();
+    let c: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
+    let da = DeviceColumn::on(&gpu, Values::F32(&a)).unwrap();
+    assert_eq!(da.values().to_column().unwrap(), Column::F32(a.clone()));
+    let args = [ColumnArg::Device(da.values()), ColumnArg::Scalar(Value::F32(1.5)), ColumnArg::Column(Values::F32(&c))];
+    let want = fma3::cpu(&a, 1.5, &c).unwrap();
+    assert_eq!(f.call(&gpu, &args).unwrap(), vec![Column::F32(want.clone())]);
+    let part = da.values().slice(1000..2_001_000).unwrap();
+    let args = [
+        ColumnArg::Device(part),
+        ColumnArg::Scalar(Value::F32(1.5)),
+        ColumnArg::Column(Values::F32(&c[1000..2_001_000])),
+    ];
+    assert_eq!(f.call(&gpu, &args).unwrap(), vec![Column::F32(want[1000..2_001_000].to_vec())]);
+    let args = [ColumnArg::Device(da.values()), ColumnArg::Scalar(Value::F32(1.5)), ColumnArg::Column(Values::F32(&c))];
+    let e = f.call(&Device::cpu(), &args).unwrap_err();
+    assert!(devices(e).contains(&("a", gpu.id())));
+}

@@ -1,8 +1,10 @@
 //! Where a GPU pays inside a query: `SELECT sum(heavy(x, y)) FROM t` over 2^24 f32 rows in
-//! batches of each size, with our UDF on the GPU, on the CPU device (all cores), and with
-//! DataFusion's own expression (`exp(-x*x)*sin(y)+sqrt(abs(x))`), one partition per core.
-//! Prints a table of milliseconds (median of 5 queries after a warm-up). Arguments: the
-//! rows (2^24 unless given), then the batch sizes (8,192 to 2^20 unless given).
+//! batches of each size, with our UDF on the GPU (reading the host's batches, then a
+//! `DeviceMirror` of them), on the CPU device (all cores), and with DataFusion's own
+//! expression (`exp(-x*x)*sin(y)+sqrt(abs(x))`), one partition per core. Prints a table of
+//! milliseconds (median of 5 queries after a warm-up) and what making each mirror took.
+//! Arguments: the rows (2^24 unless given), then the batch sizes (8,192 to 2^20 unless
+//! given).
 //!
 //!     cargo run --release -p gpu-datafusion --features datafusion --example batch_size [rows [batch…]]
 
@@ -25,7 +27,7 @@ fn add(x: f32, y: f32) -> f32 {
     x + y
 }
 
-fn table(rows: usize, batch: usize, partitions: usize) -> MemTable {
+fn table(rows: usize, batch: usize, partitions: usize) -> (Arc<Schema>, Vec<Vec<RecordBatch>>) {
     let schema = Arc::new(Schema::new(vec![
         Field::new("x", DataType::Float32, false),
         Field::new("y", DataType::Float32, false),
@@ -38,7 +40,7 @@ fn table(rows: usize, batch: usize, partitions: usize) -> MemTable {
         let cols: Vec<ArrayRef> = vec![Arc::new(Float32Array::from(x)), Arc::new(Float32Array::from(y))];
         parts[i % partitions].push(RecordBatch::try_new(schema.clone(), cols).unwrap());
     }
-    MemTable::try_new(schema, parts).unwrap()
+    (schema, parts)
 }
 
 async fn time(ctx: &SessionContext, sql: &str) -> f64 {
@@ -63,13 +65,15 @@ async fn main() {
     let gpu = Device::best().unwrap();
     println!("{rows} rows; {cores} partitions; GPU: {} (is_cuda: {})", gpu.name(), gpu.is_cuda());
     println!(
-        "| batch rows | heavy GPU ms | heavy CPU device ms | DataFusion expression ms | add GPU ms | add CPU device ms | DataFusion x + y ms |"
+        "| batch rows | heavy GPU ms | heavy GPU, mirrored ms | heavy CPU device ms | DataFusion expression ms | add GPU ms | add GPU, mirrored ms | add CPU device ms | DataFusion x + y ms |"
     );
-    println!("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    println!("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    let mut mirrors = Vec::new();
     for batch in batches {
         let ctx =
             SessionContext::new_with_config(SessionConfig::new().with_batch_size(batch).with_target_partitions(cores));
-        ctx.register_table("t", Arc::new(table(rows, batch, cores))).unwrap();
+        let (schema, parts) = table(rows, batch, cores);
+        ctx.register_table("t", Arc::new(MemTable::try_new(schema, parts.clone()).unwrap())).unwrap();
         let mut on_gpu = gpu_datafusion::scalar_udf_on(heavy::COLUMNAR, &gpu);
         on_gpu = on_gpu.with_aliases(["heavy_gpu"]);
         ctx.register_udf(on_gpu);
@@ -82,6 +86,15 @@ async fn main() {
         let ag = time(&ctx, "SELECT sum(add_gpu(x, y)) FROM t").await;
         let ac = time(&ctx, "SELECT sum(add_cpu(x, y)) FROM t").await;
         let ad = time(&ctx, "SELECT sum(x + y) FROM t").await;
-        println!("| {batch} | {hg:.1} | {hc:.1} | {hd:.1} | {ag:.1} | {ac:.1} | {ad:.1} |");
+        let t = Instant::now();
+        let mirror = gpu_datafusion::DeviceMirror::of(&gpu, parts.iter().flatten()).unwrap();
+        let made = t.elapsed().as_secs_f64() * 1e3;
+        let hm = time(&ctx, "SELECT sum(heavy_gpu(x, y)) FROM t").await;
+        let am = time(&ctx, "SELECT sum(add_gpu(x, y)) FROM t").await;
+        assert!(mirror.reads() > 0, "the queries read the mirror");
+        mirrors.push(format!("{batch}: {:.1} MB in {made:.1} ms", mirror.bytes() as f64 / 1e6));
+        drop(mirror);
+        println!("| {batch} | {hg:.1} | {hm:.1} | {hc:.1} | {hd:.1} | {ag:.1} | {am:.1} | {ac:.1} | {ad:.1} |");
     }
+    println!("mirrors made (batch rows: bytes in time): {}", mirrors.join("; "));
 }

@@ -40,12 +40,16 @@ mod aggregate;
 #[cfg(feature = "ballista")]
 pub mod cluster;
 #[cfg(feature = "datafusion")]
+mod mirror;
+#[cfg(feature = "datafusion")]
 mod scalar;
 #[cfg(feature = "datafusion")]
 mod types;
 
 #[cfg(feature = "datafusion")]
 pub use aggregate::{GpuAggregateUdf, aggregate_udf, aggregate_udf_on};
+#[cfg(feature = "datafusion")]
+pub use mirror::DeviceMirror;
 #[cfg(feature = "datafusion")]
 pub use scalar::{GpuScalarUdf, scalar_udf, scalar_udf_on};
 #[cfg(feature = "datafusion")]

@@ -11,6 +11,7 @@ use datafusion::logical_expr::{ColumnarValue, ScalarFunctionArgs, ScalarUDF, Sca
 use gpu_runtime::columnar::{ColumnArg, ColumnFn, Columnar, Kind};
 use gpu_runtime::{Device, Error};
 
+use crate::mirror::{Resident, resident};
 use crate::types::{Held, array, coerces, data_type, held_rows, kind_of, value};
 
 /// A vectorized function as a scalar UDF: its name is the function's, and it runs on one
@@ -168,11 +169,17 @@ impl ScalarUDFImpl for GpuScalarUdf {
         }
         let valid: Option<Vec<usize>> =
             nulls.as_ref().filter(|n| n.null_count() > 0).map(|n| n.valid_indices().collect());
-        // The arguments: arrays in place (or their valid rows gathered), scalars as values.
-        let mut held: Vec<Option<Held<'_>>> = Vec::with_capacity(args.args.len());
+        // The arguments: arrays a mirror holds on the device read there, other arrays in
+        // place (or their valid rows gathered), scalars as values.
+        let mut held: Vec<Option<Arg<'_>>> = Vec::with_capacity(args.args.len());
         for a in &args.args {
             held.push(match a {
-                ColumnarValue::Array(arr) => Some(held_rows(self.name(), arr.as_ref(), valid.as_deref())?),
+                ColumnarValue::Array(arr) => {
+                    Some(match valid.is_none().then(|| resident(&self.device, arr.as_ref())).flatten() {
+                        Some(r) => Arg::Resident(r),
+                        None => Arg::Host(held_rows(self.name(), arr.as_ref(), valid.as_deref())?),
+                    })
+                }
                 ColumnarValue::Scalar(_) => None,
             });
         }
@@ -181,7 +188,10 @@ impl ScalarUDFImpl for GpuScalarUdf {
             .iter()
             .zip(&held)
             .map(|(a, h)| match (a, h) {
-                (_, Some(h)) => Ok(ColumnArg::Column(h.values())),
+                (_, Some(Arg::Host(h))) => Ok(ColumnArg::Column(h.values())),
+                (_, Some(Arg::Resident(r))) => {
+                    r.values().map(ColumnArg::Device).map_err(|e| error(self.name(), e, None))
+                }
                 (ColumnarValue::Scalar(s), None) => value(s)
                     .map(ColumnArg::Scalar)
                     .ok_or_else(|| DataFusionError::Execution(format!("`{}`: no column type: {s:?}", self.name()))),
@@ -208,6 +218,12 @@ impl ScalarUDFImpl for GpuScalarUdf {
         };
         finish(out, all_scalars)
     }
+}
+
+/// An array argument: its values on the host, or a mirror's copy on the UDF's device.
+enum Arg<'a> {
+    Host(Held<'a>),
+    Resident(Resident),
 }
 
 /// `out` as the call's value: a scalar where every argument was one.

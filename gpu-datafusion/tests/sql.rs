@@ -332,6 +332,100 @@ fn the_signature_comes_from_the_rust_types_on(device: &Device) {
     assert_eq!(gpu_datafusion::kind_of(&DataType::Utf8), None);
 }
 
+fn mirror_batches() -> Vec<RecordBatch> {
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("x", DataType::Float32, true),
+        Field::new("y", DataType::Float32, true),
+        Field::new("d", DataType::Int32, false),
+        Field::new("flag", DataType::Boolean, false),
+    ]));
+    (0..3)
+        .map(|b| {
+            let n = 3000 + 500 * b;
+            let x = floats(n, b as f32);
+            // The last batch's `y` has nulls.
+            let y: Float32Array = floats(n, 7.0 + b as f32)
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| (b != 2 || i % 5 != 0).then_some(v))
+                .collect();
+            let d = Int32Array::from((0..n as i32).map(|i| 1 + i % 9).collect::<Vec<_>>());
+            let flag = BooleanArray::from((0..n).map(|i| i % 2 == 0).collect::<Vec<_>>());
+            let cols: Vec<ArrayRef> = vec![Arc::new(Float32Array::from(x)), Arc::new(y), Arc::new(d), Arc::new(flag)];
+            RecordBatch::try_new(schema.clone(), cols).unwrap()
+        })
+        .collect()
+}
+
+async fn a_mirrored_table_is_read_on_the_device_on(device: &Device) {
+    let batches = mirror_batches();
+    let mirror = gpu_datafusion::DeviceMirror::of(device, &batches).unwrap();
+    // x, y and d of each batch; the booleans stay on the host.
+    assert_eq!(mirror.columns(), 9);
+    assert_eq!(mirror.bytes(), 3 * (3000 + 3500 + 4000) * 4);
+    assert_eq!(mirror.reads(), 0);
+    let f = udf(add_gpu::COLUMNAR, device);
+    let (x, y) = (batches[0].column(0).clone(), batches[0].column(1).clone());
+    let host = |a: &ArrayRef| a.as_primitive::<Float32Type>().values().to_vec();
+    // Whole columns, and slices of them, are read from the mirror.
+    let got =
+        array_of(invoke(&f, vec![ColumnarValue::Array(x.clone()), ColumnarValue::Array(y.clone())], 3000).unwrap());
+    assert_eq!(host(&got), add_gpu::cpu(&host(&x), &host(&y)).unwrap());
+    assert_eq!(mirror.reads(), 2);
+    let (xs, ys) = (x.slice(100, 777), y.slice(2000, 777));
+    let got =
+        array_of(invoke(&f, vec![ColumnarValue::Array(xs.clone()), ColumnarValue::Array(ys.clone())], 777).unwrap());
+    assert_eq!(host(&got), add_gpu::cpu(&host(&xs), &host(&ys)).unwrap());
+    assert_eq!(mirror.reads(), 4);
+    // A scalar beside a mirrored column.
+    let two = ColumnarValue::Scalar(datafusion::common::ScalarValue::Float32(Some(2.0)));
+    let got = array_of(invoke(&f, vec![two, ColumnarValue::Array(x.clone())], 3000).unwrap());
+    assert_eq!(host(&got), add_gpu::cpu(2.0, &host(&x)).unwrap());
+    assert_eq!(mirror.reads(), 5);
+    // Equal values elsewhere in memory are not the mirror's; rows with a null are gathered
+    // on the host.
+    let copy: ArrayRef = Arc::new(Float32Array::from(host(&x)));
+    invoke(&f, vec![ColumnarValue::Array(copy.clone()), ColumnarValue::Array(copy)], 3000).unwrap();
+    let (x2, y2) = (batches[2].column(0).clone(), batches[2].column(1).clone());
+    let got =
+        array_of(invoke(&f, vec![ColumnarValue::Array(x2.clone()), ColumnarValue::Array(y2.clone())], 4000).unwrap());
+    assert_eq!(mirror.reads(), 5);
+    assert_eq!(got.null_count(), 800);
+    let y2 = y2.as_primitive::<Float32Type>();
+    for i in (0..4000).filter(|i| i % 5 != 0) {
+        assert_eq!(got.as_primitive::<Float32Type>().value(i), x2.as_primitive::<Float32Type>().value(i) + y2.value(i));
+    }
+    // A fault in a mirrored column names its row.
+    let d = batches[1].column(2).clone();
+    let zero = ColumnarValue::Scalar(datafusion::common::ScalarValue::Int32(Some(0)));
+    let e = invoke(&udf(divmod::COLUMNAR, device), vec![ColumnarValue::Array(d), zero], 3500).unwrap_err().to_string();
+    assert!(e.contains("`divmod` failed at row 0 of the batch"), "{e}");
+    assert_eq!(mirror.reads(), 6);
+    // SQL over the same batches: the same results as without the mirror, bit for bit (one
+    // partition, so the rows keep their order).
+    let sql = "SELECT add_gpu(x, y), scaled(x, CAST(3.0 AS FLOAT)), divmod(d, CAST(4 AS INT)) FROM t";
+    let ctx = SessionContext::new_with_config(datafusion::prelude::SessionConfig::new().with_target_partitions(1));
+    let schema = batches[0].schema();
+    let table = datafusion::datasource::MemTable::try_new(schema, vec![batches.clone()]).unwrap();
+    ctx.register_table("t", Arc::new(table)).unwrap();
+    for c in [add_gpu::COLUMNAR, scaled::COLUMNAR, divmod::COLUMNAR] {
+        ctx.register_udf(udf(c, device));
+    }
+    let with = query(&ctx, sql).await.unwrap();
+    let read = mirror.reads();
+    assert!(read >= 6 + 3 * 3, "{read}");
+    drop(mirror);
+    let without = query(&ctx, sql).await.unwrap();
+    assert_eq!(with, without);
+    let x: Vec<f32> = batches.iter().flat_map(|b| host(b.column(0))).collect();
+    assert_eq!(host(&with[1]), scaled::cpu(&x, 3.0f32).unwrap());
+}
+
+#[test]
+fn a_mirrored_table_is_read_on_the_device() {
+    block_on(a_mirrored_table_is_read_on_the_device_on(&Device::cpu()));
+}
+
 #[test]
 fn a_function_in_a_projection_and_a_filter() {
     block_on(a_function_in_a_projection_and_a_filter_on(&Device::cpu()));
@@ -385,4 +479,11 @@ fn on_the_gpu() {
     sliced_arrays_are_read_from_their_offset_on(&device);
     a_fault_names_its_row_in_the_batch_on(&device);
     the_signature_comes_from_the_rust_types_on(&device);
+    block_on(a_mirrored_table_is_read_on_the_device_on(&device));
+    // A mirror on another device is not read.
+    let batches = mirror_batches();
+    let elsewhere = gpu_datafusion::DeviceMirror::of(&Device::cpu(), &batches).unwrap();
+    let (x, y) = (batches[0].column(0).clone(), batches[0].column(1).clone());
+    invoke(&udf(add_gpu::COLUMNAR, &device), vec![ColumnarValue::Array(x), ColumnarValue::Array(y)], 3000).unwrap();
+    assert_eq!(elsewhere.reads(), 0);
 }

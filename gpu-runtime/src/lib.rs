@@ -109,8 +109,8 @@ pub mod random {
 /// `gpu-datafusion` crate registers them as SQL functions).
 pub mod columnar {
     pub use crate::api::columnar::{
-        Column, ColumnArg, ColumnArgs, ColumnFn, ColumnResults, ColumnType, Columnar, Columns, Kind, ReduceFn, Value,
-        Values, reduce_with,
+        Column, ColumnArg, ColumnArgs, ColumnFn, ColumnResults, ColumnType, Columnar, Columns, DeviceColumn,
+        DeviceValues, Kind, ReduceFn, Value, Values, reduce_with,
     };
 }
 

@@ -9,7 +9,7 @@
 
 use std::marker::PhantomData;
 
-use crate::data::{ArgRef, Results};
+use crate::data::{ArgRef, DeviceSlice, DeviceVec, Results};
 use crate::driver::Device;
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
@@ -61,6 +61,20 @@ macro_rules! kinds {
             $($kind(&'a [$t]),)*
         }
 
+        /// A column's values in a device's memory, borrowed (read in place by a call on
+        /// that device).
+        #[derive(Copy, Clone, Debug)]
+        pub enum DeviceValues<'a> {
+            $($kind(DeviceSlice<'a, $t>),)*
+        }
+
+        /// A column copied to a device's memory, which calls on that device read in place
+        /// ([`DeviceColumn::values`], [`ColumnArg::Device`]).
+        #[derive(Debug)]
+        pub enum DeviceColumn {
+            $($kind(DeviceVec<$t>),)*
+        }
+
         /// One value of a column's type.
         #[derive(Copy, Clone, Debug, PartialEq)]
         pub enum Value {
@@ -97,6 +111,80 @@ macro_rules! kinds {
                         Column::$kind(rows.iter().map(|&r| v.get(r).copied()).collect::<Option<Vec<_>>>()?)
                     })*
                 })
+            }
+        }
+
+        impl<'a> DeviceValues<'a> {
+            pub fn kind(&self) -> Kind {
+                match self {
+                    $(DeviceValues::$kind(_) => Kind::$kind,)*
+                }
+            }
+
+            pub fn len(&self) -> usize {
+                match self {
+                    $(DeviceValues::$kind(v) => v.len(),)*
+                }
+            }
+
+            pub fn is_empty(&self) -> bool {
+                self.len() == 0
+            }
+
+            /// The device whose memory holds the values.
+            pub fn device(&self) -> &'a Device {
+                match self {
+                    $(DeviceValues::$kind(v) => v.device(),)*
+                }
+            }
+
+            /// The elements in `range` (an out-of-bounds range is `Error::OutOfRange`).
+            pub fn slice(&self, range: std::ops::Range<usize>) -> Result<DeviceValues<'a>> {
+                Ok(match self {
+                    $(DeviceValues::$kind(v) => DeviceValues::$kind(v.slice(range)?),)*
+                })
+            }
+
+            /// The values copied back to the host.
+            pub fn to_column(&self) -> Result<Column> {
+                Ok(match self {
+                    $(DeviceValues::$kind(v) => Column::$kind(v.to_vec()?),)*
+                })
+            }
+        }
+
+        impl DeviceColumn {
+            /// A copy of `values` on `device` (waits for the copy).
+            pub fn on(device: &Device, values: Values<'_>) -> Result<DeviceColumn> {
+                Ok(match values {
+                    $(Values::$kind(v) => DeviceColumn::$kind(DeviceVec::from_slice_on(device, v)?),)*
+                })
+            }
+
+            pub fn kind(&self) -> Kind {
+                self.values().kind()
+            }
+
+            pub fn len(&self) -> usize {
+                self.values().len()
+            }
+
+            pub fn is_empty(&self) -> bool {
+                self.len() == 0
+            }
+
+            /// The device whose memory holds the column.
+            pub fn device(&self) -> &Device {
+                match self {
+                    $(DeviceColumn::$kind(v) => v.device(),)*
+                }
+            }
+
+            /// The values, borrowed.
+            pub fn values(&self) -> DeviceValues<'_> {
+                match self {
+                    $(DeviceColumn::$kind(v) => DeviceValues::$kind(v.as_slice()),)*
+                }
             }
         }
 
@@ -173,6 +261,13 @@ macro_rules! kinds {
                         _ => None,
                     }
                 }
+                fn device_values(v: DeviceValues<'_>) -> Option<DeviceSlice<'_, $t>> {
+                    match v {
+                        DeviceValues::$kind(s) => Some(s),
+                        #[allow(unreachable_patterns)]
+                        _ => None,
+                    }
+                }
                 fn value(v: Value) -> Option<$t> {
                     match v {
                         Value::$kind(x) => Some(x),
@@ -208,6 +303,8 @@ pub trait ColumnType: Scalar {
     const KIND: Kind;
     /// The values, if the column holds this type.
     fn values(v: Values<'_>) -> Option<&[Self]>;
+    /// The device values, if the column holds this type.
+    fn device_values(v: DeviceValues<'_>) -> Option<DeviceSlice<'_, Self>>;
     /// The value, if it has this type.
     fn value(v: Value) -> Option<Self>;
     /// A result column of these values.
@@ -236,11 +333,14 @@ pub fn reduce_with<T: ColumnType>(
     }
 }
 
-/// One argument of a call: a column, or one value for every row (broadcast as the
-/// function's scalars are, never expanded).
+/// One argument of a call: a column in host memory, a column in a device's memory (read
+/// in place by a call on that device; a call on another device is
+/// `Error::DeviceMismatch`), or one value for every row (broadcast as the function's
+/// scalars are, never expanded).
 #[derive(Copy, Clone, Debug)]
 pub enum ColumnArg<'a> {
     Column(Values<'a>),
+    Device(DeviceValues<'a>),
     Scalar(Value),
 }
 
@@ -248,6 +348,7 @@ impl ColumnArg<'_> {
     pub fn kind(&self) -> Kind {
         match self {
             ColumnArg::Column(v) => v.kind(),
+            ColumnArg::Device(v) => v.kind(),
             ColumnArg::Scalar(v) => v.kind(),
         }
     }
@@ -266,6 +367,7 @@ pub trait ColumnArgs<'a>: Sized {
 fn bind_one<'a, T: ColumnType>(args: &[ColumnArg<'a>], i: usize) -> Result<ArgRef<'a, T>, usize> {
     match args.get(i) {
         Some(ColumnArg::Column(v)) => T::values(*v).map(ArgRef::Host).ok_or(i),
+        Some(ColumnArg::Device(v)) => T::device_values(*v).map(ArgRef::Device).ok_or(i),
         Some(ColumnArg::Scalar(v)) => T::value(*v).map(ArgRef::Scalar).ok_or(i),
         None => Err(i),
     }
