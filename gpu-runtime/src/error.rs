@@ -198,6 +198,10 @@ pub enum Error {
     #[error("cudarc interop: {reason}")]
     Interop { reason: String },
 
+    /// A graph could not be recorded, updated or replayed as asked.
+    #[error("graph: {reason}")]
+    Graph { reason: String },
+
     /// Any other error reported by the CUDA driver.
     #[error("CUDA driver error while {action}: {name} ({description})")]
     Driver { action: &'static str, code: u32, name: String, description: String },

@@ -84,7 +84,7 @@ pub use gpu_macros::{device, guvectorize, kernel, vectorize};
 /// The half-precision types kernels take (storage, conversions, arithmetic through
 /// `f32`, as the `half` crate computes them): `half::f16` and `half::bf16`.
 pub use half::{bf16, f16};
-pub use launch::{LaunchConfig, Pending};
+pub use launch::{Graph, LaunchConfig, Pending};
 /// num-complex's complex numbers, a scalar type of the kernel language (`#[repr(C)]`:
 /// `re` then `im`, the layout of CUDA's `float2`/`double2`), computed as num-complex
 /// computes them.

@@ -77,6 +77,8 @@ unsafe impl<T: GpuType> Sync for HostBuf<T> {}
 
 impl<T: GpuType> Drop for DeviceVec<T> {
     fn drop(&mut self) {
+        // No graph queues a replay over the vector from here on.
+        self.uses.retire();
         if let Buf::Foreign(_) = self.buf {
             // The owner may free the memory as soon as this returns.
             if let Err(e) = self.device.bind().and_then(|()| self.uses.wait_all()) {

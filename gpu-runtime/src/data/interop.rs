@@ -84,6 +84,8 @@ impl<T: Scalar> DeviceVec<T> {
             return Err(Error::Interop { reason: "DeviceVec::into_cudarc: the vector does not own its memory".into() });
         }
         device.bind()?;
+        // No graph queues a replay over the memory once cudarc owns it.
+        self.uses().retire();
         self.uses().order_before(stream)?;
         let len = self.len();
         let (buf, _uses) = self.take_buf();

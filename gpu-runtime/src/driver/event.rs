@@ -8,7 +8,7 @@
 //! property of the array, not of the handle that queued the work: a leaked
 //! [`crate::Pending`] leaks, it never lets memory be freed under a running kernel.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
 use std::thread::ThreadId;
 
 use cudarc::driver::sys::{CUevent, CUevent_flags, CUevent_wait_flags, CUstream};
@@ -91,9 +91,15 @@ struct RawEvent(CUevent);
 unsafe impl Send for RawEvent {}
 
 /// The unfinished work that uses one device array: per stream, an event after the newest
-/// such work; and the streams outside the runtime (cudarc's) that share the array.
+/// such work; and the streams outside the runtime (cudarc's) that share the array. A graph
+/// that records a call on the array keeps a handle to the same record ([`Uses::handle`]),
+/// so that each replay orders itself as a call does, and refuses to run once the array is
+/// gone ([`Uses::retire`]).
 #[derive(Default)]
-pub struct Uses {
+pub struct Uses(Arc<UsesState>);
+
+#[derive(Default)]
+struct UsesState {
     streams: Mutex<Vec<(StreamKey, Arc<Event>)>>,
     /// Streams the array is shared with (lent to cudarc's work, or the owner's stream of
     /// memory borrowed from cudarc): each later use of the runtime's waits for what was
@@ -101,26 +107,53 @@ pub struct Uses {
     /// soon as it is queued, so that nothing the owner does afterwards (a free included)
     /// can overtake it, even if a borrow is leaked.
     shared: Mutex<Vec<Arc<CudaStream>>>,
+    /// Set once the array is dropped (or its memory handed to another owner): a graph's
+    /// replay holds this read-locked from its check to the noting of its use, so the
+    /// array's drop, which write-locks it first, orders its free after every replay.
+    retired: RwLock<bool>,
 }
 
 impl std::fmt::Debug for Uses {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let n = self.streams.lock().map_or(0, |u| u.len());
+        let n = self.0.streams.lock().map_or(0, |u| u.len());
         write!(f, "Uses({n} streams)")
     }
 }
 
 impl Uses {
+    /// Another handle to the same record (for a graph that uses the array).
+    pub(crate) fn handle(&self) -> Uses {
+        Uses(self.0.clone())
+    }
+
+    /// Whether `other` is a handle to the same array's record.
+    pub(crate) fn same(&self, other: &Uses) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
+    /// Marks the array gone, after any replay that is being queued over it has noted
+    /// itself (the caller then orders the free after the noted uses).
+    pub(crate) fn retire(&self) {
+        *self.0.retired.write().unwrap_or_else(|p| p.into_inner()) = true;
+    }
+
+    /// A guard under which the array stays alive (its drop waits for the guard before it
+    /// orders the free), or `None` once it is gone.
+    pub(crate) fn alive(&self) -> Option<RwLockReadGuard<'_, bool>> {
+        let guard = self.0.retired.read().unwrap_or_else(|p| p.into_inner());
+        (!*guard).then_some(guard)
+    }
+
     /// Makes `stream` wait (on the GPU) for the work of other streams that uses the array.
     /// The array's device context must be current.
     pub(crate) fn order_before(&self, stream: &CudaStream) -> Result<()> {
         let key = StreamKey::of(stream);
-        for shared in self.shared.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+        for shared in self.0.shared.lock().unwrap_or_else(|p| p.into_inner()).iter() {
             if StreamKey::of(shared) != key {
                 wait_for_stream(stream.cu_stream(), shared.cu_stream())?;
             }
         }
-        let uses = self.streams.lock().unwrap_or_else(|p| p.into_inner());
+        let uses = self.0.streams.lock().unwrap_or_else(|p| p.into_inner());
         for (k, e) in uses.iter() {
             if *k != key {
                 wait(stream.cu_stream(), e.event)?;
@@ -134,7 +167,7 @@ impl Uses {
     /// means a different stream on each thread. The array's device context must be current.
     pub(crate) fn share(&self, stream: &Arc<CudaStream>) -> Result<()> {
         shareable(stream)?;
-        let mut shared = self.shared.lock().unwrap_or_else(|p| p.into_inner());
+        let mut shared = self.0.shared.lock().unwrap_or_else(|p| p.into_inner());
         if !shared.iter().any(|s| s.cu_stream() == stream.cu_stream()) {
             shared.push(stream.clone());
         }
@@ -143,7 +176,7 @@ impl Uses {
 
     /// Waits on the host until every use noted so far has finished.
     pub(crate) fn wait_all(&self) -> Result<()> {
-        let uses = self.streams.lock().unwrap_or_else(|p| p.into_inner());
+        let uses = self.0.streams.lock().unwrap_or_else(|p| p.into_inner());
         for (_, e) in uses.iter() {
             // SAFETY: a live event of this array's device (held by `uses`).
             unsafe { result::event::synchronize(e.event) }
@@ -154,14 +187,14 @@ impl Uses {
 
     /// Notes that work on `key`'s stream uses the array until `event`.
     pub(crate) fn note(&self, key: StreamKey, event: &Arc<Event>) {
-        for shared in self.shared.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+        for shared in self.0.shared.lock().unwrap_or_else(|p| p.into_inner()).iter() {
             if StreamKey::of(shared) != key {
                 // A failed wait leaves the shared stream unordered: the error surfaces at
                 // the next use of the array's, which makes the same call.
                 let _ = wait(shared.cu_stream(), event.event);
             }
         }
-        let mut uses = self.streams.lock().unwrap_or_else(|p| p.into_inner());
+        let mut uses = self.0.streams.lock().unwrap_or_else(|p| p.into_inner());
         match uses.iter_mut().find(|(k, _)| *k == key) {
             // Work on one stream runs in order: the newest event covers the older ones.
             Some(slot) => slot.1 = event.clone(),
@@ -233,6 +266,6 @@ mod tests {
             });
         }
         // Each thread's work had finished before the next thread noted its own.
-        assert_eq!(uses.streams.lock().unwrap().len(), 1);
+        assert_eq!(uses.0.streams.lock().unwrap().len(), 1);
     }
 }

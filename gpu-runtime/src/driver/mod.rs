@@ -4,6 +4,7 @@
 
 mod device;
 mod event;
+pub(crate) mod graph;
 mod pinned;
 pub(crate) mod staged;
 mod stream;

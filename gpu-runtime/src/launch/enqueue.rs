@@ -16,6 +16,7 @@ use super::kernel::Entry;
 use super::params::{EntryWords, StridedLayout};
 use super::plan::Plan;
 use crate::data::{ArgKind, ErasedArg, OutSlot, Results, SlotKind, alloc_error};
+use crate::driver::graph::{FaultSlot, Recording, Shape};
 use crate::driver::{Device, Event, ReadBack, StreamKey, Uses, report_drop_error};
 use crate::error::{Error, Result};
 
@@ -138,27 +139,23 @@ impl<'a> Launch<'a> {
             }
         }
         for (i, arg) in self.args.iter().enumerate() {
-            match arg.0 {
-                ArgKind::Scalar { bits } => words.scalar(i, bits),
-                ArgKind::Value { words: ref value } => words.value(i, value),
-                ArgKind::Device { ptr, size, .. } => {
-                    words.value_size(i, size);
-                    words.array(i, ptr + origin(i));
-                }
-                ArgKind::Host { ptr, bytes, size, .. } => {
-                    words.value_size(i, size);
-                    let dst = queued.temporary(device, bytes)?;
-                    // SAFETY: `ptr` is a live borrow of `bytes` bytes (an `ErasedArg` is
-                    // made only from one) and `dst` has room for them. A copy from
-                    // pageable memory is staged by the driver before the call returns, so
-                    // the borrow may end before the copy runs.
-                    let src = unsafe { std::slice::from_raw_parts(ptr, bytes) };
-                    // SAFETY: as above; the stream belongs to the bound context.
-                    unsafe { result::memcpy_htod_async(dst, src, stream.cu_stream()) }
-                        .map_err(|e| Error::driver("copying an argument to the GPU", e))?;
-                    words.array(i, dst + origin(i));
-                }
+            if words.in_place(i, &arg.0, origin(i)) {
+                continue;
             }
+            let ArgKind::Host { ptr, bytes, size, .. } = arg.0 else {
+                return Err(Error::internal("an argument read in place was not"));
+            };
+            words.value_size(i, size);
+            let dst = queued.temporary(device, bytes)?;
+            // SAFETY: `ptr` is a live borrow of `bytes` bytes (an `ErasedArg` is made only
+            // from one) and `dst` has room for them. A copy from pageable memory is staged
+            // by the driver before the call returns, so the borrow may end before the copy
+            // runs.
+            let src = unsafe { std::slice::from_raw_parts(ptr, bytes) };
+            // SAFETY: as above; the stream belongs to the bound context.
+            unsafe { result::memcpy_htod_async(dst, src, stream.cu_stream()) }
+                .map_err(|e| Error::driver("copying an argument to the GPU", e))?;
+            words.array(i, dst + origin(i));
         }
         if let Some(l) = layout {
             words.layout(l);
@@ -187,6 +184,67 @@ impl<'a> Launch<'a> {
         }
         queued.note(device, self.device_uses())?;
         Ok(queued)
+    }
+}
+
+impl Launch<'_> {
+    /// Records the launch of `entry` (the plain entry) in `recording` instead of queuing
+    /// it: the arguments and outputs must all be in device memory, or scalars, since a
+    /// replay copies nothing.
+    ///
+    /// # Safety
+    /// As for [`Launch::enqueue`] without a layout; the device arrays are checked at each
+    /// replay through their uses, which the recording keeps.
+    pub(crate) unsafe fn record(&self, entry: &Entry, recording: &mut Recording) -> Result<()> {
+        let name = self.spec.name;
+        let host = self.outs.iter().any(|o| matches!(o, ErasedOut::Host { .. }))
+            || self.args.iter().any(|a| matches!(a.0, ArgKind::Host { .. }));
+        if host {
+            return Err(Error::Graph {
+                reason: format!(
+                    "`{name}`: a call in a graph reads and writes device arrays (and scalars) only: host memory is copied by each call, which a replay does not do"
+                ),
+            });
+        }
+        if recording.device() != &self.plan.device {
+            return Err(Error::DeviceMismatch {
+                function: name,
+                devices: vec![("graph", recording.device().id()), ("arguments", self.plan.device.id())],
+            });
+        }
+        let n = self.plan.n;
+        let slots = EntryParams {
+            inputs: self.args.len(),
+            outputs: self.outs.len(),
+            strided: false,
+            fault_word: self.spec.error_flag,
+        };
+        let mut words = EntryWords::new(slots, n);
+        for (k, out) in self.outs.iter().enumerate() {
+            if let ErasedOut::Device { ptr, .. } = *out {
+                words.output(k, ptr);
+            }
+        }
+        for (i, arg) in self.args.iter().enumerate() {
+            words.in_place(i, &arg.0, 0);
+        }
+        let fault = match self.spec.error_flag {
+            true => {
+                let (ptr, offset) = recording.fault(FaultSlot::Word)?;
+                words.fault(ptr);
+                Some((FaultSlot::Word, offset))
+            }
+            false => None,
+        };
+        let shape = Shape {
+            func: entry.func.cu_function(),
+            grid: (elementwise_grid(entry, n), 1, 1),
+            block: (entry.block, 1, 1),
+            shared: 0,
+        };
+        // SAFETY: the words follow the entry's layout and, by the caller's promise, its
+        // types; they point to device arrays, all in `device_uses`, and the fault word.
+        unsafe { recording.add(name, shape, &mut words.params(), fault, self.device_uses()) }
     }
 }
 

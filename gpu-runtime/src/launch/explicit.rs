@@ -16,7 +16,8 @@ use kernel_abi::{KernelParam, KernelParams};
 
 use super::{LaunchConfig, Pending, Queued};
 use crate::data::{ArgKind, InOutMem, KArg, KArgKind, check_aliasing};
-use crate::driver::{Device, PinnedBuffer, Uses, default_device, driver_version};
+use crate::driver::graph::{FaultSlot, Recording, Shape};
+use crate::driver::{Device, PinnedBuffer, Stream, Uses, default_device, driver_version};
 use crate::error::{Error, Result};
 use crate::grid::check_shape;
 
@@ -88,6 +89,11 @@ impl ExplicitKernel {
         let device = launch_device(name, cfg, &args)?;
         let loaded = self.loaded(&device)?;
         loaded.check(name, cfg)?;
+        if let Some(recording) = cfg.stream.as_ref().and_then(Stream::recording) {
+            let mut recording = recording.lock().unwrap_or_else(|p| p.into_inner());
+            self.record(&loaded, cfg, &args, &mut recording)?;
+            return Ok(Pending::ready(()));
+        }
         let stream = match &cfg.stream {
             Some(s) => s.cuda()?.clone(),
             None => device.stream()?.clone(),
@@ -99,44 +105,17 @@ impl ExplicitKernel {
         }
         // From here on, an early return waits for whatever was queued (`Queued::drop`).
         let mut queued = Queued::new(stream.clone(), name);
-        let slots = KernelParams { params: self.spec.params.iter().map(|p| p.1).collect() };
-        let mut words = vec![0u128; slots.count()];
         let mut copy_back: Vec<(u64, *mut u8, usize)> = Vec::new();
-        // The slots of structs wider than a word, which the driver reads from their own words.
-        let mut wide: Vec<(usize, *const u8)> = Vec::new();
-        for (i, arg) in args.iter().enumerate() {
-            let slot = slots.slot(i);
-            let (ptr, len) = match &arg.0 {
-                KArgKind::Value(ArgKind::Scalar { bits }) => {
-                    words[slot] = *bits;
-                    continue;
-                }
-                KArgKind::Value(value) => {
-                    let at = value
-                        .value_ptr()
-                        .ok_or_else(|| Error::internal(format!("`{name}`: a by-value parameter holds an array")))?;
-                    wide.push((slot, at));
-                    continue;
-                }
-                KArgKind::In { arg: ArgKind::Device { ptr, len, .. }, .. }
-                | KArgKind::InOut { mem: InOutMem::Device { ptr, len, .. }, .. } => (*ptr, *len),
-                KArgKind::In { arg: ArgKind::Host { ptr, bytes, len, .. }, .. } => {
-                    (copy_in(&mut queued, &device, &stream, *ptr, *bytes)?, *len)
-                }
-                &KArgKind::InOut { mem: InOutMem::Host { ptr, bytes, len, .. }, .. } => {
-                    let staged = copy_in(&mut queued, &device, &stream, ptr, bytes)?;
-                    if bytes > 0 {
-                        copy_back.push((staged, ptr, bytes));
-                    }
-                    (staged, len)
-                }
-                KArgKind::In { arg: ArgKind::Scalar { .. } | ArgKind::Value { .. }, .. } => {
-                    return Err(Error::internal(format!("`{name}`: a scalar was passed for a slice parameter")));
-                }
-            };
-            words[slot] = ptr.into();
-            words[slot + 1] = len as u128;
-        }
+        let (mut words, wide) = self.words(&args, |ptr, bytes, back| {
+            let staged = copy_in(&mut queued, &device, &stream, ptr, bytes)?;
+            if let Some(back) = back
+                && bytes > 0
+            {
+                copy_back.push((staged, back, bytes));
+            }
+            Ok(staged)
+        })?;
+        let slots = KernelParams { params: self.spec.params.iter().map(|p| p.1).collect() };
         words[slots.fault()] = queued.fault_record(&device)?.into();
         let mut params: Vec<*mut c_void> = super::params::param_pointers(&mut words);
         for (slot, words) in wide {
@@ -188,6 +167,85 @@ impl ExplicitKernel {
             }
             Ok(())
         }))
+    }
+
+    /// The parameter words of a launch with `args` (the fault record's slot left for the
+    /// caller): device slices by their address and length, host slices at the device
+    /// address `host` gives for `(address, bytes, where a `&mut` slice gets the results
+    /// back)`, scalars in their words; and the slots of structs wider than a word, which
+    /// the driver reads from their own words in `args`.
+    #[allow(clippy::type_complexity)]
+    fn words(
+        &self,
+        args: &[KArg<'_>],
+        mut host: impl FnMut(*const u8, usize, Option<*mut u8>) -> Result<u64>,
+    ) -> Result<(Vec<u128>, Vec<(usize, *const u8)>)> {
+        let name = self.spec.name;
+        let slots = KernelParams { params: self.spec.params.iter().map(|p| p.1).collect() };
+        let mut words = vec![0u128; slots.count()];
+        let mut wide: Vec<(usize, *const u8)> = Vec::new();
+        for (i, arg) in args.iter().enumerate() {
+            let slot = slots.slot(i);
+            let (ptr, len) = match &arg.0 {
+                KArgKind::Value(ArgKind::Scalar { bits }) => {
+                    words[slot] = *bits;
+                    continue;
+                }
+                KArgKind::Value(value) => {
+                    let at = value
+                        .value_ptr()
+                        .ok_or_else(|| Error::internal(format!("`{name}`: a by-value parameter holds an array")))?;
+                    wide.push((slot, at));
+                    continue;
+                }
+                KArgKind::In { arg: ArgKind::Device { ptr, len, .. }, .. }
+                | KArgKind::InOut { mem: InOutMem::Device { ptr, len, .. }, .. } => (*ptr, *len),
+                KArgKind::In { arg: ArgKind::Host { ptr, bytes, len, .. }, .. } => (host(*ptr, *bytes, None)?, *len),
+                &KArgKind::InOut { mem: InOutMem::Host { ptr, bytes, len, .. }, .. } => {
+                    (host(ptr.cast_const(), bytes, Some(ptr))?, len)
+                }
+                KArgKind::In { arg: ArgKind::Scalar { .. } | ArgKind::Value { .. }, .. } => {
+                    return Err(Error::internal(format!("`{name}`: a scalar was passed for a slice parameter")));
+                }
+            };
+            words[slot] = ptr.into();
+            words[slot + 1] = len as u128;
+        }
+        Ok((words, wide))
+    }
+
+    /// Records the launch in `recording` instead of queuing it: every slice must be in
+    /// device memory, since a replay copies nothing.
+    fn record(&self, loaded: &Loaded, cfg: &LaunchConfig, args: &[KArg<'_>], recording: &mut Recording) -> Result<()> {
+        let name = self.spec.name;
+        let (mut words, wide) = self.words(args, |_, _, _| {
+            Err(Error::Graph {
+                reason: format!(
+                    "`{name}`: a kernel in a graph takes device arrays (and scalars) only: host slices are copied by each launch, which a replay does not do"
+                ),
+            })
+        })?;
+        let slots = KernelParams { params: self.spec.params.iter().map(|p| p.1).collect() };
+        let (record, offset) = recording.fault(FaultSlot::Record)?;
+        words[slots.fault()] = record.into();
+        let mut params: Vec<*mut c_void> = super::params::param_pointers(&mut words);
+        for (slot, words) in wide {
+            // The driver only reads a parameter's bytes (copied when the call is recorded).
+            params[slot] = words.cast_mut().cast();
+        }
+        let (g, b) = (cfg.grid, cfg.block);
+        let shape = Shape {
+            func: loaded.func.cu_function(),
+            grid: (g.x, g.y, g.z),
+            block: (b.x, b.y, b.z),
+            shared: cfg.shared_bytes as u32,
+        };
+        let uses = args.iter().filter_map(KArg::uses);
+        // SAFETY: the words follow the entry's parameter layout for the kinds `check_args`
+        // matched; they point to device arrays, all in `uses`, and to the fault record.
+        // The shape and shared memory are within the device's limits (checked by the
+        // caller).
+        unsafe { recording.add(name, shape, &mut params, Some((FaultSlot::Record, offset)), uses) }
     }
 
     /// The arguments must be the kernel's parameters, kind for kind (the macro generates

@@ -10,6 +10,7 @@ mod enqueue;
 mod execute;
 mod explicit;
 mod faults;
+mod graph;
 mod kernel;
 mod knobs;
 #[cfg(feature = "ndarray")]
@@ -25,6 +26,7 @@ pub use config::LaunchConfig;
 pub(crate) use enqueue::{ErasedOut, Launch, Queued};
 pub(crate) use execute::execute;
 pub use explicit::{ExplicitKernel, ExplicitSpec};
+pub use graph::Graph;
 pub use kernel::{Kernel, KernelSpec};
 #[cfg(feature = "ndarray")]
 pub(crate) use knobs::gufunc_blocks_per_sm;

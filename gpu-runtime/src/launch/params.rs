@@ -9,6 +9,8 @@ use std::ffi::c_void;
 use cudarc::driver::sys::CUdeviceptr;
 use kernel_abi::{EntryParams, MAX_DIMS, ReduceParams};
 
+use crate::data::ArgKind;
+
 /// The strided entry's view of a call's arguments.
 pub(crate) struct StridedLayout {
     /// The merged axes' extents, innermost first (at most `MAX_DIMS`).
@@ -64,6 +66,22 @@ impl EntryWords {
     /// Input `i` is an array at `ptr`.
     pub(crate) fn array(&mut self, i: usize, ptr: CUdeviceptr) {
         self.words[self.slots.input_ptr(i)] = ptr.into();
+    }
+
+    /// Input `i`'s words for an argument read where it is (a scalar, a value, device
+    /// memory whose element `origin` bytes in is the first one read); `false`, and no
+    /// words, for host memory, which the caller copies first.
+    pub(crate) fn in_place(&mut self, i: usize, arg: &ArgKind<'_>, origin: u64) -> bool {
+        match *arg {
+            ArgKind::Scalar { bits } => self.scalar(i, bits),
+            ArgKind::Value { words: ref value } => self.value(i, value),
+            ArgKind::Device { ptr, size, .. } => {
+                self.value_size(i, size);
+                self.array(i, ptr + origin);
+            }
+            ArgKind::Host { .. } => return false,
+        }
+        true
     }
 
     /// Input `i` is a scalar broadcast to every element (its pointer stays null).
