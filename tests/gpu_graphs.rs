@@ -106,13 +106,22 @@ fn an_update_sets_new_scalars_and_arrays_and_a_wrong_one_is_refused() {
     let e = graph.update(|s| add::launch_into(s, &mut z, &x, &x).map(drop)).unwrap_err();
     assert!(matches!(&e, Error::Graph { reason } if reason.contains("`add`")), "{e}");
     assert!(matches!(graph.replay(), Err(Error::Graph { .. })));
-    let short = DeviceVec::<f32>::zeros_on(&device, n - 1).unwrap();
-    let mut out = DeviceVec::<f32>::zeros_on(&device, n - 1).unwrap();
-    assert!(graph.update(|s| scale::launch_into(s, &mut out, &short, 1.0f32).map(drop)).is_err());
+    // A length that needs another number of blocks is another launch shape: refused.
+    let short = DeviceVec::from_slice_on(&device, &hx[..100]).unwrap();
+    let mut out = DeviceVec::<f32>::zeros_on(&device, 100).unwrap();
+    let e = graph.update(|s| scale::launch_into(s, &mut out, &short, 1.0f32).map(drop)).unwrap_err();
+    assert!(matches!(&e, Error::Graph { reason } if reason.contains("launch shape")), "{e}");
     assert!(graph.update(|_| Ok(())).is_err());
     graph.update(|s| scale::launch_into(s, &mut y, &x, 0.25f32).map(drop)).unwrap();
     graph.replay().unwrap();
     assert_eq!(y.to_vec().unwrap(), scale::cpu(&hx, 0.25).unwrap());
+    // One with the same number of blocks is the same shape: the call runs over the new
+    // length.
+    let shorter = DeviceVec::from_slice_on(&device, &hx[..n - 1]).unwrap();
+    let mut out = DeviceVec::<f32>::zeros_on(&device, n - 1).unwrap();
+    graph.update(|s| scale::launch_into(s, &mut out, &shorter, 8.0f32).map(drop)).unwrap();
+    graph.replay().unwrap();
+    assert_eq!(out.to_vec().unwrap(), scale::cpu(&hx[..n - 1], 8.0).unwrap());
 }
 
 #[test]

@@ -26,7 +26,10 @@
 //!   Arrow packs into bits, are unpacked), with some the valid rows are gathered first
 //!   (one copy) and the results scattered back;
 //! - a fault (an integer division by zero) is an execution error with the function's
-//!   message and the row's index within the batch.
+//!   message and the row's index within the batch;
+//! - a column that a live [`DeviceMirror`] holds on the UDF's device is read there in
+//!   place: the mirror copies a table's columns to a GPU once, and only results cross the
+//!   link while it lives.
 //!
 //! A reduction (`fn(T, T) -> T`, which has `reduce`) is also an aggregate function:
 //! `ctx.register_udaf(gpu_datafusion::aggregate_udf(total::COLUMNAR)?)`, then

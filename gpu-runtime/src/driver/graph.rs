@@ -5,8 +5,8 @@
 
 use std::ffi::c_void;
 
-use cudarc::driver::result;
 use cudarc::driver::sys::{self, CUdeviceptr, CUfunction, CUgraph, CUgraphExec, CUgraphNode};
+use cudarc::driver::{CudaStream, result};
 use kernel_abi::{FaultWord, THREAD_FAULT_WORDS};
 
 use super::{Device, PinnedBuffer, Uses, report_drop_error};
@@ -49,6 +49,13 @@ pub(crate) struct Shape {
     pub(crate) shared: u32,
 }
 
+impl Shape {
+    /// The grid, block and shared memory, for messages.
+    fn launch(&self) -> String {
+        format!("grid {:?}, block {:?}, {} bytes of dynamic shared memory", self.grid, self.block, self.shared)
+    }
+}
+
 /// One call of a graph.
 #[derive(Clone)]
 pub(crate) struct Node {
@@ -81,12 +88,25 @@ impl FaultMemory {
         Ok(FaultMemory { ptr, used: 0 })
     }
 
-    /// Clears `slot` at `offset` now (the graph's work must not be running).
-    pub(crate) fn clear(&self, slot: FaultSlot, offset: usize) -> Result<()> {
-        // SAFETY: the range lies in this allocation (handed out by `take`), and no work
-        // uses it meanwhile (the caller's promise).
+    /// Clears `slot` at `offset` and waits for it (while recording: no replay exists yet).
+    fn clear_now(&self, slot: FaultSlot, offset: usize) -> Result<()> {
+        // SAFETY: the range lies in this allocation (handed out by `Recording::fault`), and no work
+        // uses it yet. The memset goes to the legacy stream, which the runtime's streams
+        // do not wait for: the context is waited for before anything can replay.
         unsafe { result::memset_d8_sync(self.ptr + offset as u64, slot.clear_byte(), slot.bytes()) }
+            .and_then(|()| result::ctx::synchronize())
             .map_err(|e| Error::driver("clearing a graph's fault flags", e))
+    }
+
+    /// Queues the clearing of `slot` at `offset` on `stream`, the graph's: the replays
+    /// queued after it start clean.
+    pub(crate) fn clear_on(&self, slot: FaultSlot, offset: usize, stream: &CudaStream) -> Result<()> {
+        // SAFETY: the range lies in this allocation; the replays that write it run on
+        // `stream`, in order with the clearing.
+        unsafe {
+            result::memset_d8_async(self.ptr + offset as u64, slot.clear_byte(), slot.bytes(), stream.cu_stream())
+        }
+        .map_err(|e| Error::driver("clearing a graph's fault flags", e))
     }
 }
 
@@ -186,6 +206,7 @@ impl Recording {
     /// The cleared fault word or record for the next call, at its device address.
     pub(crate) fn fault(&mut self, slot: FaultSlot) -> Result<(CUdeviceptr, usize)> {
         self.open()?;
+        self.device.bind()?;
         let bytes = slot.bytes();
         match &mut self.target {
             Target::New { faults, .. } => {
@@ -205,7 +226,7 @@ impl Recording {
                 }
                 let offset = memory.used;
                 memory.used += bytes;
-                memory.clear(slot, offset)?;
+                memory.clear_now(slot, offset)?;
                 Ok((memory.ptr + offset as u64, offset))
             }
             Target::Update { faults, next_fault, .. } => {
@@ -271,9 +292,11 @@ impl Recording {
                 };
                 if old.name != name || old.shape != shape || old.fault.map(|f| f.0) != fault.map(|f| f.0) {
                     return Err(mismatch(&format!(
-                        "call {} is `{name}`, where the graph has `{}` (or the same function over another length)",
+                        "call {} is `{name}` with {}, where the graph has `{}` with {}",
                         self.matched + 1,
-                        old.name
+                        shape.launch(),
+                        old.name,
+                        old.shape.launch()
                     )));
                 }
                 // SAFETY: a live executable graph (the caller of `update` promised), one of
@@ -314,16 +337,31 @@ impl Recording {
         if let Some(memory) = faults {
             let host = PinnedBuffer::new(&self.device, memory.used)?;
             let copy = sys::CUDA_MEMCPY3D {
+                srcXInBytes: 0,
+                srcY: 0,
+                srcZ: 0,
+                srcLOD: 0,
                 srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+                srcHost: std::ptr::null(),
                 srcDevice: memory.ptr,
+                srcArray: std::ptr::null_mut(),
+                reserved0: std::ptr::null_mut(),
+                srcPitch: 0,
+                srcHeight: 0,
+                dstXInBytes: 0,
+                dstY: 0,
+                dstZ: 0,
+                dstLOD: 0,
                 dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
                 dstHost: host.ptr().cast(),
+                dstDevice: 0,
+                dstArray: std::ptr::null_mut(),
+                reserved1: std::ptr::null_mut(),
+                dstPitch: 0,
+                dstHeight: 0,
                 WidthInBytes: memory.used,
                 Height: 1,
                 Depth: 1,
-                // SAFETY: the remaining fields are plain integers and pointers, zero for
-                // a one-dimensional copy.
-                ..unsafe { std::mem::zeroed() }
             };
             let after: Vec<CUgraphNode> = done.nodes.last().map(|n| n.handle).into_iter().collect();
             let mut handle: CUgraphNode = std::ptr::null_mut();
@@ -370,7 +408,11 @@ impl Drop for Recording {
 }
 
 fn mismatch(what: &str) -> Error {
-    Error::Graph { reason: format!("an update must make the same calls over the same lengths as the graph: {what}") }
+    Error::Graph {
+        reason: format!(
+            "an update must make the same calls as the graph, in the same order, each with the same launch shape: {what}"
+        ),
+    }
 }
 
 /// The fault flags of a graph's calls and their copy in host memory, written by each

@@ -38,8 +38,8 @@ use crate::error::{Error, Result};
 /// them between replays (`copy_from`), and read the results after [`Graph::wait`] or
 /// [`Graph::replay`]. A fault in a replay (an integer division by zero, an index out of
 /// bounds) is returned by the wait, as the call's own error would be. [`Graph::update`]
-/// records the same calls again with new scalars or other arrays of the same lengths, and
-/// sets them in the graph without building it anew.
+/// records the same calls again with new scalars or other arrays (of lengths that keep each
+/// call's launch shape), and sets them in the graph without building it anew.
 pub struct Graph {
     /// The stream replays are queued on.
     stream: Stream,
@@ -153,9 +153,11 @@ impl Graph {
             }
         }
         // A call writes its flag only at a fault, so the flags stay cleared for the next
-        // replay but for the ones that reported one.
+        // replay but for the ones that reported one, cleared in the stream's order before
+        // any replay queued after this.
+        let stream = self.stream.cuda()?;
         for (slot, offset) in dirty {
-            faults.memory.clear(slot, offset)?;
+            faults.memory.clear_on(slot, offset, stream)?;
         }
         first
     }
@@ -167,8 +169,10 @@ impl Graph {
     }
 
     /// Records the graph's calls again with `record`, which must make the same calls (the
-    /// same functions over the same lengths, with the same launch shapes) in the same
-    /// order, and sets their new arguments (scalars, or other arrays) in the graph. Waits
+    /// same functions, in the same order, each with the same launch shape: an elementwise
+    /// call over a length that needs another number of blocks, or a kernel launched with
+    /// another grid, block or shared memory, is refused), and sets their new arguments
+    /// (scalars, other arrays, other lengths) in the graph. Waits
     /// for the replays queued before; a fault among them is returned and the graph is
     /// left as it was. An update that fails part way leaves a graph that refuses to
     /// replay until an update succeeds.
