@@ -1,7 +1,7 @@
 //! `name::COLUMNAR`: vectorized functions called over columns typed at run time, as query
 //! engines call them (gpu-datafusion's SQL functions), on the CPU device.
 
-use gpu_runtime::columnar::{Column, ColumnArg, DeviceColumn, Kind, Value, Values};
+use gpu_runtime::columnar::{Column, ColumnArg, DeviceColumn, Kind, Value, Values, ValuesMut};
 use gpu_runtime::{Device, Error, vectorize};
 
 #[vectorize]
@@ -112,6 +112,41 @@ fn columns_in_a_devices_memory_are_read_in_place() {
     let args =
         [ColumnArg::Scalar(Value::F32(3.0)), ColumnArg::Device(dx.values()), ColumnArg::Column(Values::F32(&y[..9]))];
     assert!(matches!(f.call(&cpu, &args), Err(Error::LengthMismatch { .. })));
+}
+
+#[test]
+fn results_are_written_into_columns_given() {
+    let cpu = Device::cpu();
+    let f = halve::COLUMNAR.instance(&[Kind::F64, Kind::F64]).unwrap();
+    let x: Vec<f64> = (0..500).map(|i| i as f64 - 100.0).collect();
+    let (mut q, mut r) = (vec![0.0f64; 500], vec![false; 500]);
+    let args = [ColumnArg::Column(Values::F64(&x)), ColumnArg::Scalar(Value::F64(7.0))];
+    f.call_into(&cpu, &args, vec![ValuesMut::F64(&mut q), ValuesMut::Bool(&mut r)]).unwrap();
+    assert_eq!((q.clone(), r.clone()), halve::cpu(&x, 7.0f64).unwrap());
+    // Outputs of another type, number or length.
+    let mut wrong = vec![0.0f32; 500];
+    let e = f.call_into(&cpu, &args, vec![ValuesMut::F32(&mut wrong), ValuesMut::Bool(&mut r)]).unwrap_err();
+    assert_eq!(e.to_string(), "`halve` takes f64 for `(result)`, not f32");
+    assert!(f.call_into(&cpu, &args, vec![ValuesMut::F64(&mut q)]).is_err());
+    let mut short = vec![0.0f64; 499];
+    let e = f.call_into(&cpu, &args, vec![ValuesMut::F64(&mut short), ValuesMut::Bool(&mut r)]).unwrap_err();
+    assert!(matches!(e, Error::LengthMismatch { .. }), "{e}");
+    // A fault leaves the outputs as they were.
+    let g = quotient::COLUMNAR.functions()[0];
+    let a: Vec<i64> = (0..100).collect();
+    let d: Vec<i64> = (0..100).map(|i| if i == 60 { 0 } else { 3 }).collect();
+    let mut out = vec![-1i64; 100];
+    let e = g
+        .call_into(
+            &cpu,
+            &[ColumnArg::Column(Values::I64(&a)), ColumnArg::Column(Values::I64(&d))],
+            vec![ValuesMut::I64(&mut out)],
+        )
+        .unwrap_err();
+    assert!(matches!(e, Error::KernelFault { index: 60, .. }), "{e}");
+    assert!(out.iter().all(|&v| v == -1));
+    // Page-locked memory belongs to a GPU.
+    assert!(gpu_runtime::PageLocked::<f32>::zeroed(&cpu, 10).is_err());
 }
 
 #[test]

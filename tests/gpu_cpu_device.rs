@@ -138,4 +138,13 @@ fn columns_on_the_gpu_are_read_in_place_there_and_refused_elsewhere() {
     let args = [ColumnArg::Device(da.values()), ColumnArg::Scalar(Value::F32(1.5)), ColumnArg::Column(Values::F32(&c))];
     let e = f.call(&Device::cpu(), &args).unwrap_err();
     assert!(devices(e).contains(&("a", gpu.id())));
+    // Results straight into page-locked memory.
+    let mut out = gpu_runtime::PageLocked::<u8>::zeroed(&gpu, 4 * n).unwrap();
+    let outs = vec![out.column_mut(gpu_runtime::columnar::Kind::F32, n).unwrap()];
+    f.call_into(&gpu, &args, outs).unwrap();
+    let got: Vec<f32> = out.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+    assert_eq!(got, want);
+    let mut typed = gpu_runtime::PageLocked::<f32>::zeroed(&gpu, n).unwrap();
+    fma3::into(&mut typed[..], &a, 1.5f32, &c).unwrap();
+    assert_eq!(typed.as_slice(), &want[..]);
 }

@@ -45,6 +45,8 @@ pub mod cluster;
 #[cfg(feature = "datafusion")]
 mod mirror;
 #[cfg(feature = "datafusion")]
+mod pinned;
+#[cfg(feature = "datafusion")]
 mod scalar;
 #[cfg(feature = "datafusion")]
 mod types;

@@ -18,6 +18,7 @@ use datafusion::arrow::array::{Array, ArrayRef, RecordBatch};
 use gpu_runtime::columnar::{DeviceColumn, DeviceValues, Kind, Values};
 use gpu_runtime::{Device, Result};
 
+use crate::pinned::size_of;
 use crate::types::{Held, kind_of, values};
 
 /// A table's columns copied to one device, read in place by the UDFs on that device for as
@@ -120,7 +121,7 @@ impl std::fmt::Debug for DeviceMirror {
 fn host_range(array: &dyn Array) -> Option<(usize, usize, Kind)> {
     let kind = kind_of(array.data_type()).filter(|k| *k != Kind::Bool)?;
     match values(array)? {
-        Held::Borrowed(v) if !v.is_empty() => Some((address(v), v.len() * size_of_kind(kind), kind)),
+        Held::Borrowed(v) if !v.is_empty() => Some((address(v), v.len() * size_of(kind), kind)),
         _ => None,
     }
 }
@@ -142,15 +143,6 @@ fn address(v: Values<'_>) -> usize {
     }
 }
 
-fn size_of_kind(k: Kind) -> usize {
-    match k {
-        Kind::Bool | Kind::I8 | Kind::U8 => 1,
-        Kind::I16 | Kind::U16 | Kind::F16 => 2,
-        Kind::I32 | Kind::U32 | Kind::F32 => 4,
-        Kind::I64 | Kind::U64 | Kind::F64 => 8,
-    }
-}
-
 /// A mirrored copy of `array`'s values on `device`, if a live mirror holds them: the
 /// mirror's column (kept alive by the caller while it reads) and the rows of it that are
 /// the array's.
@@ -169,7 +161,7 @@ impl Resident {
 /// `array`'s values as a live mirror on `device` holds them, counting the read.
 pub(crate) fn resident(device: &Device, array: &dyn Array) -> Option<Resident> {
     let (start, bytes, kind) = host_range(array)?;
-    let size = size_of_kind(kind);
+    let size = size_of(kind);
     let entry = {
         let all = COLUMNS.lock().unwrap_or_else(|p| p.into_inner());
         all.iter().filter_map(Weak::upgrade).find(|e| {

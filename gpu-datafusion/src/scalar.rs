@@ -12,6 +12,7 @@ use gpu_runtime::columnar::{ColumnArg, ColumnFn, Columnar, Kind};
 use gpu_runtime::{Device, Error};
 
 use crate::mirror::{Resident, resident};
+use crate::pinned::{self, Pooled};
 use crate::types::{Held, array, coerces, data_type, held_rows, kind_of, value};
 
 /// A vectorized function as a scalar UDF: its name is the function's, and it runs on one
@@ -93,6 +94,44 @@ fn result_type(f: &dyn ColumnFn) -> DataType {
 
 fn fields(f: &dyn ColumnFn) -> Fields {
     f.result_kinds().iter().enumerate().map(|(i, k)| Field::new(i.to_string(), data_type(*k), true)).collect()
+}
+
+impl GpuScalarUdf {
+    /// The call's results written by the GPU straight into page-locked buffers, as Arrow
+    /// arrays over them with the validity `nulls`; `None` where a result is a `bool`
+    /// (which Arrow packs into bits).
+    fn call_page_locked(
+        &self,
+        f: &dyn ColumnFn,
+        args: &[ColumnArg<'_>],
+        rows: usize,
+        nulls: Option<NullBuffer>,
+    ) -> Result<Option<Vec<ArrayRef>>> {
+        let kinds = f.result_kinds();
+        if kinds.contains(&Kind::Bool) {
+            return Ok(None);
+        }
+        let name = self.name();
+        let mut buffers = kinds
+            .iter()
+            .map(|k| Pooled::take(&self.device, rows * pinned::size_of(*k)))
+            .collect::<gpu_runtime::Result<Vec<_>>>()
+            .map_err(|e| error(name, e, None))?;
+        let outs = buffers
+            .iter_mut()
+            .zip(kinds)
+            .map(|(b, k)| b.column_mut(*k, rows))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| DataFusionError::Internal(format!("`{name}`: a result buffer too short")))?;
+        f.call_into(&self.device, args, outs).map_err(|e| error(name, e, None))?;
+        let arrays = buffers
+            .into_iter()
+            .zip(kinds)
+            .map(|(b, k)| b.into_array(*k, rows, nulls.clone()))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| DataFusionError::Internal(format!("`{name}`: a result buffer too short")))?;
+        Ok(Some(arrays))
+    }
 }
 
 impl std::fmt::Debug for GpuScalarUdf {
@@ -198,6 +237,18 @@ impl ScalarUDFImpl for GpuScalarUdf {
                 (ColumnarValue::Array(_), None) => unreachable!("every array is held"),
             })
             .collect::<Result<_>>()?;
+        if valid.is_none() && self.device.is_cuda() && rows >= pinned::MIN_ROWS {
+            if let Some(arrays) = self.call_page_locked(f, &column_args, rows, nulls.clone())? {
+                let out: ArrayRef = match f.returns_tuple() {
+                    true => Arc::new(StructArray::try_new(fields(f), arrays, nulls)?),
+                    false => arrays
+                        .into_iter()
+                        .next()
+                        .ok_or_else(|| DataFusionError::Internal(format!("`{}` gave no result", self.name())))?,
+                };
+                return finish(out, all_scalars);
+            }
+        }
         let columns = f.call(&self.device, &column_args).map_err(|e| error(self.name(), e, valid.as_deref()))?;
         let columns = match &valid {
             None => columns,

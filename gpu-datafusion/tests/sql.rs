@@ -426,6 +426,46 @@ fn a_mirrored_table_is_read_on_the_device() {
     block_on(a_mirrored_table_is_read_on_the_device_on(&Device::cpu()));
 }
 
+/// Batches of at least 65,536 rows: on a GPU the results come back in page-locked buffers
+/// that Arrow reads in place (reused once an array lets go of them).
+fn large_batches_on(device: &Device) {
+    let n = 300_000;
+    let f = udf(add_gpu::COLUMNAR, device);
+    let arr = |v: Vec<f32>| -> ArrayRef { Arc::new(Float32Array::from(v)) };
+    let (x, y) = (floats(n, 1.0), floats(n, 2.0));
+    let first = array_of(
+        invoke(&f, vec![ColumnarValue::Array(arr(x.clone())), ColumnarValue::Array(arr(y.clone()))], n).unwrap(),
+    );
+    let want = add_gpu::cpu(&x, &y).unwrap();
+    assert_eq!(first.as_primitive::<Float32Type>().values().to_vec(), want);
+    // Another batch while the first's results are alive: they stay as they were.
+    let (u, v) = (floats(n, 3.0), floats(n, 4.0));
+    let second = array_of(
+        invoke(&f, vec![ColumnarValue::Array(arr(u.clone())), ColumnarValue::Array(arr(v.clone()))], n).unwrap(),
+    );
+    assert_eq!(second.as_primitive::<Float32Type>().values().to_vec(), add_gpu::cpu(&u, &v).unwrap());
+    assert_eq!(first.as_primitive::<Float32Type>().values().to_vec(), want);
+    drop((first, second));
+    // A tuple of results, and a fault deep in the batch.
+    let a: Vec<i32> = (0..n as i32).map(|i| i * 3 - 7).collect();
+    let mut b: Vec<i32> = (0..n as i32).map(|i| 1 + i % 11).collect();
+    let g = udf(divmod::COLUMNAR, device);
+    let ints = |v: &[i32]| -> ColumnarValue { ColumnarValue::Array(Arc::new(Int32Array::from(v.to_vec()))) };
+    let got = array_of(invoke(&g, vec![ints(&a), ints(&b)], n).unwrap());
+    let got = got.as_struct();
+    let (q, r) = divmod::cpu(&a, &b).unwrap();
+    assert_eq!(got.column(0).as_primitive::<Int32Type>().values().to_vec(), q);
+    assert_eq!(got.column(1).as_primitive::<Int32Type>().values().to_vec(), r);
+    b[250_001] = 0;
+    let e = invoke(&g, vec![ints(&a), ints(&b)], n).unwrap_err().to_string();
+    assert!(e.contains("`divmod` failed at row 250001 of the batch"), "{e}");
+}
+
+#[test]
+fn large_batches() {
+    large_batches_on(&Device::cpu());
+}
+
 #[test]
 fn a_function_in_a_projection_and_a_filter() {
     block_on(a_function_in_a_projection_and_a_filter_on(&Device::cpu()));
@@ -480,6 +520,7 @@ fn on_the_gpu() {
     a_fault_names_its_row_in_the_batch_on(&device);
     the_signature_comes_from_the_rust_types_on(&device);
     block_on(a_mirrored_table_is_read_on_the_device_on(&device));
+    large_batches_on(&device);
     // A mirror on another device is not read.
     let batches = mirror_batches();
     let elsewhere = gpu_datafusion::DeviceMirror::of(&Device::cpu(), &batches).unwrap();

@@ -66,7 +66,9 @@ mod sim;
 /// The cudarc the runtime is built on (its slices and streams are what the interop
 /// functions take), so that a program names the same version.
 pub use cudarc;
-pub use data::{Arg, ArgRef, DeviceSlice, DeviceSliceMut, DeviceVec, HostArg, Mat, MatMut, Out, OutRef, Results};
+pub use data::{
+    Arg, ArgRef, DeviceSlice, DeviceSliceMut, DeviceVec, HostArg, Mat, MatMut, Out, OutRef, PageLocked, Results,
+};
 /// Device memory shared with cudarc: [`DeviceVec::from_cudarc`], [`DeviceVec::into_cudarc`],
 /// [`DeviceVec::cudarc_view`], [`DeviceVec::borrow_cudarc`]; and [`DeviceVec::from_raw_parts`]
 /// for memory of any other owner.
@@ -110,7 +112,7 @@ pub mod random {
 pub mod columnar {
     pub use crate::api::columnar::{
         Column, ColumnArg, ColumnArgs, ColumnFn, ColumnResults, ColumnType, Columnar, Columns, DeviceColumn,
-        DeviceValues, Kind, ReduceFn, Value, Values, reduce_with,
+        DeviceValues, Kind, ReduceFn, Value, Values, ValuesMut, reduce_with,
     };
 }
 

@@ -9,12 +9,12 @@
 
 use std::marker::PhantomData;
 
-use crate::data::{ArgRef, DeviceSlice, DeviceVec, Results};
+use crate::data::{ArgRef, DeviceSlice, DeviceVec, OutRef, Results};
 use crate::driver::Device;
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 
-use super::vectorized::{GpuFn, on};
+use super::vectorized::{GpuFn, into_on, on};
 
 /// The element type of a column.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -73,6 +73,12 @@ macro_rules! kinds {
         #[derive(Debug)]
         pub enum DeviceColumn {
             $($kind(DeviceVec<$t>),)*
+        }
+
+        /// A column's values to write, borrowed mutably (a result column's memory).
+        #[derive(Debug)]
+        pub enum ValuesMut<'a> {
+            $($kind(&'a mut [$t]),)*
         }
 
         /// One value of a column's type.
@@ -188,6 +194,51 @@ macro_rules! kinds {
             }
         }
 
+        impl crate::data::PageLocked<u8> {
+            /// The first `len` elements of type `kind` of this memory (`None` where they do
+            /// not fit, or for `Bool`, which not every byte is), to write a result column
+            /// into.
+            pub fn column_mut(&mut self, kind: Kind, len: usize) -> Option<ValuesMut<'_>> {
+                if kind == Kind::Bool {
+                    return None;
+                }
+                let bytes = self.as_mut_slice();
+                match kind {
+                    $(Kind::$kind => {
+                        if len.checked_mul(std::mem::size_of::<$t>())? > bytes.len() {
+                            return None;
+                        }
+                        let ptr = bytes.as_mut_ptr().cast::<$t>();
+                        if !ptr.is_aligned() {
+                            return None;
+                        }
+                        // SAFETY: `len` elements fit in the borrowed bytes, at an aligned
+                        // address, and every bit pattern is a valid number of this kind
+                        // (`Bool` returned above).
+                        Some(ValuesMut::$kind(unsafe { std::slice::from_raw_parts_mut(ptr, len) }))
+                    })*
+                }
+            }
+        }
+
+        impl ValuesMut<'_> {
+            pub fn kind(&self) -> Kind {
+                match self {
+                    $(ValuesMut::$kind(_) => Kind::$kind,)*
+                }
+            }
+
+            pub fn len(&self) -> usize {
+                match self {
+                    $(ValuesMut::$kind(v) => v.len(),)*
+                }
+            }
+
+            pub fn is_empty(&self) -> bool {
+                self.len() == 0
+            }
+        }
+
         impl Value {
             pub fn kind(&self) -> Kind {
                 match self {
@@ -268,6 +319,13 @@ macro_rules! kinds {
                         _ => None,
                     }
                 }
+                fn values_mut<'a>(v: ValuesMut<'a>) -> Option<&'a mut [$t]> {
+                    match v {
+                        ValuesMut::$kind(s) => Some(s),
+                        #[allow(unreachable_patterns)]
+                        _ => None,
+                    }
+                }
                 fn value(v: Value) -> Option<$t> {
                     match v {
                         Value::$kind(x) => Some(x),
@@ -289,6 +347,14 @@ macro_rules! kinds {
                 fn columns(host: Vec<$t>) -> Vec<Column> {
                     vec![Column::$kind(host)]
                 }
+                fn outs(outs: Vec<ValuesMut<'_>>) -> Result<OutRef<'_, $t>, usize> {
+                    let mut outs = outs.into_iter();
+                    match (outs.next(), outs.next()) {
+                        (Some(v), None) => <$t as ColumnType>::values_mut(v).map(OutRef::Host).ok_or(0),
+                        (None, _) => Err(0),
+                        (Some(_), Some(_)) => Err(1),
+                    }
+                }
             }
         )*
     };
@@ -303,6 +369,8 @@ pub trait ColumnType: Scalar {
     const KIND: Kind;
     /// The values, if the column holds this type.
     fn values(v: Values<'_>) -> Option<&[Self]>;
+    /// The values to write, if the column holds this type.
+    fn values_mut(v: ValuesMut<'_>) -> Option<&mut [Self]>;
     /// The device values, if the column holds this type.
     fn device_values(v: DeviceValues<'_>) -> Option<DeviceSlice<'_, Self>>;
     /// The value, if it has this type.
@@ -380,6 +448,9 @@ pub trait ColumnResults: Results {
     /// Whether the result is a tuple (of one field or more).
     const TUPLE: bool;
     fn columns(host: Self::Host) -> Vec<Column>;
+    /// The outputs of `into`, from one column per result; else the index of the first of
+    /// another type (or where the count differs).
+    fn outs(outs: Vec<ValuesMut<'_>>) -> Result<Self::Outs<'_>, usize>;
 }
 
 macro_rules! tuples {
@@ -424,11 +495,27 @@ macro_rules! result_tuples {
         impl<$($t: ColumnType),+> ColumnResults for ($($t,)+)
         where
             ($($t,)+): Results<Host = ($(Vec<$t>,)+)>,
+            for<'o> ($($t,)+): Results<Outs<'o> = ($(OutRef<'o, $t>,)+)>,
         {
             const KINDS: &'static [Kind] = &[$($t::KIND),+];
             const TUPLE: bool = true;
             fn columns(($($v,)+): ($(Vec<$t>,)+)) -> Vec<Column> {
                 vec![$($t::column($v)),+]
+            }
+            fn outs(outs: Vec<ValuesMut<'_>>) -> Result<Self::Outs<'_>, usize> {
+                let n = outs.len();
+                let mut outs = outs.into_iter();
+                let mut k = 0;
+                let out = ($({
+                    let v = outs.next().ok_or(k)?;
+                    let $v = $t::values_mut(v).map(OutRef::Host).ok_or(k)?;
+                    k += 1;
+                    $v
+                },)+);
+                if n != k {
+                    return Err(k);
+                }
+                Ok(out)
             }
         }
     )*};
@@ -461,6 +548,11 @@ pub trait ColumnFn: Send + Sync + 'static {
     /// of another type than its parameter's is `Error::ColumnType`; a fault is
     /// `Error::KernelFault` with the row's index.
     fn call(&self, device: &Device, args: &[ColumnArg<'_>]) -> Result<Vec<Column>>;
+    /// As [`ColumnFn::call`], writing each result into `outs` (one column per result, each
+    /// as long as the call; page-locked memory, `gpu_runtime::PageLocked`, takes a GPU's
+    /// results without a staging copy). An output of another type or length is an error,
+    /// and after a fault the outputs are as they were.
+    fn call_into(&self, device: &Device, args: &[ColumnArg<'_>], outs: Vec<ValuesMut<'_>>) -> Result<()>;
     /// Whether the function is a reduction (`fn(T, T) -> T`, which has `reduce`).
     fn reducible(&self) -> bool;
     /// For a reduction, its fold over `values` on `device` (as `name::reduce_on`): an empty
@@ -514,13 +606,18 @@ where
     }
 
     fn call(&self, device: &Device, args: &[ColumnArg<'_>]) -> Result<Vec<Column>> {
-        let bound = <F::Args<'_> as ColumnArgs<'_>>::bind(args).map_err(|i| {
-            let expected = self.param_kinds().get(i).map_or("no argument", |k| k.name());
-            let found = args.get(i).map_or("no argument", |a| a.kind().name());
-            let param = F::PARAMS.get(i).copied().unwrap_or("(extra argument)");
-            Error::ColumnType { function: F::NAME, param, expected, found }
+        Ok(<F::Ret as ColumnResults>::columns(on::<F>(device, self.bind(args)?)?))
+    }
+
+    fn call_into(&self, device: &Device, args: &[ColumnArg<'_>], outs: Vec<ValuesMut<'_>>) -> Result<()> {
+        let found: Vec<Kind> = outs.iter().map(ValuesMut::kind).collect();
+        let outs = <F::Ret as ColumnResults>::outs(outs).map_err(|k| Error::ColumnType {
+            function: F::NAME,
+            param: "(result)",
+            expected: self.result_kinds().get(k).map_or("no result", |r| r.name()),
+            found: found.get(k).map_or("no result", |f| f.name()),
         })?;
-        Ok(<F::Ret as ColumnResults>::columns(on::<F>(device, bound)?))
+        into_on::<F>(device, outs, self.bind(args)?)
     }
 
     fn reducible(&self) -> bool {
@@ -529,6 +626,23 @@ where
 
     fn reduce(&self, device: &Device, values: Values<'_>) -> Option<Result<Value>> {
         self.reduce.map(|r| r(device, values))
+    }
+}
+
+impl<F> Columns<F>
+where
+    F: GpuFn,
+    for<'a> F::Args<'a>: ColumnArgs<'a>,
+{
+    /// The arguments bound to the function's parameters, or the error naming the first
+    /// that does not fit.
+    fn bind<'a>(&self, args: &[ColumnArg<'a>]) -> Result<F::Args<'a>> {
+        <F::Args<'a> as ColumnArgs<'a>>::bind(args).map_err(|i| {
+            let expected = <F::Args<'a> as ColumnArgs<'a>>::KINDS.get(i).map_or("no argument", |k| k.name());
+            let found = args.get(i).map_or("no argument", |a| a.kind().name());
+            let param = F::PARAMS.get(i).copied().unwrap_or("(extra argument)");
+            Error::ColumnType { function: F::NAME, param, expected, found }
+        })
     }
 }
 

@@ -159,6 +159,17 @@ pub fn into<'a, F: GpuFn>(outs: OutsOf<'a, F>, args: F::Args<'a>) -> Result<()> 
     with_host_message(r, |i| F::message_at(args, i))
 }
 
+/// `into` on `device` (a GPU, or the CPU device), whatever the arguments' devices are (an
+/// array on another device is `Error::DeviceMismatch`): for the column calls.
+pub(crate) fn into_on<'a, F: GpuFn>(device: &Device, outs: OutsOf<'a, F>, args: F::Args<'a>) -> Result<()> {
+    if device.is_cpu() {
+        return cpu_write::<F::Ret>(F::NAME, device, outs, |lens| on_cpu::<F>(device, lens, args));
+    }
+    // SAFETY: `GpuFn`'s promise.
+    let r = unsafe { F::kernel().call_into::<F::Ret>(Some(device), F::erase(args).as_ref(), outs) };
+    with_host_message(r, |i| F::message_at(args, i))
+}
+
 /// `name::launch(stream, …)`.
 pub fn launch<'a, F: GpuFn>(stream: &'a Stream, args: F::Args<'a>) -> Result<Pending<'a, HostOf<F>>> {
     if stream.device().is_cpu() {

@@ -13,6 +13,7 @@ mod karg;
 mod mat;
 #[cfg(feature = "ndarray")]
 pub(crate) mod nd;
+mod page_locked;
 mod results;
 
 pub(crate) use arg::ArgKind;
@@ -31,6 +32,7 @@ pub use karg::KernelInRef;
 pub(crate) use karg::{InOutMem, KArgKind, check_aliasing};
 pub use karg::{KArg, KernelIn, KernelInOut};
 pub use mat::{Mat, MatMut};
+pub use page_locked::PageLocked;
 pub use results::OutSlot;
 pub use results::Results;
 pub(crate) use results::SlotKind;
