@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use datafusion::arrow::array::{Array, ArrayRef, RecordBatch};
-use gpu_runtime::columnar::{DeviceColumn, DeviceValues, Kind, Values};
+use gpu_runtime::columnar::{DeviceColumn, DeviceValues, Kind};
 use gpu_runtime::{Device, Result};
 
 use crate::pinned::size_of;
@@ -121,25 +121,8 @@ impl std::fmt::Debug for DeviceMirror {
 fn host_range(array: &dyn Array) -> Option<(usize, usize, Kind)> {
     let kind = kind_of(array.data_type()).filter(|k| *k != Kind::Bool)?;
     match values(array)? {
-        Held::Borrowed(v) if !v.is_empty() => Some((address(v), v.len() * size_of(kind), kind)),
+        Held::Borrowed(v) if !v.is_empty() => Some((v.as_ptr() as usize, v.len() * size_of(kind), kind)),
         _ => None,
-    }
-}
-
-fn address(v: Values<'_>) -> usize {
-    match v {
-        Values::Bool(s) => s.as_ptr() as usize,
-        Values::I8(s) => s.as_ptr() as usize,
-        Values::I16(s) => s.as_ptr() as usize,
-        Values::I32(s) => s.as_ptr() as usize,
-        Values::I64(s) => s.as_ptr() as usize,
-        Values::U8(s) => s.as_ptr() as usize,
-        Values::U16(s) => s.as_ptr() as usize,
-        Values::U32(s) => s.as_ptr() as usize,
-        Values::U64(s) => s.as_ptr() as usize,
-        Values::F16(s) => s.as_ptr() as usize,
-        Values::F32(s) => s.as_ptr() as usize,
-        Values::F64(s) => s.as_ptr() as usize,
     }
 }
 

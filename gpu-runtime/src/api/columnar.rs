@@ -110,6 +110,13 @@ macro_rules! kinds {
                 self.len() == 0
             }
 
+            /// The address of the first element (where the values are in memory).
+            pub fn as_ptr(&self) -> *const u8 {
+                match self {
+                    $(Values::$kind(v) => v.as_ptr().cast(),)*
+                }
+            }
+
             /// The elements at `rows`, in order, copied (a row past the end is `None`).
             pub fn take(&self, rows: &[usize]) -> Option<Column> {
                 Some(match self {

@@ -7,38 +7,12 @@ use std::ffi::c_void;
 
 use cudarc::driver::sys::{self, CUdeviceptr, CUfunction, CUgraph, CUgraphExec, CUgraphNode};
 use cudarc::driver::{CudaStream, result};
-use kernel_abi::{FaultWord, THREAD_FAULT_WORDS};
 
-use super::{Device, PinnedBuffer, Uses, report_drop_error};
+use super::{Device, FaultKind, PinnedBuffer, Uses, report_drop_error};
 use crate::error::{Error, Result};
 
 /// The bytes of device memory a graph has for the fault words and records of its calls.
 const FAULT_BYTES: usize = 64 << 10;
-
-/// What a call reports its faults through.
-#[derive(Copy, Clone, PartialEq, Eq, Debug)]
-pub(crate) enum FaultSlot {
-    /// An elementwise entry's fault word (`kernel_abi::FaultWord`).
-    Word,
-    /// An explicit kernel's fault record (`kernel_abi::ThreadFault`).
-    Record,
-}
-
-impl FaultSlot {
-    pub(crate) fn bytes(self) -> usize {
-        match self {
-            FaultSlot::Word => 8,
-            FaultSlot::Record => 8 * THREAD_FAULT_WORDS,
-        }
-    }
-
-    fn clear_byte(self) -> u8 {
-        match self {
-            FaultSlot::Word => FaultWord::CLEAR_BYTE,
-            FaultSlot::Record => 0,
-        }
-    }
-}
 
 /// What a kernel node launches: the function and its shape.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
@@ -63,7 +37,7 @@ pub(crate) struct Node {
     pub(crate) name: &'static str,
     shape: Shape,
     /// Its fault word or record: the kind and the offset in the fault memory.
-    pub(crate) fault: Option<(FaultSlot, usize)>,
+    pub(crate) fault: Option<(FaultKind, usize)>,
 }
 
 /// Device memory for the fault words and records of a graph's calls, each cleared when it
@@ -89,7 +63,7 @@ impl FaultMemory {
     }
 
     /// Clears `slot` at `offset` and waits for it (while recording: no replay exists yet).
-    fn clear_now(&self, slot: FaultSlot, offset: usize) -> Result<()> {
+    fn clear_now(&self, slot: FaultKind, offset: usize) -> Result<()> {
         // SAFETY: the range lies in this allocation (handed out by `Recording::fault`), and no work
         // uses it yet. The memset goes to the legacy stream, which the runtime's streams
         // do not wait for: the context is waited for before anything can replay.
@@ -100,13 +74,10 @@ impl FaultMemory {
 
     /// Queues the clearing of `slot` at `offset` on `stream`, the graph's: the replays
     /// queued after it start clean.
-    pub(crate) fn clear_on(&self, slot: FaultSlot, offset: usize, stream: &CudaStream) -> Result<()> {
+    pub(crate) fn clear_on(&self, slot: FaultKind, offset: usize, stream: &CudaStream) -> Result<()> {
         // SAFETY: the range lies in this allocation; the replays that write it run on
         // `stream`, in order with the clearing.
-        unsafe {
-            result::memset_d8_async(self.ptr + offset as u64, slot.clear_byte(), slot.bytes(), stream.cu_stream())
-        }
-        .map_err(|e| Error::driver("clearing a graph's fault flags", e))
+        unsafe { slot.clear(self.ptr + offset as u64, stream) }
     }
 }
 
@@ -204,7 +175,7 @@ impl Recording {
     }
 
     /// The cleared fault word or record for the next call, at its device address.
-    pub(crate) fn fault(&mut self, slot: FaultSlot) -> Result<(CUdeviceptr, usize)> {
+    pub(crate) fn fault(&mut self, slot: FaultKind) -> Result<(CUdeviceptr, usize)> {
         self.open()?;
         self.device.bind()?;
         let bytes = slot.bytes();
@@ -256,7 +227,7 @@ impl Recording {
         name: &'static str,
         shape: Shape,
         params: &mut [*mut c_void],
-        fault: Option<(FaultSlot, usize)>,
+        fault: Option<(FaultKind, usize)>,
         uses: impl Iterator<Item = &'u Uses>,
     ) -> Result<()> {
         self.open()?;

@@ -4,6 +4,7 @@
 
 mod device;
 mod event;
+mod flags;
 pub(crate) mod graph;
 mod pinned;
 pub(crate) mod staged;
@@ -18,6 +19,7 @@ pub use device::{
 pub(crate) use device::{one_device, one_of, one_of_iter};
 pub use event::Uses;
 pub(crate) use event::{Event, StreamKey, shareable};
+pub(crate) use flags::FaultKind;
 pub(crate) use pinned::{PinnedBuffer, ReadBack};
 pub use stream::Stream;
 

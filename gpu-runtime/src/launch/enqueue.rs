@@ -11,12 +11,13 @@ use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, result};
 use kernel_abi::{EntryParams, FaultWord, THREAD_FAULT_WORDS, ThreadFault};
 
 use super::KernelSpec;
-use super::faults::{Cleared, FaultKind};
+use super::faults::Cleared;
 use super::kernel::Entry;
 use super::params::{EntryWords, StridedLayout};
 use super::plan::Plan;
 use crate::data::{ArgKind, ErasedArg, OutSlot, Results, SlotKind, alloc_error};
-use crate::driver::graph::{FaultSlot, Recording, Shape};
+use crate::driver::FaultKind;
+use crate::driver::graph::{Recording, Shape};
 use crate::driver::{Device, Event, ReadBack, StreamKey, Uses, report_drop_error};
 use crate::error::{Error, Result};
 
@@ -230,9 +231,9 @@ impl Launch<'_> {
         }
         let fault = match self.spec.error_flag {
             true => {
-                let (ptr, offset) = recording.fault(FaultSlot::Word)?;
+                let (ptr, offset) = recording.fault(FaultKind::Word)?;
                 words.fault(ptr);
-                Some((FaultSlot::Word, offset))
+                Some((FaultKind::Word, offset))
             }
             false => None,
         };

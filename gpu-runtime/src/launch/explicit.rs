@@ -16,7 +16,8 @@ use kernel_abi::{KernelParam, KernelParams};
 
 use super::{LaunchConfig, Pending, Queued};
 use crate::data::{ArgKind, InOutMem, KArg, KArgKind, check_aliasing};
-use crate::driver::graph::{FaultSlot, Recording, Shape};
+use crate::driver::FaultKind;
+use crate::driver::graph::{Recording, Shape};
 use crate::driver::{Device, PinnedBuffer, Stream, Uses, default_device, driver_version};
 use crate::error::{Error, Result};
 use crate::grid::check_shape;
@@ -226,7 +227,7 @@ impl ExplicitKernel {
             })
         })?;
         let slots = KernelParams { params: self.spec.params.iter().map(|p| p.1).collect() };
-        let (record, offset) = recording.fault(FaultSlot::Record)?;
+        let (record, offset) = recording.fault(FaultKind::Record)?;
         words[slots.fault()] = record.into();
         let mut params: Vec<*mut c_void> = super::params::param_pointers(&mut words);
         for (slot, words) in wide {
@@ -245,7 +246,7 @@ impl ExplicitKernel {
         // matched; they point to device arrays, all in `uses`, and to the fault record.
         // The shape and shared memory are within the device's limits (checked by the
         // caller).
-        unsafe { recording.add(name, shape, &mut params, Some((FaultSlot::Record, offset)), uses) }
+        unsafe { recording.add(name, shape, &mut params, Some((FaultKind::Record, offset)), uses) }
     }
 
     /// The arguments must be the kernel's parameters, kind for kind (the macro generates

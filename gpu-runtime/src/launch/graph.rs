@@ -12,7 +12,8 @@ use std::mem::ManuallyDrop;
 use cudarc::driver::sys;
 
 use super::enqueue::{fault_result, thread_fault_result};
-use crate::driver::graph::{FaultSlot, Instantiated, Recording};
+use crate::driver::FaultKind;
+use crate::driver::graph::{Instantiated, Recording};
 use crate::driver::{Device, Event, Stream, StreamKey, report_drop_error};
 use crate::error::{Error, Result};
 
@@ -142,8 +143,8 @@ impl Graph {
         for node in &self.graph.nodes {
             let Some((slot, offset)) = node.fault else { continue };
             let outcome = match slot {
-                FaultSlot::Word => fault_result(node.name, kernel_abi::FaultWord(faults.words::<1>(offset)[0])),
-                FaultSlot::Record => thread_fault_result(node.name, &faults.words(offset)),
+                FaultKind::Word => fault_result(node.name, kernel_abi::FaultWord(faults.words::<1>(offset)[0])),
+                FaultKind::Record => thread_fault_result(node.name, &faults.words(offset)),
             };
             if outcome.is_err() {
                 dirty.push((slot, offset));

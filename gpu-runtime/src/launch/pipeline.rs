@@ -14,12 +14,12 @@ use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, result};
 use kernel_abi::{EntryParams, FaultWord};
 
 use super::enqueue::{elementwise_grid, fault_result, launch};
-use super::faults::FaultKind;
 use super::kernel::Entry;
 use super::knobs::chunk_bytes;
 use super::params::EntryWords;
 use super::{ErasedOut, Launch};
 use crate::data::{ArgKind, alloc_error};
+use crate::driver::FaultKind;
 use crate::driver::staged::{PerDevice, parallel_copy, slot_of};
 use crate::driver::{Device, PinnedBuffer};
 use crate::error::{Error, Result};

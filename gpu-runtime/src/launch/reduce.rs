@@ -9,10 +9,11 @@ use kernel_abi::{FaultWord, REDUCE_BLOCK, REDUCE_MAX_BYTES};
 
 use super::enqueue::Completion;
 use super::enqueue::{fault_result, launch};
-use super::faults::{Cleared, FaultKind};
+use super::faults::Cleared;
 use super::params::ReduceWords;
 use super::{Kernel, Launch, plan, trace};
 use crate::data::{ArgKind, DeviceSliceMut, ErasedArg, alloc_error};
+use crate::driver::FaultKind;
 use crate::driver::{Device, ReadBack};
 use crate::error::{Error, Result};
 use crate::scalar::{GpuType, value_bytes};
