@@ -466,6 +466,41 @@ fn large_batches() {
     large_batches_on(&Device::cpu());
 }
 
+/// Out of GPU memory in the middle of a query: an error that says so, and the session
+/// answers again once memory is free.
+async fn out_of_gpu_memory_is_an_error_on(device: &Device) {
+    let n = 16 << 20;
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("x", DataType::Float32, false),
+        Field::new("y", DataType::Float32, false),
+    ]));
+    let (x, y) = (floats(n, 0.5), floats(n, 1.5));
+    let batch = RecordBatch::try_new(
+        schema,
+        vec![Arc::new(Float32Array::from(x.clone())), Arc::new(Float32Array::from(y.clone()))],
+    )
+    .unwrap();
+    // One partition: the rows come back in their order.
+    let ctx = SessionContext::new_with_config(datafusion::prelude::SessionConfig::new().with_target_partitions(1));
+    ctx.register_batch("t", batch).unwrap();
+    ctx.register_udf(udf(add_gpu::COLUMNAR, device));
+    let sql = "SELECT add_gpu(x, y) FROM t";
+    let want = add_gpu::cpu(&x, &y).unwrap();
+    let host = |cols: Vec<ArrayRef>| cols[0].as_primitive::<Float32Type>().values().to_vec();
+    // The module loaded, then the GPU filled up to within 1 MiB.
+    assert_eq!(host(query(&ctx, sql).await.unwrap()), want);
+    let mut hog: Vec<gpu_runtime::DeviceVec<u8>> = Vec::new();
+    for chunk in [1usize << 30, 64 << 20, 1 << 20] {
+        while let Ok(v) = gpu_runtime::DeviceVec::<u8>::zeros_on(device, chunk) {
+            hog.push(v);
+        }
+    }
+    let e = query(&ctx, sql).await.unwrap_err().to_string();
+    assert!(e.contains("out of GPU memory"), "{e}");
+    drop(hog);
+    assert_eq!(host(query(&ctx, sql).await.unwrap()), want);
+}
+
 #[test]
 fn a_function_in_a_projection_and_a_filter() {
     block_on(a_function_in_a_projection_and_a_filter_on(&Device::cpu()));
@@ -521,6 +556,7 @@ fn on_the_gpu() {
     the_signature_comes_from_the_rust_types_on(&device);
     block_on(a_mirrored_table_is_read_on_the_device_on(&device));
     large_batches_on(&device);
+    block_on(out_of_gpu_memory_is_an_error_on(&device));
     // A mirror on another device is not read.
     let batches = mirror_batches();
     let elsewhere = gpu_datafusion::DeviceMirror::of(&Device::cpu(), &batches).unwrap();
