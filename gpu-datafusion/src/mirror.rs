@@ -18,7 +18,6 @@ use datafusion::arrow::array::{Array, ArrayRef, RecordBatch};
 use gpu_runtime::columnar::{DeviceColumn, DeviceValues, Kind};
 use gpu_runtime::{Device, Result};
 
-use crate::pinned::size_of;
 use crate::types::{Held, kind_of, values};
 
 /// A table's columns copied to one device, read in place by the UDFs on that device for as
@@ -121,7 +120,7 @@ impl std::fmt::Debug for DeviceMirror {
 fn host_range(array: &dyn Array) -> Option<(usize, usize, Kind)> {
     let kind = kind_of(array.data_type()).filter(|k| *k != Kind::Bool)?;
     match values(array)? {
-        Held::Borrowed(v) if !v.is_empty() => Some((v.as_ptr() as usize, v.len() * size_of(kind), kind)),
+        Held::Borrowed(v) if !v.is_empty() => Some((v.as_ptr() as usize, v.len() * kind.size(), kind)),
         _ => None,
     }
 }
@@ -144,7 +143,7 @@ impl Resident {
 /// `array`'s values as a live mirror on `device` holds them, counting the read.
 pub(crate) fn resident(device: &Device, array: &dyn Array) -> Option<Resident> {
     let (start, bytes, kind) = host_range(array)?;
-    let size = size_of(kind);
+    let size = kind.size();
     let entry = {
         let all = COLUMNS.lock().unwrap_or_else(|p| p.into_inner());
         all.iter().filter_map(Weak::upgrade).find(|e| {

@@ -66,7 +66,7 @@ impl Pooled {
         if kind == Kind::Bool {
             return None;
         }
-        let bytes = rows.checked_mul(size_of(kind)).filter(|&b| b <= memory.len())?;
+        let bytes = rows.checked_mul(kind.size()).filter(|&b| b <= memory.len())?;
         let ptr = NonNull::new(memory.as_ptr().cast_mut())?;
         // SAFETY: `ptr` holds `bytes` initialised bytes (zeroed when allocated, then
         // written by the call), and the allocation given as the owner keeps them alive and
@@ -87,16 +87,6 @@ impl Pooled {
             Kind::F64 => typed::<Float64Type>(buffer, rows, nulls),
             Kind::Bool => return None,
         })
-    }
-}
-
-/// The bytes of one value of `kind`.
-pub(crate) fn size_of(kind: Kind) -> usize {
-    match kind {
-        Kind::Bool | Kind::I8 | Kind::U8 => 1,
-        Kind::I16 | Kind::U16 | Kind::F16 => 2,
-        Kind::I32 | Kind::U32 | Kind::F32 => 4,
-        Kind::I64 | Kind::U64 | Kind::F64 => 8,
     }
 }
 

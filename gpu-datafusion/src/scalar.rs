@@ -114,7 +114,7 @@ impl GpuScalarUdf {
         let name = self.name();
         let mut buffers = kinds
             .iter()
-            .map(|k| Pooled::take(&self.device, rows.saturating_mul(pinned::size_of(*k))))
+            .map(|k| Pooled::take(&self.device, rows.saturating_mul(k.size())))
             .collect::<gpu_runtime::Result<Vec<_>>>()
             .map_err(|e| error(name, e, None))?;
         let outs = buffers

@@ -228,6 +228,16 @@ macro_rules! kinds {
             }
         }
 
+        impl Kind {
+            /// The bytes of one value (a `bool`'s one byte in a Rust slice; Arrow packs
+            /// booleans into bits).
+            pub fn size(self) -> usize {
+                match self {
+                    $(Kind::$kind => std::mem::size_of::<$t>(),)*
+                }
+            }
+        }
+
         impl ValuesMut<'_> {
             pub fn kind(&self) -> Kind {
                 match self {

@@ -210,6 +210,26 @@ impl Uses {
     }
 }
 
+/// Notes the work queued on `stream` so far in each of `uses` (one event of `device`'s after
+/// it), so that later uses and frees of those arrays from other streams wait for it. The
+/// device's context must be current.
+pub(crate) fn note_uses<'u>(
+    device: &super::Device,
+    stream: &CudaStream,
+    uses: impl Iterator<Item = &'u Uses>,
+) -> Result<()> {
+    let mut uses = uses.peekable();
+    if uses.peek().is_none() {
+        return Ok(());
+    }
+    let event = Event::record(device.events()?, stream)?;
+    let key = StreamKey::of(stream);
+    for u in uses {
+        u.note(key, &event);
+    }
+    Ok(())
+}
+
 /// Whether arrays can be shared with `stream` ([`Uses::share`]): not with the per-thread
 /// default stream, whose handle names a different stream on each thread.
 pub(crate) fn shareable(stream: &CudaStream) -> Result<()> {

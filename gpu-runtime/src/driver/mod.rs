@@ -18,7 +18,7 @@ pub use device::{
 };
 pub(crate) use device::{one_device, one_of, one_of_iter};
 pub use event::Uses;
-pub(crate) use event::{Event, StreamKey, shareable};
+pub(crate) use event::{note_uses, shareable};
 pub(crate) use flags::FaultKind;
 pub(crate) use pinned::{PinnedBuffer, ReadBack};
 pub use stream::Stream;

@@ -18,7 +18,7 @@ use super::plan::Plan;
 use crate::data::{ArgKind, ErasedArg, OutSlot, Results, SlotKind, alloc_error};
 use crate::driver::FaultKind;
 use crate::driver::graph::{Recording, Shape};
-use crate::driver::{Device, Event, ReadBack, StreamKey, Uses, report_drop_error};
+use crate::driver::{Device, ReadBack, Uses, note_uses, report_drop_error};
 use crate::error::{Error, Result};
 
 /// Where a launch writes one of its outputs.
@@ -382,16 +382,7 @@ impl Queued {
     /// Notes the work queued so far in each of `uses` (an event after it), so that later
     /// uses and frees of those arrays from other streams wait for it.
     pub(crate) fn note<'u>(&self, device: &Device, uses: impl Iterator<Item = &'u Uses>) -> Result<()> {
-        let mut uses = uses.peekable();
-        if uses.peek().is_none() {
-            return Ok(());
-        }
-        let event = Event::record(device.events()?, &self.stream)?;
-        let key = StreamKey::of(&self.stream);
-        for u in uses {
-            u.note(key, &event);
-        }
-        Ok(())
+        note_uses(device, &self.stream, uses)
     }
 
     /// Waits for the work and reports a fault of the kernel, if any.

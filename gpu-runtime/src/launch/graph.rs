@@ -14,7 +14,7 @@ use cudarc::driver::sys;
 use super::enqueue::{fault_result, thread_fault_result};
 use crate::driver::FaultKind;
 use crate::driver::graph::{Instantiated, Recording};
-use crate::driver::{Device, Event, Stream, StreamKey, report_drop_error};
+use crate::driver::{Device, Stream, note_uses, report_drop_error};
 use crate::error::{Error, Result};
 
 /// Calls recorded once and replayed with one driver call: the way past the driver's cost
@@ -120,11 +120,7 @@ impl Graph {
             .result()
             .map_err(|e| Error::driver("replaying a graph", e))?;
         self.queued = true;
-        let event = Event::record(device.events()?, stream)?;
-        let key = StreamKey::of(stream);
-        for uses in &self.graph.arrays {
-            uses.note(key, &event);
-        }
+        note_uses(device, stream, self.graph.arrays.iter())?;
         drop(alive);
         Ok(())
     }
