@@ -22,6 +22,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod mma;
 pub mod random;
 
 /// The source of [`random`]: the compiler compiles these functions for the GPU when a
@@ -222,10 +223,13 @@ pub enum Fault {
     SliceEndOutOfRange = 16,
     /// A view whose start is past its end; the record holds the start and the end.
     SliceStartAfterEnd = 17,
+    /// A tensor-core operation (`gpu::mma`) that not all 32 lanes of the warp made
+    /// together; the record holds the mask of the lanes that did.
+    MmaDiverged = 18,
 }
 
 impl Fault {
-    pub const ALL: [Fault; 17] = [
+    pub const ALL: [Fault; 18] = [
         Fault::DivideByZero,
         Fault::RemainderByZero,
         Fault::DivideOverflow,
@@ -243,6 +247,7 @@ impl Fault {
         Fault::SliceStartOutOfRange,
         Fault::SliceEndOutOfRange,
         Fault::SliceStartAfterEnd,
+        Fault::MmaDiverged,
     ];
 
     pub fn code(self) -> u32 {
@@ -273,6 +278,7 @@ impl Fault {
             Fault::SliceStartOutOfRange => "range start index out of range",
             Fault::SliceEndOutOfRange => "range end index out of range",
             Fault::SliceStartAfterEnd => "slice index starts after it ends",
+            Fault::MmaDiverged => "a tensor-core operation needs the warp's 32 lanes together",
         }
     }
 }
@@ -520,10 +526,19 @@ impl ThreadFault {
             (Some(Fault::SliceStartAfterEnd), _) => {
                 format!("slice index starts at {} but ends at {}", self.index, self.len)
             }
+            (Some(Fault::MmaDiverged), _) => mma_diverged_message(self.index as u32),
             (Some(f), _) => f.message().to_string(),
             (None, _) => format!("unknown fault {}", self.code),
         }
     }
+}
+
+/// The message of [`Fault::MmaDiverged`], on the GPU and in the simulator: `lanes` is the
+/// mask of the lanes that made the call.
+pub fn mma_diverged_message(lanes: u32) -> String {
+    format!(
+        "a tensor-core operation (gpu::mma) needs the warp's 32 lanes together, but only lanes {lanes:#010x} made this call"
+    )
 }
 
 #[cfg(test)]

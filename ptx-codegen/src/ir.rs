@@ -3,6 +3,8 @@
 
 use proc_macro2::Span;
 
+use kernel_abi::mma::Layout;
+
 use crate::intrinsic::Intrinsic;
 use crate::ty::ScalarType;
 
@@ -24,6 +26,108 @@ pub enum Type {
     /// A slice parameter, a local array or a shared array (kernels): an index into
     /// [`Program::arrays`]. Only a variable has this type; it is indexed, never copied.
     Array(u32),
+    /// A warp's tensor-core fragment (kernels, `gpu::mma`): each lane holds its part of a
+    /// tile in registers.
+    Fragment(Fragment),
+}
+
+/// What a tensor-core product multiplies (`gpu::mma`), from the arrays' element type.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum MmaInput {
+    /// `half::f16`: `mma.m16n8k16` with `f32` accumulation.
+    F16,
+    /// `half::bf16`: likewise.
+    Bf16,
+    /// `f32` arrays, rounded to TF32 (10 bits of mantissa, to nearest, ties away from
+    /// zero) as they are loaded: `mma.m16n8k8`.
+    Tf32,
+}
+
+impl MmaInput {
+    pub const ALL: [MmaInput; 3] = [MmaInput::F16, MmaInput::Bf16, MmaInput::Tf32];
+
+    /// The input an array of `t` gives.
+    pub fn of(t: ScalarType) -> Option<MmaInput> {
+        match t {
+            ScalarType::F16 => Some(MmaInput::F16),
+            ScalarType::BF16 => Some(MmaInput::Bf16),
+            ScalarType::F32 => Some(MmaInput::Tf32),
+            _ => None,
+        }
+    }
+
+    /// The element type of the arrays it is loaded from.
+    pub fn elem(self) -> ScalarType {
+        match self {
+            MmaInput::F16 => ScalarType::F16,
+            MmaInput::Bf16 => ScalarType::BF16,
+            MmaInput::Tf32 => ScalarType::F32,
+        }
+    }
+}
+
+/// A tensor-core fragment: the part of a tile each lane of a warp holds. `A` is a 16 × K
+/// tile, `B` a K × 8 tile, `Acc` a 16 × 8 tile of `f32`; K is 16 for the 16-bit inputs
+/// and 8 for TF32 ([`Fragment::layout`]).
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum Fragment {
+    A(MmaInput),
+    B(MmaInput),
+    Acc,
+}
+
+impl Fragment {
+    /// Where each lane holds the tile's elements.
+    pub fn layout(self) -> Layout {
+        match self {
+            Fragment::A(MmaInput::Tf32) => Layout::ATf32,
+            Fragment::A(_) => Layout::A16,
+            Fragment::B(MmaInput::Tf32) => Layout::BTf32,
+            Fragment::B(_) => Layout::B16,
+            Fragment::Acc => Layout::Acc,
+        }
+    }
+
+    /// The 32-bit registers a lane holds.
+    pub fn regs(self) -> u32 {
+        match self {
+            Fragment::A(_) | Fragment::Acc => 4,
+            Fragment::B(_) => 2,
+        }
+    }
+
+    /// The element type of the arrays it is loaded from and stored to.
+    pub fn elem(self) -> ScalarType {
+        match self {
+            Fragment::A(i) | Fragment::B(i) => i.elem(),
+            Fragment::Acc => ScalarType::F32,
+        }
+    }
+
+    /// Its type as a kernel names it: `gpu::mma::A<f16>`, `gpu::mma::Acc`.
+    pub fn rust_name(self) -> String {
+        match self {
+            Fragment::A(i) => format!("gpu::mma::A<{}>", i.elem().rust_name()),
+            Fragment::B(i) => format!("gpu::mma::B<{}>", i.elem().rust_name()),
+            Fragment::Acc => "gpu::mma::Acc".into(),
+        }
+    }
+}
+
+/// `gpu::mma::*`: a warp's tensor-core operations ([`ExprKind::Mma`]). Every one but
+/// `zeros` is made by the 32 lanes of a warp together.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum MmaOp {
+    /// `load_a(array, base, ld)`, `load_b(…)`, `load_acc(…)`: the fragment of the tile whose
+    /// element `(r, c)` is `array[base + r * ld + c]`. Arguments: `base`, `ld`.
+    Load(Fragment, u32),
+    /// `store(array, base, ld, acc)`: writes the accumulator's tile there. Arguments:
+    /// `base`, `ld`, the accumulator.
+    Store(u32),
+    /// `zeros()`: an accumulator of zeros (no lane talks to another).
+    Zeros,
+    /// `mma(a, b, c)`: `a · b + c`.
+    Mma,
 }
 
 impl Type {
@@ -442,6 +546,8 @@ pub enum ExprKind {
         index: Box<Expr>,
         values: Vec<Expr>,
     },
+    /// `gpu::mma::op(…)` (see [`MmaOp`] for the arguments).
+    Mma(MmaOp, Vec<Expr>),
 }
 
 /// One step from a user struct to a part of it.
@@ -723,9 +829,10 @@ pub fn visit_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
             visit_expr(index, f);
             values.iter().for_each(|a| visit_expr(a, f));
         }
-        ExprKind::ArrayList(args) | ExprKind::Gpu(_, args) | ExprKind::ArrayView { bounds: args, .. } => {
-            args.iter().for_each(|a| visit_expr(a, f))
-        }
+        ExprKind::ArrayList(args)
+        | ExprKind::Gpu(_, args)
+        | ExprKind::Mma(_, args)
+        | ExprKind::ArrayView { bounds: args, .. } => args.iter().for_each(|a| visit_expr(a, f)),
         ExprKind::CompoundAssign(_, _, a) => visit_expr(a, f),
         ExprKind::Binary(_, a, b) | ExprKind::Logical(_, a, b) => {
             visit_expr(a, f);

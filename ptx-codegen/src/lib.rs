@@ -204,6 +204,7 @@ pub fn compile_kernel_variants(
         return Ok(hit);
     }
     let program = frontend::check_kernel_program(item, callees, helpers)?;
+    check_arch(&program, &options.arch)?;
     let name = item.sig.ident.unraw().to_string();
     let wrapping = compile_kernel_ir(&program, &name, options, IntOverflow::Wrap).map_err(at_name)?;
     let checked = match program.checks_overflow() {
@@ -221,9 +222,39 @@ pub fn compile_kernel_variants(
 pub fn compile_kernel_str(src: &str, options: &Options) -> Result<CompiledExplicit, syn::Error> {
     let item: syn::ItemFn = syn::parse_str(src)?;
     let program = frontend::check_kernel_program(&item, &[], &[])?;
+    check_arch(&program, &options.arch)?;
     let name = item.sig.ident.unraw().to_string();
     compile_kernel_ir(&program, &name, options, IntOverflow::Wrap)
         .map_err(|m| syn::Error::new(item.sig.ident.span(), m))
+}
+
+/// The oldest target with the tensor cores `gpu::mma` uses (`mma.sync` of bf16 and TF32,
+/// `ldmatrix`).
+pub const MMA_MIN_ARCH: u32 = 80;
+
+/// An error at every `gpu::mma` operation of a program compiled for an older target than
+/// [`MMA_MIN_ARCH`] (`zeros`, which needs no tensor core, is allowed anywhere).
+fn check_arch(program: &ir::Program, arch: &str) -> Result<(), syn::Error> {
+    let number: u32 = arch.trim_start_matches("sm_").trim_end_matches('a').parse().unwrap_or(0);
+    if number >= MMA_MIN_ARCH {
+        return Ok(());
+    }
+    let mut spans = Vec::new();
+    for f in &program.functions {
+        ir::visit_block(&f.body, &mut |e| {
+            if matches!(e.kind, ir::ExprKind::Mma(op, _) if op != ir::MmaOp::Zeros) {
+                spans.push(e.span);
+            }
+        });
+    }
+    let message = format!(
+        "tensor cores (`gpu::mma`) need sm_{MMA_MIN_ARCH} or newer, and this kernel is compiled for {arch}: \
+         write `#[kernel(arch = \"sm_{MMA_MIN_ARCH}\")]` (or the GPU's own, such as \"sm_90\")"
+    );
+    let mut errors = spans.into_iter().map(|s| syn::Error::new(s, &message));
+    let Some(mut first) = errors.next() else { return Ok(()) };
+    errors.for_each(|e| first.combine(e));
+    Err(first)
 }
 
 /// Lowers and emits a checked kernel program, with integer overflow `overflow`.

@@ -74,6 +74,15 @@ impl FnChecker<'_> {
         let declared = match annotation {
             Some(syn::Type::Infer(_)) | None => None,
             Some(t) if self.prog.kernel && is_dim3(t) => Some(Type::Dim3),
+            Some(t) if self.prog.kernel && super::mma::fragment_type(t).is_some() => {
+                match super::mma::fragment_type(t)? {
+                    Ok(f) => Some(Type::Fragment(f)),
+                    Err(message) => {
+                        self.error(t, message);
+                        return None;
+                    }
+                }
+            }
             Some(t) => Some(Type::Scalar(self.scalar_type(t, TypeUse::Let)?)),
         };
         let ty = declared.unwrap_or_else(|| self.prog.infer.fresh(VarKind::Any));

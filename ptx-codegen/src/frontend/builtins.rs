@@ -15,7 +15,8 @@ sync_threads, sync_threads_count, sync_threads_and, sync_threads_or, thread_fenc
 thread_fence_system, lane_id, lanemask_lt, lanemask_le, lanemask_eq, lanemask_ge, lanemask_gt, active_mask, \
 syncwarp, shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync, ballot_sync, all_sync, any_sync, match_any_sync, \
 match_all_sync, check_index, load2, load4, store2, store4, shared, shared_2d, shared_3d, dynamic_shared, \
-atomic::{add, sub, min, max, nanmin, nanmax, inc, dec, exchange, compare_and_swap, and, or, xor} and the constant WARP_SIZE";
+atomic::{add, sub, min, max, nanmin, nanmax, inc, dec, exchange, compare_and_swap, and, or, xor}, \
+mma::{load_a, load_b, load_acc, store, zeros, mma} and the constant WARP_SIZE";
 
 /// The functions that declare a shared array, by rank (0: dynamic shared memory).
 const SHARED_DECLS: [(&str, usize); 4] = [("dynamic_shared", 0), ("shared", 1), ("shared_2d", 2), ("shared_3d", 3)];
@@ -63,7 +64,7 @@ pub(super) fn library_name(p: &syn::Path) -> Option<String> {
 pub(super) fn is_gpu_builtin(p: &syn::Path) -> bool {
     match gpu_path(p).as_deref() {
         Some([name]) => gpu_op(name).is_some() || shared_rank(name).is_some() || vector_access(name).is_some(),
-        Some([module, _]) => module == "atomic",
+        Some([module, _]) => module == "atomic" || module == "mma",
         _ => false,
     }
 }
@@ -115,6 +116,9 @@ impl FnChecker<'_> {
         if let [a, op] = rest {
             if a == "atomic" {
                 return self.atomic_call(c, op);
+            }
+            if a == "mma" {
+                return self.mma_call(c, op);
             }
         }
         let name = rest.join("::");

@@ -62,6 +62,13 @@ impl FnChecker<'_> {
             }
             syn::Expr::Tuple(t) => {
                 let elems: Vec<Expr> = t.elems.iter().map(|e| self.expr(e)).collect();
+                for (e, src) in elems.iter().zip(&t.elems) {
+                    let ty = self.prog.infer.shallow(e.ty);
+                    if matches!(ty, Type::Dim3 | Type::Fragment(_) | Type::Array(_) | Type::Unit) {
+                        let found = self.prog.infer.describe(ty);
+                        self.error(src, format!("a tuple holds scalars, not `{found}`"));
+                    }
+                }
                 let ty = self.prog.infer.tuple(elems.iter().map(|e| e.ty).collect());
                 self.mk(ExprKind::Tuple(elems), ty, span)
             }

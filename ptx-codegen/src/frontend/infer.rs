@@ -142,6 +142,7 @@ impl InferTable {
             (Type::Never, x) | (x, Type::Never) => Ok(x),
             (Type::Unit, Type::Unit) => Ok(Type::Unit),
             (Type::Dim3, Type::Dim3) => Ok(Type::Dim3),
+            (Type::Fragment(x), Type::Fragment(y)) if x == y => Ok(a),
             (Type::Array(x), Type::Array(y)) if x == y => Ok(a),
             (Type::Scalar(x), Type::Scalar(y)) if x == y => Ok(a),
             (Type::Tuple(x), Type::Tuple(y)) => {
@@ -224,6 +225,7 @@ impl InferTable {
             }
             (Type::Never, _) => "!".into(),
             (Type::Dim3, _) => "gpu::Dim3".into(),
+            (Type::Fragment(f), _) => f.rust_name(),
             (Type::Array(_), _) => "an array".into(),
             _ => "_".into(),
         }

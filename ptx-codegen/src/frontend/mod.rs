@@ -24,6 +24,7 @@ mod items;
 mod kernel;
 mod library;
 mod loops;
+mod mma;
 mod obligations;
 mod operators;
 mod patterns;

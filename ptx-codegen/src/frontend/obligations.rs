@@ -27,6 +27,23 @@ impl ProgramCx {
                 }
                 // A literal's range says nothing of a tuple: its type is reported.
                 (Type::Tuple(_), Require::Fits(_)) => {}
+                (Type::Fragment(f), _) => {
+                    let what = req.describe();
+                    let name = f.rust_name();
+                    self.error_at(
+                        span,
+                        format!(
+                            "{what} does not apply to the tensor-core fragment `{name}`: `gpu::mma::mma` multiplies and accumulates, and `gpu::mma::store` writes the accumulator to an array, where its elements can be computed with"
+                        ),
+                    );
+                }
+                (Type::Dim3, _) => {
+                    let what = req.describe();
+                    self.error_at(
+                        span,
+                        format!("{what} does not apply to `gpu::Dim3`: apply it to its fields (`.x`, `.y`, `.z`)"),
+                    );
+                }
                 (Type::Tuple(_), _) => {
                     let what = req.describe();
                     let shown = self.infer.describe(t);

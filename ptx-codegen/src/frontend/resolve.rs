@@ -16,7 +16,7 @@ impl FnChecker<'_> {
         for l in std::mem::take(&mut self.locals) {
             let ty = self.prog.final_type(l.ty);
             match ty {
-                Type::Scalar(_) | Type::Error | Type::Tuple(_) | Type::Dim3 | Type::Array(_) => {}
+                Type::Scalar(_) | Type::Error | Type::Tuple(_) | Type::Dim3 | Type::Array(_) | Type::Fragment(_) => {}
                 Type::Infer(_) | Type::Never => {
                     // A variable that is never given a value of known type.
                     self.error_at(
@@ -97,6 +97,7 @@ impl ProgramCx {
             ExprKind::ArrayRepeat(a, _) => self.resolve_expr(a),
             ExprKind::ArrayList(args)
             | ExprKind::Gpu(_, args)
+            | ExprKind::Mma(_, args)
             | ExprKind::Index { index: args, .. }
             | ExprKind::ArrayView { bounds: args, .. } => {
                 for a in args {

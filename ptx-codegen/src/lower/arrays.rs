@@ -323,7 +323,7 @@ impl<'ctx> FnLower<'_, 'ctx> {
 
     /// `if cond { raise fault(index, len) }`, on a branch marked unlikely: a fault of the
     /// fault record's kind, which carries two numbers (an index and a length).
-    fn raise_at(
+    pub(super) fn raise_at(
         &mut self,
         cond: IntValue<'ctx>,
         fault: Fault,

@@ -39,6 +39,7 @@ impl<'ctx> FnLower<'_, 'ctx> {
                 self.vector_access(*array, index, values.len() as u32, Some(values), e)
             }
             ExprKind::Gpu(op, args) => self.gpu(*op, args, e),
+            ExprKind::Mma(op, args) => self.mma(*op, args, e),
             _ => Err(internal("an array initialiser outside a `let`", e.span)),
         }
     }

@@ -19,6 +19,7 @@ mod entry;
 mod explicit_entry;
 mod intrinsic;
 mod kernel;
+mod mma;
 mod nvvm;
 mod reduce;
 mod structs;
@@ -277,6 +278,7 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
                 let i32t = self.cx.i32_type().into();
                 Some(self.cx.struct_type(&[i32t, i32t, i32t], false).into())
             }
+            Type::Fragment(f) => Some(mma::fragment_type(self.cx, f)),
             _ => None,
         }
     }
@@ -417,7 +419,8 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
             | ExprKind::Atomic { .. }
             | ExprKind::LoadVector { .. }
             | ExprKind::StoreVector { .. }
-            | ExprKind::Gpu(..) => self.kernel_expr(e),
+            | ExprKind::Gpu(..)
+            | ExprKind::Mma(..) => self.kernel_expr(e),
             ExprKind::Member { .. } | ExprKind::AssignMember { .. } | ExprKind::StructLit(_) => self.struct_expr(e),
         }
     }
