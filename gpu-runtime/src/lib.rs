@@ -169,6 +169,14 @@ pub mod gpu {
     pub mod atomic {
         pub use crate::sim::atomic::*;
     }
+
+    /// Tensor cores (sm_80 and newer): a warp multiplies 16 × K by K × 8 tiles of `f16`,
+    /// `bf16` or TF32 (`f32` arrays) into a 16 × 8 accumulator of `f32`. Each lane holds
+    /// its part of each tile as a fragment; every call but `zeros` is made by the warp's
+    /// 32 lanes together (a fault otherwise). See `docs/language.md`, "Tensor cores".
+    pub mod mma {
+        pub use crate::sim::mma::*;
+    }
 }
 
 /// The door between the code the macros generate and the runtime: exactly the names that

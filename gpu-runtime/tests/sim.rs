@@ -449,6 +449,32 @@ fn a_warp_operation_naming_an_exited_lane_fails_instead_of_hanging() {
     assert_eq!(out, [103 + 15; 4]);
 }
 
+/// A lane whose warp operation (a shuffle, an earlier `active_mask()`, a barrier) has
+/// completed runs again, even before it wakes: the fastest lane's next `active_mask()`
+/// waits for it instead of closing alone. (Before, that mask was often the fast lane's
+/// own bit.)
+#[test]
+fn active_mask_after_a_warp_operation_sees_the_whole_warp() {
+    for _ in 0..20 {
+        let mut out = [0u32; 64];
+        let o = SliceMut::new(&mut out);
+        sim::run("after", &LaunchConfig::new(1, 64), None, &|| {
+            let lane = gpu::lane_id();
+            let mut all = u32::MAX;
+            for _ in 0..8 {
+                gpu::shfl_sync(u32::MAX, lane, 0);
+                all &= gpu::active_mask();
+                all &= gpu::active_mask();
+                gpu::sync_threads();
+                all &= gpu::active_mask();
+            }
+            o.__gpu_store(gpu::thread_idx().x as usize, all);
+        })
+        .unwrap();
+        assert!(out.iter().all(|&m| m == u32::MAX), "{out:x?}");
+    }
+}
+
 #[test]
 fn built_in_indices_cover_three_dimensions() {
     let cfg = LaunchConfig::new((2, 3, 2), (4, 2, 3));

@@ -358,7 +358,7 @@ pub fn dynamic_shared<T: SimScalar>() -> SharedSlice<T> {
 /// The checks of `&array[i..][..n]`, with Rust's messages: the start against the length,
 /// then `n` against what is left.
 #[track_caller]
-fn window(len: usize, i: usize, n: usize) {
+pub(super) fn window(len: usize, i: usize, n: usize) {
     if i > len {
         panic!("range start index {i} out of range for slice of length {len}");
     }

@@ -203,6 +203,8 @@ impl WarpState {
         for g in self.gatherings.iter_mut().filter(|g| !g.closed) {
             g.closed = true;
             closed = true;
+            // Its lanes run again, if not yet awake (as a round's or a barrier's).
+            self.waiting &= !g.members;
         }
         closed
     }
@@ -321,12 +323,16 @@ impl Warp {
                 w.open.len() - 1
             }
         };
+        w.waiting |= bit;
         let round = &mut w.open[index];
         let id = round.id;
         round.arrived |= bit;
         round.values[lane as usize] = value;
         round.preds |= u32::from(pred) << lane;
         if round.arrived == mask {
+            // Its lanes run again, if not yet awake: an `active_mask()` must not take them
+            // for waiting.
+            w.waiting &= !mask;
             let r = w.open.swap_remove(index);
             let sync = if r.orders {
                 w.sync_count += 1;
@@ -339,7 +345,6 @@ impl Warp {
             w.done.push(Done { id, values: r.values, preds: r.preds, unread: mask, sync });
             self.changed.notify_all();
         }
-        w.waiting |= bit;
         w.close_gatherings();
         // The others look again: this lane may be the last one they wait to see waiting.
         self.changed.notify_all();

@@ -20,6 +20,7 @@ pub(crate) mod atomic;
 pub(crate) mod builtins;
 mod context;
 mod memory;
+pub(crate) mod mma;
 mod race;
 mod run;
 mod scalar;

@@ -1,0 +1,322 @@
+//! Matrix multiplication on tensor cores (`gpu::mma`, sm_80 and newer), beside the SIMT
+//! kernels of `examples/matmul.rs`: `c = a · b` with `a` (m × k) and `b` (k × n) row-major
+//! in `bf16`, or in `f32` multiplied as TF32, and `c` in `f32`.
+//!
+//! A block of 8 warps computes a 64 × 128 tile of `c`, each warp a 32 × 32 part of it as
+//! 2 × 4 accumulators of 16 × 8. The tiles of `a` and `b` go through shared memory, 32 (16
+//! for TF32) columns of `a` at a time; the rows there are padded by 8 elements, so that
+//! the 8 rows one `ldmatrix` reads fall in different banks.
+//!
+//! `cargo run --release --example matmul_tc [-- sizes…]`. Without a GPU it runs the
+//! kernels in the simulator on a small product instead. With `--json sizes…` it prints one
+//! JSON object per kernel and size (what `bench/compare.py --matmul` reads).
+//!
+//! **Bound.** Each element is checked against a CPU product of the same rounded inputs in
+//! `f64`: the error may be at most `(k + 1) · 2⁻²² · Σ|a_ik · b_kj|`, the bound of a sum of
+//! `k` products in `f32` arithmetic with truncation instead of rounding at each step (the
+//! tensor cores' order and internal precision are not specified, see `gpu::mma`).
+
+use std::time::Instant;
+
+use gpu_runtime::bf16;
+use gpu_runtime::{DeviceVec, Error, gpu, kernel};
+
+/// Rows of `c` a block computes.
+pub const BM: usize = 64;
+/// Columns of `c` a block computes.
+pub const BN: usize = 128;
+/// Threads per block: 8 warps.
+pub const THREADS: u32 = 256;
+
+/// `c = a · b` in `bf16` with `f32` accumulation, for `m` a multiple of 64, `n` of 128 and
+/// `k` of 32 (other sizes fault at the first tile past an array's end).
+#[kernel(arch = "sm_80", launch_bounds(256))]
+pub fn matmul_bf16(a: &[bf16], b: &[bf16], c: &mut [f32], m: usize, n: usize, k: usize) {
+    // Rows of the shared tiles: 32 + 8 and 128 + 8 elements (80 and 272 bytes).
+    const LDA: usize = 40;
+    const LDB: usize = 136;
+    let sa = gpu::shared::<bf16, 2560>(); // 64 × 40
+    let sb = gpu::shared::<bf16, 4352>(); // 32 × 136
+    let tid = gpu::thread_idx().x as usize;
+    let warp = tid / 32;
+    // The warp's 32 × 32 part of the block's tile.
+    let (wm, wn) = (warp / 4 * 32, warp % 4 * 32);
+    let bm = gpu::block_idx().y as usize * 64;
+    let bn = gpu::block_idx().x as usize * 128;
+    let mut c00 = gpu::mma::zeros();
+    let mut c01 = gpu::mma::zeros();
+    let mut c02 = gpu::mma::zeros();
+    let mut c03 = gpu::mma::zeros();
+    let mut c10 = gpu::mma::zeros();
+    let mut c11 = gpu::mma::zeros();
+    let mut c12 = gpu::mma::zeros();
+    let mut c13 = gpu::mma::zeros();
+    let mut k0 = 0;
+    while k0 < k {
+        // 64 × 32 of `a` (512 runs of 4) and 32 × 128 of `b` (1024 runs of 4).
+        for h in 0..2 {
+            let g = tid + 256 * h;
+            let (r, q) = (g / 8, g % 8 * 4);
+            let (x0, x1, x2, x3) = gpu::load4(a, (bm + r) * k + k0 + q);
+            gpu::store4(sa, r * LDA + q, x0, x1, x2, x3);
+        }
+        for h in 0..4 {
+            let g = tid + 256 * h;
+            let (r, q) = (g / 32, g % 32 * 4);
+            let (x0, x1, x2, x3) = gpu::load4(b, (k0 + r) * n + bn + q);
+            gpu::store4(sb, r * LDB + q, x0, x1, x2, x3);
+        }
+        gpu::sync_threads();
+        for kk in (0..32).step_by(16) {
+            let a0 = gpu::mma::load_a(sa, wm * LDA + kk, LDA);
+            let a1 = gpu::mma::load_a(sa, (wm + 16) * LDA + kk, LDA);
+            let b0 = gpu::mma::load_b(sb, kk * LDB + wn, LDB);
+            let b1 = gpu::mma::load_b(sb, kk * LDB + wn + 8, LDB);
+            let b2 = gpu::mma::load_b(sb, kk * LDB + wn + 16, LDB);
+            let b3 = gpu::mma::load_b(sb, kk * LDB + wn + 24, LDB);
+            c00 = gpu::mma::mma(a0, b0, c00);
+            c01 = gpu::mma::mma(a0, b1, c01);
+            c02 = gpu::mma::mma(a0, b2, c02);
+            c03 = gpu::mma::mma(a0, b3, c03);
+            c10 = gpu::mma::mma(a1, b0, c10);
+            c11 = gpu::mma::mma(a1, b1, c11);
+            c12 = gpu::mma::mma(a1, b2, c12);
+            c13 = gpu::mma::mma(a1, b3, c13);
+        }
+        gpu::sync_threads();
+        k0 += 32;
+    }
+    let top = (bm + wm) * n + bn + wn;
+    let bottom = top + 16 * n;
+    gpu::mma::store(c, top, n, c00);
+    gpu::mma::store(c, top + 8, n, c01);
+    gpu::mma::store(c, top + 16, n, c02);
+    gpu::mma::store(c, top + 24, n, c03);
+    gpu::mma::store(c, bottom, n, c10);
+    gpu::mma::store(c, bottom + 8, n, c11);
+    gpu::mma::store(c, bottom + 16, n, c12);
+    gpu::mma::store(c, bottom + 24, n, c13);
+}
+
+/// `c = a · b` with `f32` inputs multiplied as TF32 (K = 8 a product), for `m` a multiple
+/// of 64, `n` of 128 and `k` of 16; the tiles of [`matmul_bf16`], 16 columns of `a` at a
+/// time.
+#[kernel(arch = "sm_80", launch_bounds(256))]
+pub fn matmul_tf32(a: &[f32], b: &[f32], c: &mut [f32], m: usize, n: usize, k: usize) {
+    // 16 + 4 and 128 + 4 elements: rows 80 and 528 bytes apart.
+    const LDA: usize = 20;
+    const LDB: usize = 132;
+    let sa = gpu::shared::<f32, 1280>(); // 64 × 20
+    let sb = gpu::shared::<f32, 2112>(); // 16 × 132
+    let tid = gpu::thread_idx().x as usize;
+    let warp = tid / 32;
+    let (wm, wn) = (warp / 4 * 32, warp % 4 * 32);
+    let bm = gpu::block_idx().y as usize * 64;
+    let bn = gpu::block_idx().x as usize * 128;
+    let mut c00 = gpu::mma::zeros();
+    let mut c01 = gpu::mma::zeros();
+    let mut c02 = gpu::mma::zeros();
+    let mut c03 = gpu::mma::zeros();
+    let mut c10 = gpu::mma::zeros();
+    let mut c11 = gpu::mma::zeros();
+    let mut c12 = gpu::mma::zeros();
+    let mut c13 = gpu::mma::zeros();
+    let mut k0 = 0;
+    while k0 < k {
+        // 64 × 16 of `a` (256 runs of 4) and 16 × 128 of `b` (512 runs of 4).
+        let (r, q) = (tid / 4, tid % 4 * 4);
+        let (x0, x1, x2, x3) = gpu::load4(a, (bm + r) * k + k0 + q);
+        gpu::store4(sa, r * LDA + q, x0, x1, x2, x3);
+        for h in 0..2 {
+            let g = tid + 256 * h;
+            let (r, q) = (g / 32, g % 32 * 4);
+            let (x0, x1, x2, x3) = gpu::load4(b, (k0 + r) * n + bn + q);
+            gpu::store4(sb, r * LDB + q, x0, x1, x2, x3);
+        }
+        gpu::sync_threads();
+        for kk in (0..16).step_by(8) {
+            let a0 = gpu::mma::load_a(sa, wm * LDA + kk, LDA);
+            let a1 = gpu::mma::load_a(sa, (wm + 16) * LDA + kk, LDA);
+            let b0 = gpu::mma::load_b(sb, kk * LDB + wn, LDB);
+            let b1 = gpu::mma::load_b(sb, kk * LDB + wn + 8, LDB);
+            let b2 = gpu::mma::load_b(sb, kk * LDB + wn + 16, LDB);
+            let b3 = gpu::mma::load_b(sb, kk * LDB + wn + 24, LDB);
+            c00 = gpu::mma::mma(a0, b0, c00);
+            c01 = gpu::mma::mma(a0, b1, c01);
+            c02 = gpu::mma::mma(a0, b2, c02);
+            c03 = gpu::mma::mma(a0, b3, c03);
+            c10 = gpu::mma::mma(a1, b0, c10);
+            c11 = gpu::mma::mma(a1, b1, c11);
+            c12 = gpu::mma::mma(a1, b2, c12);
+            c13 = gpu::mma::mma(a1, b3, c13);
+        }
+        gpu::sync_threads();
+        k0 += 16;
+    }
+    let top = (bm + wm) * n + bn + wn;
+    let bottom = top + 16 * n;
+    gpu::mma::store(c, top, n, c00);
+    gpu::mma::store(c, top + 8, n, c01);
+    gpu::mma::store(c, top + 16, n, c02);
+    gpu::mma::store(c, top + 24, n, c03);
+    gpu::mma::store(c, bottom, n, c10);
+    gpu::mma::store(c, bottom + 8, n, c11);
+    gpu::mma::store(c, bottom + 16, n, c12);
+    gpu::mma::store(c, bottom + 24, n, c13);
+}
+
+/// The blocks for an `m` × `n` product.
+pub fn grid(m: usize, n: usize) -> (u32, u32) {
+    ((n / BN) as u32, (m / BM) as u32)
+}
+
+/// The sizes the kernels take, or why not.
+pub fn check_sizes(m: usize, n: usize, k: usize, k_step: usize) -> gpu_runtime::Result<()> {
+    if m % BM != 0 || n % BN != 0 || k % k_step != 0 || m == 0 || n == 0 || k == 0 {
+        return Err(Error::LaunchConfig {
+            kernel: "matmul_tc",
+            message: format!("these kernels take m a multiple of {BM}, n of {BN} and k of {k_step}; got {m}, {n}, {k}"),
+        });
+    }
+    Ok(())
+}
+
+/// Values in [-0.5, 0.5) from a seed (xorshift).
+pub fn random(len: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        })
+        .collect()
+}
+
+/// `c = a · b` in `f64` of the inputs as given (already rounded), and each element's bound
+/// (see the module's documentation).
+pub fn reference(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> (Vec<f64>, Vec<f64>) {
+    let mut c = vec![0.0f64; m * n];
+    let mut bound = vec![0.0f64; m * n];
+    let ulp = (k as f64 + 1.0) * 2f64.powi(-22);
+    for i in 0..m {
+        for kk in 0..k {
+            let x = f64::from(a[i * k + kk]);
+            for j in 0..n {
+                let p = x * f64::from(b[kk * n + j]);
+                c[i * n + j] += p;
+                bound[i * n + j] += p.abs();
+            }
+        }
+    }
+    bound.iter_mut().for_each(|b| *b *= ulp);
+    (c, bound)
+}
+
+/// The first element outside its bound, as `(index, got, want, bound)`.
+pub fn outside(got: &[f32], want: &[f64], bound: &[f64]) -> Option<(usize, f32, f64, f64)> {
+    (0..got.len()).find(|&i| (f64::from(got[i]) - want[i]).abs() > bound[i]).map(|i| (i, got[i], want[i], bound[i]))
+}
+
+/// The TF32 values a TF32 product multiplies (see `gpu::mma::tf32`).
+pub fn as_tf32(x: &[f32]) -> Vec<f32> {
+    x.iter().map(|&v| gpu::mma::tf32(v)).collect()
+}
+
+fn tflops(m: usize, n: usize, k: usize, seconds: f64) -> f64 {
+    2.0 * m as f64 * n as f64 * k as f64 / seconds / 1e12
+}
+
+/// The median of `reps` timed runs of `run` (after one warm-up).
+fn median_seconds(reps: usize, mut run: impl FnMut() -> gpu_runtime::Result<()>) -> gpu_runtime::Result<f64> {
+    run()?;
+    let mut times = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let t = Instant::now();
+        run()?;
+        times.push(t.elapsed().as_secs_f64());
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[times.len() / 2])
+}
+
+/// Both kernels on the GPU at `n` × `n` × `n`: checked against the CPU where `check`, and
+/// timed. Gives `(kernel, seconds)` pairs.
+fn on_gpu(n: usize, check: bool) -> gpu_runtime::Result<Vec<(&'static str, f64)>> {
+    let (a, b) = (random(n * n, 1), random(n * n, 2));
+    let (a16, b16): (Vec<bf16>, Vec<bf16>) =
+        (a.iter().map(|&v| bf16::from_f32(v)).collect(), b.iter().map(|&v| bf16::from_f32(v)).collect());
+    let (da16, db16) = (DeviceVec::from_slice(&a16)?, DeviceVec::from_slice(&b16)?);
+    let (da, db) = (DeviceVec::from_slice(&a)?, DeviceVec::from_slice(&b)?);
+    let mut dc = DeviceVec::<f32>::zeros(n * n)?;
+    let grid = grid(n, n);
+    let mut out = Vec::new();
+    let s = median_seconds(5, || matmul_bf16::launch(grid, THREADS, &da16, &db16, &mut dc, n, n, n))?;
+    if check {
+        let (want, bound) = reference(
+            &a16.iter().map(|v| v.to_f32()).collect::<Vec<_>>(),
+            &b16.iter().map(|v| v.to_f32()).collect::<Vec<_>>(),
+            n,
+            n,
+            n,
+        );
+        if let Some((i, got, want, bound)) = outside(&dc.to_vec()?, &want, &bound) {
+            panic!("bf16, n = {n}: element {i} is {got}, the CPU's {want} ± {bound}");
+        }
+    }
+    out.push(("matmul_bf16", s));
+    let s = median_seconds(5, || matmul_tf32::launch(grid, THREADS, &da, &db, &mut dc, n, n, n))?;
+    if check {
+        let (want, bound) = reference(&as_tf32(&a), &as_tf32(&b), n, n, n);
+        if let Some((i, got, want, bound)) = outside(&dc.to_vec()?, &want, &bound) {
+            panic!("tf32, n = {n}: element {i} is {got}, the CPU's {want} ± {bound}");
+        }
+    }
+    out.push(("matmul_tf32", s));
+    Ok(out)
+}
+
+fn main() -> gpu_runtime::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let sizes: Vec<usize> = args.iter().filter_map(|a| a.parse().ok()).collect();
+    let json = args.iter().any(|a| a == "--json");
+    match gpu_runtime::default_device() {
+        Ok(device) if !json => println!("on {} (device {})", device.name(), device.ordinal()),
+        Ok(_) => {}
+        Err(e @ (Error::NoDriver | Error::NoDevice)) => {
+            println!("no GPU found ({e}); the kernels in the simulator on a 64 × 128 × 64 product instead");
+            let (m, n, k) = (64, 128, 64);
+            let (a, b) = (random(m * k, 1), random(k * n, 2));
+            let (a16, b16): (Vec<bf16>, Vec<bf16>) =
+                (a.iter().map(|&v| bf16::from_f32(v)).collect(), b.iter().map(|&v| bf16::from_f32(v)).collect());
+            let mut c = vec![0.0f32; m * n];
+            matmul_bf16::simulate(grid(m, n), THREADS, &a16, &b16, &mut c, m, n, k)?;
+            let rounded = |x: &[bf16]| x.iter().map(|v| v.to_f32()).collect::<Vec<_>>();
+            let (want, bound) = reference(&rounded(&a16), &rounded(&b16), m, n, k);
+            println!("bf16: {}", if outside(&c, &want, &bound).is_none() { "within the bound" } else { "OUTSIDE" });
+            matmul_tf32::simulate(grid(m, n), THREADS, &a, &b, &mut c, m, n, k)?;
+            let (want, bound) = reference(&as_tf32(&a), &as_tf32(&b), m, n, k);
+            println!("tf32: {}", if outside(&c, &want, &bound).is_none() { "within the bound" } else { "OUTSIDE" });
+            return Ok(());
+        }
+        Err(e) => return Err(e),
+    }
+    let sizes = if sizes.is_empty() { vec![1024, 4096, 8192] } else { sizes };
+    if !json {
+        println!("{:>6} {:>12} {:>10} {:>9}", "n", "kernel", "ms", "TFLOP/s");
+    }
+    for n in sizes {
+        check_sizes(n, n, n, 32)?;
+        // The CPU check costs n³ operations in f64: only the smaller sizes.
+        for (kernel, s) in on_gpu(n, n <= 2048)? {
+            let t = tflops(n, n, n, s);
+            if json {
+                println!(r#"{{"n": {n}, "kernel": "{kernel}", "ms": {:.4}, "tflops": {t:.2}}}"#, s * 1e3);
+            } else {
+                println!("{n:>6} {kernel:>12} {:>10.3} {t:>9.1}", s * 1e3);
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,136 @@
+//! Tensor-core kernels (`gpu::mma`) shared by the simulator tests (`tests/mma.rs`, in CI)
+//! and the GPU tests (`tests/gpu_mma.rs`), with the CPU model they are checked against.
+#![allow(dead_code)]
+
+use gpu_runtime::{bf16, f16};
+use gpu_runtime::{gpu, kernel};
+
+// The tensor-core matmul example's kernels, from its own source.
+#[path = "../../examples/matmul_tc.rs"]
+pub mod matmul_tc;
+
+/// One tile a block (one warp): `d[t] = a[t] · b[t] + c[t]` for the `t`-th 16 × 16 tile of
+/// `a` (rows `lda` apart, tiles `16 * lda` apart), 16 × 8 tile of `b` (rows `ldb` apart)
+/// and 16 × 8 tile of `c` and `d` (rows 8 apart), read from global memory, or first copied
+/// into shared memory (rows as far apart there) when `shared`.
+#[kernel(arch = "sm_80")]
+pub fn tiles_f16(a: &[f16], b: &[f16], c: &[f32], d: &mut [f32], lda: usize, ldb: usize, shared: bool) {
+    let t = gpu::block_idx().x as usize;
+    let lane = gpu::thread_idx().x as usize;
+    let (a0, b0, c0) = (t * 16 * lda, t * 16 * ldb, t * 128);
+    let acc = gpu::mma::load_acc(c, c0, 8);
+    let acc = if shared {
+        let sa = gpu::shared::<f16, 1024>();
+        let sb = gpu::shared::<f16, 512>();
+        let mut i = lane;
+        while i < 16 * lda {
+            sa[i] = a[a0 + i];
+            i += 32;
+        }
+        let mut i = lane;
+        while i < 16 * ldb {
+            sb[i] = b[b0 + i];
+            i += 32;
+        }
+        gpu::sync_threads();
+        gpu::mma::mma(gpu::mma::load_a(sa, 0, lda), gpu::mma::load_b(sb, 0, ldb), acc)
+    } else {
+        gpu::mma::mma(gpu::mma::load_a(a, a0, lda), gpu::mma::load_b(b, b0, ldb), acc)
+    };
+    gpu::mma::store(d, c0, 8, acc);
+}
+
+/// [`tiles_f16`] over `bf16`.
+#[kernel(arch = "sm_80")]
+pub fn tiles_bf16(a: &[bf16], b: &[bf16], c: &[f32], d: &mut [f32], lda: usize, ldb: usize, shared: bool) {
+    let t = gpu::block_idx().x as usize;
+    let lane = gpu::thread_idx().x as usize;
+    let (a0, b0, c0) = (t * 16 * lda, t * 16 * ldb, t * 128);
+    let acc = gpu::mma::load_acc(c, c0, 8);
+    let acc = if shared {
+        let sa = gpu::shared::<bf16, 1024>();
+        let sb = gpu::shared::<bf16, 512>();
+        let mut i = lane;
+        while i < 16 * lda {
+            sa[i] = a[a0 + i];
+            i += 32;
+        }
+        let mut i = lane;
+        while i < 16 * ldb {
+            sb[i] = b[b0 + i];
+            i += 32;
+        }
+        gpu::sync_threads();
+        gpu::mma::mma(gpu::mma::load_a(sa, 0, lda), gpu::mma::load_b(sb, 0, ldb), acc)
+    } else {
+        gpu::mma::mma(gpu::mma::load_a(a, a0, lda), gpu::mma::load_b(b, b0, ldb), acc)
+    };
+    gpu::mma::store(d, c0, 8, acc);
+}
+
+/// [`tiles_f16`] over TF32: 16 × 8 tiles of `a`, 8 × 8 tiles of `b` (tiles `8 * ldb`
+/// apart), `f32` arrays rounded as they are loaded.
+#[kernel(arch = "sm_80")]
+pub fn tiles_tf32(a: &[f32], b: &[f32], c: &[f32], d: &mut [f32], lda: usize, ldb: usize, shared: bool) {
+    let t = gpu::block_idx().x as usize;
+    let lane = gpu::thread_idx().x as usize;
+    let (a0, b0, c0) = (t * 16 * lda, t * 8 * ldb, t * 128);
+    let acc = gpu::mma::load_acc(c, c0, 8);
+    let acc = if shared {
+        let sa = gpu::shared::<f32, 512>();
+        let sb = gpu::shared::<f32, 256>();
+        let mut i = lane;
+        while i < 16 * lda {
+            sa[i] = a[a0 + i];
+            i += 32;
+        }
+        let mut i = lane;
+        while i < 8 * ldb {
+            sb[i] = b[b0 + i];
+            i += 32;
+        }
+        gpu::sync_threads();
+        gpu::mma::mma(gpu::mma::load_a(sa, 0, lda), gpu::mma::load_b(sb, 0, ldb), acc)
+    } else {
+        gpu::mma::mma(gpu::mma::load_a(a, a0, lda), gpu::mma::load_b(b, b0, ldb), acc)
+    };
+    gpu::mma::store(d, c0, 8, acc);
+}
+
+/// A warp whose lanes below `split` load a tile and the others do not: a fault.
+#[kernel(arch = "sm_80")]
+pub fn diverged(a: &[f16], d: &mut [f32], split: u32) {
+    let mut acc = gpu::mma::zeros();
+    if gpu::lane_id() < split {
+        let x = gpu::mma::load_a(a, 0, 16);
+        acc = gpu::mma::mma(x, gpu::mma::load_b(a, 0, 8), acc);
+    }
+    gpu::mma::store(d, 0, 8, acc);
+}
+
+/// Every warp of the block stores its accumulator to the same tile: a race.
+#[kernel(arch = "sm_80")]
+pub fn same_tile(d: &mut [f32]) {
+    let acc = gpu::mma::zeros();
+    gpu::mma::store(d, 0, 8, acc);
+}
+
+/// The CPU model of `mma`: `d = c + a · b` with the products summed in `k` order, one
+/// fused multiply-add each (the simulator's documented order). `a` is 16 × k and `b` k ×
+/// 8 as `f32` values (already rounded to the input type), both row-major and packed.
+pub fn model(a: &[f32], b: &[f32], c: &[f32], k: usize) -> Vec<f32> {
+    let mut d = c.to_vec();
+    for i in 0..16 {
+        for j in 0..8 {
+            for kk in 0..k {
+                d[i * 8 + j] = a[i * k + kk].mul_add(b[kk * 8 + j], d[i * 8 + j]);
+            }
+        }
+    }
+    d
+}
+
+/// The `rows` × `cols` tile at `base`, rows `ld` apart, packed.
+pub fn tile<T: Copy>(x: &[T], base: usize, ld: usize, rows: usize, cols: usize) -> Vec<T> {
+    (0..rows).flat_map(|r| (0..cols).map(move |c| (r, c))).map(|(r, c)| x[base + r * ld + c]).collect()
+}
