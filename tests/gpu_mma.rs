@@ -1,13 +1,14 @@
-//! Tensor cores (`gpu::mma`) on the GPU (sm_80 and newer): the kernels of `tests/mma.rs`
-//! against the simulator (bit for bit where every partial sum is exact, within the
-//! README's bound elsewhere), the faults with the simulator's messages, and the matmul
-//! example against the CPU.
+//! Tensor cores (`gpu::mma`) and asynchronous copies (`gpu::copy_async*`) on the GPU (sm_80
+//! and newer): the kernels of `tests/mma.rs` against the simulator (bit for bit where every
+//! partial sum is exact, within the README's bound elsewhere), the faults with the
+//! simulator's messages, the matmul example against the CPU, and the pipelines of
+//! `tests/copies.rs`.
 
 mod common;
 mod mma_defs;
 
 use common::Gen;
-use gpu_runtime::{Error, bf16, default_device, f16, gpu};
+use gpu_runtime::{DeviceVec, Error, bf16, default_device, f16, gpu};
 use mma_defs::matmul_tc::{self, THREADS, matmul_bf16, matmul_tf32};
 use mma_defs::*;
 
@@ -146,4 +147,31 @@ fn the_matmul_example_is_within_its_bound_on_the_gpu() {
     matmul_tf32::launch(matmul_tc::grid(m, n), THREADS, &a, &b, &mut c, m, n, k).unwrap();
     let (want, bound) = matmul_tc::reference(&matmul_tc::as_tf32(&a), &matmul_tc::as_tf32(&b), m, n, k);
     assert_eq!(matmul_tc::outside(&c, &want, &bound), None, "tf32");
+}
+
+/// `tests/copies.rs`'s pipeline on the GPU, with the copies aligned (`cp.async`) and not
+/// (the element path): the host's sums either way.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn asynchronous_copies_feed_a_pipeline() {
+    assert!(has_tensor_cores());
+    let (blocks, stages) = (64, 9);
+    let x: Vec<f32> = (0..blocks * STAGE * stages + 1).map(|i| ((i * 37) % 101) as f32 - 50.0).collect();
+    // A view from element 1 of device memory: every copy's source is 4 bytes past a
+    // 16-byte boundary, so the 8- and 16-byte copies take the element path.
+    let dx = DeviceVec::from_slice(&x).unwrap();
+    for start in [0, 1] {
+        let view = dx.slice(start..start + blocks * STAGE * stages).unwrap();
+        let host = &x[start..start + blocks * STAGE * stages];
+        let want: Vec<f32> = host.chunks(STAGE * stages).map(|c| c.iter().sum()).collect();
+        for width in [1, 2, 4] {
+            let mut out = vec![f32::NAN; blocks];
+            staged_sums::launch(blocks as u32, STAGE as u32, &view, &mut out, stages, width).unwrap();
+            assert_eq!(out, want, "start {start}, width {width}");
+        }
+    }
+    let h: Vec<bf16> = (0..64 * 512).map(|i| bf16::from_f32((i % 1000) as f32 - 500.0)).collect();
+    let mut out = vec![bf16::ZERO; h.len()];
+    copy_halves::launch(64u32, 64u32, &h, &mut out).unwrap();
+    assert_eq!(out, h);
 }

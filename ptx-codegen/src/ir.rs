@@ -548,6 +548,16 @@ pub enum ExprKind {
     },
     /// `gpu::mma::op(…)` (see [`MmaOp`] for the arguments).
     Mma(MmaOp, Vec<Expr>),
+    /// `gpu::copy_async4(dst, i, src, j)` and its siblings: `dst[i..][..lanes]` (shared
+    /// memory) takes the values of `src[j..][..lanes]` (a slice parameter) asynchronously,
+    /// by the next `copy_async_wait` that covers the copy's group (`cp.async`).
+    CopyAsync {
+        dst: u32,
+        dst_index: Box<Expr>,
+        src: u32,
+        src_index: Box<Expr>,
+        lanes: u32,
+    },
 }
 
 /// One step from a user struct to a part of it.
@@ -653,6 +663,14 @@ pub enum GpuOp {
     /// `gpu::check_index(i, len)`: `i`, or the index-out-of-bounds fault when `i >= len`
     /// (the bounds check of a view into a slice, as `#[guvectorize]` makes).
     CheckIndex,
+    /// `gpu::copy_async_commit()`: the thread's asynchronous copies since the last commit
+    /// form a group (`cp.async.commit_group`).
+    CopyAsyncCommit,
+    /// `gpu::copy_async_wait(n)`: waits until at most `n` of the thread's committed groups
+    /// are still copying (`cp.async.wait_group n`, `n` a literal).
+    CopyAsyncWait(u32),
+    /// `gpu::copy_async_wait_all()`: waits for every copy, committed or not.
+    CopyAsyncWaitAll,
 }
 
 /// Which lanes `gpu::lanemask_*()` names, relative to the thread's own lane.
@@ -825,6 +843,10 @@ pub fn visit_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
         }
         ExprKind::Atomic { index, args, .. } => index.iter().chain(args).for_each(|a| visit_expr(a, f)),
         ExprKind::LoadVector { index, .. } => visit_expr(index, f),
+        ExprKind::CopyAsync { dst_index, src_index, .. } => {
+            visit_expr(dst_index, f);
+            visit_expr(src_index, f);
+        }
         ExprKind::StoreVector { index, values, .. } => {
             visit_expr(index, f);
             values.iter().for_each(|a| visit_expr(a, f));

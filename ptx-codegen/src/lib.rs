@@ -229,11 +229,12 @@ pub fn compile_kernel_str(src: &str, options: &Options) -> Result<CompiledExplic
 }
 
 /// The oldest target with the tensor cores `gpu::mma` uses (`mma.sync` of bf16 and TF32,
-/// `ldmatrix`).
+/// `ldmatrix`) and the asynchronous copies (`cp.async`).
 pub const MMA_MIN_ARCH: u32 = 80;
 
-/// An error at every `gpu::mma` operation of a program compiled for an older target than
-/// [`MMA_MIN_ARCH`] (`zeros`, which needs no tensor core, is allowed anywhere).
+/// An error at every `gpu::mma` operation (but `zeros`, which needs no tensor core) and
+/// every asynchronous copy of a program compiled for an older target than
+/// [`MMA_MIN_ARCH`].
 fn check_arch(program: &ir::Program, arch: &str) -> Result<(), syn::Error> {
     let number: u32 = arch.trim_start_matches("sm_").trim_end_matches('a').parse().unwrap_or(0);
     if number >= MMA_MIN_ARCH {
@@ -242,14 +243,23 @@ fn check_arch(program: &ir::Program, arch: &str) -> Result<(), syn::Error> {
     let mut spans = Vec::new();
     for f in &program.functions {
         ir::visit_block(&f.body, &mut |e| {
-            if matches!(e.kind, ir::ExprKind::Mma(op, _) if op != ir::MmaOp::Zeros) {
+            let needs = match &e.kind {
+                ir::ExprKind::Mma(op, _) => *op != ir::MmaOp::Zeros,
+                ir::ExprKind::CopyAsync { .. } => true,
+                ir::ExprKind::Gpu(op, _) => {
+                    matches!(op, ir::GpuOp::CopyAsyncCommit | ir::GpuOp::CopyAsyncWait(_) | ir::GpuOp::CopyAsyncWaitAll)
+                }
+                _ => false,
+            };
+            if needs {
                 spans.push(e.span);
             }
         });
     }
     let message = format!(
-        "tensor cores (`gpu::mma`) need sm_{MMA_MIN_ARCH} or newer, and this kernel is compiled for {arch}: \
-         write `#[kernel(arch = \"sm_{MMA_MIN_ARCH}\")]` (or the GPU's own, such as \"sm_90\")"
+        "tensor cores (`gpu::mma`) and asynchronous copies (`gpu::copy_async*`) need sm_{MMA_MIN_ARCH} or newer, \
+         and this kernel is compiled for {arch}: write `#[kernel(arch = \"sm_{MMA_MIN_ARCH}\")]` (or the GPU's own, \
+         such as \"sm_90\")"
     );
     let mut errors = spans.into_iter().map(|s| syn::Error::new(s, &message));
     let Some(mut first) = errors.next() else { return Ok(()) };

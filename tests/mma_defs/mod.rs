@@ -134,3 +134,90 @@ pub fn model(a: &[f32], b: &[f32], c: &[f32], k: usize) -> Vec<f32> {
 pub fn tile<T: Copy>(x: &[T], base: usize, ld: usize, rows: usize, cols: usize) -> Vec<T> {
     (0..rows).flat_map(|r| (0..cols).map(move |c| (r, c))).map(|(r, c)| x[base + r * ld + c]).collect()
 }
+
+/// Threads per block of [`staged_sums`].
+pub const STAGE: usize = 128;
+
+/// Each block sums its `STAGE * stages` elements of `x` (integers in `f32`, so the sum is
+/// exact) into `out[block]`, staging them through two shared buffers with asynchronous
+/// copies: the copy of stage `s + 1` runs while stage `s` is summed. `width` elements a
+/// copy (1, 2 or 4), each thread copying `STAGE / width`… of every stage.
+#[kernel(arch = "sm_80")]
+pub fn staged_sums(x: &[f32], out: &mut [f32], stages: usize, width: usize) {
+    let buf = gpu::shared::<f32, 256>();
+    let t = gpu::thread_idx().x as usize;
+    let base = gpu::block_idx().x as usize * STAGE * stages;
+    // Stage 0 into buffer 0.
+    if t * width < STAGE {
+        let (d, s) = (t * width, base + t * width);
+        if width == 4 {
+            gpu::copy_async4(buf, d, x, s);
+        } else if width == 2 {
+            gpu::copy_async2(buf, d, x, s);
+        } else {
+            gpu::copy_async1(buf, d, x, s);
+        }
+    }
+    gpu::copy_async_commit();
+    let mut total = 0.0f32;
+    for stage in 0..stages {
+        let (now, next) = (stage % 2 * STAGE, (stage + 1) % 2 * STAGE);
+        if stage + 1 < stages && t * width < STAGE {
+            let (d, s) = (next + t * width, base + (stage + 1) * STAGE + t * width);
+            if width == 4 {
+                gpu::copy_async4(buf, d, x, s);
+            } else if width == 2 {
+                gpu::copy_async2(buf, d, x, s);
+            } else {
+                gpu::copy_async1(buf, d, x, s);
+            }
+        }
+        gpu::copy_async_commit();
+        // Every group but the newest (the next stage's) is complete, then every thread's.
+        gpu::copy_async_wait(1);
+        gpu::sync_threads();
+        if t == 0 {
+            for i in 0..STAGE {
+                total += buf[now + i];
+            }
+        }
+        // The buffer is read before the copy two stages on writes it again.
+        gpu::sync_threads();
+    }
+    if t == 0 {
+        out[gpu::block_idx().x as usize] = total;
+    }
+}
+
+/// `bf16` tiles copied 8 at a time (16 bytes), waited for with `copy_async_wait_all`, then
+/// copied out: `out = x`.
+#[kernel(arch = "sm_80")]
+pub fn copy_halves(x: &[bf16], out: &mut [bf16]) {
+    let buf = gpu::shared::<bf16, 512>();
+    let t = gpu::thread_idx().x as usize;
+    let base = gpu::block_idx().x as usize * 512;
+    gpu::copy_async8(buf, t * 8, x, base + t * 8);
+    gpu::copy_async_wait_all();
+    gpu::sync_threads();
+    for k in 0..8 {
+        out[base + t * 8 + k] = buf[t * 8 + k];
+    }
+}
+
+/// Reads its own copy's destination before waiting (`wait` false), or another thread's
+/// without a barrier between (`wait` true): the first is a panic in the simulator, the
+/// second a data race.
+#[kernel(arch = "sm_80")]
+pub fn early_read(x: &[f32], out: &mut [f32], wait: bool) {
+    let buf = gpu::shared::<f32, 64>();
+    let t = gpu::thread_idx().x as usize;
+    gpu::copy_async1(buf, t, x, t);
+    gpu::copy_async_commit();
+    if wait {
+        gpu::copy_async_wait(0);
+        out[t] = buf[(t + 1) % 64];
+    } else {
+        out[t] = buf[t];
+        gpu::copy_async_wait(0);
+    }
+}

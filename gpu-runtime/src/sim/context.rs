@@ -77,6 +77,17 @@ pub(crate) fn note_access(address: usize, shared: bool, kind: AccessKind, place:
     CONTEXT.with(|c| {
         let c = c.borrow();
         let Some(ctx) = c.as_ref() else { return };
+        // An element this thread copies into asynchronously is undefined to it until the
+        // copy is waited for (`cp.async` writes it at some point before the wait).
+        if shared && super::copies::pending(address) {
+            let place = place();
+            drop(c);
+            panic!(
+                "{place} is {} by the thread that copies into it asynchronously, before the copy is complete: \
+                 wait for it first (gpu::copy_async_wait)",
+                if kind == AccessKind::Read { "read" } else { "written" }
+            );
+        }
         let Some(races) = &ctx.races else { return };
         let now = Access {
             block: ctx.block_linear,

@@ -305,6 +305,12 @@ impl<T: SimScalar> SharedCells<T> {
         cell
     }
 
+    /// The address of cell `i` (asynchronous copies note their destinations by address).
+    #[track_caller]
+    fn addr(&self, i: usize) -> usize {
+        std::ptr::from_ref(&self.cells()[i]).addr()
+    }
+
     /// Cells `start..end`, checked (and panicking) as Rust checks `&s[start..end]`.
     #[track_caller]
     fn slice(&self, start: usize, end: usize) -> SharedCells<T> {
@@ -639,4 +645,16 @@ rows! {
     impl[] SliceMut<'_, T>;
     impl[const N: usize] Shared<T, N>;
     impl[] SharedSlice<T>;
+}
+
+impl<T: SimScalar, const N: usize> super::copies::AsyncDst for Shared<T, N> {
+    fn __cell_addr(&self, i: usize) -> usize {
+        self.cells.addr(i)
+    }
+}
+
+impl<T: SimScalar> super::copies::AsyncDst for SharedSlice<T> {
+    fn __cell_addr(&self, i: usize) -> usize {
+        self.cells.addr(i)
+    }
 }

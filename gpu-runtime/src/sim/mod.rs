@@ -19,6 +19,7 @@
 pub(crate) mod atomic;
 pub(crate) mod builtins;
 mod context;
+pub(crate) mod copies;
 mod memory;
 pub(crate) mod mma;
 mod race;

@@ -86,7 +86,11 @@ fn run_block(
             let spawn = std::thread::Builder::new().stack_size(STACK).spawn_scoped(s, move || {
                 let state = ctx.state.clone();
                 enter(ctx);
-                let outcome = catch_quiet(body);
+                // Copies never waited for complete when the thread ends.
+                let outcome = catch_quiet(|| {
+                    body();
+                    super::copies::finish();
+                });
                 leave();
                 if let Err(message) = outcome {
                     failures.lock().unwrap_or_else(|p| p.into_inner()).push((linear, thread, message));

@@ -14,7 +14,8 @@ const BUILTINS: &str = "thread_idx, block_idx, block_dim, grid_dim, grid1, grid2
 sync_threads, sync_threads_count, sync_threads_and, sync_threads_or, thread_fence, thread_fence_block, \
 thread_fence_system, lane_id, lanemask_lt, lanemask_le, lanemask_eq, lanemask_ge, lanemask_gt, active_mask, \
 syncwarp, shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync, ballot_sync, all_sync, any_sync, match_any_sync, \
-match_all_sync, check_index, load2, load4, store2, store4, shared, shared_2d, shared_3d, dynamic_shared, \
+match_all_sync, check_index, load2, load4, store2, store4, copy_async1, copy_async2, copy_async4, copy_async8, \
+copy_async_commit, copy_async_wait, copy_async_wait_all, shared, shared_2d, shared_3d, dynamic_shared, \
 atomic::{add, sub, min, max, nanmin, nanmax, inc, dec, exchange, compare_and_swap, and, or, xor}, \
 mma::{load_a, load_b, load_acc, store, zeros, mma} and the constant WARP_SIZE";
 
@@ -63,7 +64,13 @@ pub(super) fn library_name(p: &syn::Path) -> Option<String> {
 /// fetch): `gpu::sync_threads`, `gpu::atomic::add`, `gpu_runtime::gpu::shared`, …
 pub(super) fn is_gpu_builtin(p: &syn::Path) -> bool {
     match gpu_path(p).as_deref() {
-        Some([name]) => gpu_op(name).is_some() || shared_rank(name).is_some() || vector_access(name).is_some(),
+        Some([name]) => {
+            gpu_op(name).is_some()
+                || shared_rank(name).is_some()
+                || vector_access(name).is_some()
+                || super::copies::copy_lanes(name).is_some()
+                || name == "copy_async_wait"
+        }
         Some([module, _]) => module == "atomic" || module == "mma",
         _ => false,
     }
@@ -101,6 +108,8 @@ fn gpu_op(name: &str) -> Option<GpuOp> {
         "match_any_sync" => GpuOp::MatchAny,
         "match_all_sync" => GpuOp::MatchAll,
         "check_index" => GpuOp::CheckIndex,
+        "copy_async_commit" => GpuOp::CopyAsyncCommit,
+        "copy_async_wait_all" => GpuOp::CopyAsyncWaitAll,
         _ => return LaneMask::ALL.iter().find(|(n, _)| *n == name).map(|(_, m)| GpuOp::LaneMask(*m)),
     })
 }
@@ -122,6 +131,12 @@ impl FnChecker<'_> {
             }
         }
         let name = rest.join("::");
+        if let Some(lanes) = super::copies::copy_lanes(&name) {
+            return self.copy_async_call(c, &name, lanes);
+        }
+        if name == "copy_async_wait" {
+            return self.copy_async_wait(c);
+        }
         if let Some((lanes, store)) = vector_access(&name) {
             return self.vector_call(c, &name, lanes, store);
         }
@@ -139,9 +154,13 @@ impl FnChecker<'_> {
             GpuOp::ThreadIdx | GpuOp::BlockIdx | GpuOp::BlockDim | GpuOp::GridDim => (vec![], Type::Dim3),
             GpuOp::Grid(1) | GpuOp::GridSize(1) => (vec![], USIZE),
             GpuOp::Grid(n) | GpuOp::GridSize(n) => (vec![], usize_tuple(self, n)),
-            GpuOp::SyncThreads | GpuOp::ThreadFence | GpuOp::ThreadFenceBlock | GpuOp::ThreadFenceSystem => {
-                (vec![], Type::Unit)
-            }
+            GpuOp::SyncThreads
+            | GpuOp::ThreadFence
+            | GpuOp::ThreadFenceBlock
+            | GpuOp::ThreadFenceSystem
+            | GpuOp::CopyAsyncCommit
+            | GpuOp::CopyAsyncWait(_)
+            | GpuOp::CopyAsyncWaitAll => (vec![], Type::Unit),
             GpuOp::SyncThreadsCount => (vec![Some(BOOL)], U32),
             GpuOp::SyncThreadsAnd | GpuOp::SyncThreadsOr => (vec![Some(BOOL)], BOOL),
             GpuOp::LaneId | GpuOp::ActiveMask | GpuOp::LaneMask(_) => (vec![], U32),

@@ -17,6 +17,7 @@ mod complex;
 mod const_eval;
 mod consts;
 mod context;
+mod copies;
 mod diagnostics;
 mod exprs;
 mod infer;

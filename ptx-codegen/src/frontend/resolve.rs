@@ -119,6 +119,10 @@ impl ProgramCx {
                 }
             }
             ExprKind::LoadVector { index, .. } => self.resolve_expr(index),
+            ExprKind::CopyAsync { dst_index, src_index, .. } => {
+                self.resolve_expr(dst_index);
+                self.resolve_expr(src_index);
+            }
             ExprKind::StoreVector { index, values, .. } => {
                 self.resolve_expr(index);
                 for a in values {
@@ -221,17 +225,17 @@ impl ProgramCx {
                 }
                 None => return,
             },
-            ExprKind::LoadVector { array, .. } | ExprKind::StoreVector { array, .. } => {
-                match compound(self.arrays[*array as usize].0) {
-                    Some(Compound::Complex) => {
-                        "`gpu::load2`/`load4`/`store2`/`store4` move integers and floats: a complex element is read and written whole, `a[i]`"
-                    }
-                    Some(Compound::Struct) => {
-                        "`gpu::load2`/`load4`/`store2`/`store4` move integers and floats, not structs: a struct element is read and written whole, `a[i]`, or by field"
-                    }
-                    None => return,
+            ExprKind::LoadVector { array, .. }
+            | ExprKind::StoreVector { array, .. }
+            | ExprKind::CopyAsync { dst: array, .. } => match compound(self.arrays[*array as usize].0) {
+                Some(Compound::Complex) => {
+                    "`gpu::load2`/`load4`/`store2`/`store4`/`copy_async*` move integers and floats: a complex element is read and written whole, `a[i]`"
                 }
-            }
+                Some(Compound::Struct) => {
+                    "`gpu::load2`/`load4`/`store2`/`store4`/`copy_async*` move integers and floats, not structs: a struct element is read and written whole, `a[i]`, or by field"
+                }
+                None => return,
+            },
             _ => return,
         };
         self.error_at(e.span, problem);

@@ -225,18 +225,10 @@ impl<'ctx> FnLower<'_, 'ctx> {
         let t = self.elem_type(a);
         let stored: Vec<BasicValueEnum<'ctx>> =
             stored.into_iter().map(|x| self.store_value(x, t)).collect::<LResult<_>>()?;
-        let place = self.place(a, e.span)?;
         let i64t = self.cx.i64_type();
-        let start_past = self.builder.build_int_compare(IntPredicate::UGT, i, place.len, "start_past")?;
-        self.raise_at(start_past, Fault::SliceStartOutOfRange, i, place.len)?;
-        let rest = self.builder.build_int_sub(place.len, i, "rest")?;
-        let n = i64t.const_int(lanes as u64, false);
-        let short = self.builder.build_int_compare(IntPredicate::UGT, n, rest, "short")?;
-        self.raise_at(short, Fault::SliceEndOutOfRange, n, rest)?;
-
+        // `i + lanes <= len` (checked here): the elements are in the array.
+        let first = self.window(a, i, i64t.const_int(lanes as u64, false), e.span)?;
         let mt = memory_type(self.cx, t);
-        // SAFETY: `i + lanes <= len` (checked above): the elements are in the array.
-        let first = unsafe { self.builder.build_in_bounds_gep(mt, place.ptr, &[i], "first")? };
         let bytes = lanes * t.size_bytes();
         let addr = self.builder.build_ptr_to_int(first, i64t, "addr")?;
         let low = self.builder.build_and(addr, i64t.const_int(bytes as u64 - 1, false), "misalignment")?;
@@ -314,6 +306,99 @@ impl<'ctx> FnLower<'_, 'ctx> {
             agg = self.builder.build_insert_value(agg, x, k as u32, "tuple")?.into_struct_value();
         }
         Ok(Some(agg.into()))
+    }
+
+    /// The checks of `&a[i..][..n]` in Rust's order and with its messages (the start
+    /// against the length, then `n` against what is left); gives `&a[i]`.
+    pub(super) fn window(
+        &mut self,
+        a: u32,
+        i: IntValue<'ctx>,
+        n: IntValue<'ctx>,
+        span: Span,
+    ) -> LResult<PointerValue<'ctx>> {
+        let place = self.place(a, span)?;
+        let start_past = self.builder.build_int_compare(IntPredicate::UGT, i, place.len, "start_past")?;
+        self.raise_at(start_past, Fault::SliceStartOutOfRange, i, place.len)?;
+        let rest = self.builder.build_int_sub(place.len, i, "rest")?;
+        let short = self.builder.build_int_compare(IntPredicate::UGT, n, rest, "short")?;
+        self.raise_at(short, Fault::SliceEndOutOfRange, n, rest)?;
+        let mt = memory_type(self.cx, self.elem_type(a));
+        // SAFETY: `i <= len` (checked above).
+        Ok(unsafe { self.builder.build_in_bounds_gep(mt, place.ptr, &[i], "first")? })
+    }
+
+    /// `gpu::copy_asyncN(dst, i, src, j)`: the checks of `dst[i..][..lanes]`, then of
+    /// `src[j..][..lanes]` (Rust's `dst[i..][..n].copy_from_slice(&src[j..][..n])`), then
+    /// `cp.async` (`.cg` for 16 bytes, `.ca` for 4 and 8; several of 16 bytes for more)
+    /// where both addresses are aligned to the copy's size, and a copy element by element
+    /// (at once) elsewhere.
+    pub(super) fn copy_async(
+        &mut self,
+        dst: u32,
+        dst_index: &Expr,
+        src: u32,
+        src_index: &Expr,
+        lanes: u32,
+        e: &Expr,
+    ) -> LResult<Value<'ctx>> {
+        let Some(i) = self.expr(dst_index)? else { return Ok(None) };
+        let Some(j) = self.expr(src_index)? else { return Ok(None) };
+        let n = self.cx.i64_type().const_int(u64::from(lanes), false);
+        let to = self.window(dst, i.into_int_value(), n, e.span)?;
+        let from = self.window(src, j.into_int_value(), n, e.span)?;
+        let t = self.elem_type(dst);
+        let bytes = lanes * t.size_bytes();
+        let piece = bytes.min(16);
+        let i64t = self.cx.i64_type();
+        let b = &self.builder;
+        let low = |p: PointerValue<'ctx>, name: &str| -> LResult<IntValue<'ctx>> {
+            let addr = b.build_ptr_to_int(p, i64t, name)?;
+            Ok(b.build_and(addr, i64t.const_int(u64::from(piece) - 1, false), name)?)
+        };
+        let misaligned = b.build_or(low(to, "to_low")?, low(from, "from_low")?, "misaligned")?;
+        let aligned = b.build_int_compare(IntPredicate::EQ, misaligned, i64t.const_zero(), "aligned")?;
+        let (async_bb, element_bb, done_bb) = (
+            self.cx.append_basic_block(self.llfn, "copy_async"),
+            self.cx.append_basic_block(self.llfn, "copy_elements"),
+            self.cx.append_basic_block(self.llfn, "copied"),
+        );
+        b.build_conditional_branch(aligned, async_bb, element_bb)?;
+
+        b.position_at_end(async_bb);
+        let name = match piece {
+            16 => "llvm.nvvm.cp.async.cg.shared.global.16",
+            8 => "llvm.nvvm.cp.async.ca.shared.global.8",
+            _ => "llvm.nvvm.cp.async.ca.shared.global.4",
+        };
+        let decl = inkwell::intrinsics::Intrinsic::find(name)
+            .and_then(|x| x.get_declaration(self.module, &[]))
+            .ok_or_else(|| internal(format!("LLVM has no intrinsic {name}"), e.span))?;
+        let i8t = self.cx.i8_type();
+        for k in 0..bytes / piece {
+            let at = i64t.const_int(u64::from(k * piece), false);
+            // SAFETY: `k * piece < bytes`: in the windows checked above.
+            let (d, s) = unsafe {
+                (b.build_in_bounds_gep(i8t, to, &[at], "to")?, b.build_in_bounds_gep(i8t, from, &[at], "from")?)
+            };
+            b.build_call(decl, &[d.into(), s.into()], "")?;
+        }
+        b.build_unconditional_branch(done_bb)?;
+
+        b.position_at_end(element_bb);
+        let mt = memory_type(self.cx, t);
+        for k in 0..lanes {
+            let at = i64t.const_int(u64::from(k), false);
+            // SAFETY: `k < lanes`: in the windows checked above.
+            let (d, s) = unsafe {
+                (b.build_in_bounds_gep(mt, to, &[at], "to")?, b.build_in_bounds_gep(mt, from, &[at], "from")?)
+            };
+            let v = b.build_load(mt, s, "element")?;
+            b.build_store(d, v)?;
+        }
+        b.build_unconditional_branch(done_bb)?;
+        b.position_at_end(done_bb);
+        Ok(None)
     }
 
     pub(super) fn check_bounds(&mut self, i: IntValue<'ctx>, len: IntValue<'ctx>) -> LResult<()> {

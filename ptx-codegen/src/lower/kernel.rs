@@ -40,6 +40,9 @@ impl<'ctx> FnLower<'_, 'ctx> {
             }
             ExprKind::Gpu(op, args) => self.gpu(*op, args, e),
             ExprKind::Mma(op, args) => self.mma(*op, args, e),
+            ExprKind::CopyAsync { dst, dst_index, src, src_index, lanes } => {
+                self.copy_async(*dst, dst_index, *src, src_index, *lanes, e)
+            }
             _ => Err(internal("an array initialiser outside a `let`", e.span)),
         }
     }
@@ -256,6 +259,19 @@ impl<'ctx> FnLower<'_, 'ctx> {
             }
             GpuOp::SyncThreads => {
                 self.call_void("llvm.nvvm.barrier0", &[])?;
+                return Ok(None);
+            }
+            GpuOp::CopyAsyncCommit => {
+                self.call_void("llvm.nvvm.cp.async.commit.group", &[])?;
+                return Ok(None);
+            }
+            GpuOp::CopyAsyncWait(n) => {
+                let n = self.cx.i32_type().const_int(u64::from(n), false);
+                self.call_void("llvm.nvvm.cp.async.wait.group", &[n.into()])?;
+                return Ok(None);
+            }
+            GpuOp::CopyAsyncWaitAll => {
+                self.call_void("llvm.nvvm.cp.async.wait.all", &[])?;
                 return Ok(None);
             }
             GpuOp::SyncThreadsCount => self.llvm("llvm.nvvm.barrier0.popc", &[], &[to_i32(vals[0])?.into()])?,

@@ -15,7 +15,6 @@ use kernel_abi::Fault;
 
 use super::arrays::ArrayPlace;
 use super::nvvm::{SHARED, read_sreg};
-use super::types::memory_type;
 use super::{FnLower, LResult, Value, internal};
 use crate::ir::{Expr, Fragment, MmaInput, MmaOp, Type};
 
@@ -89,9 +88,6 @@ impl<'ctx> FnLower<'_, 'ctx> {
         let place = self.place(a, self.func.span)?;
         let (rows, cols) = f.layout().shape();
         let i64t = self.cx.i64_type();
-        let start_past = self.builder.build_int_compare(IntPredicate::UGT, base, place.len, "start_past")?;
-        self.raise_at(start_past, Fault::SliceStartOutOfRange, base, place.len)?;
-        let rest = self.builder.build_int_sub(place.len, base, "rest")?;
         let mul = self.llvm(
             "llvm.umul.with.overflow",
             &[i64t.into()],
@@ -105,11 +101,7 @@ impl<'ctx> FnLower<'_, 'ctx> {
         let span = self
             .llvm("llvm.uadd.sat", &[i64t.into()], &[product.into(), i64t.const_int(u64::from(cols), false).into()])?
             .into_int_value();
-        let short = self.builder.build_int_compare(IntPredicate::UGT, span, rest, "short")?;
-        self.raise_at(short, Fault::SliceEndOutOfRange, span, rest)?;
-        let mt = memory_type(self.cx, f.elem());
-        // SAFETY: `base <= len` (checked above).
-        let first = unsafe { self.builder.build_in_bounds_gep(mt, place.ptr, &[base], "tile")? };
+        let first = self.window(a, base, span, self.func.span)?;
         Ok((place, first, ld))
     }
 

@@ -420,7 +420,8 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
             | ExprKind::LoadVector { .. }
             | ExprKind::StoreVector { .. }
             | ExprKind::Gpu(..)
-            | ExprKind::Mma(..) => self.kernel_expr(e),
+            | ExprKind::Mma(..)
+            | ExprKind::CopyAsync { .. } => self.kernel_expr(e),
             ExprKind::Member { .. } | ExprKind::AssignMember { .. } | ExprKind::StructLit(_) => self.struct_expr(e),
         }
     }

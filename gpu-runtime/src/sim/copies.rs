@@ -1,0 +1,138 @@
+//! The asynchronous copies from global to shared memory (`gpu::copy_async4` and its
+//! siblings, PTX's `cp.async`, sm_80 and newer), as the simulator runs them. A copy reads
+//! its source when it is issued and writes its destination when a wait covers its group
+//! (`copy_async_wait`, `copy_async_wait_all`), or when the thread ends. Until then the
+//! destination is undefined on the GPU: the issuing thread's own use of it is a panic
+//! here, and another thread's a data race (the race check sees the write at the wait).
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::ops::Range;
+
+use super::builtins::window;
+use super::context::with;
+use super::memory::{Row, RowMut};
+
+/// A thread's asynchronous copies that have not yet written their destination, oldest
+/// first. Each simulated thread is a thread of its own, so they live in a thread-local.
+#[derive(Default)]
+struct AsyncCopies {
+    /// Issued since the last commit.
+    open: Vec<PendingCopy>,
+    /// Committed groups, oldest first.
+    groups: VecDeque<Vec<PendingCopy>>,
+}
+
+struct PendingCopy {
+    /// The addresses of the destination's cells.
+    cells: Range<usize>,
+    /// Writes the values read when the copy was issued.
+    write: Box<dyn FnOnce()>,
+}
+
+thread_local! {
+    static COPIES: RefCell<AsyncCopies> = RefCell::default();
+}
+
+/// Whether the cell at `address` is the destination of one of this thread's copies not yet
+/// complete.
+pub(crate) fn pending(address: usize) -> bool {
+    COPIES.with(|c| {
+        let c = c.borrow();
+        c.open.iter().chain(c.groups.iter().flatten()).any(|p| p.cells.contains(&address))
+    })
+}
+
+/// A destination of the asynchronous copies: a 1-D shared array, the dynamic shared
+/// memory or a view of one.
+#[doc(hidden)]
+pub trait AsyncDst: RowMut + 'static {
+    /// The address of cell `i` (in the array).
+    fn __cell_addr(&self, i: usize) -> usize;
+}
+
+#[track_caller]
+fn copy<D: AsyncDst, S: Row<Elem = D::Elem>>(name: &str, dst: D, i: usize, src: S, j: usize, n: usize) {
+    window(dst.__len(), i, n);
+    window(src.__len(), j, n);
+    let values: Vec<D::Elem> = (0..n).map(|k| src.__read(j + k)).collect();
+    let cells = dst.__cell_addr(i)..dst.__cell_addr(i + n - 1) + 1;
+    let write = Box::new(move || {
+        for (k, v) in values.into_iter().enumerate() {
+            dst.__write(i + k, v);
+        }
+    });
+    with(name, |_| COPIES.with(|c| c.borrow_mut().open.push(PendingCopy { cells, write })));
+}
+
+/// `dst[i] = src[j]`, asynchronously (see the module's documentation); the checks of
+/// `dst[i..][..1]` then of `src[j..][..1]`, with Rust's messages. The element is 4 or 8
+/// bytes (`f32`, `u32`, `f64`, …).
+#[track_caller]
+pub fn copy_async1<D: AsyncDst, S: Row<Elem = D::Elem>>(dst: D, i: usize, src: S, j: usize) {
+    copy("copy_async1()", dst, i, src, j, 1);
+}
+
+/// `dst[i..][..2]` takes `src[j..][..2]`, asynchronously, as [`copy_async1`].
+#[track_caller]
+pub fn copy_async2<D: AsyncDst, S: Row<Elem = D::Elem>>(dst: D, i: usize, src: S, j: usize) {
+    copy("copy_async2()", dst, i, src, j, 2);
+}
+
+/// `dst[i..][..4]` takes `src[j..][..4]`, asynchronously, as [`copy_async1`] (16 bytes of
+/// `f32` in one `cp.async` where both are aligned to 16 bytes).
+#[track_caller]
+pub fn copy_async4<D: AsyncDst, S: Row<Elem = D::Elem>>(dst: D, i: usize, src: S, j: usize) {
+    copy("copy_async4()", dst, i, src, j, 4);
+}
+
+/// `dst[i..][..8]` takes `src[j..][..8]`, asynchronously, as [`copy_async1`] (16 bytes of
+/// `f16` or `bf16`).
+#[track_caller]
+pub fn copy_async8<D: AsyncDst, S: Row<Elem = D::Elem>>(dst: D, i: usize, src: S, j: usize) {
+    copy("copy_async8()", dst, i, src, j, 8);
+}
+
+/// The thread's copies since the last commit become a group (`cp.async.commit_group`).
+pub fn copy_async_commit() {
+    with("copy_async_commit()", |_| {
+        COPIES.with(|c| {
+            let mut copies = c.borrow_mut();
+            let group = std::mem::take(&mut copies.open);
+            copies.groups.push_back(group);
+        })
+    })
+}
+
+/// Waits until at most `n` of the thread's committed groups are still copying
+/// (`cp.async.wait_group n`): the older ones have written their destinations. Copies not
+/// yet committed are not waited for.
+pub fn copy_async_wait(n: u32) {
+    let done: Vec<PendingCopy> = with("copy_async_wait()", |_| {
+        COPIES.with(|c| {
+            let mut copies = c.borrow_mut();
+            let keep = copies.groups.len().min(n as usize);
+            let finished = copies.groups.len() - keep;
+            copies.groups.drain(..finished).flatten().collect()
+        })
+    });
+    done.into_iter().for_each(|p| (p.write)());
+}
+
+/// Waits for every copy of the thread, committed or not (`cp.async.wait_all`).
+pub fn copy_async_wait_all() {
+    copy_async_commit();
+    copy_async_wait(0);
+}
+
+/// The copies the thread never waited for complete when it ends (on the GPU they complete
+/// at some point; the simulator picks the end).
+pub(crate) fn finish() {
+    let any = COPIES.with(|c| {
+        let c = c.borrow();
+        !c.open.is_empty() || !c.groups.is_empty()
+    });
+    if any {
+        copy_async_wait_all();
+    }
+}
