@@ -4,6 +4,8 @@ in one process run on one GPU, and prints a table of times and ratios.
 
     python3 bench/compare.py --bench target/release/bench [--log2-n 28] [--json out.json]
     python3 bench/compare.py --matmul target/release/examples/matmul [--sizes 4096,8192]
+    python3 bench/compare.py --matmul target/release/examples/matmul \
+        --tensor-cores target/release/examples/matmul_tc [--sizes 4096,8192]
 
 The second form compares our matrix-multiplication kernels (examples/matmul.rs) with
 CuPy's `cp.dot` (cuBLAS SGEMM), `torch.mm` with TF32 off, and Numba's `fast_matmul` (the
@@ -274,15 +276,59 @@ def matmul_table(binary, sizes, peers_wanted):
             print(f"| {k} | {g:.0f} | {ratios} |")
 
 
+def json_lines(binary, sizes):
+    run = subprocess.run([binary, "--json"] + [str(n) for n in sizes], capture_output=True, text=True)
+    if run.returncode != 0:
+        sys.stderr.write(run.stdout + run.stderr)
+        sys.exit(run.returncode)
+    return [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+
+
+def tensor_core_table(binary_tc, binary_simt, sizes):
+    """Our tensor-core kernels (examples/matmul_tc.rs) beside our best SIMT kernel
+    (examples/matmul.rs), torch.mm in bf16, and torch.mm in f32 with TF32 on and off, in one
+    run, in TFLOP/s."""
+    import torch
+
+    tc = json_lines(binary_tc, sizes)
+    simt = json_lines(binary_simt, sizes)
+    print(f"\nMatrix multiplication on tensor cores, TFLOP/s; {time.strftime('%Y-%m-%d')}, "
+          f"{torch.cuda.get_device_name()}")
+    print("| n | ours bf16 | torch bf16 | ratio | ours TF32 | torch TF32 | ratio | our best SIMT | bf16 / SIMT | torch f32 (no TF32) |")
+    print("|" + " --- |" * 10)
+    for n in sizes:
+        flop = 2.0 * n**3
+        a = uniform(n * n, -0.5, 0.5, 3, np.float32).reshape(n, n)
+        b = uniform(n * n, -0.5, 0.5, 4, np.float32).reshape(n, n)
+        ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+        ha, hb = ta.to(torch.bfloat16), tb.to(torch.bfloat16)
+        torch_bf16 = flop / median_time(lambda: torch.mm(ha, hb), torch.cuda.synchronize, reps=5) / 1e6
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch_tf32 = flop / median_time(lambda: torch.mm(ta, tb), torch.cuda.synchronize, reps=5) / 1e6
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch_f32 = flop / median_time(lambda: torch.mm(ta, tb), torch.cuda.synchronize, reps=5) / 1e6
+        ours = {o["kernel"]: o["tflops"] for o in tc if o["n"] == n}
+        best_simt = max((o["gflops"] / 1e3 for o in simt if o["n"] == n), default=float("nan"))
+        bf16, tf32 = ours.get("matmul_bf16", float("nan")), ours.get("matmul_tf32", float("nan"))
+        print(f"| {n} | {bf16:.1f} | {torch_bf16:.1f} | {bf16 / torch_bf16:.2f} | {tf32:.1f} | {torch_tf32:.1f} | "
+              f"{tf32 / torch_tf32:.2f} | {best_simt:.1f} | {bf16 / best_simt:.1f} | {torch_f32:.1f} |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bench", help="the Rust bench binary")
     ap.add_argument("--matmul", help="examples/matmul.rs built in release: compare matrix multiplication")
     ap.add_argument("--sizes", default="4096,8192", help="matrix sizes for --matmul")
+    ap.add_argument("--tensor-cores", help="examples/matmul_tc.rs built in release (with --matmul: the SIMT kernels)")
     ap.add_argument("--log2-n", type=int, default=28)
     ap.add_argument("--json", help="write all figures here")
     ap.add_argument("--peers", default="torch,cupy,numba")
     args = ap.parse_args()
+    if args.tensor_cores:
+        if not args.matmul:
+            ap.error("--tensor-cores needs --matmul (the SIMT kernels it is compared with)")
+        tensor_core_table(args.tensor_cores, args.matmul, [int(s) for s in args.sizes.split(",")])
+        return
     if args.matmul:
         matmul_table(args.matmul, [int(s) for s in args.sizes.split(",")], args.peers.split(","))
         return
