@@ -160,13 +160,11 @@ macro_rules! __if_ndarray {
 pub mod gpu {
     pub use crate::grid::Dim3;
     pub use crate::sim::builtins::*;
-    #[doc(hidden)]
-    pub use crate::sim::copies::AsyncDst;
     pub use crate::sim::copies::{
         copy_async_commit, copy_async_wait, copy_async_wait_all, copy_async1, copy_async2, copy_async4, copy_async8,
     };
     #[doc(hidden)]
-    pub use crate::sim::{Row, RowMut};
+    pub use crate::sim::{AsyncDst, Row, RowMut};
     pub use crate::sim::{Shared, Shared2d, Shared3d, SharedSlice, SimScalar};
 
     /// Atomic read-modify-write operations (Numba: `cuda.atomic`): each returns the value

@@ -9,93 +9,45 @@ use gpu_runtime::{gpu, kernel};
 #[path = "../../examples/matmul_tc.rs"]
 pub mod matmul_tc;
 
-/// One tile a block (one warp): `d[t] = a[t] · b[t] + c[t]` for the `t`-th 16 × 16 tile of
-/// `a` (rows `lda` apart, tiles `16 * lda` apart), 16 × 8 tile of `b` (rows `ldb` apart)
-/// and 16 × 8 tile of `c` and `d` (rows 8 apart), read from global memory, or first copied
-/// into shared memory (rows as far apart there) when `shared`.
-#[kernel(arch = "sm_80")]
-pub fn tiles_f16(a: &[f16], b: &[f16], c: &[f32], d: &mut [f32], lda: usize, ldb: usize, shared: bool) {
-    let t = gpu::block_idx().x as usize;
-    let lane = gpu::thread_idx().x as usize;
-    let (a0, b0, c0) = (t * 16 * lda, t * 16 * ldb, t * 128);
-    let acc = gpu::mma::load_acc(c, c0, 8);
-    let acc = if shared {
-        let sa = gpu::shared::<f16, 1024>();
-        let sb = gpu::shared::<f16, 512>();
-        let mut i = lane;
-        while i < 16 * lda {
-            sa[i] = a[a0 + i];
-            i += 32;
+/// One tile kernel per input type `$t` (`$k`: the depth of a product, 16 or 8; `$sa`, `$sb`:
+/// the shared tiles' sizes): one tile a block (one warp), `d[t] = a[t] · b[t] + c[t]` for
+/// the `t`-th 16 × `$k` tile of `a` (rows `lda` apart, tiles `16 * lda` apart), `$k` × 8 tile
+/// of `b` (rows `ldb` apart) and 16 × 8 tile of `c` and `d` (rows 8 apart), read from global
+/// memory, or first copied into shared memory (rows as far apart there) when `shared`.
+macro_rules! tiles {
+    ($name:ident, $t:ident, $k:tt, $sa:tt, $sb:tt) => {
+        #[kernel(arch = "sm_80")]
+        pub fn $name(a: &[$t], b: &[$t], c: &[f32], d: &mut [f32], lda: usize, ldb: usize, shared: bool) {
+            let t = gpu::block_idx().x as usize;
+            let lane = gpu::thread_idx().x as usize;
+            let (a0, b0, c0) = (t * 16 * lda, t * $k * ldb, t * 128);
+            let acc = gpu::mma::load_acc(c, c0, 8);
+            let acc = if shared {
+                let sa = gpu::shared::<$t, $sa>();
+                let sb = gpu::shared::<$t, $sb>();
+                let mut i = lane;
+                while i < 16 * lda {
+                    sa[i] = a[a0 + i];
+                    i += 32;
+                }
+                let mut i = lane;
+                while i < $k * ldb {
+                    sb[i] = b[b0 + i];
+                    i += 32;
+                }
+                gpu::sync_threads();
+                gpu::mma::mma(gpu::mma::load_a(sa, 0, lda), gpu::mma::load_b(sb, 0, ldb), acc)
+            } else {
+                gpu::mma::mma(gpu::mma::load_a(a, a0, lda), gpu::mma::load_b(b, b0, ldb), acc)
+            };
+            gpu::mma::store(d, c0, 8, acc);
         }
-        let mut i = lane;
-        while i < 16 * ldb {
-            sb[i] = b[b0 + i];
-            i += 32;
-        }
-        gpu::sync_threads();
-        gpu::mma::mma(gpu::mma::load_a(sa, 0, lda), gpu::mma::load_b(sb, 0, ldb), acc)
-    } else {
-        gpu::mma::mma(gpu::mma::load_a(a, a0, lda), gpu::mma::load_b(b, b0, ldb), acc)
     };
-    gpu::mma::store(d, c0, 8, acc);
 }
 
-/// [`tiles_f16`] over `bf16`.
-#[kernel(arch = "sm_80")]
-pub fn tiles_bf16(a: &[bf16], b: &[bf16], c: &[f32], d: &mut [f32], lda: usize, ldb: usize, shared: bool) {
-    let t = gpu::block_idx().x as usize;
-    let lane = gpu::thread_idx().x as usize;
-    let (a0, b0, c0) = (t * 16 * lda, t * 16 * ldb, t * 128);
-    let acc = gpu::mma::load_acc(c, c0, 8);
-    let acc = if shared {
-        let sa = gpu::shared::<bf16, 1024>();
-        let sb = gpu::shared::<bf16, 512>();
-        let mut i = lane;
-        while i < 16 * lda {
-            sa[i] = a[a0 + i];
-            i += 32;
-        }
-        let mut i = lane;
-        while i < 16 * ldb {
-            sb[i] = b[b0 + i];
-            i += 32;
-        }
-        gpu::sync_threads();
-        gpu::mma::mma(gpu::mma::load_a(sa, 0, lda), gpu::mma::load_b(sb, 0, ldb), acc)
-    } else {
-        gpu::mma::mma(gpu::mma::load_a(a, a0, lda), gpu::mma::load_b(b, b0, ldb), acc)
-    };
-    gpu::mma::store(d, c0, 8, acc);
-}
-
-/// [`tiles_f16`] over TF32: 16 × 8 tiles of `a`, 8 × 8 tiles of `b` (tiles `8 * ldb`
-/// apart), `f32` arrays rounded as they are loaded.
-#[kernel(arch = "sm_80")]
-pub fn tiles_tf32(a: &[f32], b: &[f32], c: &[f32], d: &mut [f32], lda: usize, ldb: usize, shared: bool) {
-    let t = gpu::block_idx().x as usize;
-    let lane = gpu::thread_idx().x as usize;
-    let (a0, b0, c0) = (t * 16 * lda, t * 8 * ldb, t * 128);
-    let acc = gpu::mma::load_acc(c, c0, 8);
-    let acc = if shared {
-        let sa = gpu::shared::<f32, 512>();
-        let sb = gpu::shared::<f32, 256>();
-        let mut i = lane;
-        while i < 16 * lda {
-            sa[i] = a[a0 + i];
-            i += 32;
-        }
-        let mut i = lane;
-        while i < 8 * ldb {
-            sb[i] = b[b0 + i];
-            i += 32;
-        }
-        gpu::sync_threads();
-        gpu::mma::mma(gpu::mma::load_a(sa, 0, lda), gpu::mma::load_b(sb, 0, ldb), acc)
-    } else {
-        gpu::mma::mma(gpu::mma::load_a(a, a0, lda), gpu::mma::load_b(b, b0, ldb), acc)
-    };
-    gpu::mma::store(d, c0, 8, acc);
-}
+tiles!(tiles_f16, f16, 16, 1024, 512);
+tiles!(tiles_bf16, bf16, 16, 1024, 512);
+tiles!(tiles_tf32, f32, 8, 512, 256);
 
 /// A warp whose lanes below `split` load a tile and the others do not: a fault.
 #[kernel(arch = "sm_80")]

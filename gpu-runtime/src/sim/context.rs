@@ -7,7 +7,8 @@
 
 use std::any::{Any, TypeId};
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
+use std::ops::Range;
 use std::panic::Location;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -54,6 +55,41 @@ impl ThreadContext {
     }
 }
 
+/// A thread's asynchronous copies (`gpu::copy_async*`, `copies.rs`) that have not yet
+/// written their destination, oldest first. Each simulated thread is a thread of its own, so they live in a thread-local.
+#[derive(Default)]
+pub(crate) struct AsyncCopies {
+    /// Issued since the last commit.
+    pub(crate) open: Vec<PendingCopy>,
+    /// Committed groups, oldest first.
+    pub(crate) groups: VecDeque<Vec<PendingCopy>>,
+}
+
+pub(crate) struct PendingCopy {
+    /// The addresses of the destination's cells.
+    pub(crate) cells: Range<usize>,
+    /// Writes the values read when the copy was issued.
+    pub(crate) write: Box<dyn FnOnce()>,
+}
+
+thread_local! {
+    static COPIES: RefCell<AsyncCopies> = RefCell::default();
+}
+
+/// Whether the cell at `address` is the destination of one of this thread's copies not yet
+/// complete.
+pub(crate) fn pending(address: usize) -> bool {
+    COPIES.with(|c| {
+        let c = c.borrow();
+        c.open.iter().chain(c.groups.iter().flatten()).any(|p| p.cells.contains(&address))
+    })
+}
+
+/// `f` of this thread's copies not yet complete (`f` must not issue or wait for copies).
+pub(crate) fn with_copies<R>(f: impl FnOnce(&mut AsyncCopies) -> R) -> R {
+    COPIES.with(|c| f(&mut c.borrow_mut()))
+}
+
 /// Sets this thread's context for the duration of a simulated thread.
 pub(crate) fn enter(ctx: ThreadContext) {
     BLOCK.with(|b| b.set(ctx.state.id));
@@ -79,7 +115,7 @@ pub(crate) fn note_access(address: usize, shared: bool, kind: AccessKind, place:
         let Some(ctx) = c.as_ref() else { return };
         // An element this thread copies into asynchronously is undefined to it until the
         // copy is waited for (`cp.async` writes it at some point before the wait).
-        if shared && super::copies::pending(address) {
+        if shared && pending(address) {
             let place = place();
             drop(c);
             panic!(

@@ -5,51 +5,9 @@
 //! destination is undefined on the GPU: the issuing thread's own use of it is a panic
 //! here, and another thread's a data race (the race check sees the write at the wait).
 
-use std::cell::RefCell;
-use std::collections::VecDeque;
-use std::ops::Range;
-
 use super::builtins::window;
-use super::context::with;
-use super::memory::{Row, RowMut};
-
-/// A thread's asynchronous copies that have not yet written their destination, oldest
-/// first. Each simulated thread is a thread of its own, so they live in a thread-local.
-#[derive(Default)]
-struct AsyncCopies {
-    /// Issued since the last commit.
-    open: Vec<PendingCopy>,
-    /// Committed groups, oldest first.
-    groups: VecDeque<Vec<PendingCopy>>,
-}
-
-struct PendingCopy {
-    /// The addresses of the destination's cells.
-    cells: Range<usize>,
-    /// Writes the values read when the copy was issued.
-    write: Box<dyn FnOnce()>,
-}
-
-thread_local! {
-    static COPIES: RefCell<AsyncCopies> = RefCell::default();
-}
-
-/// Whether the cell at `address` is the destination of one of this thread's copies not yet
-/// complete.
-pub(crate) fn pending(address: usize) -> bool {
-    COPIES.with(|c| {
-        let c = c.borrow();
-        c.open.iter().chain(c.groups.iter().flatten()).any(|p| p.cells.contains(&address))
-    })
-}
-
-/// A destination of the asynchronous copies: a 1-D shared array, the dynamic shared
-/// memory or a view of one.
-#[doc(hidden)]
-pub trait AsyncDst: RowMut + 'static {
-    /// The address of cell `i` (in the array).
-    fn __cell_addr(&self, i: usize) -> usize;
-}
+use super::context::{PendingCopy, with, with_copies};
+use super::memory::{AsyncDst, Row};
 
 #[track_caller]
 fn copy<D: AsyncDst, S: Row<Elem = D::Elem>>(name: &str, dst: D, i: usize, src: S, j: usize, n: usize) {
@@ -62,7 +20,7 @@ fn copy<D: AsyncDst, S: Row<Elem = D::Elem>>(name: &str, dst: D, i: usize, src: 
             dst.__write(i + k, v);
         }
     });
-    with(name, |_| COPIES.with(|c| c.borrow_mut().open.push(PendingCopy { cells, write })));
+    with(name, |_| with_copies(|c| c.open.push(PendingCopy { cells, write })));
 }
 
 /// `dst[i] = src[j]`, asynchronously (see the module's documentation); the checks of
@@ -96,8 +54,7 @@ pub fn copy_async8<D: AsyncDst, S: Row<Elem = D::Elem>>(dst: D, i: usize, src: S
 /// The thread's copies since the last commit become a group (`cp.async.commit_group`).
 pub fn copy_async_commit() {
     with("copy_async_commit()", |_| {
-        COPIES.with(|c| {
-            let mut copies = c.borrow_mut();
+        with_copies(|copies| {
             let group = std::mem::take(&mut copies.open);
             copies.groups.push_back(group);
         })
@@ -109,8 +66,7 @@ pub fn copy_async_commit() {
 /// yet committed are not waited for.
 pub fn copy_async_wait(n: u32) {
     let done: Vec<PendingCopy> = with("copy_async_wait()", |_| {
-        COPIES.with(|c| {
-            let mut copies = c.borrow_mut();
+        with_copies(|copies| {
             let keep = copies.groups.len().min(n as usize);
             let finished = copies.groups.len() - keep;
             copies.groups.drain(..finished).flatten().collect()
@@ -128,10 +84,7 @@ pub fn copy_async_wait_all() {
 /// The copies the thread never waited for complete when it ends (on the GPU they complete
 /// at some point; the simulator picks the end).
 pub(crate) fn finish() {
-    let any = COPIES.with(|c| {
-        let c = c.borrow();
-        !c.open.is_empty() || !c.groups.is_empty()
-    });
+    let any = with_copies(|c| !c.open.is_empty() || !c.groups.is_empty());
     if any {
         copy_async_wait_all();
     }

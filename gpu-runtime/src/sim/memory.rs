@@ -612,6 +612,14 @@ pub trait RowMut: Row {
     fn __write(&self, i: usize, v: Self::Elem);
 }
 
+/// A destination of the asynchronous copies: a 1-D shared array, the dynamic shared
+/// memory or a view of one.
+#[doc(hidden)]
+pub trait AsyncDst: RowMut + 'static {
+    /// The address of cell `i` (in the array).
+    fn __cell_addr(&self, i: usize) -> usize;
+}
+
 impl<T: Copy> Row for &[T] {
     type Elem = T;
     fn __len(&self) -> usize {
@@ -647,13 +655,13 @@ rows! {
     impl[] SharedSlice<T>;
 }
 
-impl<T: SimScalar, const N: usize> super::copies::AsyncDst for Shared<T, N> {
+impl<T: SimScalar, const N: usize> AsyncDst for Shared<T, N> {
     fn __cell_addr(&self, i: usize) -> usize {
         self.cells.addr(i)
     }
 }
 
-impl<T: SimScalar> super::copies::AsyncDst for SharedSlice<T> {
+impl<T: SimScalar> AsyncDst for SharedSlice<T> {
     fn __cell_addr(&self, i: usize) -> usize {
         self.cells.addr(i)
     }

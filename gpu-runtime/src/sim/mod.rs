@@ -27,7 +27,7 @@ mod run;
 mod scalar;
 
 pub use memory::{
-    Load, Row, RowMut, Shared, Shared2d, Shared3d, SharedSlice, SliceMut, Staged, StoreLocal, StoreShared,
+    AsyncDst, Load, Row, RowMut, Shared, Shared2d, Shared3d, SharedSlice, SliceMut, Staged, StoreLocal, StoreShared,
 };
 pub use run::run;
 pub use scalar::{ByteCells, SimCell, SimScalar};

@@ -301,7 +301,32 @@ impl FnChecker<'_> {
             );
             return self.error_expr(span);
         }
-        let target = &c.args[0];
+        let Some((array, a, elem)) = self.row_array(&c.args[0], name, store) else { return self.error_expr(span) };
+        let index = self.usize_arg(&c.args[1], name, "a `usize` index");
+        let mut values = Vec::new();
+        for v in c.args.iter().skip(2) {
+            let e = self.expr(v);
+            if self.prog.infer.unify(elem, e.ty).is_err() {
+                let (want, found) = (self.prog.infer.describe(elem), self.prog.infer.describe(e.ty));
+                let hint = conversion_hint(v, &found, &want);
+                self.error(v, format!("mismatched types: `{array}` holds `{want}`, found `{found}`{hint}"));
+            }
+            values.push(e);
+        }
+        let index = Box::new(index);
+        if store {
+            self.mk(ExprKind::StoreVector { array: a, index, values }, Type::Unit, span)
+        } else {
+            let ty = self.prog.infer.tuple(vec![elem; lanes as usize]);
+            self.mk(ExprKind::LoadVector { array: a, index, lanes }, ty, span)
+        }
+    }
+
+    /// The array `target` names for `gpu::{name}`, which works on a slice parameter, a 1-D
+    /// shared array, the dynamic shared memory or a view of one (and writes it when
+    /// `store`): the array's name, id and element type, its refusals reported. `None` (and
+    /// an error) where `target` names no array.
+    pub(super) fn row_array(&mut self, target: &syn::Expr, name: &str, store: bool) -> Option<(String, u32, Type)> {
         let Some((local, a)) = self.array_local(target) else {
             self.error(
                 target,
@@ -309,7 +334,7 @@ impl FnChecker<'_> {
                     "`gpu::{name}` works on a slice parameter, a 1-D shared array or a view of one, named directly"
                 ),
             );
-            return self.error_expr(span);
+            return None;
         };
         let array = self.array_name(local);
         let (elem, kind) = self.prog.arrays[a as usize].clone_parts();
@@ -328,32 +353,18 @@ impl FnChecker<'_> {
         if let Some(message) = refused {
             self.error(target, message);
         }
-        let index = self.expr(&c.args[1]);
-        if self.prog.infer.unify(index.ty, USIZE).is_err() {
-            let found = self.prog.infer.describe(index.ty);
-            let hint = conversion_hint(&c.args[1], &found, "usize");
-            self.error(
-                &c.args[1],
-                format!("mismatched types: `gpu::{name}` takes a `usize` index, found `{found}`{hint}"),
-            );
+        Some((array, a, elem))
+    }
+
+    /// `arg`, which `gpu::{name}` takes as a `usize` (`what` says which, in the message).
+    pub(super) fn usize_arg(&mut self, arg: &syn::Expr, name: &str, what: &str) -> Expr {
+        let e = self.expr(arg);
+        if self.prog.infer.unify(e.ty, USIZE).is_err() {
+            let found = self.prog.infer.describe(e.ty);
+            let hint = conversion_hint(arg, &found, "usize");
+            self.error(arg, format!("mismatched types: `gpu::{name}` takes {what}, found `{found}`{hint}"));
         }
-        let mut values = Vec::new();
-        for v in c.args.iter().skip(2) {
-            let e = self.expr(v);
-            if self.prog.infer.unify(elem, e.ty).is_err() {
-                let (want, found) = (self.prog.infer.describe(elem), self.prog.infer.describe(e.ty));
-                let hint = conversion_hint(v, &found, &want);
-                self.error(v, format!("mismatched types: `{array}` holds `{want}`, found `{found}`{hint}"));
-            }
-            values.push(e);
-        }
-        let index = Box::new(index);
-        if store {
-            self.mk(ExprKind::StoreVector { array: a, index, values }, Type::Unit, span)
-        } else {
-            let ty = self.prog.infer.tuple(vec![elem; lanes as usize]);
-            self.mk(ExprKind::LoadVector { array: a, index, lanes }, ty, span)
-        }
+        e
     }
 
     /// `t.x` of a `gpu::Dim3`.

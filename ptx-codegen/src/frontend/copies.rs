@@ -4,8 +4,7 @@
 
 use syn::spanned::Spanned;
 
-use super::context::{FnChecker, SpanRange, USIZE};
-use super::diagnostics::conversion_hint;
+use super::context::{FnChecker, SpanRange};
 use crate::ir::{ArrayKind, Expr, ExprKind, GpuOp, Type};
 
 /// The copies, by the elements they move.
@@ -86,21 +85,8 @@ impl FnChecker<'_> {
                 );
             }
         }
-        let mut indices = Vec::new();
-        for arg in [&c.args[1], &c.args[3]] {
-            let e = self.expr(arg);
-            if self.prog.infer.unify(e.ty, USIZE).is_err() {
-                let found = self.prog.infer.describe(e.ty);
-                let hint = conversion_hint(arg, &found, "usize");
-                self.error(
-                    arg,
-                    format!("mismatched types: `gpu::{name}` takes a `usize` index, found `{found}`{hint}"),
-                );
-            }
-            indices.push(e);
-        }
-        let src_index = Box::new(indices.pop().expect("two indices"));
-        let dst_index = Box::new(indices.pop().expect("two indices"));
+        let dst_index = Box::new(self.usize_arg(&c.args[1], name, "a `usize` index"));
+        let src_index = Box::new(self.usize_arg(&c.args[3], name, "a `usize` index"));
         self.mk(ExprKind::CopyAsync { dst, dst_index, src, src_index, lanes }, Type::Unit, span)
     }
 

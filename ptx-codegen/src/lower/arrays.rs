@@ -371,9 +371,7 @@ impl<'ctx> FnLower<'_, 'ctx> {
             8 => "llvm.nvvm.cp.async.ca.shared.global.8",
             _ => "llvm.nvvm.cp.async.ca.shared.global.4",
         };
-        let decl = inkwell::intrinsics::Intrinsic::find(name)
-            .and_then(|x| x.get_declaration(self.module, &[]))
-            .ok_or_else(|| internal(format!("LLVM has no intrinsic {name}"), e.span))?;
+        let decl = self.intrinsic_decl(name, &[])?;
         let i8t = self.cx.i8_type();
         for k in 0..bytes / piece {
             let at = i64t.const_int(u64::from(k * piece), false);

@@ -91,6 +91,17 @@ impl<'ctx> FnLower<'_, 'ctx> {
         }
     }
 
+    /// The declaration of the LLVM intrinsic `name`, overloaded on `types`.
+    pub(super) fn intrinsic_decl(
+        &self,
+        name: &str,
+        types: &[BasicTypeEnum<'ctx>],
+    ) -> LResult<inkwell::values::FunctionValue<'ctx>> {
+        inkwell::intrinsics::Intrinsic::find(name)
+            .and_then(|i| i.get_declaration(self.module, types))
+            .ok_or_else(|| internal(format!("LLVM has no intrinsic {name}"), self.func.span))
+    }
+
     /// Calls the LLVM intrinsic `name`, overloaded on `types`.
     pub(super) fn llvm(
         &self,
@@ -98,9 +109,7 @@ impl<'ctx> FnLower<'_, 'ctx> {
         types: &[BasicTypeEnum<'ctx>],
         args: &[BasicMetadataValueEnum<'ctx>],
     ) -> LResult<BasicValueEnum<'ctx>> {
-        let decl = inkwell::intrinsics::Intrinsic::find(name)
-            .and_then(|i| i.get_declaration(self.module, types))
-            .ok_or_else(|| internal(format!("LLVM has no intrinsic {name}"), self.func.span))?;
+        let decl = self.intrinsic_decl(name, types)?;
         let call = self.builder.build_call(decl, args, "intrinsic")?;
         basic_value(call.try_as_basic_value(), self.func.span)
     }

@@ -2,7 +2,6 @@
 //! the thread and block indices, barriers and fences, atomics, and the warp's votes,
 //! matches and shuffles.
 
-use inkwell::intrinsics::Intrinsic as LlvmIntrinsic;
 use inkwell::values::{AsValueRef, BasicMetadataValueEnum, BasicValueEnum, IntValue, PointerValue};
 use inkwell::{AddressSpace, AtomicOrdering, AtomicRMWBinOp, FloatPredicate, IntPredicate};
 use proc_macro2::Span;
@@ -359,9 +358,7 @@ impl<'ctx> FnLower<'_, 'ctx> {
     }
 
     fn call_void(&self, name: &str, args: &[BasicMetadataValueEnum<'ctx>]) -> LResult<()> {
-        let decl = LlvmIntrinsic::find(name)
-            .and_then(|i| i.get_declaration(self.module, &[]))
-            .ok_or_else(|| internal(format!("LLVM has no intrinsic {name}"), self.func.span))?;
+        let decl = self.intrinsic_decl(name, &[])?;
         self.builder.build_call(decl, args, "")?;
         Ok(())
     }

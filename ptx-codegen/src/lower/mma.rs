@@ -289,9 +289,7 @@ impl<'ctx> FnLower<'_, 'ctx> {
         types: &[BasicTypeEnum<'ctx>],
         args: &[BasicMetadataValueEnum<'ctx>],
     ) -> LResult<BasicValueEnum<'ctx>> {
-        let decl = inkwell::intrinsics::Intrinsic::find(name)
-            .and_then(|i| i.get_declaration(self.module, types))
-            .ok_or_else(|| internal(format!("LLVM has no intrinsic {name}"), self.func.span))?;
+        let decl = self.intrinsic_decl(name, types)?;
         let call = self.builder.build_call(decl, args, "collective")?;
         call.add_attribute(AttributeLoc::Function, self.convergent());
         super::basic_value(call.try_as_basic_value(), self.func.span)
@@ -304,9 +302,7 @@ impl<'ctx> FnLower<'_, 'ctx> {
             MmaInput::Bf16 => "llvm.nvvm.mma.m16n8k16.row.col.bf16",
             MmaInput::Tf32 => "llvm.nvvm.mma.m16n8k8.row.col.tf32",
         };
-        let decl = inkwell::intrinsics::Intrinsic::find(name)
-            .and_then(|i| i.get_declaration(self.module, &[]))
-            .ok_or_else(|| internal(format!("LLVM has no intrinsic {name}"), self.func.span))?;
+        let decl = self.intrinsic_decl(name, &[])?;
         let params = decl.get_type().get_param_types();
         let b = &self.builder;
         let mut args: Vec<BasicMetadataValueEnum<'ctx>> = Vec::new();
