@@ -99,23 +99,11 @@ pub fn staged_sums(x: &[f32], out: &mut [f32], stages: usize, width: usize) {
     let buf = gpu::shared::<f32, 256>();
     let t = gpu::thread_idx().x as usize;
     let base = gpu::block_idx().x as usize * STAGE * stages;
-    // Stage 0 into buffer 0.
-    if t * width < STAGE {
-        let (d, s) = (t * width, base + t * width);
-        if width == 4 {
-            gpu::copy_async4(buf, d, x, s);
-        } else if width == 2 {
-            gpu::copy_async2(buf, d, x, s);
-        } else {
-            gpu::copy_async1(buf, d, x, s);
-        }
-    }
-    gpu::copy_async_commit();
     let mut total = 0.0f32;
-    for stage in 0..stages {
-        let (now, next) = (stage % 2 * STAGE, (stage + 1) % 2 * STAGE);
-        if stage + 1 < stages && t * width < STAGE {
-            let (d, s) = (next + t * width, base + (stage + 1) * STAGE + t * width);
+    // Round `r` issues the copies of stage `r` into buffer `r % 2`, then sums stage `r - 1`.
+    for r in 0..stages + 1 {
+        if r < stages && t * width < STAGE {
+            let (d, s) = (r % 2 * STAGE + t * width, base + r * STAGE + t * width);
             if width == 4 {
                 gpu::copy_async4(buf, d, x, s);
             } else if width == 2 {
@@ -125,16 +113,18 @@ pub fn staged_sums(x: &[f32], out: &mut [f32], stages: usize, width: usize) {
             }
         }
         gpu::copy_async_commit();
-        // Every group but the newest (the next stage's) is complete, then every thread's.
-        gpu::copy_async_wait(1);
-        gpu::sync_threads();
-        if t == 0 {
-            for i in 0..STAGE {
-                total += buf[now + i];
+        if r > 0 {
+            // Every group but the newest (stage `r`'s) is complete, then every thread's.
+            gpu::copy_async_wait(1);
+            gpu::sync_threads();
+            if t == 0 {
+                for i in 0..STAGE {
+                    total += buf[(r - 1) % 2 * STAGE + i];
+                }
             }
+            // The buffer is read before the copy of the round after next writes it again.
+            gpu::sync_threads();
         }
-        // The buffer is read before the copy two stages on writes it again.
-        gpu::sync_threads();
     }
     if t == 0 {
         out[gpu::block_idx().x as usize] = total;

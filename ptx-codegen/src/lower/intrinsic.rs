@@ -581,7 +581,7 @@ impl<'ctx> FnLower<'_, 'ctx> {
     }
 
     /// `x * y` and whether it overflowed `t`.
-    fn mul_with_overflow(
+    pub(super) fn mul_with_overflow(
         &self,
         t: ScalarType,
         x: IntValue<'ctx>,

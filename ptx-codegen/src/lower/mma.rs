@@ -17,6 +17,7 @@ use super::arrays::ArrayPlace;
 use super::nvvm::{SHARED, read_sreg};
 use super::{FnLower, LResult, Value, internal};
 use crate::ir::{Expr, Fragment, MmaInput, MmaOp, Type};
+use crate::ty::ScalarType;
 
 /// The LLVM type of a fragment: its registers, `i32`s (pairs of 16-bit inputs, or one TF32
 /// each) or, for the accumulator, `f32`s.
@@ -88,15 +89,8 @@ impl<'ctx> FnLower<'_, 'ctx> {
         let place = self.place(a, self.func.span)?;
         let (rows, cols) = f.layout().shape();
         let i64t = self.cx.i64_type();
-        let mul = self.llvm(
-            "llvm.umul.with.overflow",
-            &[i64t.into()],
-            &[ld.into(), i64t.const_int(u64::from(rows - 1), false).into()],
-        )?;
-        let (product, over) = (
-            self.builder.build_extract_value(mul.into_struct_value(), 0, "rows_span")?.into_int_value(),
-            self.builder.build_extract_value(mul.into_struct_value(), 1, "overflow")?.into_int_value(),
-        );
+        let (product, over) =
+            self.mul_with_overflow(ScalarType::U64, ld, i64t.const_int(u64::from(rows - 1), false))?;
         let product = self.builder.build_select(over, i64t.const_all_ones(), product, "saturated")?.into_int_value();
         let span = self
             .llvm("llvm.uadd.sat", &[i64t.into()], &[product.into(), i64t.const_int(u64::from(cols), false).into()])?
