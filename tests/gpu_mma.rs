@@ -166,7 +166,7 @@ fn asynchronous_copies_feed_a_pipeline() {
         let want: Vec<f32> = host.chunks(STAGE * stages).map(|c| c.iter().sum()).collect();
         for width in [1, 2, 4] {
             let mut out = vec![f32::NAN; blocks];
-            staged_sums::launch(blocks as u32, STAGE as u32, &view, &mut out, stages, width).unwrap();
+            staged_sums::launch(blocks as u32, STAGE as u32, view, &mut out, stages, width).unwrap();
             assert_eq!(out, want, "start {start}, width {width}");
         }
     }
