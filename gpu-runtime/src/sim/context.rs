@@ -56,7 +56,8 @@ impl ThreadContext {
 }
 
 /// A thread's asynchronous copies (`gpu::copy_async*`, `copies.rs`) that have not yet
-/// written their destination, oldest first. Each simulated thread is a thread of its own, so they live in a thread-local.
+/// written their destination, oldest first. Each simulated thread is a thread of its own,
+/// so they live in a thread-local.
 #[derive(Default)]
 pub(crate) struct AsyncCopies {
     /// Issued since the last commit.
