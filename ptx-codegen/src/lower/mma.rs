@@ -3,9 +3,10 @@
 //! elsewhere), multiplied with `mma.sync` and stored.
 //!
 //! Lane `l` of a warp holds the elements of the PTX ISA's fragment layouts for
-//! `mma.m16n8k16` (f16, bf16) and `mma.m16n8k8` (TF32) (`kernel_abi::mma::Layout`). Every call but `zeros` checks first that the warp's 32 lanes make it
-//! together (`activemask`), then that the tile is in the array, each a fault otherwise;
-//! the simulator (`gpu_runtime::gpu::mma`) checks the same, in the same order.
+//! `mma.m16n8k16` (f16, bf16) and `mma.m16n8k8` (TF32) (`kernel_abi::mma::Layout`). Every
+//! call but `zeros` checks first that the warp's 32 lanes make it together (`activemask`),
+//! then that the tile is in the array, each a fault otherwise; the simulator
+//! (`gpu_runtime::gpu::mma`) checks the same, in the same order.
 
 use inkwell::attributes::AttributeLoc;
 use inkwell::types::BasicTypeEnum;
