@@ -4,12 +4,15 @@
 //!
 //! A block of 8 warps computes a 64 × 128 tile of `c`, each warp a 32 × 32 part of it as
 //! 2 × 4 accumulators of 16 × 8. The tiles of `a` and `b` go through shared memory, 32 (16
-//! for TF32) columns of `a` at a time; the rows there are padded by 8 elements, so that
-//! the 8 rows one `ldmatrix` reads fall in different banks.
+//! for TF32) columns of `a` at a time, with asynchronous copies (`gpu::copy_async8`, 16
+//! bytes each) into two buffers: the next step's tiles arrive while this step's are
+//! multiplied. The rows there are padded by 8 elements (4 for TF32), so that the 8 rows
+//! one `ldmatrix` reads fall in different banks.
 //!
 //! `cargo run --release --example matmul_tc [-- sizes…]`. Without a GPU it runs the
 //! kernels in the simulator on a small product instead. With `--json sizes…` it prints one
-//! JSON object per kernel and size (what `bench/compare.py --matmul` reads).
+//! JSON object per kernel and size (what `bench/compare.py --tensor-cores` reads); with
+//! `--ptx` it prints the kernels' PTX (for `ptxas -v`).
 //!
 //! **Bound.** Each element is checked against a CPU product of the same rounded inputs in
 //! `f64`: the error may be at most `(k + 1) · 2⁻²² · Σ|a_ik · b_kj|`, the bound of a sum of
@@ -32,11 +35,14 @@ pub const THREADS: u32 = 256;
 /// `k` of 32 (other sizes fault at the first tile past an array's end).
 #[kernel(arch = "sm_80", launch_bounds(256))]
 pub fn matmul_bf16(a: &[bf16], b: &[bf16], c: &mut [f32], m: usize, n: usize, k: usize) {
-    // Rows of the shared tiles: 32 + 8 and 128 + 8 elements (80 and 272 bytes).
+    // Rows of the shared tiles: 32 + 8 and 128 + 8 elements (80 and 272 bytes); two of
+    // each tile, one being copied into while the other is read.
     const LDA: usize = 40;
     const LDB: usize = 136;
-    let sa = gpu::shared::<bf16, 2560>(); // 64 × 40
-    let sb = gpu::shared::<bf16, 4352>(); // 32 × 136
+    const A_TILE: usize = 64 * LDA;
+    const B_TILE: usize = 32 * LDB;
+    let sa = gpu::shared::<bf16, 5120>(); // 2 × 64 × 40
+    let sb = gpu::shared::<bf16, 8704>(); // 2 × 32 × 136
     let tid = gpu::thread_idx().x as usize;
     let warp = tid / 32;
     // The warp's 32 × 32 part of the block's tile.
@@ -51,40 +57,45 @@ pub fn matmul_bf16(a: &[bf16], b: &[bf16], c: &mut [f32], m: usize, n: usize, k:
     let mut c11 = gpu::mma::zeros();
     let mut c12 = gpu::mma::zeros();
     let mut c13 = gpu::mma::zeros();
-    let mut k0 = 0;
-    while k0 < k {
-        // 64 × 32 of `a` (512 runs of 4) and 32 × 128 of `b` (1024 runs of 4).
-        for h in 0..2 {
-            let g = tid + 256 * h;
-            let (r, q) = (g / 8, g % 8 * 4);
-            let (x0, x1, x2, x3) = gpu::load4(a, (bm + r) * k + k0 + q);
-            gpu::store4(sa, r * LDA + q, x0, x1, x2, x3);
+    let steps = k / 32;
+    // Round `s` copies step `s` of `a` (64 × 32: one run of 8 a thread) and `b` (32 × 128:
+    // two runs of 8 a thread) into buffer `s % 2`, then multiplies step `s - 1`'s.
+    for s in 0..steps + 1 {
+        if s < steps {
+            let (k0, buf) = (s * 32, s % 2);
+            let (r, q) = (tid / 4, tid % 4 * 8);
+            gpu::copy_async8(sa, buf * A_TILE + r * LDA + q, a, (bm + r) * k + k0 + q);
+            for h in 0..2 {
+                let g = tid + 256 * h;
+                let (r, q) = (g / 16, g % 16 * 8);
+                gpu::copy_async8(sb, buf * B_TILE + r * LDB + q, b, (k0 + r) * n + bn + q);
+            }
         }
-        for h in 0..4 {
-            let g = tid + 256 * h;
-            let (r, q) = (g / 32, g % 32 * 4);
-            let (x0, x1, x2, x3) = gpu::load4(b, (k0 + r) * n + bn + q);
-            gpu::store4(sb, r * LDB + q, x0, x1, x2, x3);
+        gpu::copy_async_commit();
+        if s > 0 {
+            // This thread's copies of step `s - 1` are done, then every thread's.
+            gpu::copy_async_wait(1);
+            gpu::sync_threads();
+            let (ta, tb) = ((s - 1) % 2 * A_TILE, (s - 1) % 2 * B_TILE);
+            for kk in (0..32).step_by(16) {
+                let a0 = gpu::mma::load_a(sa, ta + wm * LDA + kk, LDA);
+                let a1 = gpu::mma::load_a(sa, ta + (wm + 16) * LDA + kk, LDA);
+                let b0 = gpu::mma::load_b(sb, tb + kk * LDB + wn, LDB);
+                let b1 = gpu::mma::load_b(sb, tb + kk * LDB + wn + 8, LDB);
+                let b2 = gpu::mma::load_b(sb, tb + kk * LDB + wn + 16, LDB);
+                let b3 = gpu::mma::load_b(sb, tb + kk * LDB + wn + 24, LDB);
+                c00 = gpu::mma::mma(a0, b0, c00);
+                c01 = gpu::mma::mma(a0, b1, c01);
+                c02 = gpu::mma::mma(a0, b2, c02);
+                c03 = gpu::mma::mma(a0, b3, c03);
+                c10 = gpu::mma::mma(a1, b0, c10);
+                c11 = gpu::mma::mma(a1, b1, c11);
+                c12 = gpu::mma::mma(a1, b2, c12);
+                c13 = gpu::mma::mma(a1, b3, c13);
+            }
+            // Every warp has read the buffer before the next round copies into it again.
+            gpu::sync_threads();
         }
-        gpu::sync_threads();
-        for kk in (0..32).step_by(16) {
-            let a0 = gpu::mma::load_a(sa, wm * LDA + kk, LDA);
-            let a1 = gpu::mma::load_a(sa, (wm + 16) * LDA + kk, LDA);
-            let b0 = gpu::mma::load_b(sb, kk * LDB + wn, LDB);
-            let b1 = gpu::mma::load_b(sb, kk * LDB + wn + 8, LDB);
-            let b2 = gpu::mma::load_b(sb, kk * LDB + wn + 16, LDB);
-            let b3 = gpu::mma::load_b(sb, kk * LDB + wn + 24, LDB);
-            c00 = gpu::mma::mma(a0, b0, c00);
-            c01 = gpu::mma::mma(a0, b1, c01);
-            c02 = gpu::mma::mma(a0, b2, c02);
-            c03 = gpu::mma::mma(a0, b3, c03);
-            c10 = gpu::mma::mma(a1, b0, c10);
-            c11 = gpu::mma::mma(a1, b1, c11);
-            c12 = gpu::mma::mma(a1, b2, c12);
-            c13 = gpu::mma::mma(a1, b3, c13);
-        }
-        gpu::sync_threads();
-        k0 += 32;
     }
     let top = (bm + wm) * n + bn + wn;
     let bottom = top + 16 * n;
@@ -103,11 +114,13 @@ pub fn matmul_bf16(a: &[bf16], b: &[bf16], c: &mut [f32], m: usize, n: usize, k:
 /// time.
 #[kernel(arch = "sm_80", launch_bounds(256))]
 pub fn matmul_tf32(a: &[f32], b: &[f32], c: &mut [f32], m: usize, n: usize, k: usize) {
-    // 16 + 4 and 128 + 4 elements: rows 80 and 528 bytes apart.
+    // 16 + 4 and 128 + 4 elements: rows 80 and 528 bytes apart; two of each tile.
     const LDA: usize = 20;
     const LDB: usize = 132;
-    let sa = gpu::shared::<f32, 1280>(); // 64 × 20
-    let sb = gpu::shared::<f32, 2112>(); // 16 × 132
+    const A_TILE: usize = 64 * LDA;
+    const B_TILE: usize = 16 * LDB;
+    let sa = gpu::shared::<f32, 2560>(); // 2 × 64 × 20
+    let sb = gpu::shared::<f32, 4224>(); // 2 × 16 × 132
     let tid = gpu::thread_idx().x as usize;
     let warp = tid / 32;
     let (wm, wn) = (warp / 4 * 32, warp % 4 * 32);
@@ -121,37 +134,42 @@ pub fn matmul_tf32(a: &[f32], b: &[f32], c: &mut [f32], m: usize, n: usize, k: u
     let mut c11 = gpu::mma::zeros();
     let mut c12 = gpu::mma::zeros();
     let mut c13 = gpu::mma::zeros();
-    let mut k0 = 0;
-    while k0 < k {
-        // 64 × 16 of `a` (256 runs of 4) and 16 × 128 of `b` (512 runs of 4).
-        let (r, q) = (tid / 4, tid % 4 * 4);
-        let (x0, x1, x2, x3) = gpu::load4(a, (bm + r) * k + k0 + q);
-        gpu::store4(sa, r * LDA + q, x0, x1, x2, x3);
-        for h in 0..2 {
-            let g = tid + 256 * h;
-            let (r, q) = (g / 32, g % 32 * 4);
-            let (x0, x1, x2, x3) = gpu::load4(b, (k0 + r) * n + bn + q);
-            gpu::store4(sb, r * LDB + q, x0, x1, x2, x3);
+    let steps = k / 16;
+    // As in `matmul_bf16`: `a` is 64 × 16 (one run of 4 a thread), `b` 16 × 128 (two).
+    for s in 0..steps + 1 {
+        if s < steps {
+            let (k0, buf) = (s * 16, s % 2);
+            let (r, q) = (tid / 4, tid % 4 * 4);
+            gpu::copy_async4(sa, buf * A_TILE + r * LDA + q, a, (bm + r) * k + k0 + q);
+            for h in 0..2 {
+                let g = tid + 256 * h;
+                let (r, q) = (g / 32, g % 32 * 4);
+                gpu::copy_async4(sb, buf * B_TILE + r * LDB + q, b, (k0 + r) * n + bn + q);
+            }
         }
-        gpu::sync_threads();
-        for kk in (0..16).step_by(8) {
-            let a0 = gpu::mma::load_a(sa, wm * LDA + kk, LDA);
-            let a1 = gpu::mma::load_a(sa, (wm + 16) * LDA + kk, LDA);
-            let b0 = gpu::mma::load_b(sb, kk * LDB + wn, LDB);
-            let b1 = gpu::mma::load_b(sb, kk * LDB + wn + 8, LDB);
-            let b2 = gpu::mma::load_b(sb, kk * LDB + wn + 16, LDB);
-            let b3 = gpu::mma::load_b(sb, kk * LDB + wn + 24, LDB);
-            c00 = gpu::mma::mma(a0, b0, c00);
-            c01 = gpu::mma::mma(a0, b1, c01);
-            c02 = gpu::mma::mma(a0, b2, c02);
-            c03 = gpu::mma::mma(a0, b3, c03);
-            c10 = gpu::mma::mma(a1, b0, c10);
-            c11 = gpu::mma::mma(a1, b1, c11);
-            c12 = gpu::mma::mma(a1, b2, c12);
-            c13 = gpu::mma::mma(a1, b3, c13);
+        gpu::copy_async_commit();
+        if s > 0 {
+            gpu::copy_async_wait(1);
+            gpu::sync_threads();
+            let (ta, tb) = ((s - 1) % 2 * A_TILE, (s - 1) % 2 * B_TILE);
+            for kk in (0..16).step_by(8) {
+                let a0 = gpu::mma::load_a(sa, ta + wm * LDA + kk, LDA);
+                let a1 = gpu::mma::load_a(sa, ta + (wm + 16) * LDA + kk, LDA);
+                let b0 = gpu::mma::load_b(sb, tb + kk * LDB + wn, LDB);
+                let b1 = gpu::mma::load_b(sb, tb + kk * LDB + wn + 8, LDB);
+                let b2 = gpu::mma::load_b(sb, tb + kk * LDB + wn + 16, LDB);
+                let b3 = gpu::mma::load_b(sb, tb + kk * LDB + wn + 24, LDB);
+                c00 = gpu::mma::mma(a0, b0, c00);
+                c01 = gpu::mma::mma(a0, b1, c01);
+                c02 = gpu::mma::mma(a0, b2, c02);
+                c03 = gpu::mma::mma(a0, b3, c03);
+                c10 = gpu::mma::mma(a1, b0, c10);
+                c11 = gpu::mma::mma(a1, b1, c11);
+                c12 = gpu::mma::mma(a1, b2, c12);
+                c13 = gpu::mma::mma(a1, b3, c13);
+            }
+            gpu::sync_threads();
         }
-        gpu::sync_threads();
-        k0 += 16;
     }
     let top = (bm + wm) * n + bn + wn;
     let bottom = top + 16 * n;
@@ -281,6 +299,11 @@ fn main() -> gpu_runtime::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let sizes: Vec<usize> = args.iter().filter_map(|a| a.parse().ok()).collect();
     let json = args.iter().any(|a| a == "--json");
+    if args.iter().any(|a| a == "--ptx") {
+        // What the compiler made of the kernels, for `ptxas -v`.
+        print!("{}{}", matmul_bf16::PTX, matmul_tf32::PTX);
+        return Ok(());
+    }
     match gpu_runtime::default_device() {
         Ok(device) if !json => println!("on {} (device {})", device.name(), device.ordinal()),
         Ok(_) => {}
