@@ -2,8 +2,8 @@
 //! kernels of `examples/matmul.rs`: `c = a · b` with `a` (m × k) and `b` (k × n) row-major
 //! in `bf16`, or in `f32` multiplied as TF32, and `c` in `f32`.
 //!
-//! A block of 8 warps computes a 64 × 128 tile of `c`, each warp a 32 × 32 part of it as
-//! 2 × 4 accumulators of 16 × 8. The tiles of `a` and `b` go through shared memory, 32 (16
+//! A block of 8 warps computes a 128 × 128 tile of `c`, each warp a 64 × 32 part of it as
+//! 4 × 4 accumulators of 16 × 8. The tiles of `a` and `b` go through shared memory, 32 (16
 //! for TF32) columns of `a` at a time, with asynchronous copies (`gpu::copy_async8`, 16
 //! bytes each) into two buffers: the next step's tiles arrive while this step's are
 //! multiplied. The rows there are padded by 8 elements (4 for TF32), so that the 8 rows
@@ -25,30 +25,33 @@ use gpu_runtime::bf16;
 use gpu_runtime::{DeviceVec, Error, gpu, kernel};
 
 /// Rows of `c` a block computes.
-pub const BM: usize = 64;
+pub const BM: usize = 128;
 /// Columns of `c` a block computes.
 pub const BN: usize = 128;
 /// Threads per block: 8 warps.
 pub const THREADS: u32 = 256;
 
-/// `c = a · b` in `bf16` with `f32` accumulation, for `m` a multiple of 64, `n` of 128 and
-/// `k` of 32 (other sizes fault at the first tile past an array's end).
-#[kernel(arch = "sm_80", launch_bounds(256))]
+/// `c = a · b` in `bf16` with `f32` accumulation, for `m` and `n` multiples of 128 and `k`
+/// of 32 (other sizes fault at the first tile past an array's end), each matrix under 2³²
+/// elements.
+#[kernel(arch = "sm_80", launch_bounds(256, 2))]
 pub fn matmul_bf16(a: &[bf16], b: &[bf16], c: &mut [f32], m: usize, n: usize, k: usize) {
     // Rows of the shared tiles: 32 + 8 and 128 + 8 elements (80 and 272 bytes); two of
     // each tile, one being copied into while the other is read.
-    const LDA: usize = 40;
-    const LDB: usize = 136;
-    const A_TILE: usize = 64 * LDA;
-    const B_TILE: usize = 32 * LDB;
-    let sa = gpu::shared::<bf16, 5120>(); // 2 × 64 × 40
+    const LDA: u32 = 40;
+    const LDB: u32 = 136;
+    const A_TILE: u32 = 128 * LDA;
+    const B_TILE: u32 = 32 * LDB;
+    let sa = gpu::shared::<bf16, 10240>(); // 2 × 128 × 40
     let sb = gpu::shared::<bf16, 8704>(); // 2 × 32 × 136
-    let tid = gpu::thread_idx().x as usize;
+    let tid = gpu::thread_idx().x;
     let warp = tid / 32;
-    // The warp's 32 × 32 part of the block's tile.
-    let (wm, wn) = (warp / 4 * 32, warp % 4 * 32);
-    let bm = gpu::block_idx().y as usize * 64;
-    let bn = gpu::block_idx().x as usize * 128;
+    // The warp's 64 × 32 part of the block's tile: 4 × 4 accumulators of 16 × 8.
+    let (wm, wn) = (warp / 4 * 64, warp % 4 * 32);
+    let (bm, bn) = (gpu::block_idx().y * 128, gpu::block_idx().x * 128);
+    // Indices in `u32` ([`check_sizes`] keeps every matrix under 2³² elements): half
+    // the registers of `usize` ones, and 32-bit bounds checks.
+    let (n32, k32) = (n as u32, k as u32);
     let mut c00 = gpu::mma::zeros();
     let mut c01 = gpu::mma::zeros();
     let mut c02 = gpu::mma::zeros();
@@ -57,18 +60,26 @@ pub fn matmul_bf16(a: &[bf16], b: &[bf16], c: &mut [f32], m: usize, n: usize, k:
     let mut c11 = gpu::mma::zeros();
     let mut c12 = gpu::mma::zeros();
     let mut c13 = gpu::mma::zeros();
-    let steps = k / 32;
-    // Round `s` copies step `s` of `a` (64 × 32: one run of 8 a thread) and `b` (32 × 128:
-    // two runs of 8 a thread) into buffer `s % 2`, then multiplies step `s - 1`'s.
+    let mut c20 = gpu::mma::zeros();
+    let mut c21 = gpu::mma::zeros();
+    let mut c22 = gpu::mma::zeros();
+    let mut c23 = gpu::mma::zeros();
+    let mut c30 = gpu::mma::zeros();
+    let mut c31 = gpu::mma::zeros();
+    let mut c32 = gpu::mma::zeros();
+    let mut c33 = gpu::mma::zeros();
+    let steps = k32 / 32;
+    // Round `s` copies step `s` of `a` (128 × 32) and `b` (32 × 128), each two runs of 8
+    // elements a thread, into buffer `s % 2`, then multiplies step `s - 1`'s.
     for s in 0..steps + 1 {
         if s < steps {
             let (k0, buf) = (s * 32, s % 2);
-            let (r, q) = (tid / 4, tid % 4 * 8);
-            gpu::copy_async8(sa, buf * A_TILE + r * LDA + q, a, (bm + r) * k + k0 + q);
             for h in 0..2 {
                 let g = tid + 256 * h;
+                let (r, q) = (g / 4, g % 4 * 8);
+                gpu::copy_async8(sa, (buf * A_TILE + r * LDA + q) as usize, a, ((bm + r) * k32 + k0 + q) as usize);
                 let (r, q) = (g / 16, g % 16 * 8);
-                gpu::copy_async8(sb, buf * B_TILE + r * LDB + q, b, (k0 + r) * n + bn + q);
+                gpu::copy_async8(sb, (buf * B_TILE + r * LDB + q) as usize, b, ((k0 + r) * n32 + bn + q) as usize);
             }
         }
         gpu::copy_async_commit();
@@ -78,12 +89,14 @@ pub fn matmul_bf16(a: &[bf16], b: &[bf16], c: &mut [f32], m: usize, n: usize, k:
             gpu::sync_threads();
             let (ta, tb) = ((s - 1) % 2 * A_TILE, (s - 1) % 2 * B_TILE);
             for kk in (0..32).step_by(16) {
-                let a0 = gpu::mma::load_a(sa, ta + wm * LDA + kk, LDA);
-                let a1 = gpu::mma::load_a(sa, ta + (wm + 16) * LDA + kk, LDA);
-                let b0 = gpu::mma::load_b(sb, tb + kk * LDB + wn, LDB);
-                let b1 = gpu::mma::load_b(sb, tb + kk * LDB + wn + 8, LDB);
-                let b2 = gpu::mma::load_b(sb, tb + kk * LDB + wn + 16, LDB);
-                let b3 = gpu::mma::load_b(sb, tb + kk * LDB + wn + 24, LDB);
+                let a0 = gpu::mma::load_a(sa, (ta + (wm + 0) * LDA + kk) as usize, LDA as usize);
+                let a1 = gpu::mma::load_a(sa, (ta + (wm + 16) * LDA + kk) as usize, LDA as usize);
+                let a2 = gpu::mma::load_a(sa, (ta + (wm + 32) * LDA + kk) as usize, LDA as usize);
+                let a3 = gpu::mma::load_a(sa, (ta + (wm + 48) * LDA + kk) as usize, LDA as usize);
+                let b0 = gpu::mma::load_b(sb, (tb + kk * LDB + wn + 0) as usize, LDB as usize);
+                let b1 = gpu::mma::load_b(sb, (tb + kk * LDB + wn + 8) as usize, LDB as usize);
+                let b2 = gpu::mma::load_b(sb, (tb + kk * LDB + wn + 16) as usize, LDB as usize);
+                let b3 = gpu::mma::load_b(sb, (tb + kk * LDB + wn + 24) as usize, LDB as usize);
                 c00 = gpu::mma::mma(a0, b0, c00);
                 c01 = gpu::mma::mma(a0, b1, c01);
                 c02 = gpu::mma::mma(a0, b2, c02);
@@ -92,40 +105,58 @@ pub fn matmul_bf16(a: &[bf16], b: &[bf16], c: &mut [f32], m: usize, n: usize, k:
                 c11 = gpu::mma::mma(a1, b1, c11);
                 c12 = gpu::mma::mma(a1, b2, c12);
                 c13 = gpu::mma::mma(a1, b3, c13);
+                c20 = gpu::mma::mma(a2, b0, c20);
+                c21 = gpu::mma::mma(a2, b1, c21);
+                c22 = gpu::mma::mma(a2, b2, c22);
+                c23 = gpu::mma::mma(a2, b3, c23);
+                c30 = gpu::mma::mma(a3, b0, c30);
+                c31 = gpu::mma::mma(a3, b1, c31);
+                c32 = gpu::mma::mma(a3, b2, c32);
+                c33 = gpu::mma::mma(a3, b3, c33);
             }
             // Every warp has read the buffer before the next round copies into it again.
             gpu::sync_threads();
         }
     }
-    let top = (bm + wm) * n + bn + wn;
-    let bottom = top + 16 * n;
-    gpu::mma::store(c, top, n, c00);
-    gpu::mma::store(c, top + 8, n, c01);
-    gpu::mma::store(c, top + 16, n, c02);
-    gpu::mma::store(c, top + 24, n, c03);
-    gpu::mma::store(c, bottom, n, c10);
-    gpu::mma::store(c, bottom + 8, n, c11);
-    gpu::mma::store(c, bottom + 16, n, c12);
-    gpu::mma::store(c, bottom + 24, n, c13);
+    let top = (bm + wm) * n32 + bn + wn;
+    gpu::mma::store(c, (top + 0 * n32 + 0) as usize, n, c00);
+    gpu::mma::store(c, (top + 0 * n32 + 8) as usize, n, c01);
+    gpu::mma::store(c, (top + 0 * n32 + 16) as usize, n, c02);
+    gpu::mma::store(c, (top + 0 * n32 + 24) as usize, n, c03);
+    gpu::mma::store(c, (top + 16 * n32 + 0) as usize, n, c10);
+    gpu::mma::store(c, (top + 16 * n32 + 8) as usize, n, c11);
+    gpu::mma::store(c, (top + 16 * n32 + 16) as usize, n, c12);
+    gpu::mma::store(c, (top + 16 * n32 + 24) as usize, n, c13);
+    gpu::mma::store(c, (top + 32 * n32 + 0) as usize, n, c20);
+    gpu::mma::store(c, (top + 32 * n32 + 8) as usize, n, c21);
+    gpu::mma::store(c, (top + 32 * n32 + 16) as usize, n, c22);
+    gpu::mma::store(c, (top + 32 * n32 + 24) as usize, n, c23);
+    gpu::mma::store(c, (top + 48 * n32 + 0) as usize, n, c30);
+    gpu::mma::store(c, (top + 48 * n32 + 8) as usize, n, c31);
+    gpu::mma::store(c, (top + 48 * n32 + 16) as usize, n, c32);
+    gpu::mma::store(c, (top + 48 * n32 + 24) as usize, n, c33);
 }
 
-/// `c = a · b` with `f32` inputs multiplied as TF32 (K = 8 a product), for `m` a multiple
-/// of 64, `n` of 128 and `k` of 16; the tiles of [`matmul_bf16`], 16 columns of `a` at a
-/// time.
-#[kernel(arch = "sm_80", launch_bounds(256))]
+/// `c = a · b` with `f32` inputs multiplied as TF32 (K = 8 a product), for `m` and `n`
+/// multiples of 128 and `k` of 16, each matrix under 2³² elements; the tiles of
+/// [`matmul_bf16`], 16 columns of `a` at a time.
+#[kernel(arch = "sm_80", launch_bounds(256, 2))]
 pub fn matmul_tf32(a: &[f32], b: &[f32], c: &mut [f32], m: usize, n: usize, k: usize) {
     // 16 + 4 and 128 + 4 elements: rows 80 and 528 bytes apart; two of each tile.
-    const LDA: usize = 20;
-    const LDB: usize = 132;
-    const A_TILE: usize = 64 * LDA;
-    const B_TILE: usize = 16 * LDB;
-    let sa = gpu::shared::<f32, 2560>(); // 2 × 64 × 20
+    const LDA: u32 = 20;
+    const LDB: u32 = 132;
+    const A_TILE: u32 = 128 * LDA;
+    const B_TILE: u32 = 16 * LDB;
+    let sa = gpu::shared::<f32, 5120>(); // 2 × 128 × 20
     let sb = gpu::shared::<f32, 4224>(); // 2 × 16 × 132
-    let tid = gpu::thread_idx().x as usize;
+    let tid = gpu::thread_idx().x;
     let warp = tid / 32;
-    let (wm, wn) = (warp / 4 * 32, warp % 4 * 32);
-    let bm = gpu::block_idx().y as usize * 64;
-    let bn = gpu::block_idx().x as usize * 128;
+    // The warp's 64 × 32 part of the block's tile: 4 × 4 accumulators of 16 × 8.
+    let (wm, wn) = (warp / 4 * 64, warp % 4 * 32);
+    let (bm, bn) = (gpu::block_idx().y * 128, gpu::block_idx().x * 128);
+    // Indices in `u32` ([`check_sizes`] keeps every matrix under 2³² elements): half
+    // the registers of `usize` ones, and 32-bit bounds checks.
+    let (n32, k32) = (n as u32, k as u32);
     let mut c00 = gpu::mma::zeros();
     let mut c01 = gpu::mma::zeros();
     let mut c02 = gpu::mma::zeros();
@@ -134,31 +165,42 @@ pub fn matmul_tf32(a: &[f32], b: &[f32], c: &mut [f32], m: usize, n: usize, k: u
     let mut c11 = gpu::mma::zeros();
     let mut c12 = gpu::mma::zeros();
     let mut c13 = gpu::mma::zeros();
-    let steps = k / 16;
-    // As in `matmul_bf16`: `a` is 64 × 16 (one run of 4 a thread), `b` 16 × 128 (two).
+    let mut c20 = gpu::mma::zeros();
+    let mut c21 = gpu::mma::zeros();
+    let mut c22 = gpu::mma::zeros();
+    let mut c23 = gpu::mma::zeros();
+    let mut c30 = gpu::mma::zeros();
+    let mut c31 = gpu::mma::zeros();
+    let mut c32 = gpu::mma::zeros();
+    let mut c33 = gpu::mma::zeros();
+    let steps = k32 / 16;
+    // As in `matmul_bf16`: `a` is 128 × 16 and `b` 16 × 128, two runs of 4 a thread each.
     for s in 0..steps + 1 {
         if s < steps {
             let (k0, buf) = (s * 16, s % 2);
-            let (r, q) = (tid / 4, tid % 4 * 4);
-            gpu::copy_async4(sa, buf * A_TILE + r * LDA + q, a, (bm + r) * k + k0 + q);
             for h in 0..2 {
                 let g = tid + 256 * h;
+                let (r, q) = (g / 4, g % 4 * 4);
+                gpu::copy_async4(sa, (buf * A_TILE + r * LDA + q) as usize, a, ((bm + r) * k32 + k0 + q) as usize);
                 let (r, q) = (g / 32, g % 32 * 4);
-                gpu::copy_async4(sb, buf * B_TILE + r * LDB + q, b, (k0 + r) * n + bn + q);
+                gpu::copy_async4(sb, (buf * B_TILE + r * LDB + q) as usize, b, ((k0 + r) * n32 + bn + q) as usize);
             }
         }
         gpu::copy_async_commit();
         if s > 0 {
+            // This thread's copies of step `s - 1` are done, then every thread's.
             gpu::copy_async_wait(1);
             gpu::sync_threads();
             let (ta, tb) = ((s - 1) % 2 * A_TILE, (s - 1) % 2 * B_TILE);
             for kk in (0..16).step_by(8) {
-                let a0 = gpu::mma::load_a(sa, ta + wm * LDA + kk, LDA);
-                let a1 = gpu::mma::load_a(sa, ta + (wm + 16) * LDA + kk, LDA);
-                let b0 = gpu::mma::load_b(sb, tb + kk * LDB + wn, LDB);
-                let b1 = gpu::mma::load_b(sb, tb + kk * LDB + wn + 8, LDB);
-                let b2 = gpu::mma::load_b(sb, tb + kk * LDB + wn + 16, LDB);
-                let b3 = gpu::mma::load_b(sb, tb + kk * LDB + wn + 24, LDB);
+                let a0 = gpu::mma::load_a(sa, (ta + (wm + 0) * LDA + kk) as usize, LDA as usize);
+                let a1 = gpu::mma::load_a(sa, (ta + (wm + 16) * LDA + kk) as usize, LDA as usize);
+                let a2 = gpu::mma::load_a(sa, (ta + (wm + 32) * LDA + kk) as usize, LDA as usize);
+                let a3 = gpu::mma::load_a(sa, (ta + (wm + 48) * LDA + kk) as usize, LDA as usize);
+                let b0 = gpu::mma::load_b(sb, (tb + kk * LDB + wn + 0) as usize, LDB as usize);
+                let b1 = gpu::mma::load_b(sb, (tb + kk * LDB + wn + 8) as usize, LDB as usize);
+                let b2 = gpu::mma::load_b(sb, (tb + kk * LDB + wn + 16) as usize, LDB as usize);
+                let b3 = gpu::mma::load_b(sb, (tb + kk * LDB + wn + 24) as usize, LDB as usize);
                 c00 = gpu::mma::mma(a0, b0, c00);
                 c01 = gpu::mma::mma(a0, b1, c01);
                 c02 = gpu::mma::mma(a0, b2, c02);
@@ -167,20 +209,36 @@ pub fn matmul_tf32(a: &[f32], b: &[f32], c: &mut [f32], m: usize, n: usize, k: u
                 c11 = gpu::mma::mma(a1, b1, c11);
                 c12 = gpu::mma::mma(a1, b2, c12);
                 c13 = gpu::mma::mma(a1, b3, c13);
+                c20 = gpu::mma::mma(a2, b0, c20);
+                c21 = gpu::mma::mma(a2, b1, c21);
+                c22 = gpu::mma::mma(a2, b2, c22);
+                c23 = gpu::mma::mma(a2, b3, c23);
+                c30 = gpu::mma::mma(a3, b0, c30);
+                c31 = gpu::mma::mma(a3, b1, c31);
+                c32 = gpu::mma::mma(a3, b2, c32);
+                c33 = gpu::mma::mma(a3, b3, c33);
             }
+            // Every warp has read the buffer before the next round copies into it again.
             gpu::sync_threads();
         }
     }
-    let top = (bm + wm) * n + bn + wn;
-    let bottom = top + 16 * n;
-    gpu::mma::store(c, top, n, c00);
-    gpu::mma::store(c, top + 8, n, c01);
-    gpu::mma::store(c, top + 16, n, c02);
-    gpu::mma::store(c, top + 24, n, c03);
-    gpu::mma::store(c, bottom, n, c10);
-    gpu::mma::store(c, bottom + 8, n, c11);
-    gpu::mma::store(c, bottom + 16, n, c12);
-    gpu::mma::store(c, bottom + 24, n, c13);
+    let top = (bm + wm) * n32 + bn + wn;
+    gpu::mma::store(c, (top + 0 * n32 + 0) as usize, n, c00);
+    gpu::mma::store(c, (top + 0 * n32 + 8) as usize, n, c01);
+    gpu::mma::store(c, (top + 0 * n32 + 16) as usize, n, c02);
+    gpu::mma::store(c, (top + 0 * n32 + 24) as usize, n, c03);
+    gpu::mma::store(c, (top + 16 * n32 + 0) as usize, n, c10);
+    gpu::mma::store(c, (top + 16 * n32 + 8) as usize, n, c11);
+    gpu::mma::store(c, (top + 16 * n32 + 16) as usize, n, c12);
+    gpu::mma::store(c, (top + 16 * n32 + 24) as usize, n, c13);
+    gpu::mma::store(c, (top + 32 * n32 + 0) as usize, n, c20);
+    gpu::mma::store(c, (top + 32 * n32 + 8) as usize, n, c21);
+    gpu::mma::store(c, (top + 32 * n32 + 16) as usize, n, c22);
+    gpu::mma::store(c, (top + 32 * n32 + 24) as usize, n, c23);
+    gpu::mma::store(c, (top + 48 * n32 + 0) as usize, n, c30);
+    gpu::mma::store(c, (top + 48 * n32 + 8) as usize, n, c31);
+    gpu::mma::store(c, (top + 48 * n32 + 16) as usize, n, c32);
+    gpu::mma::store(c, (top + 48 * n32 + 24) as usize, n, c33);
 }
 
 /// The blocks for an `m` × `n` product.
@@ -194,6 +252,15 @@ pub fn check_sizes(m: usize, n: usize, k: usize, k_step: usize) -> gpu_runtime::
         return Err(Error::LaunchConfig {
             kernel: "matmul_tc",
             message: format!("these kernels take m a multiple of {BM}, n of {BN} and k of {k_step}; got {m}, {n}, {k}"),
+        });
+    }
+    let elements = [m.checked_mul(k), k.checked_mul(n), m.checked_mul(n)];
+    if elements.iter().any(|e| e.is_none_or(|e| e > u32::MAX as usize)) {
+        return Err(Error::LaunchConfig {
+            kernel: "matmul_tc",
+            message: format!(
+                "these kernels index in u32: each matrix must have under 2^32 elements; got {m}, {n}, {k}"
+            ),
         });
     }
     Ok(())
@@ -308,8 +375,8 @@ fn main() -> gpu_runtime::Result<()> {
         Ok(device) if !json => println!("on {} (device {})", device.name(), device.ordinal()),
         Ok(_) => {}
         Err(e @ (Error::NoDriver | Error::NoDevice)) => {
-            println!("no GPU found ({e}); the kernels in the simulator on a 64 × 128 × 64 product instead");
-            let (m, n, k) = (64, 128, 64);
+            println!("no GPU found ({e}); the kernels in the simulator on a 128 × 128 × 64 product instead");
+            let (m, n, k) = (128, 128, 64);
             let (a, b) = (random(m * k, 1), random(k * n, 2));
             let (a16, b16): (Vec<bf16>, Vec<bf16>) =
                 (a.iter().map(|&v| bf16::from_f32(v)).collect(), b.iter().map(|&v| bf16::from_f32(v)).collect());

@@ -128,6 +128,31 @@ fn faults_carry_the_simulator_s_messages() {
     assert!(m.contains(&format!("range end index {} out of range", usize::MAX)), "{m}");
 }
 
+/// Lanes of one warp that name different tiles (other starts, row strides, views or
+/// destinations) fault with the simulator's message; a warp that agrees gets the
+/// simulator's result bit for bit (small integers: every sum is exact).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn lanes_naming_different_tiles_fault() {
+    assert!(has_tensor_cores());
+    let mut g = Gen::new(9);
+    let mut v = |n: usize| (0..n).map(|_| f16::from_f32(g.f64_in(-4.0, 4.0).round() as f32)).collect::<Vec<f16>>();
+    let (a, b) = (v(2048), v(2048));
+    let (mut gpu_d, mut sim_d) = (vec![f32::NAN; 256], vec![f32::NAN; 256]);
+    lane_tiles::launch(1u32, 32u32, &a, &b, &mut gpu_d, 0, 0, 0, 0).unwrap();
+    lane_tiles::simulate(1u32, 32u32, &a, &b, &mut sim_d, 0, 0, 0, 0).unwrap();
+    assert_eq!(gpu_d[..128], sim_d[..128]);
+    for case in [(256, 0, 0, 0), (8, 0, 0, 0), (3, 0, 0, 0), (0, 8, 0, 0), (0, 1, 0, 0), (0, 0, 16, 0), (0, 0, 0, 8)] {
+        let (shift, extra, odd_end, store_shift) = case;
+        let on_gpu =
+            thread_fault(lane_tiles::launch(1u32, 32u32, &a, &b, &mut gpu_d, shift, extra, odd_end, store_shift));
+        let on_sim =
+            thread_fault(lane_tiles::simulate(1u32, 32u32, &a, &b, &mut sim_d, shift, extra, odd_end, store_shift));
+        assert!(on_gpu.contains("needs the same tile in every lane of the warp"), "{case:?}: {on_gpu}");
+        assert!(on_sim.contains("needs the same tile in every lane of the warp"), "{case:?}: {on_sim}");
+    }
+}
+
 /// The example's kernels at 512 × 768 × 256 against the CPU, within the example's bound.
 #[test]
 #[ignore = "needs a CUDA GPU"]

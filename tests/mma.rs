@@ -107,6 +107,29 @@ fn tf32_rounding() {
     assert!(gpu::mma::tf32(f32::NAN).is_nan());
 }
 
+/// The lanes of a warp name one tile for a load or a store: another start, row stride,
+/// view or destination in some lane is a fault, as `ldmatrix` (whose lanes give rows for
+/// each other) needs on the GPU.
+#[test]
+fn lanes_naming_different_tiles_fault() {
+    let a: Vec<f16> = (0..2048).map(|i| f16::from_f32((i % 7) as f32 - 3.0)).collect();
+    let b: Vec<f16> = (0..2048).map(|i| f16::from_f32((i % 5) as f32 - 2.0)).collect();
+    let mut d = vec![f32::NAN; 256];
+    lane_tiles::simulate(1u32, 32u32, &a, &b, &mut d, 0, 0, 0, 0).unwrap();
+    let want = model(
+        &(0..256).map(|i| a[i].to_f32()).collect::<Vec<_>>(),
+        &(0..128).map(|i| b[i / 8 * 16 + i % 8].to_f32()).collect::<Vec<_>>(),
+        &[0.0; 128],
+        16,
+    );
+    assert_eq!(d[..128], want[..]);
+    for case in [(256, 0, 0, 0), (3, 0, 0, 0), (0, 8, 0, 0), (0, 0, 16, 0), (0, 0, 0, 8)] {
+        let (shift, extra, odd_end, store_shift) = case;
+        let m = thread_fault(lane_tiles::simulate(1u32, 32u32, &a, &b, &mut d, shift, extra, odd_end, store_shift));
+        assert!(m.contains("needs the same tile in every lane of the warp"), "{case:?}: {m}");
+    }
+}
+
 /// The example's kernels on a product of two blocks by two, k of four shared tiles.
 #[test]
 fn the_matmul_example_is_within_its_bound() {

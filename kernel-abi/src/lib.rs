@@ -226,10 +226,13 @@ pub enum Fault {
     /// A tensor-core operation (`gpu::mma`) that not all 32 lanes of the warp made
     /// together; the record holds the mask of the lanes that did.
     MmaDiverged = 18,
+    /// A tensor-core load or store (`gpu::mma`) whose lanes named different tiles: another
+    /// start, row stride or array in some lane of the warp.
+    MmaTileDiffers = 19,
 }
 
 impl Fault {
-    pub const ALL: [Fault; 18] = [
+    pub const ALL: [Fault; 19] = [
         Fault::DivideByZero,
         Fault::RemainderByZero,
         Fault::DivideOverflow,
@@ -248,6 +251,7 @@ impl Fault {
         Fault::SliceEndOutOfRange,
         Fault::SliceStartAfterEnd,
         Fault::MmaDiverged,
+        Fault::MmaTileDiffers,
     ];
 
     pub fn code(self) -> u32 {
@@ -279,6 +283,9 @@ impl Fault {
             Fault::SliceEndOutOfRange => "range end index out of range",
             Fault::SliceStartAfterEnd => "slice index starts after it ends",
             Fault::MmaDiverged => "a tensor-core operation needs the warp's 32 lanes together",
+            Fault::MmaTileDiffers => {
+                "a tensor-core load or store (gpu::mma) needs the same tile in every lane of the warp, but the lanes named different ones"
+            }
         }
     }
 }

@@ -62,6 +62,12 @@ fn each_input_reaches_its_instruction() {
             assert!(k.ptx.contains("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16"), "{t}:\n{}", k.ptx);
             assert!(k.ptx.contains("ld.shared.u16") || k.ptx.contains("ld.shared.b16"), "{t}:\n{}", k.ptx);
         }
+        // The lanes must name one tile (`ldmatrix`'s lanes give rows for each other): a
+        // check where the start is known only at run time (the shared tiles at `at`), none
+        // where it is a constant.
+        assert_eq!(k.ptx.matches("match.all.sync.b64").count(), 2, "{t}:\n{}", k.ptx);
+        let differs = ptx_codegen::abi::Fault::MmaTileDiffers.code();
+        assert!(ir.contains(&format!("store i32 {differs}, ptr")), "{t}:\n{ir}");
     }
 }
 

@@ -49,6 +49,30 @@ tiles!(tiles_f16, f16, 16, 1024, 512);
 tiles!(tiles_bf16, bf16, 16, 1024, 512);
 tiles!(tiles_tf32, f32, 8, 512, 256);
 
+/// Lanes that may name different tiles, a fault: the odd lanes' tiles of `a` and `b`
+/// start `shift` elements further in and have rows `extra` further apart, the odd lanes
+/// read `a` through a view `odd_end` elements shorter, and store `d` `store_shift` further
+/// in. With all four 0 the warp agrees: `d[..128]` is the product of the 16 × 16 tile at
+/// `a[0]` and the 16 × 8 tile at `b[0]`, rows 16 apart in both.
+#[kernel(arch = "sm_80")]
+pub fn lane_tiles(a: &[f16], b: &[f16], d: &mut [f32], shift: usize, extra: usize, odd_end: usize, store_shift: usize) {
+    let sa = gpu::shared::<f16, 2048>();
+    let sb = gpu::shared::<f16, 2048>();
+    let lane = gpu::thread_idx().x as usize;
+    let mut i = lane;
+    while i < 2048 {
+        sa[i] = a[i];
+        sb[i] = b[i];
+        i += 32;
+    }
+    gpu::sync_threads();
+    let odd = lane % 2;
+    let (base, ld) = (odd * shift, 16 + odd * extra);
+    let va = sa.slice(0, 2048 - odd * odd_end);
+    let acc = gpu::mma::mma(gpu::mma::load_a(va, base, ld), gpu::mma::load_b(sb, base, ld), gpu::mma::zeros());
+    gpu::mma::store(d, odd * store_shift, 8, acc);
+}
+
 /// A warp whose lanes below `split` load a tile and the others do not: a fault.
 #[kernel(arch = "sm_80")]
 pub fn diverged(a: &[f16], d: &mut [f32], split: u32) {

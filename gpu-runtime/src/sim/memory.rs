@@ -305,6 +305,11 @@ impl<T: SimScalar> SharedCells<T> {
         cell
     }
 
+    /// Where the cells start.
+    fn as_ptr(&self) -> *const T::Atomic {
+        self.cells().as_ptr()
+    }
+
     /// The address of cell `i` (asynchronous copies note their destinations by address).
     #[track_caller]
     fn addr(&self, i: usize) -> usize {
@@ -600,6 +605,8 @@ shared_access! {
 pub trait Row: Copy {
     type Elem: Copy;
     fn __len(&self) -> usize;
+    /// Where the array's elements start: arrays (and views) that start apart differ.
+    fn __addr(&self) -> usize;
     #[track_caller]
     fn __read(&self, i: usize) -> Self::Elem;
 }
@@ -625,6 +632,9 @@ impl<T: Copy> Row for &[T] {
     fn __len(&self) -> usize {
         self.len()
     }
+    fn __addr(&self) -> usize {
+        self.as_ptr().addr()
+    }
     fn __read(&self, i: usize) -> T {
         self.__gpu_load(i)
     }
@@ -636,6 +646,9 @@ macro_rules! rows {
             type Elem = T;
             fn __len(&self) -> usize {
                 self.len()
+            }
+            fn __addr(&self) -> usize {
+                self.cells.as_ptr().addr()
             }
             fn __read(&self, i: usize) -> T {
                 self.__gpu_load(i)

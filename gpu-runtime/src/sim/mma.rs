@@ -128,12 +128,27 @@ fn lane(op: &str) -> u32 {
     with(op, |c| c.lane())
 }
 
-/// The checks of the tile of `layout` at `base`, rows `ld` apart, in an array of `len`:
-/// Rust's of `&array[base..][..span]` (see `Layout::span`).
+/// The checks of the tile of `layout` at `base`, rows `ld` apart, in `array`: that every
+/// lane of the warp names the same one (the same array, start and length, `base` and
+/// `ld`; the fault `Fault::MmaTileDiffers` otherwise), then Rust's of
+/// `&array[base..][..span]` (see `Layout::span`).
 #[track_caller]
-fn tile(layout: Layout, len: usize, base: usize, ld: usize) {
+fn tile<R: Row>(op: &str, layout: Layout, array: &R, base: usize, ld: usize) {
+    let pair = |x: usize, y: usize| x as u128 | (y as u128) << 64;
+    let same = with(op, |c| {
+        let warp = c.warp();
+        let mut same = true;
+        for v in [pair(base, ld), pair(array.__addr(), array.__len())] {
+            let all = warp.exchange(op, c.lane(), WHOLE_WARP, v, false);
+            same &= all.values.iter().all(|&x| x == v);
+        }
+        same
+    });
+    if !same {
+        panic!("{}", kernel_abi::Fault::MmaTileDiffers.message());
+    }
     let span = usize::try_from(layout.span(ld as u64)).unwrap_or(usize::MAX);
-    window(len, base, span);
+    window(array.__len(), base, span);
 }
 
 /// This lane's elements of the tile at `base` (rows `ld` apart) in `array`, as the
@@ -148,7 +163,7 @@ fn load_bits<R: Row>(
     bits: impl Fn(R::Elem) -> u32,
 ) -> u128 {
     whole_warp(op);
-    tile(layout, array.__len(), base, ld);
+    tile(op, layout, &array, base, ld);
     let lane = lane(op);
     let mut all = 0u128;
     for e in 0..layout.elements() {
@@ -160,8 +175,9 @@ fn load_bits<R: Row>(
 }
 
 /// The `A` fragment of the 16 × K tile whose element `(r, c)` is `array[base + r * ld + c]`
-/// (row-major, rows `ld` apart). The warp's 32 lanes make the call together; the tile must
-/// be in the array, as `&array[base..][..15 * ld + K]` (Rust's panics otherwise).
+/// (row-major, rows `ld` apart). The warp's 32 lanes make the call together, with the same
+/// tile; the tile must be in the array, as `&array[base..][..15 * ld + K]` (Rust's panics
+/// otherwise).
 #[track_caller]
 pub fn load_a<R: Row>(array: R, base: usize, ld: usize) -> A<R::Elem>
 where
@@ -196,7 +212,7 @@ pub fn load_acc<R: Row<Elem = f32>>(array: R, base: usize, ld: usize) -> Acc {
 pub fn store<R: RowMut<Elem = f32>>(array: R, base: usize, ld: usize, acc: Acc) {
     let op = "mma::store()";
     whole_warp(op);
-    tile(Layout::Acc, array.__len(), base, ld);
+    tile(op, Layout::Acc, &array, base, ld);
     let lane = lane(op);
     for (e, v) in acc.0.into_iter().enumerate() {
         let (r, c) = Layout::Acc.position(e as u32, lane);

@@ -266,6 +266,9 @@ impl<'ctx> FnLower<'_, 'ctx> {
                 }
             }
         }
+        if Self::has_mma(body) {
+            return Some(trip);
+        }
         let mut indexed = false;
         ir::visit_block(body, &mut |e| match &e.kind {
             ExprKind::Index { array, index, .. } | ExprKind::AssignIndex { array, index, .. }
@@ -283,6 +286,15 @@ impl<'ctx> FnLower<'_, 'ctx> {
             _ => {}
         });
         indexed.then_some(trip)
+    }
+
+    /// Whether `body` has a tensor-core operation (`gpu::mma::*`): a loop over a
+    /// fragment's steps is unrolled, as nvcc's users ask with `#pragma unroll`, so that
+    /// each load's offsets and the choice of `ldmatrix` fold to constants.
+    fn has_mma(body: &Block) -> bool {
+        let mut found = false;
+        ir::visit_block(body, &mut |e| found |= matches!(e.kind, ExprKind::Mma(..)));
+        found
     }
 
     /// A counted loop as `trip` copies of its body, the variable a constant in each.

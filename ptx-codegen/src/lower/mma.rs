@@ -5,19 +5,21 @@
 //! Lane `l` of a warp holds the elements of the PTX ISA's fragment layouts for
 //! `mma.m16n8k16` (f16, bf16) and `mma.m16n8k8` (TF32) (`kernel_abi::mma::Layout`). Every
 //! call but `zeros` checks first that the warp's 32 lanes make it together (`activemask`),
-//! then that the tile is in the array, each a fault otherwise; the simulator
-//! (`gpu_runtime::gpu::mma`) checks the same, in the same order.
+//! then (loads and stores) that they name the same tile and that the tile is in the array,
+//! each a fault otherwise; the simulator (`gpu_runtime::gpu::mma`) checks the same, in the
+//! same order. One `activemask` covers the calls after it while the warp provably stays
+//! whole: no branch that lanes could take apart, no call of another function.
 
 use inkwell::attributes::AttributeLoc;
 use inkwell::types::BasicTypeEnum;
-use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, PointerValue};
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, InstructionOpcode, IntValue, PointerValue};
 use inkwell::{AddressSpace, IntPredicate};
 use kernel_abi::Fault;
 
 use super::arrays::ArrayPlace;
 use super::nvvm::{SHARED, read_sreg};
 use super::{FnLower, LResult, Value, internal};
-use crate::ir::{Expr, Fragment, MmaInput, MmaOp, Type};
+use crate::ir::{ArrayKind, Expr, Fragment, MmaInput, MmaOp, Type};
 use crate::ty::ScalarType;
 
 /// The LLVM type of a fragment: its registers, `i32`s (pairs of 16-bit inputs, or one TF32
@@ -50,7 +52,7 @@ impl<'ctx> FnLower<'_, 'ctx> {
             MmaOp::Load(f, a) => {
                 self.whole_warp()?;
                 let (place, first, ld) = self.tile(a, f, vals[0].into_int_value(), vals[1].into_int_value())?;
-                self.load_fragment(f, place, first, ld).map(Some)
+                self.load_fragment(f, (a, place), (vals[0].into_int_value(), first), ld).map(Some)
             }
             MmaOp::Store(a) => {
                 self.whole_warp()?;
@@ -67,19 +69,29 @@ impl<'ctx> FnLower<'_, 'ctx> {
         }
     }
 
-    /// The fault [`Fault::MmaDiverged`] unless the warp's 32 lanes are all here.
+    /// The fault [`Fault::MmaDiverged`] unless the warp's 32 lanes are all here. Lanes part
+    /// only at a branch, so one check covers the calls after it in the same basic block.
     fn whole_warp(&mut self) -> LResult<()> {
+        let here = self.builder.get_insert_block();
+        if here.is_some() && here == self.whole_warp_in {
+            return Ok(());
+        }
         let mask = self.llvm("llvm.nvvm.activemask", &[], &[])?.into_int_value();
         let all = self.cx.i32_type().const_all_ones();
         let partial = self.builder.build_int_compare(IntPredicate::NE, mask, all, "partial_warp")?;
         let i64t = self.cx.i64_type();
         let mask = self.builder.build_int_z_extend(mask, i64t, "mask")?;
-        self.raise_at(partial, Fault::MmaDiverged, mask, i64t.const_int(32, false))
+        self.raise_at(partial, Fault::MmaDiverged, mask, i64t.const_int(32, false))?;
+        self.whole_warp_in = self.builder.get_insert_block();
+        Ok(())
     }
 
-    /// The checks of the tile of `f` at `base`, rows `ld` apart, in `a`: Rust's of
-    /// `&a[base..][..span]`, `span = (rows - 1) * ld + cols` (saturating: a span past
-    /// `usize::MAX` is past any array). Gives the array, the tile's first element and `ld`.
+    /// The checks of the tile of `f` at `base`, rows `ld` apart, in `a`: that every lane of
+    /// the warp names the same one (the same `base` and `ld`, and for a view the same start
+    /// and length), then Rust's of `&a[base..][..span]`, `span = (rows - 1) * ld + cols`
+    /// (saturating: a span past `usize::MAX` is past any array). Gives the array, the
+    /// tile's first element and `ld`. Every lane then passes or faults alike, so the warp
+    /// stays whole.
     fn tile(
         &mut self,
         a: u32,
@@ -87,9 +99,26 @@ impl<'ctx> FnLower<'_, 'ctx> {
         base: IntValue<'ctx>,
         ld: IntValue<'ctx>,
     ) -> LResult<(ArrayPlace<'ctx>, PointerValue<'ctx>, IntValue<'ctx>)> {
+        let whole = self.builder.get_insert_block() == self.whole_warp_in;
         let place = self.place(a, self.func.span)?;
-        let (rows, cols) = f.layout().shape();
         let i64t = self.cx.i64_type();
+        let mut same = self.cx.bool_type().const_all_ones();
+        let mut words = vec![base, ld];
+        if matches!(self.array_info[a as usize].kind, ArrayKind::View { .. }) {
+            words.push(self.builder.build_ptr_to_int(place.ptr, i64t, "view")?);
+            words.push(place.len);
+        }
+        for w in words {
+            if !w.is_const() {
+                let here = self.same_in_warp(w)?;
+                same = self.builder.build_and(same, here, "same_tile")?;
+            }
+        }
+        if !same.is_const() {
+            let differs = self.builder.build_not(same, "tile_differs")?;
+            self.raise_at(differs, Fault::MmaTileDiffers, i64t.const_zero(), i64t.const_zero())?;
+        }
+        let (rows, cols) = f.layout().shape();
         let (product, over) =
             self.mul_with_overflow(ScalarType::U64, ld, i64t.const_int(u64::from(rows - 1), false))?;
         let product = self.builder.build_select(over, i64t.const_all_ones(), product, "saturated")?.into_int_value();
@@ -97,6 +126,9 @@ impl<'ctx> FnLower<'_, 'ctx> {
             .llvm("llvm.uadd.sat", &[i64t.into()], &[product.into(), i64t.const_int(u64::from(cols), false).into()])?
             .into_int_value();
         let first = self.window(a, base, span, self.func.span)?;
+        if whole {
+            self.whole_warp_in = self.builder.get_insert_block();
+        }
         Ok((place, first, ld))
     }
 
@@ -148,8 +180,8 @@ impl<'ctx> FnLower<'_, 'ctx> {
     fn load_fragment(
         &mut self,
         f: Fragment,
-        place: ArrayPlace<'ctx>,
-        first: PointerValue<'ctx>,
+        (a, place): (u32, ArrayPlace<'ctx>),
+        (base, first): (IntValue<'ctx>, PointerValue<'ctx>),
         ld: IntValue<'ctx>,
     ) -> LResult<BasicValueEnum<'ctx>> {
         let shared = place.ptr.get_type().get_address_space() == AddressSpace::from(SHARED);
@@ -160,12 +192,21 @@ impl<'ctx> FnLower<'_, 'ctx> {
             return self.load_elements(f, first, ld, g, t);
         }
         // `ldmatrix` reads rows of 16 bytes, each aligned to 16: the tile's first element
-        // and `ld` (in elements of 2 bytes) must keep every row there.
+        // and `ld` (in elements of 2 bytes) must keep every row there. The lanes name the
+        // same tile ([`Self::tile`]), so the branch is the same for all of them, as
+        // `ldmatrix` needs (each lane gives the address of rows that others receive).
+        let whole = self.builder.get_insert_block() == self.whole_warp_in;
         let b = &self.builder;
         let i64t = self.cx.i64_type();
-        let addr = b.build_ptr_to_int(first, i64t, "addr")?;
-        let ld_bytes = b.build_left_shift(ld, i64t.const_int(1, false), "ld_bytes")?;
-        let low = b.build_and(b.build_or(addr, ld_bytes, "rows")?, i64t.const_int(15, false), "misalignment")?;
+        let low = if matches!(self.array_info[a as usize].kind, ArrayKind::Shared { .. } | ArrayKind::DynamicShared) {
+            // The array starts aligned to 16 bytes: the start and `ld` in elements tell,
+            // and LLVM can often see that they are multiples of 8 and drop the test.
+            b.build_and(b.build_or(base, ld, "rows")?, i64t.const_int(7, false), "misalignment")?
+        } else {
+            let addr = b.build_ptr_to_int(first, i64t, "addr")?;
+            let ld_bytes = b.build_left_shift(ld, i64t.const_int(1, false), "ld_bytes")?;
+            b.build_and(b.build_or(addr, ld_bytes, "rows")?, i64t.const_int(15, false), "misalignment")?
+        };
         let aligned = b.build_int_compare(IntPredicate::EQ, low, i64t.const_zero(), "aligned")?;
         let (matrix_bb, element_bb, done_bb) = (
             self.cx.append_basic_block(self.llfn, "ldmatrix"),
@@ -188,7 +229,30 @@ impl<'ctx> FnLower<'_, 'ctx> {
         self.builder.position_at_end(done_bb);
         let phi = self.builder.build_phi(fragment_type(self.cx, f), "fragment")?;
         phi.add_incoming(&[(&from_matrix, matrix_end), (&from_elements, element_end)]);
+        if whole {
+            // The branch was the same in every lane: the warp is still whole.
+            self.whole_warp_in = Some(done_bb);
+        }
         Ok(phi.as_basic_value())
+    }
+
+    /// Whether every lane of the (whole) warp has the same `x`, an `i64`: the same answer
+    /// in every lane.
+    fn same_in_warp(&self, x: IntValue<'ctx>) -> LResult<IntValue<'ctx>> {
+        let all = self.cx.i32_type().const_all_ones();
+        // A 32-bit value widened (a `u32` index `as usize`) compares as it was.
+        let narrow = x
+            .as_instruction()
+            .filter(|i| i.get_opcode() == InstructionOpcode::ZExt)
+            .and_then(|i| i.get_operand(0)?.value())
+            .map(|v| v.into_int_value())
+            .filter(|v| v.get_type().get_bit_width() == 32);
+        let (name, x) = match narrow {
+            Some(v) => ("llvm.nvvm.match.all.sync.i32p", v),
+            None => ("llvm.nvvm.match.all.sync.i64p", x),
+        };
+        let pair = self.warp_call(name, &[], &[all.into(), x.into()])?.into_struct_value();
+        Ok(self.builder.build_extract_value(pair, 1, "same")?.into_int_value())
     }
 
     /// `ldmatrix` of a 16-bit `A` (four 8 × 8 matrices: rows 0-7 and 8-15 of columns 0-7,

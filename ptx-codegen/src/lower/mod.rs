@@ -159,6 +159,7 @@ fn lower_body<'ctx>(
         ret_slot: None,
         ret_bb: None,
         err: if how.fault_code { llfn.get_last_param().map(|p| p.into_pointer_value()) } else { None },
+        whole_warp_in: None,
     };
     let mut i = 0;
     for p in &f.params {
@@ -240,6 +241,9 @@ struct FnLower<'a, 'ctx> {
     ret_slot: Option<PointerValue<'ctx>>,
     ret_bb: Option<BasicBlock<'ctx>>,
     err: Option<PointerValue<'ctx>>,
+    /// The block that `gpu::mma`'s check that the whole warp is here last passed in: a later
+    /// call in the same block, with no branch between, needs no check of its own.
+    whole_warp_in: Option<BasicBlock<'ctx>>,
 }
 
 /// A lowered expression: `None` for `()` and for code after a diverging expression.
@@ -469,6 +473,8 @@ impl<'a, 'ctx> FnLower<'a, 'ctx> {
             vals.push(err.into());
         }
         let call = self.builder.build_call(callee, &vals, "call")?;
+        // The callee's branches may leave lanes apart: `gpu::mma`'s next call checks again.
+        self.whole_warp_in = None;
         let v = basic_value(call.try_as_basic_value(), self.func.span)?;
         if let Some(err) = self.err {
             let code = self.builder.build_load(self.cx.i32_type(), err, "code")?.into_int_value();
