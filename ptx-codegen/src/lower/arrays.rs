@@ -319,10 +319,19 @@ impl<'ctx> FnLower<'_, 'ctx> {
     ) -> LResult<PointerValue<'ctx>> {
         let place = self.place(a, span)?;
         let start_past = self.builder.build_int_compare(IntPredicate::UGT, i, place.len, "start_past")?;
-        self.raise_at(start_past, Fault::SliceStartOutOfRange, i, place.len)?;
         let rest = self.builder.build_int_sub(place.len, i, "rest")?;
         let short = self.builder.build_int_compare(IntPredicate::UGT, n, rest, "short")?;
+        // One branch on the way through; which check failed is sorted out off it.
+        let outside = self.builder.build_or(start_past, short, "outside")?;
+        let outside = self.unlikely(outside)?;
+        let (slow, inside) =
+            (self.cx.append_basic_block(self.llfn, "window_fault"), self.cx.append_basic_block(self.llfn, "window"));
+        self.builder.build_conditional_branch(outside, slow, inside)?;
+        self.builder.position_at_end(slow);
+        self.raise_at(start_past, Fault::SliceStartOutOfRange, i, place.len)?;
         self.raise_at(short, Fault::SliceEndOutOfRange, n, rest)?;
+        self.builder.build_unconditional_branch(inside)?;
+        self.builder.position_at_end(inside);
         let mt = memory_type(self.cx, self.elem_type(a));
         // SAFETY: `i <= len` (checked above).
         Ok(unsafe { self.builder.build_in_bounds_gep(mt, place.ptr, &[i], "first")? })

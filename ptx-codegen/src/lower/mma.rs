@@ -185,9 +185,11 @@ impl<'ctx> FnLower<'_, 'ctx> {
         ld: IntValue<'ctx>,
     ) -> LResult<BasicValueEnum<'ctx>> {
         let shared = place.ptr.get_type().get_address_space() == AddressSpace::from(SHARED);
-        let half_input =
-            matches!(f, Fragment::A(MmaInput::F16 | MmaInput::Bf16) | Fragment::B(MmaInput::F16 | MmaInput::Bf16));
-        if !(shared && half_input) {
+        // `ldmatrix` moves 16-bit pairs: the 16-bit inputs, and TF32's `A`, whose 32-bit
+        // elements land where its layout wants them (a `B` of TF32 would need a transpose
+        // of 32-bit elements, which `ldmatrix` does not do).
+        let matrix_rows = matches!(f, Fragment::A(_) | Fragment::B(MmaInput::F16 | MmaInput::Bf16));
+        if !(shared && matrix_rows) {
             let (g, t) = self.lane_coordinates()?;
             return self.load_elements(f, first, ld, g, t);
         }
@@ -198,13 +200,14 @@ impl<'ctx> FnLower<'_, 'ctx> {
         let whole = self.builder.get_insert_block() == self.whole_warp_in;
         let b = &self.builder;
         let i64t = self.cx.i64_type();
+        let size = u64::from(self.elem_type(a).size_bytes());
         let low = if matches!(self.array_info[a as usize].kind, ArrayKind::Shared { .. } | ArrayKind::DynamicShared) {
             // The array starts aligned to 16 bytes: the start and `ld` in elements tell,
-            // and LLVM can often see that they are multiples of 8 and drop the test.
-            b.build_and(b.build_or(base, ld, "rows")?, i64t.const_int(7, false), "misalignment")?
+            // and LLVM can often see that they are multiples of 8 (4) and drop the test.
+            b.build_and(b.build_or(base, ld, "rows")?, i64t.const_int(16 / size - 1, false), "misalignment")?
         } else {
             let addr = b.build_ptr_to_int(first, i64t, "addr")?;
-            let ld_bytes = b.build_left_shift(ld, i64t.const_int(1, false), "ld_bytes")?;
+            let ld_bytes = b.build_int_mul(ld, i64t.const_int(size, false), "ld_bytes")?;
             b.build_and(b.build_or(addr, ld_bytes, "rows")?, i64t.const_int(15, false), "misalignment")?
         };
         let aligned = b.build_int_compare(IntPredicate::EQ, low, i64t.const_zero(), "aligned")?;
@@ -255,32 +258,41 @@ impl<'ctx> FnLower<'_, 'ctx> {
         Ok(self.builder.build_extract_value(pair, 1, "same")?.into_int_value())
     }
 
-    /// `ldmatrix` of a 16-bit `A` (four 8 × 8 matrices: rows 0-7 and 8-15 of columns 0-7,
-    /// then of columns 8-15) or `B` (two, transposed: rows 0-7 and 8-15). Lane `l` gives
-    /// the address of row `l % 8` of matrix `l / 8`.
+    /// `ldmatrix` of an `A` (four 8 × 8 matrices of 16-bit elements: rows 0-7 and 8-15 of
+    /// the first 16 bytes of each row, then of the next 16) or a 16-bit `B` (two,
+    /// transposed: rows 0-7 and 8-15). Lane `l` gives the address of row `l % 8` of matrix
+    /// `l / 8`. TF32's `A` moves as pairs of 16 bits, each lane receiving whole `f32`s at
+    /// its layout's places, then rounded as [`Self::load_elements`] rounds them.
     fn ldmatrix(&self, f: Fragment, first: PointerValue<'ctx>, ld: IntValue<'ctx>) -> LResult<BasicValueEnum<'ctx>> {
         let b = &self.builder;
         let i64t = self.cx.i64_type();
         let lane = read_sreg(self.module, b, "laneid")?;
         let lane = b.build_int_z_extend(lane, i64t, "lane")?;
         let c = |v: u64| i64t.const_int(v, false);
+        let tf32 = f == Fragment::A(MmaInput::Tf32);
         let (row, col, name) = match f {
             Fragment::A(_) => {
-                // row (l % 8) + 8 * ((l / 8) % 2), column 8 * (l / 16)
+                // row (l % 8) + 8 * ((l / 8) % 2), column 16 bytes * (l / 16)
                 let r = b.build_and(lane, c(15), "row")?;
                 let k = b.build_right_shift(lane, c(4), false, "upper")?;
-                (r, b.build_int_mul(k, c(8), "col")?, "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16")
+                let half_row = if tf32 { 4 } else { 8 };
+                (r, b.build_int_mul(k, c(half_row), "col")?, "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16")
             }
             // Lanes 16-31 give addresses that `.x2` does not read: the same as 0-15.
             _ => (b.build_and(lane, c(15), "row")?, c(0), "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x2.trans.b16"),
         };
         let at = b.build_int_add(b.build_int_mul(row, ld, "row_start")?, col, "offset")?;
+        let elem: BasicTypeEnum<'ctx> = if tf32 { self.cx.f32_type().into() } else { self.cx.i16_type().into() };
         // SAFETY: the row is in the tile, and the tile in the array.
-        let p = unsafe { b.build_in_bounds_gep(self.cx.i16_type(), first, &[at], "row")? };
+        let p = unsafe { b.build_in_bounds_gep(elem, first, &[at], "row")? };
         let regs = self.warp_call(name, &[p.get_type().into()], &[p.into()])?.into_struct_value();
         let mut frag = fragment_type(self.cx, f).into_array_type().get_undef();
         for k in 0..f.regs() {
-            let r = b.build_extract_value(regs, k, "reg")?;
+            let mut r = b.build_extract_value(regs, k, "reg")?;
+            if tf32 {
+                let x = b.build_bit_cast(r, self.cx.f32_type(), "element")?;
+                r = self.llvm("llvm.nvvm.f2tf32.rna", &[], &[x.into()])?;
+            }
             frag = b.build_insert_value(frag, r, k, "fragment")?.into_array_value();
         }
         Ok(frag.into())
