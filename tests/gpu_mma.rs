@@ -153,6 +153,24 @@ fn lanes_naming_different_tiles_fault() {
     }
 }
 
+/// A later tile whose start differs across the lanes faults on the GPU too, though the
+/// compiler answered the check of the tile between from the first one's.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_later_tile_that_differs_faults() {
+    assert!(has_tensor_cores());
+    let a: Vec<f16> = (0..2048).map(|i| f16::from_f32((i % 7) as f32 - 3.0)).collect();
+    let b: Vec<f16> = (0..128).map(|i| f16::from_f32((i % 5) as f32 - 2.0)).collect();
+    let (mut gpu_d, mut sim_d) = (vec![f32::NAN; 128], vec![f32::NAN; 128]);
+    later_tile_differs::launch(1u32, 32u32, &a, &b, &mut gpu_d, 0).unwrap();
+    later_tile_differs::simulate(1u32, 32u32, &a, &b, &mut sim_d, 0).unwrap();
+    assert_eq!(gpu_d, sim_d);
+    for shift in [8, 256, 3] {
+        let on_gpu = thread_fault(later_tile_differs::launch(1u32, 32u32, &a, &b, &mut gpu_d, shift));
+        assert!(on_gpu.contains("needs the same tile in every lane of the warp"), "{shift}: {on_gpu}");
+    }
+}
+
 /// The example's kernels at 512 × 768 × 256 against the CPU, within the example's bound.
 #[test]
 #[ignore = "needs a CUDA GPU"]

@@ -130,6 +130,26 @@ fn lanes_naming_different_tiles_fault() {
     }
 }
 
+/// A later tile whose start differs across the lanes faults, though earlier tiles of the
+/// same run agreed (their checks answer only what follows from them).
+#[test]
+fn a_later_tile_that_differs_faults() {
+    let a: Vec<f16> = (0..2048).map(|i| f16::from_f32((i % 7) as f32 - 3.0)).collect();
+    let b: Vec<f16> = (0..128).map(|i| f16::from_f32((i % 5) as f32 - 2.0)).collect();
+    let mut d = vec![f32::NAN; 128];
+    later_tile_differs::simulate(1u32, 32u32, &a, &b, &mut d, 0).unwrap();
+    let f = |x: &[f16]| x.iter().map(|v| v.to_f32()).collect::<Vec<_>>();
+    let mut want = vec![0.0; 128];
+    for t in 0..3 {
+        want = model(&f(&a[256 * t..256 * (t + 1)]), &f(&b), &want, 16);
+    }
+    assert_eq!(d, want);
+    for shift in [8, 256, 3] {
+        let m = thread_fault(later_tile_differs::simulate(1u32, 32u32, &a, &b, &mut d, shift));
+        assert!(m.contains("needs the same tile in every lane of the warp"), "{shift}: {m}");
+    }
+}
+
 /// The example's kernels on a product of two blocks by two, k of four shared tiles.
 #[test]
 fn the_matmul_example_is_within_its_bound() {

@@ -105,9 +105,25 @@ pub fn emit_ptx_with<'ctx>(
         // libdevice's functions join the module's mode, as clang's `-mlink-builtin-bitcode` does.
         set_subnormals(cx, module, subnormals);
     }
+    let checks = crate::warp_uniform::has_checks(module);
+    if checks {
+        // Warp checks answered by earlier ones, once the program's values are SSA values
+        // (their relations as written: `x` checked, then `x + 16 * ld`), and again after
+        // optimisation (as LLVM rewrites them: `x + 640`).
+        module
+            .run_passes("always-inline,function(sroa,early-cse)", &tm, PassBuilderOptions::create())
+            .map_err(|e| format!("LLVM optimisation failed: {e}"))?;
+        crate::warp_uniform::drop_answered_checks(cx, module, kernels)?;
+    }
     module
         .run_passes("default<O3>", &tm, PassBuilderOptions::create())
         .map_err(|e| format!("LLVM optimisation failed: {e}"))?;
+    if checks && crate::warp_uniform::drop_answered_checks(cx, module, kernels)? {
+        // Folds the branches on the answered checks, and the blocks they split.
+        module
+            .run_passes("function(instcombine,simplifycfg)", &tm, PassBuilderOptions::create())
+            .map_err(|e| format!("LLVM optimisation failed: {e}"))?;
+    }
     crate::wide_products::widen_products(cx, module)?;
     let llvm_ir = module.print_to_string().to_string();
     let buf =

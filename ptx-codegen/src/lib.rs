@@ -22,6 +22,7 @@ pub mod lower;
 pub mod options;
 pub mod toolkit;
 pub mod ty;
+pub mod warp_uniform;
 pub mod wide_products;
 
 use inkwell::context::Context;

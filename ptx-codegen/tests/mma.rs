@@ -65,13 +65,69 @@ fn each_input_reaches_its_instruction() {
             assert!(k.ptx.contains("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16"), "{t}:\n{}", k.ptx);
             assert!(k.ptx.contains("ld.shared.u16") || k.ptx.contains("ld.shared.b16"), "{t}:\n{}", k.ptx);
         }
-        // The lanes must name one tile (`ldmatrix`'s lanes give rows for each other): a
-        // check where the start is known only at run time (the shared tiles at `at`), none
-        // where it is a constant.
-        assert_eq!(k.ptx.matches("match.all.sync.b64").count(), 2, "{t}:\n{}", k.ptx);
+        // The lanes must name one tile (`ldmatrix`'s lanes give rows for each other), but
+        // every start here is a constant or the kernel's parameter `at`, which all lanes
+        // have alike: no check is left (`warp_checks_already_answered_are_dropped`).
+        assert_eq!(k.ptx.matches("match.all.sync").count(), 0, "{t}:\n{}", k.ptx);
         let differs = ptx_codegen::abi::Fault::MmaTileDiffers.code();
         assert!(ir.contains(&format!("store i32 {differs}, ptr")), "{t}:\n{ir}");
     }
+}
+
+/// Tiles at `first`, `first + 16 * apart` and `first + 512 + lane % 2 * shift`, with
+/// `first` built from the thread index: the lanes' agreement on the first start is
+/// checked, the second follows from it and the parameter `apart`, the third is checked
+/// again. The whole warp is checked once: the branch on `apart` ends the run of calls the
+/// lowering checks it for, but no lane leaves there without the others.
+const THREE_TILES: &str = "fn three(a: &[f16], b: &[f16], d: &mut [f32], shift: usize, apart: u32) {
+    let sa = gpu::shared::<f16, 2048>();
+    let lane = gpu::thread_idx().x as usize;
+    let mut i = lane;
+    while i < 2048 { sa[i] = a[i]; i += 32; }
+    gpu::sync_threads();
+    let first = lane as u32 / 32 * 512;
+    let fb = gpu::mma::load_b(b, 0, 8);
+    let x = gpu::mma::load_a(sa, first as usize, 16);
+    if apart > 1000 { return; }
+    let y = gpu::mma::load_a(sa, (first + apart * 16) as usize, 16);
+    let z = gpu::mma::load_a(sa, first as usize + 512 + lane % 2 * shift, 16);
+    let acc = gpu::mma::mma(x, fb, gpu::mma::zeros());
+    let acc = gpu::mma::mma(y, fb, acc);
+    let acc = gpu::mma::mma(z, fb, acc);
+    gpu::mma::store(d, 0, 8, acc);
+}";
+
+#[test]
+fn warp_checks_already_answered_are_dropped() {
+    let k = compile(THREE_TILES, "sm_80").unwrap();
+    // Before optimisation: the warp is checked before the first call and after the branch,
+    // each load of a shared tile checks its start.
+    let calls = k.llvm_ir_unoptimized.matches("call i32 @llvm.nvvm.activemask()").count();
+    assert_eq!(calls, 2, "{}", k.llvm_ir_unoptimized);
+    let matches = k.llvm_ir_unoptimized.matches("call { i32, i1 } @llvm.nvvm.match.all.sync").count();
+    assert_eq!(matches, 3, "{}", k.llvm_ir_unoptimized);
+    // After: the first start (a `u32`) and the third, once the whole warp.
+    assert_eq!(k.ptx.matches("match.all.sync.b32").count(), 1, "{}", k.ptx);
+    assert_eq!(k.ptx.matches("match.all.sync.b64").count(), 1, "{}", k.ptx);
+    assert_eq!(k.ptx.matches("activemask.b32").count(), 1, "{}", k.ptx);
+    // With a call between the first and second load of a function where the even lanes
+    // take a branch the odd ones do not, the warp is checked again after it.
+    let step = "fn step(n: u32) -> u32 { if gpu::thread_idx().x % 2 == 0 { gpu::thread_fence_block(); } n }";
+    let item: syn::ItemFn = syn::parse_str(step).unwrap();
+    let helper = ptx_codegen::frontend::HelperDef { id: "step_tests_mma".into(), item, callees: vec![] };
+    let src = THREE_TILES.replace("if apart > 1000 { return; }", "if step(apart) == 7 { return; }");
+    let item: syn::ItemFn = syn::parse_str(&src).unwrap();
+    let callees = [("step".to_string(), "step_tests_mma".to_string())];
+    let options = Options { arch: "sm_80".into(), ..Options::default() };
+    let k = ptx_codegen::compile_kernel_variants(&item, &callees, &[helper], &options, None).unwrap().wrapping;
+    assert_eq!(k.ptx.matches("activemask.b32").count(), 2, "{}", k.ptx);
+    // A program's own `match_all_sync` stays, though its value is the same in every lane.
+    let own = THREE_TILES.replace(
+        "if apart > 1000 { return; }",
+        "let (m, all) = gpu::match_all_sync(0xffffffff, apart); if !all || m == 0 { return; }",
+    );
+    let k = compile(&own, "sm_80").unwrap();
+    assert_eq!(k.ptx.matches("match.all.sync.b32").count(), 2, "{}", k.ptx);
 }
 
 #[test]

@@ -73,6 +73,33 @@ pub fn lane_tiles(a: &[f16], b: &[f16], d: &mut [f32], shift: usize, extra: usiz
     gpu::mma::store(d, odd * store_shift, 8, acc);
 }
 
+/// Three tiles of `a` copied to shared memory, each 256 elements past the one before, the
+/// third `shift` further in on the odd lanes. The compiler checks that the lanes agree on
+/// the first start, knows they agree on the second (the first plus 256) and checks the
+/// third, which depends on the lane too. With `shift` 0, `d[..128]` is the sum of the
+/// three tiles' products with the 16 × 8 tile at `b[0]` (rows 8 apart).
+#[kernel(arch = "sm_80")]
+pub fn later_tile_differs(a: &[f16], b: &[f16], d: &mut [f32], shift: usize) {
+    let sa = gpu::shared::<f16, 2048>();
+    let lane = gpu::thread_idx().x as usize;
+    let mut i = lane;
+    while i < 2048 {
+        sa[i] = a[i];
+        i += 32;
+    }
+    gpu::sync_threads();
+    // 0 in a block of one warp, which the compiler cannot know.
+    let first = lane / 32 * 512;
+    let fb = gpu::mma::load_b(b, 0, 8);
+    let x = gpu::mma::load_a(sa, first, 16);
+    let y = gpu::mma::load_a(sa, first + 256, 16);
+    let z = gpu::mma::load_a(sa, first + 512 + lane % 2 * shift, 16);
+    let acc = gpu::mma::mma(x, fb, gpu::mma::zeros());
+    let acc = gpu::mma::mma(y, fb, acc);
+    let acc = gpu::mma::mma(z, fb, acc);
+    gpu::mma::store(d, 0, 8, acc);
+}
+
 /// A warp whose lanes below `split` load a tile and the others do not: a fault.
 #[kernel(arch = "sm_80")]
 pub fn diverged(a: &[f16], d: &mut [f32], split: u32) {

@@ -76,7 +76,9 @@ impl<'ctx> FnLower<'_, 'ctx> {
         if here.is_some() && here == self.whole_warp_in {
             return Ok(());
         }
-        let mask = self.llvm("llvm.nvvm.activemask", &[], &[])?.into_int_value();
+        let mask = self.llvm("llvm.nvvm.activemask", &[], &[])?;
+        crate::warp_uniform::mark_check(self.cx, mask).map_err(|e| internal(&e, self.func.span))?;
+        let mask = mask.into_int_value();
         let all = self.cx.i32_type().const_all_ones();
         let partial = self.builder.build_int_compare(IntPredicate::NE, mask, all, "partial_warp")?;
         let i64t = self.cx.i64_type();
@@ -254,7 +256,9 @@ impl<'ctx> FnLower<'_, 'ctx> {
             Some(v) => ("llvm.nvvm.match.all.sync.i32p", v),
             None => ("llvm.nvvm.match.all.sync.i64p", x),
         };
-        let pair = self.warp_call(name, &[], &[all.into(), x.into()])?.into_struct_value();
+        let pair = self.warp_call(name, &[], &[all.into(), x.into()])?;
+        crate::warp_uniform::mark_check(self.cx, pair).map_err(|e| internal(&e, self.func.span))?;
+        let pair = pair.into_struct_value();
         Ok(self.builder.build_extract_value(pair, 1, "same")?.into_int_value())
     }
 
