@@ -44,11 +44,13 @@ pub fn mark_check<'ctx>(cx: &'ctx Context, v: BasicValueEnum<'ctx>) -> Result<()
     call.set_metadata(cx.metadata_node(&[]), cx.get_kind_id(CHECK)).map_err(|e| e.to_string())
 }
 
-/// Whether `module` has checks for [`drop_answered_checks`] to look at.
+/// Whether `module` has checks for [`drop_answered_checks`] to answer (a module without
+/// goes through the optimiser as before).
 pub fn has_checks(module: &Module<'_>) -> bool {
-    ["llvm.nvvm.activemask", "llvm.nvvm.match.all.sync.i32p", "llvm.nvvm.match.all.sync.i64p"]
-        .iter()
-        .any(|n| module.get_function(n).is_some())
+    let kind = module.get_context().get_kind_id(CHECK);
+    module
+        .get_functions()
+        .any(|f| f.get_basic_blocks().iter().any(|bb| bb.get_instructions().any(|i| i.get_metadata(kind).is_some())))
 }
 
 /// How far a value's operands are followed.
