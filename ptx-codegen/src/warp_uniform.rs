@@ -1,27 +1,32 @@
-//! Drops the warp checks that earlier checks on the same path already answer.
+//! Drops the warp checks that earlier checks on every path already answer.
 //!
 //! A tensor-core operation (`gpu::mma`) needs the whole warp (`activemask()` all ones) and
 //! the same tile in every lane (`match.all.sync` of its start and row length); each
-//! operation checks both, and a failed check records its fault and returns. In a loop of
-//! loads such as `load_a(s, base + 16 * ld)`, `load_a(s, base + 32 * ld)`, … every check
+//! operation checks both, and a failed check records its fault and returns. In a run of
+//! loads such as `load_a(s, base, ld)`, `load_a(s, base + 16 * ld, ld)`, … every check
 //! after the first is already answered: the lanes that passed `base`'s check agree on
-//! `base`, so they agree on `base + 640`. After optimisation, where those relations are
-//! plain in the IR, this pass walks each chain of blocks that can only be entered from the
-//! block before it, and tracks:
+//! `base`, so they agree on `base + 16 * ld` when they agree on `ld`. The pass walks a
+//! function's blocks in reverse post-order and tracks, on each edge:
 //!
 //! - values known to be the same in every active lane: constants, a kernel's parameters,
 //!   the block and grid sizes and the block index, a value whose `match.all.sync` came out
 //!   true on the edge taken (and what it is a one-to-one function of, given values known
-//!   the same: `zext x`, `x + y`, `x - y`, `x ^ y`, a disjoint `x | y`), and any pure operation of such values;
+//!   the same: `zext x`, `x + y`, `x - y`, `x ^ y`, a disjoint `x | y`), and any pure
+//!   operation or arithmetic intrinsic of such values;
 //! - whether all 32 lanes are active: after `activemask() == -1` held on the edge taken,
-//!   kept across branches whose condition is the same in every lane (so no lane leaves)
-//!   and ended by a call of a function of the program (which may diverge inside).
+//!   kept across branches whose condition is the same in every lane (so no lane leaves),
+//!   lost at a call of a function of the program (which may diverge inside).
 //!
-//! A `match.all.sync` of a value known the same is true; an `activemask()` where all lanes
-//! are known active is all ones. Both are replaced by their constant, and LLVM's cleanup
-//! removes the branches they decided. The walk starts afresh at every block with more than
-//! one predecessor, so an SSA value seen in a chain was computed once on the path through
-//! it. Nothing else changes: a check whose answer is not known stays.
+//! A block knows what holds on every edge into it; at the head of a loop (an edge not yet
+//! walked) it starts afresh, so a value known there was computed once on every path
+//! since. A marked `match.all.sync` of a value known the same is true, and a marked
+//! `activemask()` where all lanes are known active is all ones: both are replaced by their
+//! constant, and LLVM's cleanup removes the branches they decided. Nothing else changes: a
+//! check whose answer is not known stays, and so does a program's own `match_all_sync`.
+//!
+//! It runs twice: on SSA values before optimisation, where their relations are as the
+//! program wrote them, and after, where LLVM may have rewritten them (`base + 640` for
+//! `base + 16 * 40`).
 
 use std::collections::{HashMap, HashSet};
 
@@ -95,7 +100,7 @@ pub fn drop_answered_checks<'ctx>(cx: &'ctx Context, module: &Module<'ctx>, kern
     Ok(changed)
 }
 
-/// What is known at a point of a chain of blocks.
+/// What is known at a point of a function.
 #[derive(Clone, Default)]
 struct Known {
     /// Values that are the same in every active lane.
@@ -107,7 +112,7 @@ struct Known {
 struct Walk<'ctx> {
     cx: &'ctx Context,
     f: FunctionValue<'ctx>,
-    /// What holds at the start of a block with no single predecessor.
+    /// What holds at the entry and at the head of a loop.
     start: Known,
     /// The kind of [`CHECK`].
     check: u32,
