@@ -52,11 +52,22 @@ pub fn mark_check<'ctx>(cx: &'ctx Context, v: BasicValueEnum<'ctx>) -> Result<()
 /// Whether `module` has checks for [`drop_answered_checks`] to answer (a module without
 /// goes through the optimiser as before).
 pub fn has_checks(module: &Module<'_>) -> bool {
+    // A marked check is a call of one of these: without them, nothing to look through.
+    let declared = [ACTIVEMASK, "llvm.nvvm.match.all.sync.i32p", "llvm.nvvm.match.all.sync.i64p"]
+        .iter()
+        .any(|n| module.get_function(n).is_some());
     let kind = module.get_context().get_kind_id(CHECK);
-    module
-        .get_functions()
-        .any(|f| f.get_basic_blocks().iter().any(|bb| bb.get_instructions().any(|i| i.get_metadata(kind).is_some())))
+    declared
+        && module.get_functions().any(|f| {
+            f.get_basic_blocks().iter().any(|bb| bb.get_instructions().any(|i| i.get_metadata(kind).is_some()))
+        })
 }
+
+/// The intrinsic that reads the mask of active lanes.
+const ACTIVEMASK: &str = "llvm.nvvm.activemask";
+
+/// What the names of `match.all.sync`'s intrinsics (`i32p`, `i64p`) start with.
+const MATCH_ALL: &str = "llvm.nvvm.match.all.sync.";
 
 /// How far a value's operands are followed.
 const DEPTH: u32 = 12;
@@ -150,8 +161,8 @@ impl<'ctx> Walk<'ctx> {
             };
             self.block(bb, &mut known)?;
             let Some(term) = bb.get_terminator() else { continue };
-            let cond = (matches!(term.get_opcode(), InstructionOpcode::Br | InstructionOpcode::Switch)
-                && term.get_num_operands() > 1)
+            // An unconditional `br` has no value operand: no condition.
+            let cond = matches!(term.get_opcode(), InstructionOpcode::Br | InstructionOpcode::Switch)
                 .then(|| operand(term, 0))
                 .flatten();
             let uniform_exit = cond.is_none_or(|c| self.same(c, &mut known, DEPTH));
@@ -188,12 +199,12 @@ impl<'ctx> Walk<'ctx> {
             };
             let ours = i.get_metadata(self.check).is_some();
             match callee.as_str() {
-                "llvm.nvvm.activemask" if ours && known.whole_warp => {
+                ACTIVEMASK if ours && known.whole_warp => {
                     let all = IntValue::try_from(i).map_err(|()| unexpected(i))?;
                     all.replace_all_uses_with(self.cx.i32_type().const_all_ones());
                     self.dead.push(i);
                 }
-                "llvm.nvvm.match.all.sync.i32p" | "llvm.nvvm.match.all.sync.i64p" if ours => {
+                name if ours && name.starts_with(MATCH_ALL) => {
                     let full_mask = operand(i, 0).is_some_and(|m| is_all_ones(m));
                     let Some(x) = operand(i, 1) else { return Err(unexpected(i)) };
                     // (No lane gets here without the whole warp: the lowering checks it first.)
@@ -216,23 +227,22 @@ impl<'ctx> Walk<'ctx> {
         let mut u = call.get_first_use();
         while let Some(use_) = u {
             let read = match use_.get_user() {
-                AnyValueEnum::IntValue(v) => {
-                    v.as_instruction().filter(|x| x.get_opcode() == InstructionOpcode::ExtractValue)
-                }
+                AnyValueEnum::IntValue(v) => v.as_instruction().map(|i| (v, i)),
                 _ => None,
             };
-            let answer = read.and_then(|r| match r.get_indices().as_slice() {
-                [0] => Some(self.cx.i32_type().const_all_ones()),
-                [1] => Some(self.cx.bool_type().const_all_ones()),
-                _ => None,
+            let answer = read.filter(|(_, i)| i.get_opcode() == InstructionOpcode::ExtractValue).and_then(|(_, i)| {
+                match i.get_indices().as_slice() {
+                    [0] => Some(self.cx.i32_type().const_all_ones()),
+                    [1] => Some(self.cx.bool_type().const_all_ones()),
+                    _ => None,
+                }
             });
             let (Some(read), Some(answer)) = (read, answer) else { return };
             reads.push((read, answer));
             u = use_.get_next_use();
         }
-        for (read, answer) in reads {
-            let Ok(v) = IntValue::try_from(read) else { continue };
-            v.replace_all_uses_with(answer);
+        for ((value, read), answer) in reads {
+            value.replace_all_uses_with(answer);
             self.dead.push(read);
         }
         self.dead.push(call);
@@ -267,33 +277,33 @@ impl<'ctx> Walk<'ctx> {
             | InstructionOpcode::GetElementPtr
             | InstructionOpcode::PtrToInt
             | InstructionOpcode::IntToPtr
-            | InstructionOpcode::AddrSpaceCast => {
-                depth > 0
-                    && (0..i.get_num_operands()).all(|k| operand(i, k).is_some_and(|o| self.same(o, known, depth - 1)))
-            }
+            | InstructionOpcode::AddrSpaceCast => self.operands_same(i, i.get_num_operands(), known, depth),
             // The block index and sizes; the active lanes' mask, which every lane that runs
             // it reads alike; whether all lanes match, which all of them learn alike; and
             // LLVM's arithmetic of values known the same.
+            // (A call's last operand is the function.)
             InstructionOpcode::Call => callee(i).is_some_and(|n| {
-                n == "llvm.nvvm.activemask"
-                    || n.starts_with("llvm.nvvm.match.all.sync.")
+                n == ACTIVEMASK
+                    || n.starts_with(MATCH_ALL)
                     || ["ctaid", "nctaid", "ntid"]
                         .iter()
                         .any(|s| n.starts_with(&format!("llvm.nvvm.read.ptx.sreg.{s}.")))
                     || (ARITHMETIC.iter().any(|s| n.starts_with(&format!("llvm.{s}.")))
-                        && depth > 0
-                        && (0..i.get_num_operands() - 1)
-                            .all(|k| operand(i, k).is_some_and(|o| self.same(o, known, depth - 1))))
+                        && self.operands_same(i, i.get_num_operands() - 1, known, depth))
             }),
-            InstructionOpcode::ExtractValue => {
-                depth > 0 && operand(i, 0).is_some_and(|o| self.same(o, known, depth - 1))
-            }
+            InstructionOpcode::ExtractValue => self.operands_same(i, 1, known, depth),
             _ => false,
         };
         if same {
             known.same.insert(v.as_value_ref());
         }
         same
+    }
+
+    /// Whether the first `n` operands of `i` are the same in every active lane (followed
+    /// `depth` levels down).
+    fn operands_same(&self, i: InstructionValue<'ctx>, n: u32, known: &mut Known, depth: u32) -> bool {
+        depth > 0 && (0..n).all(|k| operand(i, k).is_some_and(|o| self.same(o, known, depth - 1)))
     }
 
     /// Learns that `v` is the same in every active lane, and so is what it is a one-to-one
@@ -344,7 +354,7 @@ impl<'ctx> Walk<'ctx> {
                     _ => false,
                 };
                 let mask = |v: BasicValueEnum<'ctx>| {
-                    v.as_instruction_value().and_then(callee).is_some_and(|n| n == "llvm.nvvm.activemask")
+                    v.as_instruction_value().and_then(callee).is_some_and(|n| n == ACTIVEMASK)
                 };
                 if all_active && ((mask(x) && is_all_ones(y)) || (mask(y) && is_all_ones(x))) {
                     known.whole_warp = true;
@@ -356,7 +366,7 @@ impl<'ctx> Walk<'ctx> {
             }
             (InstructionOpcode::ExtractValue, Some(pair), _) if truth && i.get_indices() == [1] => {
                 let Some(call) = pair.as_instruction_value() else { return };
-                let is_match = callee(call).is_some_and(|n| n.starts_with("llvm.nvvm.match.all.sync."));
+                let is_match = callee(call).is_some_and(|n| n.starts_with(MATCH_ALL));
                 if is_match && operand(call, 0).is_some_and(is_all_ones) {
                     if let Some(x) = operand(call, 1) {
                         self.learn_same(x, known, DEPTH);
