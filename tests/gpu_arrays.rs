@@ -227,11 +227,21 @@ fn streams_run_work_while_the_host_goes_on() {
         let _dropped = add::launch(&s2, &a, &b).unwrap();
     }
     s2.synchronize().unwrap();
-    // Faults come back through `wait`.
+    // Faults come back through `wait`, with Rust's own message: the function run again on
+    // the host at the failing element, its arguments read there from host memory, from the
+    // device, or broadcast.
     let n: Vec<i32> = (0..1000).collect();
     let mut d = vec![1i32; 1000];
     d[512] = 0;
-    assert!(matches!(ratio::launch(&s1, &n, &d).unwrap().wait(), Err(Error::KernelFault { index: 512, .. })));
+    fn divides_by_zero<T: std::fmt::Debug>(r: gpu_runtime::Result<T>) -> bool {
+        matches!(&r, Err(Error::KernelFault { index: 512, message, .. }) if message == "attempt to divide by zero")
+    }
+    assert!(divides_by_zero(ratio::launch(&s1, &n, &d).unwrap().wait()));
+    let (dn, dd) = (DeviceVec::from_slice(&n).unwrap(), DeviceVec::from_slice(&d).unwrap());
+    assert!(divides_by_zero(ratio::launch_device(&s1, &dn, &dd).unwrap().wait()));
+    let mut q = vec![0i32; 1000];
+    assert!(divides_by_zero(ratio::launch_into(&s1, &mut q, 7, &dd).unwrap().wait()));
+    assert!(divides_by_zero(ratio(&dn, &d)));
     // A call with nothing to do is ready at once.
     assert!(add::launch(&s1, &[0.0f32; 0], 1.0).unwrap().is_done());
 }

@@ -14,7 +14,7 @@ use crate::vectorized::Vectorized;
 
 /// The type, its `VectorFn` impl and, for the GPU target, its `GpuFn` impl.
 pub fn items(v: &Vectorized) -> TokenStream {
-    let Vectorized { idents, tys, ret_ty, name_str, name_strs, scalar_call, function_ty, .. } = v;
+    let Vectorized { idents, tys, ret_ty, name_str, name_strs, function_ty, .. } = v;
     let p = private();
     let count = idents.len();
     // Visible where the function is (`pub(super)`, not `pub`): its `VectorFn` impl names
@@ -30,6 +30,7 @@ pub fn items(v: &Vectorized) -> TokenStream {
         Some(g) => (quote!(pub(super) struct __Function<#g>(::core::marker::PhantomData<#g>);), quote!(<#g: Element>)),
     };
     let fill = fill(v);
+    let indices = 0..count;
     let kernel = if v.target == Target::Cuda {
         let kernel = &v.kernel;
         quote! {
@@ -45,6 +46,14 @@ pub fn items(v: &Vectorized) -> TokenStream {
                 fn erase<'__a>(__args: Self::Args<'__a>) -> [#p::ErasedArg<'__a>; #count] {
                     let (#(#idents,)*) = __args;
                     [#(#idents.erase()),*]
+                }
+
+                #[inline]
+                #[allow(unused_unsafe)] // a function without parameters reads no view
+                unsafe fn host_of<'__a>(__views: &[#p::HostView<'__a>]) -> Self::Host<'__a> {
+                    // SAFETY: the caller's promise: views of `erase`'s arguments, which are
+                    // the parameters in order.
+                    unsafe { (#(__views[#indices].arg::<#tys>(),)*) }
                 }
             }
         }
@@ -77,25 +86,8 @@ pub fn items(v: &Vectorized) -> TokenStream {
                 [#(#idents.len()),*]
             }
 
-            #[inline]
-            fn devices(__args: &Self::Args<'_>) -> [::core::option::Option<::gpu_runtime::DeviceId>; #count] {
-                let (#(#idents,)*) = __args;
-                [#(#idents.device_id()),*]
-            }
-
             #fill
 
-            fn at(__h: &Self::Host<'_>, __i: usize) -> #ret_ty {
-                let (#(#idents,)*) = __h;
-                #scalar_call(#(#idents.get(__i)),*)
-            }
-
-            fn message_at(__args: Self::Args<'_>, __i: u64) -> ::core::option::Option<::std::string::String> {
-                let (#(#idents,)*) = __args;
-                let __i = usize::try_from(__i).ok()?;
-                #(let #idents = #idents.element(__i).ok()?;)*
-                #p::catch_quiet(|| #scalar_call(#(#idents),*)).err()
-            }
         }
 
         #kernel

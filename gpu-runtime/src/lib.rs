@@ -195,7 +195,7 @@ pub mod __private {
         GpuFn, VectorFn, call, cpu_pending, cpu_target, default_cpu, device, explicit_on_cpu, host, host_arg,
         host_into, host_reduce, into, launch, launch_device, launch_into, on, on_devices,
     };
-    pub use crate::data::{ErasedArg, HostLoop};
+    pub use crate::data::{ErasedArg, HostLoop, HostView};
     pub use crate::launch::{Kernel, KernelSpec};
     pub use crate::panics::{catch_quiet, with_host_message};
     // `name::nd` and `name::reduce_axis` of a vectorized function (with `ndarray`).

@@ -68,6 +68,12 @@ pub fn catch_quiet<T>(f: impl FnOnce() -> T) -> std::result::Result<T, String> {
     catch_unwind(AssertUnwindSafe(f)).map_err(panic_text)
 }
 
+/// The message `f` panics with, if it does (not printed). Not generic, so that each
+/// function's `message_at` does not compile a copy of the unwinding machinery.
+pub fn panic_message(f: &mut dyn FnMut()) -> Option<String> {
+    catch_quiet(f).err()
+}
+
 /// The results of `all`, the loop over `n` elements (on this thread, or split over jobs
 /// that each hold a [`Quiet`]); where it panics, the `KernelFault` of the first element at
 /// which `at` panics, as a sequential loop on the CPU meets it.

@@ -5,7 +5,7 @@
 
 use rayon::prelude::*;
 
-use crate::data::{HostArg, HostLoop, Results};
+use crate::data::{ErasedArg, HostArg, HostLoop, Results};
 use crate::driver::{Device, DeviceId};
 use crate::error::{Error, Result};
 use crate::launch::LaunchConfig;
@@ -20,10 +20,22 @@ pub use crate::driver::default_cpu;
 /// if that is the CPU. `None`: the call goes to a GPU, which checks the rest.
 #[inline]
 pub fn cpu_target(device: Option<&Device>, arrays: &[Option<DeviceId>]) -> Option<Device> {
+    cpu_target_in(device, arrays.iter().copied())
+}
+
+/// [`cpu_target`] of a call's erased arguments.
+pub(crate) fn cpu_target_of(device: Option<&Device>, args: &[ErasedArg<'_>]) -> Option<Device> {
+    cpu_target_in(device, args.iter().map(ErasedArg::device_id))
+}
+
+fn cpu_target_in(
+    device: Option<&Device>,
+    mut arrays: impl Iterator<Item = Option<DeviceId>> + Clone,
+) -> Option<Device> {
     match device {
         Some(d) => d.is_cpu().then(|| d.clone()),
-        None if arrays.contains(&Some(DeviceId::Cpu)) => Some(Device::cpu()),
-        None if arrays.iter().any(Option::is_some) => None,
+        None if arrays.clone().any(|a| a == Some(DeviceId::Cpu)) => Some(Device::cpu()),
+        None if arrays.any(|a| a.is_some()) => None,
         None => default_cpu(),
     }
 }

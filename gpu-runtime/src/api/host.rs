@@ -17,17 +17,18 @@ use crate::panics::{Quiet, host_results};
 pub(super) const CHUNK: usize = 16 * 1024;
 
 /// `n` results from `fill` (on this thread, or in chunks of `chunk` elements over rayon's
-/// threads, each job quiet), or the `KernelFault` of the first element at which `at`
-/// panics. Both are trait objects, so that rayon's machinery is compiled once per result
-/// type, not once per function. Only this crate calls it: the results are taken as
-/// written, so `fill` must write all of each chunk (each caller's `fill` does).
+/// threads, each job quiet), or the `KernelFault` of the first element at which `fill`
+/// panics, found by running it again one element at a time. `fill` is a trait object, so
+/// that rayon's machinery is compiled once per result type, not once per function. Only
+/// this crate calls it: the results are taken as written, so `fill` must write all of each
+/// chunk (each caller's `fill` does).
+#[inline(never)]
 pub(super) fn host_fill<R: Send>(
     function: &'static str,
     n: usize,
     how: HostLoop,
     chunk: usize,
     fill: &(dyn Fn(usize, &mut [MaybeUninit<R>]) + Sync),
-    at: &dyn Fn(usize) -> R,
 ) -> Result<Vec<R>> {
     let all = || {
         let mut values: Vec<R> = Vec::with_capacity(n);
@@ -43,7 +44,13 @@ pub(super) fn host_fill<R: Send>(
         unsafe { values.set_len(n) };
         values
     };
-    host_results(function, n, all, at)
+    let one = |i: usize| {
+        let mut out = [MaybeUninit::uninit()];
+        fill(i, &mut out);
+        // SAFETY: `fill` returned, so it wrote its one element (as above).
+        unsafe { out[0].assume_init_read() }
+    };
+    host_results(function, n, all, one)
 }
 
 /// `f` at `0..n` on the host, one index a job (each may be a whole core of a gufunc).
@@ -59,7 +66,7 @@ pub(super) fn host_map<X: Send>(
             o.write(f(start + k));
         }
     };
-    host_fill(function, n, how, 1, &fill, &f)
+    host_fill(function, n, how, 1, &fill)
 }
 
 #[cfg(feature = "ndarray")]
@@ -162,7 +169,7 @@ mod tests {
                         o.write((start + k) as u64 * 3);
                     }
                 };
-                let v = host_fill::<u64>("triple", n, how, CHUNK, &fill, &|i| i as u64 * 3).unwrap();
+                let v = host_fill::<u64>("triple", n, how, CHUNK, &fill).unwrap();
                 assert_eq!(v, (0..n as u64).map(|i| i * 3).collect::<Vec<_>>(), "{how:?} {n}");
             }
             let n = 2 * CHUNK + 7;
@@ -172,11 +179,7 @@ mod tests {
                     o.write(1);
                 }
             };
-            let at = |i: usize| {
-                assert!(i != CHUNK + 3, "bad element");
-                1u64
-            };
-            match host_fill::<u64>("f", n, how, CHUNK, &fill, &at) {
+            match host_fill::<u64>("f", n, how, CHUNK, &fill) {
                 Err(crate::error::Error::KernelFault { function: "f", index, message }) => {
                     assert_eq!((index, message.as_str()), ((CHUNK + 3) as u64, "bad element"))
                 }

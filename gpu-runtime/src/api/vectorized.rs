@@ -7,14 +7,14 @@
 
 use std::mem::MaybeUninit;
 
-use crate::data::{ArgRef, ErasedArg, HostArg, HostLoop, Results, call_len};
-use crate::driver::{Device, DeviceId, Stream};
+use crate::data::{ArgRef, ErasedArg, HostArg, HostLoop, HostView, Results, call_len};
+use crate::driver::{Device, Stream};
 use crate::error::Result;
-use crate::launch::{Kernel, Pending};
-use crate::panics::with_host_message;
+use crate::launch::{Kernel, MessageAt, Pending};
+use crate::panics::{panic_message, with_host_message};
 use crate::scalar::GpuType;
 
-use super::cpu_device::{cpu_of_devices, cpu_pending, cpu_target, cpu_write, with_out_devices};
+use super::cpu_device::{cpu_of_devices, cpu_pending, cpu_target, cpu_target_of, cpu_write, with_out_devices};
 use super::host::{CHUNK, host_fill};
 
 /// A vectorized function as the generic calls see it: implemented by the macro for a type
@@ -45,19 +45,9 @@ pub unsafe trait VectorFn: Sized + 'static {
     /// The arguments' lengths (`None` for a broadcast scalar).
     fn lens(host: &Self::Host<'_>) -> Self::Each<Option<usize>>;
 
-    /// The arguments' devices (`None` for a scalar or host memory).
-    fn devices(args: &Self::Args<'_>) -> Self::Each<Option<DeviceId>>;
-
     /// The results at elements `start..start + out.len()`, written into `out` (all of it),
     /// by the function's own loop.
     fn fill(host: &Self::Host<'_>, start: usize, out: &mut [MaybeUninit<Self::Ret>]);
-
-    /// The result at element `i`.
-    fn at(host: &Self::Host<'_>, i: usize) -> Self::Ret;
-
-    /// Rust's panic message at element `i`, from the original function run on the host
-    /// there (for a GPU fault's message); `None` where it does not panic.
-    fn message_at(args: Self::Args<'_>, i: u64) -> Option<String>;
 }
 
 /// A vectorized function compiled for the GPU.
@@ -71,6 +61,13 @@ pub unsafe trait GpuFn: VectorFn {
 
     /// The arguments as the kernel takes them.
     fn erase(args: Self::Args<'_>) -> Self::Each<ErasedArg<'_>>;
+
+    /// The arguments as host data, from views of the arguments [`GpuFn::erase`] gave (one
+    /// per parameter, in order).
+    ///
+    /// # Safety
+    /// `views` are views of `erase`'s arguments ([`HostView::arg`]'s promise).
+    unsafe fn host_of<'a>(views: &[HostView<'a>]) -> Self::Host<'a>;
 }
 
 /// One argument as host data (see [`VectorFn::host`]); the generated `host` calls it per
@@ -95,101 +92,220 @@ type OutsOf<'a, F> = <<F as VectorFn>::Ret as Results>::Outs<'a>;
 /// `into`) checked against them.
 fn values<F: VectorFn>(host: &F::Host<'_>, out_lens: &[usize], how: HostLoop) -> Result<Vec<F::Ret>> {
     let n = call_len(F::NAME, F::PARAMS, F::lens(host).as_ref(), out_lens)?;
-    let fill = |start: usize, out: &mut [MaybeUninit<F::Ret>]| F::fill(host, start, out);
-    host_fill::<F::Ret>(F::NAME, n, how, CHUNK, &fill, &|i| F::at(host, i))
+    host_fill::<F::Ret>(F::NAME, n, how, CHUNK, &|start, out| F::fill(host, start, out))
 }
 
-/// The call on the CPU device `cpu`, split over threads as `name::parallel` is.
-fn on_cpu<F: VectorFn>(cpu: &Device, out_lens: &[usize], args: F::Args<'_>) -> Result<Vec<F::Ret>> {
-    values::<F>(&F::host(args, Some(cpu))?, out_lens, HostLoop::Parallel)
+/// One call, as the calls' bodies see it: its arguments erased, and what the bodies need
+/// of the function as plain functions over erased host data. The bodies take a `Call`
+/// and are compiled once per result type, not once per function (a user's crate builds
+/// one copy for all its functions).
+struct Call<'c, 'a, R> {
+    name: &'static str,
+    params: &'static [&'static str],
+    kernel: &'static Kernel,
+    /// The arguments as `kernel` takes them.
+    erased: &'c [ErasedArg<'a>],
+    /// `values_of` the function.
+    values: ValuesOf<R>,
+    /// `message_of` the function.
+    message: MessageOf,
 }
 
-/// The arguments' devices followed by `outs`'.
-fn devices_with_outs<F: VectorFn>(args: &F::Args<'_>, outs: &OutsOf<'_, F>) -> Vec<Option<DeviceId>> {
-    with_out_devices::<F::Ret>(F::devices(args).as_ref(), outs)
+type ValuesOf<R> = unsafe fn(&[HostView<'_>], usize) -> Result<Vec<R>>;
+type MessageOf = unsafe fn(&[HostView<'_>]) -> Option<String>;
+
+/// The `n` results of `F` over `views` of its erased arguments, split over threads as
+/// `name::parallel` is.
+///
+/// # Safety
+/// `views` are of `F::erase`'s arguments, in order (as [`GpuFn::host_of`]).
+unsafe fn values_of<F: GpuFn>(views: &[HostView<'_>], n: usize) -> Result<Vec<F::Ret>> {
+    // SAFETY: the caller's promise.
+    let host = unsafe { F::host_of(views) };
+    host_fill::<F::Ret>(F::NAME, n, HostLoop::Parallel, CHUNK, &|start, out| F::fill(&host, start, out))
 }
+
+/// Rust's panic message where `F` panics on one element, given as `views` of its erased
+/// arguments' values there; `None` where it does not panic.
+///
+/// # Safety
+/// As for [`values_of`].
+unsafe fn message_of<F: GpuFn>(views: &[HostView<'_>]) -> Option<String> {
+    // SAFETY: the caller's promise.
+    let host = unsafe { F::host_of(views) };
+    panic_message(&mut || F::fill(&host, 0, &mut [MaybeUninit::uninit()]))
+}
+
+/// Runs `body` on the call of `F` with `args`.
+#[inline]
+fn with_call<'a, F: GpuFn, T>(args: F::Args<'a>, body: impl FnOnce(&Call<'_, 'a, F::Ret>) -> T) -> T {
+    let erased = F::erase(args);
+    body(&Call {
+        name: F::NAME,
+        params: F::PARAMS,
+        kernel: F::kernel(),
+        erased: erased.as_ref(),
+        values: values_of::<F>,
+        message: message_of::<F>,
+    })
+}
+
+/// The call on the CPU device `cpu`, with outputs of `out_lens` (empty but for `into`):
+/// the arguments bound to host data (an array on another device is
+/// `Error::DeviceMismatch`), their lengths checked, the function run over them.
+fn on_cpu<R>(c: &Call<'_, '_, R>, cpu: &Device, out_lens: &[usize]) -> Result<Vec<R>> {
+    let views: Vec<HostView<'_>> =
+        c.erased.iter().zip(c.params).map(|(a, &p)| a.host_view(c.name, p, cpu)).collect::<Result<_>>()?;
+    let lens: Vec<Option<usize>> = views.iter().map(HostView::len).collect();
+    let n = call_len(c.name, c.params, &lens, out_lens)?;
+    // SAFETY: the views are of `c.erased`, which `with_call` made with the `F::erase` of
+    // the `F` whose `values_of` this is.
+    unsafe { (c.values)(&views, n) }
+}
+
+/// Rust's panic message at element `i` of a call of a function whose `message_of` is
+/// `message`: the original function run on the host on the arguments' values there (an
+/// element of a device array is copied from its device); `None` where it does not panic
+/// or the values cannot be read.
+///
+/// # Safety
+/// `message` is the `message_of` of the function whose `erase` gave `erased`.
+unsafe fn message_at(erased: &[ErasedArg<'_>], message: MessageOf, i: u64) -> Option<String> {
+    let i = usize::try_from(i).ok()?;
+    let views: Vec<HostView<'_>> = erased.iter().map(|a| a.element_view(i)).collect::<Option<_>>()?;
+    // SAFETY: the caller's promise; an element's view reads as its argument's type.
+    unsafe { message(&views) }
+}
+
+impl<R> Call<'_, '_, R> {
+    /// [`message_at`] of this call.
+    fn message_at(&self, i: u64) -> Option<String> {
+        // SAFETY: `with_call` made `erased` and `message` of one function.
+        unsafe { message_at(self.erased, self.message, i) }
+    }
+}
+
+/// `message_at` for a queued call, which keeps its arguments until it is waited for.
+fn queued_message<'a, R>(c: &Call<'_, 'a, R>) -> MessageAt<'a> {
+    let (erased, message) = (c.erased.to_vec(), c.message);
+    // SAFETY: as in `Call::message_at`.
+    Box::new(move |i| unsafe { message_at(&erased, message, i) })
+}
+
+// The calls. Each is one line of generic code, which hands its call to a body compiled
+// once per result type. SAFETY (of each body's launch): a `Call` is made only by
+// `with_call`, whose `F: GpuFn` promises that its kernel takes its erased arguments.
 
 /// `name(…)`: on the device of the arguments' arrays, or the default device.
 pub fn call<F: GpuFn>(args: F::Args<'_>) -> Result<HostOf<F>> {
-    if let Some(cpu) = &cpu_target(None, F::devices(&args).as_ref()) {
-        return on_cpu::<F>(cpu, &[], args).map(F::Ret::unzip);
-    }
-    // SAFETY: `GpuFn`'s promise.
-    let r = unsafe { F::kernel().call_host::<F::Ret>(None, F::erase(args).as_ref()) };
-    with_host_message(r, |i| F::message_at(args, i))
+    with_call::<F, _>(args, |c| call_on(None, c))
 }
 
 /// `name::on(device, …)`.
 pub fn on<F: GpuFn>(device: &Device, args: F::Args<'_>) -> Result<HostOf<F>> {
-    if device.is_cpu() {
-        return on_cpu::<F>(device, &[], args).map(F::Ret::unzip);
+    with_call::<F, _>(args, |c| call_on(Some(device), c))
+}
+
+/// `call` (`device` `None`) and `on`.
+#[inline(never)]
+fn call_on<R: Results>(device: Option<&Device>, c: &Call<'_, '_, R>) -> Result<R::Host> {
+    if let Some(cpu) = &cpu_target_of(device, c.erased) {
+        return on_cpu(c, cpu, &[]).map(R::unzip);
     }
-    // SAFETY: `GpuFn`'s promise.
-    let r = unsafe { F::kernel().call_host::<F::Ret>(Some(device), F::erase(args).as_ref()) };
-    with_host_message(r, |i| F::message_at(args, i))
+    // SAFETY: see "The calls".
+    let r = unsafe { c.kernel.call_host::<R>(device, c.erased) };
+    with_host_message(r, |i| c.message_at(i))
 }
 
 /// `name::on_devices(devices, …)`.
 pub fn on_devices<F: GpuFn>(devices: &[Device], args: F::Args<'_>) -> Result<HostOf<F>> {
-    if let Some(cpu) = &cpu_of_devices(F::NAME, devices)? {
-        return on::<F>(cpu, args);
+    with_call::<F, _>(args, |c| call_on_devices(devices, c))
+}
+
+#[inline(never)]
+fn call_on_devices<R: Results>(devices: &[Device], c: &Call<'_, '_, R>) -> Result<R::Host> {
+    if let Some(cpu) = &cpu_of_devices(c.name, devices)? {
+        return call_on(Some(cpu), c);
     }
-    // SAFETY: `GpuFn`'s promise.
-    let r = unsafe { F::kernel().call_host_on_devices::<F::Ret>(devices, F::erase(args).as_ref()) };
-    with_host_message(r, |i| F::message_at(args, i))
+    // SAFETY: see "The calls".
+    let r = unsafe { c.kernel.call_host_on_devices::<R>(devices, c.erased) };
+    with_host_message(r, |i| c.message_at(i))
 }
 
 /// `name::device(…)`.
 pub fn device<F: GpuFn>(args: F::Args<'_>) -> Result<DeviceOf<F>> {
-    if let Some(cpu) = &cpu_target(None, F::devices(&args).as_ref()) {
-        return F::Ret::host_to_device(F::Ret::unzip(on_cpu::<F>(cpu, &[], args)?), cpu);
+    with_call::<F, _>(args, call_device)
+}
+
+#[inline(never)]
+fn call_device<R: Results>(c: &Call<'_, '_, R>) -> Result<R::Device> {
+    if let Some(cpu) = &cpu_target_of(None, c.erased) {
+        return R::host_to_device(R::unzip(on_cpu(c, cpu, &[])?), cpu);
     }
-    // SAFETY: `GpuFn`'s promise.
-    let r = unsafe { F::kernel().call_device::<F::Ret>(None, F::erase(args).as_ref()) };
-    with_host_message(r, |i| F::message_at(args, i))
+    // SAFETY: see "The calls".
+    let r = unsafe { c.kernel.call_device::<R>(None, c.erased) };
+    with_host_message(r, |i| c.message_at(i))
 }
 
 /// `name::into(out, …)`: `into`'s outputs count among the arrays that choose the device.
 pub fn into<'a, F: GpuFn>(outs: OutsOf<'a, F>, args: F::Args<'a>) -> Result<()> {
-    if let Some(cpu) = &cpu_target(None, &devices_with_outs::<F>(&args, &outs)) {
-        return cpu_write::<F::Ret>(F::NAME, cpu, outs, |lens| on_cpu::<F>(cpu, lens, args));
-    }
-    // SAFETY: `GpuFn`'s promise.
-    let r = unsafe { F::kernel().call_into::<F::Ret>(None, F::erase(args).as_ref(), outs) };
-    with_host_message(r, |i| F::message_at(args, i))
+    with_call::<F, _>(args, |c| call_into(None, outs, c))
 }
 
 /// `into` on `device` (a GPU, or the CPU device), whatever the arguments' devices are (an
 /// array on another device is `Error::DeviceMismatch`): for the column calls.
 pub(crate) fn into_on<'a, F: GpuFn>(device: &Device, outs: OutsOf<'a, F>, args: F::Args<'a>) -> Result<()> {
-    if device.is_cpu() {
-        return cpu_write::<F::Ret>(F::NAME, device, outs, |lens| on_cpu::<F>(device, lens, args));
+    with_call::<F, _>(args, |c| call_into(Some(device), outs, c))
+}
+
+/// `into` (`device` `None`: the arguments' and outputs' devices choose) and `into_on`.
+#[inline(never)]
+fn call_into<'a, R: Results>(device: Option<&Device>, outs: R::Outs<'a>, c: &Call<'_, 'a, R>) -> Result<()> {
+    let cpu = match device {
+        Some(d) => d.is_cpu().then(|| d.clone()),
+        None => {
+            let devices: Vec<_> = c.erased.iter().map(ErasedArg::device_id).collect();
+            cpu_target(None, &with_out_devices::<R>(&devices, &outs))
+        }
+    };
+    if let Some(cpu) = &cpu {
+        return cpu_write::<R>(c.name, cpu, outs, |lens| on_cpu(c, cpu, lens));
     }
-    // SAFETY: `GpuFn`'s promise.
-    let r = unsafe { F::kernel().call_into::<F::Ret>(Some(device), F::erase(args).as_ref(), outs) };
-    with_host_message(r, |i| F::message_at(args, i))
+    // SAFETY: see "The calls".
+    let r = unsafe { c.kernel.call_into::<R>(device, c.erased, outs) };
+    with_host_message(r, |i| c.message_at(i))
 }
 
 /// `name::launch(stream, …)`.
 pub fn launch<'a, F: GpuFn>(stream: &'a Stream, args: F::Args<'a>) -> Result<Pending<'a, HostOf<F>>> {
+    with_call::<F, _>(args, |c| launch_host(stream, c))
+}
+
+#[inline(never)]
+fn launch_host<'a, R: Results>(stream: &'a Stream, c: &Call<'_, 'a, R>) -> Result<Pending<'a, R::Host>> {
     if stream.device().is_cpu() {
-        return cpu_pending(on_cpu::<F>(stream.device(), &[], args).map(F::Ret::unzip));
+        return cpu_pending(on_cpu(c, stream.device(), &[]).map(R::unzip));
     }
-    // SAFETY: `GpuFn`'s promise.
-    let pending = unsafe { F::kernel().launch_host::<F::Ret>(stream, F::erase(args).as_ref()) }?;
-    Ok(pending.with_host_message(move |i| F::message_at(args, i)))
+    // SAFETY: see "The calls".
+    let pending = unsafe { c.kernel.launch_host::<R>(stream, c.erased) }?;
+    Ok(pending.with_message_at(queued_message(c)))
 }
 
 /// `name::launch_device(stream, …)`.
 pub fn launch_device<'a, F: GpuFn>(stream: &'a Stream, args: F::Args<'a>) -> Result<Pending<'a, DeviceOf<F>>> {
+    with_call::<F, _>(args, |c| launch_on_device(stream, c))
+}
+
+#[inline(never)]
+fn launch_on_device<'a, R: Results>(stream: &'a Stream, c: &Call<'_, 'a, R>) -> Result<Pending<'a, R::Device>> {
     let device = stream.device();
     if device.is_cpu() {
-        let values = on_cpu::<F>(device, &[], args);
-        return cpu_pending(values.and_then(|v| F::Ret::host_to_device(F::Ret::unzip(v), device)));
+        let values = on_cpu(c, device, &[]);
+        return cpu_pending(values.and_then(|v| R::host_to_device(R::unzip(v), device)));
     }
-    // SAFETY: `GpuFn`'s promise.
-    let pending = unsafe { F::kernel().launch_device::<F::Ret>(stream, F::erase(args).as_ref()) }?;
-    Ok(pending.with_host_message(move |i| F::message_at(args, i)))
+    // SAFETY: see "The calls".
+    let pending = unsafe { c.kernel.launch_device::<R>(stream, c.erased) }?;
+    Ok(pending.with_message_at(queued_message(c)))
 }
 
 /// `name::launch_into(stream, out, …)`.
@@ -198,13 +314,22 @@ pub fn launch_into<'a, F: GpuFn>(
     outs: OutsOf<'a, F>,
     args: F::Args<'a>,
 ) -> Result<Pending<'a, ()>> {
+    with_call::<F, _>(args, |c| launch_writing(stream, outs, c))
+}
+
+#[inline(never)]
+fn launch_writing<'a, R: Results>(
+    stream: &'a Stream,
+    outs: R::Outs<'a>,
+    c: &Call<'_, 'a, R>,
+) -> Result<Pending<'a, ()>> {
     let device = stream.device();
     if device.is_cpu() {
-        return cpu_pending(cpu_write::<F::Ret>(F::NAME, device, outs, |lens| on_cpu::<F>(device, lens, args)));
+        return cpu_pending(cpu_write::<R>(c.name, device, outs, |lens| on_cpu(c, device, lens)));
     }
-    // SAFETY: `GpuFn`'s promise.
-    let pending = unsafe { F::kernel().launch_into::<F::Ret>(stream, F::erase(args).as_ref(), outs) }?;
-    Ok(pending.with_host_message(move |i| F::message_at(args, i)))
+    // SAFETY: see "The calls".
+    let pending = unsafe { c.kernel.launch_into::<R>(stream, c.erased, outs) }?;
+    Ok(pending.with_message_at(queued_message(c)))
 }
 
 /// `name::cpu(…)` (`how` sequential) and `name::parallel(…)`: on the host, whatever the

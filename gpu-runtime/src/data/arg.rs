@@ -324,12 +324,112 @@ impl<'a> ErasedArg<'a> {
     }
 }
 
+impl<'a> ErasedArg<'a> {
+    /// The argument read on the host for a call on the CPU device `on`, as
+    /// [`ArgRef::host_on`] reads it (borrowed, never copied; an array on another device is
+    /// `Error::DeviceMismatch`), with its element type still erased.
+    pub(crate) fn host_view(&self, function: &'static str, param: &'static str, on: &Device) -> Result<HostView<'a>> {
+        Ok(match self.0 {
+            ArgKind::Scalar { bits } => HostView(View::Value(bits.to_le_bytes().to_vec())),
+            ArgKind::Value { ref words } => HostView(View::Value(words.iter().flat_map(|w| w.to_le_bytes()).collect())),
+            ArgKind::Host { ptr, len, .. } => HostView(View::Slice { ptr, len, _borrow: PhantomData }),
+            ArgKind::Device { ptr, len, device, .. } if device.is_cpu() && device == on => {
+                // On the CPU device the address is host memory (see `DeviceSlice::host_slice`).
+                HostView(View::Slice { ptr: ptr as usize as *const u8, len, _borrow: PhantomData })
+            }
+            ArgKind::Device { device, .. } => return Err(device_mismatch(function, on, param, device)),
+        })
+    }
+}
+
+impl ErasedArg<'_> {
+    /// Element `i` read on the host (a broadcast value is itself; an element of a device
+    /// array is copied from its device), its type still erased; `None` past the end or
+    /// where the copy fails.
+    pub(crate) fn element_view(&self, i: usize) -> Option<HostView<'static>> {
+        Some(match self.0 {
+            ArgKind::Scalar { bits } => HostView(View::Value(bits.to_le_bytes().to_vec())),
+            ArgKind::Value { ref words } => HostView(View::Value(words.iter().flat_map(|w| w.to_le_bytes()).collect())),
+            ArgKind::Host { ptr, len, size, .. } => {
+                if i >= len {
+                    return None;
+                }
+                // SAFETY: element `i < len` of the borrowed host memory: `size` initialised
+                // bytes (a `GpuType` has no padding).
+                HostView(View::Value(unsafe { std::slice::from_raw_parts(ptr.add(i * size), size) }.to_vec()))
+            }
+            ArgKind::Device { ptr, len, size, device, uses } => {
+                if i >= len {
+                    return None;
+                }
+                HostView(View::Value(DeviceSlice::bytes_at(ptr + (i * size) as u64, size, device, uses).to_vec().ok()?))
+            }
+        })
+    }
+}
+
+/// An argument of a call on the CPU device, readable on the host, its element type erased:
+/// the calls bind a function's arguments to host data in one body for all functions, and
+/// each function only reads its views as its own types ([`HostView::arg`]).
+pub struct HostView<'a>(View<'a>);
+
+enum View<'a> {
+    /// A broadcast value's bytes.
+    Value(Vec<u8>),
+    /// `len` elements borrowed for `'a`.
+    Slice { ptr: *const u8, len: usize, _borrow: PhantomData<&'a [u8]> },
+}
+
+impl<'a> HostView<'a> {
+    /// The number of elements, or `None` for a broadcast value.
+    pub(crate) fn len(&self) -> Option<usize> {
+        match self.0 {
+            View::Value(_) => None,
+            View::Slice { len, .. } => Some(len),
+        }
+    }
+
+    /// The argument as `T`s.
+    ///
+    /// # Safety
+    /// `T` is the element type of the argument the view was made from.
+    pub unsafe fn arg<T: GpuType>(&self) -> HostArg<'a, T> {
+        match &self.0 {
+            View::Value(bytes) => {
+                assert!(bytes.len() >= std::mem::size_of::<T>(), "a value's bytes are shorter than its type");
+                // SAFETY: the bytes are a `T`'s (the caller's promise), enough of them.
+                HostArg::Scalar(unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast::<T>()) })
+            }
+            View::Slice { len: 0, .. } => HostArg::Slice(Cow::Borrowed(&[])),
+            View::Slice { ptr, len, .. } => {
+                // SAFETY: `ptr` holds `len` initialised `T`s (the caller's promise), borrowed
+                // for `'a` from the argument the view was made from.
+                let s = unsafe { std::slice::from_raw_parts(ptr.cast::<T>(), *len) };
+                HostArg::Slice(Cow::Borrowed(s))
+            }
+        }
+    }
+}
+
+// SAFETY: a `HostView` is a shared borrow of plain host data, or bytes it owns.
+unsafe impl Send for HostView<'_> {}
+// SAFETY: as for `Send`; it only reads.
+unsafe impl Sync for HostView<'_> {}
+
 impl ErasedArg<'_> {
     /// The number of elements, or `None` for a broadcast scalar.
     pub(crate) fn len(&self) -> Option<usize> {
         match self.0 {
             ArgKind::Scalar { .. } | ArgKind::Value { .. } => None,
             ArgKind::Host { len, .. } | ArgKind::Device { len, .. } => Some(len),
+        }
+    }
+
+    /// The device of an array in device memory (`None` for a scalar or host memory).
+    pub(crate) fn device_id(&self) -> Option<DeviceId> {
+        match self.0 {
+            ArgKind::Device { device, .. } => Some(device.id()),
+            _ => None,
         }
     }
 
@@ -476,6 +576,58 @@ mod tests {
             ArgKind::Host { bytes, len, .. } => assert_eq!((bytes, len), (24, 3)),
             other => panic!("unexpected {other:?}"),
         }
+    }
+
+    /// The views through which the calls' shared code hands arguments to a function on the
+    /// host read each kind of argument back as the value or elements it was.
+    #[test]
+    fn erased_arguments_read_back_on_the_host() {
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        #[repr(C)]
+        struct Five([u32; 5]);
+        // SAFETY: five `u32`s: no padding, no pointers, any bytes valid.
+        unsafe impl GpuType for Five {
+            const NAME: &'static str = "Five";
+        }
+        fn slice<T: GpuType>(a: HostArg<'_, T>) -> Vec<T> {
+            match a {
+                HostArg::Slice(s) => s.into_owned(),
+                other => panic!("a slice, not {other:?}"),
+            }
+        }
+        fn value<T: GpuType>(a: HostArg<'_, T>) -> T {
+            match a {
+                HostArg::Scalar(v) => v,
+                other => panic!("a value, not {other:?}"),
+            }
+        }
+        let cpu = Device::cpu();
+        let xs = [1.5f64, -2.0, 3.25];
+        let on_cpu = DeviceVec::from_slice_on(&cpu, &[7u16, 8, 9]).unwrap();
+        let empty: [f64; 0] = [];
+        let five = Five([1, 2, 3, 4, 5]);
+        let (host, device) = (ArgRef::Host(&xs[..]).erase(), ArgRef::Device(on_cpu.as_slice()).erase());
+        let (scalar, big, none) =
+            (ArgRef::Scalar(-3i16).erase(), ArgRef::Scalar(five).erase(), ArgRef::Host(&empty[..]).erase());
+        fn on<'a>(a: &ErasedArg<'a>, cpu: &Device) -> HostView<'a> {
+            a.host_view("f", "a", cpu).unwrap()
+        }
+        let view = |a| on(a, &cpu);
+        // SAFETY: each view is read as its argument's own type.
+        unsafe {
+            assert_eq!((view(&host).len(), slice(view(&host).arg::<f64>())), (Some(3), xs.to_vec()));
+            assert_eq!((view(&device).len(), slice(view(&device).arg::<u16>())), (Some(3), vec![7, 8, 9]));
+            assert_eq!((view(&none).len(), slice(view(&none).arg::<f64>())), (Some(0), vec![]));
+            assert_eq!((view(&scalar).len(), value(view(&scalar).arg::<i16>())), (None, -3));
+            assert_eq!((view(&big).len(), value(view(&big).arg::<Five>())), (None, five));
+            // One element, as a GPU fault's message reads it: a value is itself everywhere.
+            let at = |a: &ErasedArg<'_>, i| a.element_view(i);
+            assert_eq!(value(at(&host, 1).unwrap().arg::<f64>()), -2.0);
+            assert_eq!(value(at(&device, 2).unwrap().arg::<u16>()), 9);
+            assert_eq!(value(at(&scalar, 1000).unwrap().arg::<i16>()), -3);
+            assert_eq!(value(at(&big, 1000).unwrap().arg::<Five>()), five);
+        }
+        assert!(host.element_view(3).is_none() && device.element_view(3).is_none() && none.element_view(0).is_none());
     }
 
     #[test]

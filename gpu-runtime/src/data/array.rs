@@ -330,6 +330,14 @@ impl<T> std::fmt::Debug for DeviceSlice<'_, T> {
     }
 }
 
+impl<'a> DeviceSlice<'a, u8> {
+    /// The `bytes` bytes at `ptr` in `device`'s memory, which an erased argument of a call
+    /// borrows (with its use record `uses`) for `'a`: one element of it, to read back.
+    pub(super) fn bytes_at(ptr: CUdeviceptr, bytes: usize, device: &'a Device, uses: &'a Uses) -> Self {
+        DeviceSlice { ptr, len: bytes, device, uses, _borrow: PhantomData }
+    }
+}
+
 impl<'a, T: GpuType> DeviceSlice<'a, T> {
     /// A view of `len` elements at `ptr` on `device`, whose use is noted in `uses`.
     ///

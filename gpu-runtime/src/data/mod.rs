@@ -20,7 +20,7 @@ pub(crate) use arg::ArgKind;
 #[cfg(feature = "ndarray")]
 pub(crate) use arg::bytes_kind;
 pub(crate) use arg::device_mismatch;
-pub use arg::{Arg, ArgRef, ErasedArg, HostArg, Out, OutRef};
+pub use arg::{Arg, ArgRef, ErasedArg, HostArg, HostView, Out, OutRef};
 pub(crate) use arg::{call_len, call_len_of};
 pub(crate) use array::alloc_error;
 pub use array::{DeviceSlice, DeviceSliceMut, DeviceVec};

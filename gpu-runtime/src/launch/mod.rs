@@ -32,6 +32,7 @@ pub use kernel::{Kernel, KernelSpec};
 pub(crate) use knobs::gufunc_blocks_per_sm;
 #[cfg(feature = "ndarray")]
 pub(crate) use nd::run_nd;
+pub(crate) use pending::MessageAt;
 pub use pending::Pending;
 pub(crate) use plan::{Plan, common_device, plan};
 pub(crate) use reduce::reduce;

@@ -33,7 +33,7 @@ pub struct Pending<'a, T> {
 }
 
 type Finish<'a, T> = Box<dyn FnOnce(Result<()>) -> Result<T> + Send + 'a>;
-type MessageAt<'a> = Box<dyn FnOnce(u64) -> Option<String> + Send + 'a>;
+pub(crate) type MessageAt<'a> = Box<dyn FnOnce(u64) -> Option<String> + Send + 'a>;
 
 impl<'a, T> Pending<'a, T> {
     /// Queued work, and what turns it into the result once it is done.
@@ -92,8 +92,13 @@ impl<'a, T> Pending<'a, T> {
     /// A fault of the work gets the message Rust gives at the failed element, from
     /// `message_at` (generated code runs the original function on the host there).
     #[doc(hidden)]
-    pub fn with_host_message(mut self, message_at: impl FnOnce(u64) -> Option<String> + Send + 'a) -> Self {
-        self.message_at = Some(Box::new(message_at));
+    pub fn with_host_message(self, message_at: impl FnOnce(u64) -> Option<String> + Send + 'a) -> Self {
+        self.with_message_at(Box::new(message_at))
+    }
+
+    /// [`Pending::with_host_message`] with `message_at` already boxed.
+    pub(crate) fn with_message_at(mut self, message_at: MessageAt<'a>) -> Self {
+        self.message_at = Some(message_at);
         self
     }
 
