@@ -68,8 +68,9 @@ pub fn catch_quiet<T>(f: impl FnOnce() -> T) -> std::result::Result<T, String> {
     catch_unwind(AssertUnwindSafe(f)).map_err(panic_text)
 }
 
-/// The message `f` panics with, if it does (not printed). Not generic, so that each
-/// function's `message_at` does not compile a copy of the unwinding machinery.
+/// The message `f` panics with, if it does (not printed). Not generic, so that a
+/// vectorized function's fault message does not compile its own copy of the unwinding
+/// machinery.
 pub fn panic_message(f: &mut dyn FnMut()) -> Option<String> {
     catch_quiet(f).err()
 }

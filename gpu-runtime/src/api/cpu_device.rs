@@ -28,6 +28,13 @@ pub(crate) fn cpu_target_of(device: Option<&Device>, args: &[ErasedArg<'_>]) -> 
     cpu_target_in(device, args.iter().map(ErasedArg::device_id))
 }
 
+/// [`cpu_target`] of `into`'s erased arguments and outputs, whose devices count too.
+pub(crate) fn cpu_target_into<R: Results>(args: &[ErasedArg<'_>], outs: &R::Outs<'_>) -> Option<Device> {
+    let out_devices = R::out_devices(outs);
+    let outs = out_devices.iter().map(|&(_, d)| Some(d));
+    cpu_target_in(None, args.iter().map(ErasedArg::device_id).chain(outs))
+}
+
 fn cpu_target_in(
     device: Option<&Device>,
     mut arrays: impl Iterator<Item = Option<DeviceId>> + Clone,
@@ -38,11 +45,6 @@ fn cpu_target_in(
         None if arrays.any(|a| a.is_some()) => None,
         None => default_cpu(),
     }
-}
-
-/// The arguments' devices followed by the outputs' (for [`cpu_target`]).
-pub fn with_out_devices<R: Results>(args: &[Option<DeviceId>], outs: &R::Outs<'_>) -> Vec<Option<DeviceId>> {
-    args.iter().copied().chain(R::out_devices(outs).into_iter().map(|(_, d)| Some(d))).collect()
 }
 
 /// `into` on the CPU device: `outs` must be host memory or the CPU device's arrays

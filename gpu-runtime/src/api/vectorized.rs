@@ -7,14 +7,14 @@
 
 use std::mem::MaybeUninit;
 
-use crate::data::{ArgRef, ErasedArg, HostArg, HostLoop, HostView, Results, call_len};
+use crate::data::{ArgRef, ErasedArg, HostArg, HostLoop, HostView, Results, call_len, call_len_of};
 use crate::driver::{Device, Stream};
 use crate::error::Result;
 use crate::launch::{Kernel, MessageAt, Pending};
 use crate::panics::{panic_message, with_host_message};
 use crate::scalar::GpuType;
 
-use super::cpu_device::{cpu_of_devices, cpu_pending, cpu_target, cpu_target_of, cpu_write, with_out_devices};
+use super::cpu_device::{cpu_of_devices, cpu_pending, cpu_target_into, cpu_target_of, cpu_write};
 use super::host::{CHUNK, host_fill};
 
 /// A vectorized function as the generic calls see it: implemented by the macro for a type
@@ -156,8 +156,7 @@ fn with_call<'a, F: GpuFn, T>(args: F::Args<'a>, body: impl FnOnce(&Call<'_, 'a,
 fn on_cpu<R>(c: &Call<'_, '_, R>, cpu: &Device, out_lens: &[usize]) -> Result<Vec<R>> {
     let views: Vec<HostView<'_>> =
         c.erased.iter().zip(c.params).map(|(a, &p)| a.host_view(c.name, p, cpu)).collect::<Result<_>>()?;
-    let lens: Vec<Option<usize>> = views.iter().map(HostView::len).collect();
-    let n = call_len(c.name, c.params, &lens, out_lens)?;
+    let n = call_len_of(c.name, c.params, views.iter().map(HostView::len), out_lens.iter().copied())?;
     // SAFETY: the views are of `c.erased`, which `with_call` made with the `F::erase` of
     // the `F` whose `values_of` this is.
     unsafe { (c.values)(&views, n) }
@@ -263,10 +262,7 @@ pub(crate) fn into_on<'a, F: GpuFn>(device: &Device, outs: OutsOf<'a, F>, args: 
 fn call_into<'a, R: Results>(device: Option<&Device>, outs: R::Outs<'a>, c: &Call<'_, 'a, R>) -> Result<()> {
     let cpu = match device {
         Some(d) => d.is_cpu().then(|| d.clone()),
-        None => {
-            let devices: Vec<_> = c.erased.iter().map(ErasedArg::device_id).collect();
-            cpu_target(None, &with_out_devices::<R>(&devices, &outs))
-        }
+        None => cpu_target_into::<R>(c.erased, &outs),
     };
     if let Some(cpu) = &cpu {
         return cpu_write::<R>(c.name, cpu, outs, |lens| on_cpu(c, cpu, lens));

@@ -330,8 +330,8 @@ impl<'a> ErasedArg<'a> {
     /// `Error::DeviceMismatch`), with its element type still erased.
     pub(crate) fn host_view(&self, function: &'static str, param: &'static str, on: &Device) -> Result<HostView<'a>> {
         Ok(match self.0 {
-            ArgKind::Scalar { bits } => HostView(View::Value(bits.to_le_bytes().to_vec())),
-            ArgKind::Value { ref words } => HostView(View::Value(words.iter().flat_map(|w| w.to_le_bytes()).collect())),
+            ArgKind::Scalar { ref bits } => HostView::of_words(std::slice::from_ref(bits)),
+            ArgKind::Value { ref words } => HostView::of_words(words),
             ArgKind::Host { ptr, len, .. } => HostView(View::Slice { ptr, len, _borrow: PhantomData }),
             ArgKind::Device { ptr, len, device, .. } if device.is_cpu() && device == on => {
                 // On the CPU device the address is host memory (see `DeviceSlice::host_slice`).
@@ -348,8 +348,8 @@ impl ErasedArg<'_> {
     /// where the copy fails.
     pub(crate) fn element_view(&self, i: usize) -> Option<HostView<'static>> {
         Some(match self.0 {
-            ArgKind::Scalar { bits } => HostView(View::Value(bits.to_le_bytes().to_vec())),
-            ArgKind::Value { ref words } => HostView(View::Value(words.iter().flat_map(|w| w.to_le_bytes()).collect())),
+            ArgKind::Scalar { ref bits } => HostView::of_words(std::slice::from_ref(bits)),
+            ArgKind::Value { ref words } => HostView::of_words(words),
             ArgKind::Host { ptr, len, size, .. } => {
                 if i >= len {
                     return None;
@@ -378,6 +378,13 @@ enum View<'a> {
     Value(Vec<u8>),
     /// `len` elements borrowed for `'a`.
     Slice { ptr: *const u8, len: usize, _borrow: PhantomData<&'a [u8]> },
+}
+
+impl HostView<'_> {
+    /// A value passed by value (a `Scalar`'s or a `Value`'s words), its bytes in order.
+    fn of_words(words: &[u128]) -> HostView<'static> {
+        HostView(View::Value(words.iter().flat_map(|w| w.to_le_bytes()).collect()))
+    }
 }
 
 impl<'a> HostView<'a> {

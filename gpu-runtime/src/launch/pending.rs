@@ -90,13 +90,7 @@ impl<'a, T> Pending<'a, T> {
     }
 
     /// A fault of the work gets the message Rust gives at the failed element, from
-    /// `message_at` (generated code runs the original function on the host there).
-    #[doc(hidden)]
-    pub fn with_host_message(self, message_at: impl FnOnce(u64) -> Option<String> + Send + 'a) -> Self {
-        self.with_message_at(Box::new(message_at))
-    }
-
-    /// [`Pending::with_host_message`] with `message_at` already boxed.
+    /// `message_at` (the runtime runs the original function on the host there).
     pub(crate) fn with_message_at(mut self, message_at: MessageAt<'a>) -> Self {
         self.message_at = Some(message_at);
         self
