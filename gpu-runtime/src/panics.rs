@@ -78,12 +78,12 @@ pub fn panic_message(f: &mut dyn FnMut()) -> Option<String> {
 /// The results of `all`, the loop over `n` elements (on this thread, or split over jobs
 /// that each hold a [`Quiet`]); where it panics, the `KernelFault` of the first element at
 /// which `at` panics, as a sequential loop on the CPU meets it.
-pub fn host_results<R>(
+pub fn host_results<T, X>(
     function: &'static str,
     n: usize,
-    all: impl FnOnce() -> Vec<R>,
-    at: impl Fn(usize) -> R,
-) -> Result<Vec<R>> {
+    all: impl FnOnce() -> T,
+    at: impl Fn(usize) -> X,
+) -> Result<T> {
     catch_quiet(all).map_err(|first| first_panic(function, n, at).unwrap_or_else(|| unexplained(function, first)))
 }
 
@@ -135,9 +135,15 @@ fn unexplained(function: &'static str, first: String) -> Error {
 /// A GPU fault with the message Rust gives at the failing element (`message_at` runs the
 /// original function on the host there): values included, as the CPU targets report it.
 pub fn with_host_message<T>(result: Result<T>, message_at: impl FnOnce(u64) -> Option<String>) -> Result<T> {
-    match result {
-        Err(Error::KernelFault { function, index, message }) => {
-            Err(Error::KernelFault { function, index, message: message_at(index).unwrap_or(message) })
+    let mut once = Some(message_at);
+    result.map_err(|e| host_message(e, &mut |i| once.take().and_then(|f| f(i))))
+}
+
+/// [`with_host_message`] of an error; not generic.
+pub fn host_message(error: Error, message_at: &mut dyn FnMut(u64) -> Option<String>) -> Error {
+    match error {
+        Error::KernelFault { function, index, message } => {
+            Error::KernelFault { function, index, message: message_at(index).unwrap_or(message) }
         }
         other => other,
     }
@@ -154,7 +160,8 @@ mod tests {
     #[test]
     fn a_panic_is_the_first_failing_element() {
         let (a, b) = ([4, 6, 8, 10], [2, 3, 0, 0]);
-        let r = host_results("ratio", 4, || (0..4).map(|i| ratio(a[i], b[i])).collect(), |i| ratio(a[i], b[i]));
+        let r =
+            host_results("ratio", 4, || (0..4).map(|i| ratio(a[i], b[i])).collect::<Vec<_>>(), |i| ratio(a[i], b[i]));
         match r {
             Err(Error::KernelFault { function: "ratio", index: 2, message }) => {
                 assert_eq!(message, "attempt to divide by zero")

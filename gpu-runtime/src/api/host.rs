@@ -18,11 +18,11 @@ pub(super) const CHUNK: usize = 16 * 1024;
 
 /// `n` results from `fill` (on this thread, or in chunks of `chunk` elements over rayon's
 /// threads, each job quiet), or the `KernelFault` of the first element at which `fill`
-/// panics, found by running it again one element at a time. `fill` is a trait object, so
-/// that rayon's machinery is compiled once per result type, not once per function. Only
-/// this crate calls it: the results are taken as written, so `fill` must write all of each
-/// chunk (each caller's `fill` does).
-#[inline(never)]
+/// panics, found by running it again one element at a time. Only this crate calls it: the
+/// results are taken as written, so `fill` must write all of each chunk (each caller's
+/// `fill` does). What depends on `R` is this allocation; the loop itself is
+/// [`fill_ranges`], compiled once in this crate, so a user's crate does not build rayon's
+/// machinery for each result type.
 pub(super) fn host_fill<R: Send>(
     function: &'static str,
     n: usize,
@@ -30,25 +30,44 @@ pub(super) fn host_fill<R: Send>(
     chunk: usize,
     fill: &(dyn Fn(usize, &mut [MaybeUninit<R>]) + Sync),
 ) -> Result<Vec<R>> {
-    let all = || {
-        let mut values: Vec<R> = Vec::with_capacity(n);
-        let out = &mut values.spare_capacity_mut()[..n];
-        match how {
-            HostLoop::Sequential => fill(0, out),
-            HostLoop::Parallel => {
-                out.par_chunks_mut(chunk).enumerate().for_each_init(Quiet::new, |_, (k, c)| fill(k * chunk, c))
-            }
-        }
-        // SAFETY: every chunk was filled in full (the promise of each caller's `fill`); a
-        // panic in one does not reach here.
-        unsafe { values.set_len(n) };
-        values
+    let mut values: Vec<R> = Vec::with_capacity(n);
+    let base = values.spare_capacity_mut().as_mut_ptr() as usize;
+    let range = |start: usize, len: usize| {
+        // SAFETY: `fill_ranges` hands out disjoint ranges within `0..n`, and `values` has
+        // room for `n` elements and outlives the loop.
+        let out = unsafe { std::slice::from_raw_parts_mut((base as *mut MaybeUninit<R>).add(start), len) };
+        fill(start, out)
     };
     let one = |i: usize| {
         let mut out = [MaybeUninit::uninit()];
         fill(i, &mut out);
         // SAFETY: `fill` returned, so it wrote its one element (as above).
-        unsafe { out[0].assume_init_read() }
+        unsafe { out[0].assume_init_drop() }
+    };
+    fill_ranges(function, n, how, chunk, &range, &one)?;
+    // SAFETY: every range was filled in full (the promise of each caller's `fill`).
+    unsafe { values.set_len(n) };
+    Ok(values)
+}
+
+/// `range(start, len)` over `0..n` in pieces of `chunk` (on this thread, one piece;
+/// in parallel, one rayon job a piece, each quiet); where a piece panics, the
+/// `KernelFault` of the first index at which `one` panics.
+#[inline(never)]
+fn fill_ranges(
+    function: &'static str,
+    n: usize,
+    how: HostLoop,
+    chunk: usize,
+    range: &(dyn Fn(usize, usize) + Sync),
+    one: &dyn Fn(usize),
+) -> Result<()> {
+    let all = || match how {
+        HostLoop::Sequential => range(0, n),
+        HostLoop::Parallel => (0..n.div_ceil(chunk)).into_par_iter().for_each_init(Quiet::new, |_, k| {
+            let start = k * chunk;
+            range(start, chunk.min(n - start))
+        }),
     };
     host_results(function, n, all, one)
 }

@@ -9,9 +9,9 @@ use std::mem::MaybeUninit;
 
 use crate::data::{ArgRef, ErasedArg, HostArg, HostLoop, HostView, Results, call_len, call_len_of};
 use crate::driver::{Device, Stream};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::launch::{Kernel, MessageAt, Pending};
-use crate::panics::{panic_message, with_host_message};
+use crate::panics::{host_message, panic_message};
 use crate::scalar::GpuType;
 
 use super::cpu_device::{cpu_of_devices, cpu_pending, cpu_target_into, cpu_target_of, cpu_write};
@@ -154,12 +154,26 @@ fn with_call<'a, F: GpuFn, T>(args: F::Args<'a>, body: impl FnOnce(&Call<'_, 'a,
 /// the arguments bound to host data (an array on another device is
 /// `Error::DeviceMismatch`), their lengths checked, the function run over them.
 fn on_cpu<R>(c: &Call<'_, '_, R>, cpu: &Device, out_lens: &[usize]) -> Result<Vec<R>> {
-    let views: Vec<HostView<'_>> =
-        c.erased.iter().zip(c.params).map(|(a, &p)| a.host_view(c.name, p, cpu)).collect::<Result<_>>()?;
-    let n = call_len_of(c.name, c.params, views.iter().map(HostView::len), out_lens.iter().copied())?;
+    let (views, n) = cpu_views(c.name, c.params, c.erased, cpu, out_lens)?;
     // SAFETY: the views are of `c.erased`, which `with_call` made with the `F::erase` of
     // the `F` whose `values_of` this is.
     unsafe { (c.values)(&views, n) }
+}
+
+/// `on_cpu`'s binding of the arguments to host data and its length check. Not generic,
+/// as every part of a body that does not depend on the result type: compiled once here.
+#[inline(never)]
+fn cpu_views<'a>(
+    name: &'static str,
+    params: &'static [&'static str],
+    erased: &[ErasedArg<'a>],
+    cpu: &Device,
+    out_lens: &[usize],
+) -> Result<(Vec<HostView<'a>>, usize)> {
+    let views: Vec<HostView<'a>> =
+        erased.iter().zip(params).map(|(a, &p)| a.host_view(name, p, cpu)).collect::<Result<_>>()?;
+    let n = call_len_of(name, params, views.iter().map(HostView::len), out_lens.iter().copied())?;
+    Ok((views, n))
 }
 
 /// Rust's panic message at element `i` of a call of a function whose `message_of` is
@@ -176,18 +190,30 @@ unsafe fn message_at(erased: &[ErasedArg<'_>], message: MessageOf, i: u64) -> Op
     unsafe { message(&views) }
 }
 
+/// A GPU call's error, a fault given Rust's message at its element (see
+/// `panics::with_host_message`).
+///
+/// # Safety
+/// As for [`message_at`].
+#[inline(never)]
+unsafe fn with_message(error: Error, erased: &[ErasedArg<'_>], message: MessageOf) -> Error {
+    // SAFETY: the caller's promise.
+    host_message(error, &mut |i| unsafe { message_at(erased, message, i) })
+}
+
 impl<R> Call<'_, '_, R> {
-    /// [`message_at`] of this call.
-    fn message_at(&self, i: u64) -> Option<String> {
+    /// `r`, a fault given Rust's message at its element.
+    fn message<T>(&self, r: Result<T>) -> Result<T> {
         // SAFETY: `with_call` made `erased` and `message` of one function.
-        unsafe { message_at(self.erased, self.message, i) }
+        r.map_err(|e| unsafe { with_message(e, self.erased, self.message) })
     }
 }
 
 /// `message_at` for a queued call, which keeps its arguments until it is waited for.
-fn queued_message<'a, R>(c: &Call<'_, 'a, R>) -> MessageAt<'a> {
-    let (erased, message) = (c.erased.to_vec(), c.message);
-    // SAFETY: as in `Call::message_at`.
+#[inline(never)]
+fn queued_message<'a>(erased: &[ErasedArg<'a>], message: MessageOf) -> MessageAt<'a> {
+    let erased = erased.to_vec();
+    // SAFETY: as in `Call::message`.
     Box::new(move |i| unsafe { message_at(&erased, message, i) })
 }
 
@@ -213,7 +239,7 @@ fn call_on<R: Results>(device: Option<&Device>, c: &Call<'_, '_, R>) -> Result<R
     }
     // SAFETY: see "The calls".
     let r = unsafe { c.kernel.call_host::<R>(device, c.erased) };
-    with_host_message(r, |i| c.message_at(i))
+    c.message(r)
 }
 
 /// `name::on_devices(devices, …)`.
@@ -228,7 +254,7 @@ fn call_on_devices<R: Results>(devices: &[Device], c: &Call<'_, '_, R>) -> Resul
     }
     // SAFETY: see "The calls".
     let r = unsafe { c.kernel.call_host_on_devices::<R>(devices, c.erased) };
-    with_host_message(r, |i| c.message_at(i))
+    c.message(r)
 }
 
 /// `name::device(…)`.
@@ -243,7 +269,7 @@ fn call_device<R: Results>(c: &Call<'_, '_, R>) -> Result<R::Device> {
     }
     // SAFETY: see "The calls".
     let r = unsafe { c.kernel.call_device::<R>(None, c.erased) };
-    with_host_message(r, |i| c.message_at(i))
+    c.message(r)
 }
 
 /// `name::into(out, …)`: `into`'s outputs count among the arrays that choose the device.
@@ -269,7 +295,7 @@ fn call_into<'a, R: Results>(device: Option<&Device>, outs: R::Outs<'a>, c: &Cal
     }
     // SAFETY: see "The calls".
     let r = unsafe { c.kernel.call_into::<R>(device, c.erased, outs) };
-    with_host_message(r, |i| c.message_at(i))
+    c.message(r)
 }
 
 /// `name::launch(stream, …)`.
@@ -284,7 +310,7 @@ fn launch_host<'a, R: Results>(stream: &'a Stream, c: &Call<'_, 'a, R>) -> Resul
     }
     // SAFETY: see "The calls".
     let pending = unsafe { c.kernel.launch_host::<R>(stream, c.erased) }?;
-    Ok(pending.with_message_at(queued_message(c)))
+    Ok(pending.with_message_at(queued_message(c.erased, c.message)))
 }
 
 /// `name::launch_device(stream, …)`.
@@ -301,7 +327,7 @@ fn launch_on_device<'a, R: Results>(stream: &'a Stream, c: &Call<'_, 'a, R>) -> 
     }
     // SAFETY: see "The calls".
     let pending = unsafe { c.kernel.launch_device::<R>(stream, c.erased) }?;
-    Ok(pending.with_message_at(queued_message(c)))
+    Ok(pending.with_message_at(queued_message(c.erased, c.message)))
 }
 
 /// `name::launch_into(stream, out, …)`.
@@ -325,7 +351,7 @@ fn launch_writing<'a, R: Results>(
     }
     // SAFETY: see "The calls".
     let pending = unsafe { c.kernel.launch_into::<R>(stream, c.erased, outs) }?;
-    Ok(pending.with_message_at(queued_message(c)))
+    Ok(pending.with_message_at(queued_message(c.erased, c.message)))
 }
 
 /// `name::cpu(…)` (`how` sequential) and `name::parallel(…)`: on the host, whatever the

@@ -21,12 +21,18 @@ const HUGE_PAGE: usize = 2 << 20;
 /// An empty vector with room for `n` elements (advised for huge pages and populated when
 /// large).
 pub(crate) fn host_vec<T>(n: usize) -> Vec<T> {
+    let v: Vec<T> = Vec::with_capacity(n);
+    prepare(v.as_ptr() as usize, n.saturating_mul(std::mem::size_of::<T>()));
+    v
+}
+
+/// The hints for `bytes` of new memory at `start`, where they are large (not generic: a
+/// user's crate calls it without compiling it).
+#[inline(never)]
+fn prepare(start: usize, bytes: usize) {
     static HUGE: OnceLock<bool> = OnceLock::new();
     static POPULATE: OnceLock<bool> = OnceLock::new();
-    let v: Vec<T> = Vec::with_capacity(n);
-    let bytes = n.saturating_mul(std::mem::size_of::<T>());
     if bytes >= HUGE_MIN_BYTES {
-        let start = v.as_ptr() as usize;
         if switched_on(&HUGE, "GPU_VECTORIZE_HUGE_PAGES") {
             advise(start, bytes);
         }
@@ -34,7 +40,6 @@ pub(crate) fn host_vec<T>(n: usize) -> Vec<T> {
             populate(start, bytes);
         }
     }
-    v
 }
 
 /// The whole pages of `page` bytes inside `[start, start + bytes)`, if any.
