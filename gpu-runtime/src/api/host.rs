@@ -206,4 +206,36 @@ mod tests {
             }
         }
     }
+
+    /// Results that own memory: those of a finished loop come back whole; where the loop
+    /// panics, the search for the first panic drops each value it makes once (what the
+    /// failed loop wrote is leaked, never dropped or read).
+    #[test]
+    fn host_map_drops_what_the_search_makes_once() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        struct Counted(String, &'static AtomicUsize);
+        impl Drop for Counted {
+            fn drop(&mut self) {
+                self.1.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        for how in [HostLoop::Sequential, HostLoop::Parallel] {
+            static DROPS: AtomicUsize = AtomicUsize::new(0);
+            DROPS.store(0, Ordering::Relaxed);
+            let v = host_map("name", 5, how, |i| Counted(format!("#{i}"), &DROPS)).unwrap();
+            assert_eq!(v.iter().map(|c| c.0.as_str()).collect::<Vec<_>>(), ["#0", "#1", "#2", "#3", "#4"]);
+            drop(v);
+            assert_eq!(DROPS.load(Ordering::Relaxed), 5, "{how:?}");
+            DROPS.store(0, Ordering::Relaxed);
+            let r = host_map("name", 9, how, |i| {
+                assert!(i != 6, "seven");
+                Counted(format!("#{i}"), &DROPS)
+            });
+            match r {
+                Err(crate::error::Error::KernelFault { index: 6, message, .. }) => assert_eq!(message, "seven"),
+                other => panic!("{how:?}: {:?}", other.map(|v| v.len())),
+            }
+            assert_eq!(DROPS.load(Ordering::Relaxed), 6, "{how:?}: the search made six values");
+        }
+    }
 }
