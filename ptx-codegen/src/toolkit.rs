@@ -7,9 +7,11 @@
 //! (`GPU_TOOLS_DIR`, default `~/.cache/gpu-vectorize/nvidia`) or into Python's own
 //! site-packages.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 /// Where the project's setup script installs the NVIDIA wheels.
 pub fn tools_dir() -> Option<PathBuf> {
@@ -127,33 +129,81 @@ pub fn find_ptxas(arch: &str) -> Option<PathBuf> {
 }
 
 /// Files per `ptxas` run in [`assemble`]: it takes several inputs, which saves a process
-/// each.
-pub const ASSEMBLE_BATCH: usize = 25;
+/// each. `ptxas` 13.5 (V13.5.37) aborted with a double free, or hung, on 24 or more of
+/// the fuzz corpus's files at once (not on every 24 files: 25 of the ptx-codegen corpus
+/// went through), so a batch stays well below that; a crash only costs the retry file by
+/// file, and a hang is stopped at [`ASSEMBLE_LIMIT`].
+pub const ASSEMBLE_BATCH: usize = 16;
+
+/// How long one `ptxas` run in [`assemble`] may take. A run stopped at the limit counts as
+/// failed: a batch is repeated file by file, and a single file is reported as rejected.
+pub const ASSEMBLE_LIMIT: Duration = Duration::from_secs(120);
 
 /// Checks PTX files with `ptxas` for `arch`: syntax, types, and the instructions the target
 /// has. Returns each file it rejects, with its message. The files go to `ptxas` several at
-/// a time, and a run that fails is repeated file by file to name the ones it rejects. One
-/// run assembles its inputs as one program, so files that define the same `.entry` fail
-/// together and are checked one by one: give such files in separate calls. At `-O0`: the
-/// optimiser is not what is checked, and it takes most of `ptxas`'s time.
+/// a time, and a run that fails (or crashes, or outlasts [`ASSEMBLE_LIMIT`]) is repeated
+/// file by file to name the ones it rejects. One run assembles its inputs as one program,
+/// so files that define the same `.entry` fail together and are checked one by one: give
+/// such files in separate calls. At `-O0`: the optimiser is not what is checked, and it
+/// takes most of `ptxas`'s time.
 pub fn assemble(ptxas: &Path, arch: &str, files: &[PathBuf]) -> Vec<(PathBuf, String)> {
     let run = |batch: &[PathBuf]| {
-        Command::new(ptxas).arg(format!("-arch={arch}")).arg("-O0").args(batch).args(["-o", "/dev/null"]).output()
+        let mut command = Command::new(ptxas);
+        command.arg(format!("-arch={arch}")).arg("-O0").args(batch).args(["-o", "/dev/null"]);
+        run_bounded(&mut command, ASSEMBLE_LIMIT)
     };
     let mut rejected = Vec::new();
     for batch in files.chunks(ASSEMBLE_BATCH) {
-        if run(batch).is_ok_and(|o| o.status.success()) {
+        if matches!(run(batch), Ok(Ran::Finished(ref o)) if o.status.success()) {
             continue;
         }
         for file in batch {
             match run(std::slice::from_ref(file)) {
-                Ok(o) if o.status.success() => {}
-                Ok(o) => rejected.push((file.clone(), String::from_utf8_lossy(&o.stderr).into_owned())),
+                Ok(Ran::Finished(o)) if o.status.success() => {}
+                Ok(Ran::Finished(o)) => rejected.push((file.clone(), String::from_utf8_lossy(&o.stderr).into_owned())),
+                Ok(Ran::Stopped) => rejected
+                    .push((file.clone(), format!("{} did not finish within {ASSEMBLE_LIMIT:?}", ptxas.display()))),
                 Err(e) => rejected.push((file.clone(), format!("{} did not run: {e}", ptxas.display()))),
             }
         }
     }
     rejected
+}
+
+/// How a bounded run ended.
+enum Ran {
+    /// On its own: its status and output (stdout is not kept).
+    Finished(Output),
+    /// Stopped at the limit.
+    Stopped,
+}
+
+/// `command` run to its end, or killed once it has run for `limit`.
+fn run_bounded(command: &mut Command, limit: Duration) -> std::io::Result<Ran> {
+    let mut child = command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn()?;
+    // Read on another thread, so that a full pipe cannot stall the child.
+    let mut stderr = child.stderr.take().expect("stderr is piped");
+    let reader = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        stderr.read_to_end(&mut bytes).map(|_| bytes)
+    });
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break Some(status);
+        }
+        if Instant::now() >= deadline {
+            child.kill().ok();
+            child.wait()?;
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let stderr = reader.join().unwrap_or_else(|_| Ok(Vec::new()))?;
+    Ok(match status {
+        Some(status) => Ran::Finished(Output { status, stdout: Vec::new(), stderr }),
+        None => Ran::Stopped,
+    })
 }
 
 /// `libdevice.10.bc`: `GPU_LIBDEVICE` (a file), a CUDA toolkit, or the `nvidia-nvvm` wheel.
@@ -178,6 +228,25 @@ pub fn find_libdevice() -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A run past its limit is stopped, not waited for: a hung `ptxas` cannot stall the
+    /// suite.
+    #[test]
+    fn a_run_past_its_limit_is_stopped() {
+        let started = Instant::now();
+        let ran = run_bounded(Command::new("sleep").arg("30"), Duration::from_millis(200)).unwrap();
+        assert!(matches!(ran, Ran::Stopped));
+        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn a_run_within_its_limit_gives_its_status_and_message() {
+        let ran = run_bounded(Command::new("sh").args(["-c", "echo refused >&2; exit 3"]), Duration::from_secs(60));
+        match ran.unwrap() {
+            Ran::Finished(o) => assert_eq!((o.status.code(), o.stderr.as_slice()), (Some(3), &b"refused\n"[..])),
+            Ran::Stopped => panic!("stopped within its limit"),
+        }
+    }
 
     #[test]
     fn releases_and_architectures() {
