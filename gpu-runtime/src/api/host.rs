@@ -41,7 +41,8 @@ pub(super) fn host_fill<R: Send>(
     let one = |i: usize| {
         let mut out = [MaybeUninit::uninit()];
         fill(i, &mut out);
-        // SAFETY: `fill` returned, so it wrote its one element (as above).
+        // SAFETY: `fill` returned, so it wrote its one element (each caller's `fill` writes
+        // all of what it is given).
         unsafe { out[0].assume_init_drop() }
     };
     fill_ranges(function, n, how, chunk, &range, &one)?;
