@@ -3,15 +3,17 @@
 
     python3 bench/sweep.py [--bench LABEL=PATH ...] [--waves 8,32,128] [--block 128,256,512]
                            [--chunk-mib 8,16,64] [--stream-stores 0,1] [--threads 8,16]
-                           [--log2-n 28]
+                           [--workers 8,16] [--piece-mib 2,4,8] [--depth 2,3] [--log2-n 28]
 
 Each `--bench` is a build of `bench/bench.rs` (`cargo build --release --bin bench`); give
 several to compare builds that differ in what is fixed when the kernels are compiled
 (elements per thread, vector width), labelled. For each build the device cases run once
 per pair of `GPU_VECTORIZE_WAVES` and `GPU_VECTORIZE_BLOCK`, the host-slice case once per
 combination of `GPU_VECTORIZE_CHUNK_MIB`, `GPU_VECTORIZE_STREAM_STORES` and
-`RAYON_NUM_THREADS` (beside the host's own copy bandwidth), and the reduction once per
-`GPU_VECTORIZE_REDUCE_WAVES` (at the default waves and block). Times are the benchmark's
+`RAYON_NUM_THREADS` (beside the host's own copy bandwidth), with `--workers` the
+workers' pipeline once per combination of `GPU_VECTORIZE_PIPELINE_WORKERS`,
+`GPU_VECTORIZE_PIECE_MIB`, `GPU_VECTORIZE_PIPELINE_DEPTH` and the stream stores, and the
+reduction once per `GPU_VECTORIZE_REDUCE_WAVES` (at the default waves and block). Times are the benchmark's
 own medians, in µs; the last rows of each group are the best values of each column.
 """
 
@@ -94,6 +96,9 @@ def main():
     ap.add_argument("--chunk-mib", default="8,16,64", help="host-slice chunk sizes; empty to skip")
     ap.add_argument("--stream-stores", default="1", help="GPU_VECTORIZE_STREAM_STORES values for the host slices")
     ap.add_argument("--threads", default="", help="RAYON_NUM_THREADS values for the host slices (default: all)")
+    ap.add_argument("--workers", default="", help="GPU_VECTORIZE_PIPELINE_WORKERS values (the workers' pipeline)")
+    ap.add_argument("--piece-mib", default="4", help="GPU_VECTORIZE_PIECE_MIB values for --workers")
+    ap.add_argument("--depth", default="2", help="GPU_VECTORIZE_PIPELINE_DEPTH values for --workers")
     ap.add_argument("--reduce-waves", default="", help="GPU_VECTORIZE_REDUCE_WAVES values to try")
     ap.add_argument("--log2-n", type=int, default=28)
     args = ap.parse_args()
@@ -133,23 +138,34 @@ def main():
         table("`reduce` (sum)", ["build / knobs", "µs"], rows)
 
     chunks = ints(args.chunk_mib)
-    if chunks:
-        rows = []
-        threads = ints(args.threads) or [None]
-        for label, path in benches:
-            for c in chunks:
+    # The host-slice case under each combination of knobs: the one-thread pipeline's chunk
+    # sizes, and, with --workers, the workers' pipeline (`launch/pieces.rs`).
+    combos = []
+    threads = ints(args.threads) or [None]
+    for c in chunks:
+        for st in ints(args.stream_stores):
+            for t in threads:
+                env = {"GPU_VECTORIZE_CHUNK_MIB": c, "GPU_VECTORIZE_STREAM_STORES": st}
+                if t:
+                    env["RAYON_NUM_THREADS"] = t
+                combos.append((f"chunk={c} MiB, stream stores={st}, threads={t or 'all'}", env))
+    for w in ints(args.workers):
+        for p in ints(args.piece_mib):
+            for d in ints(args.depth):
                 for st in ints(args.stream_stores):
-                    for t in threads:
-                        env = {"GPU_VECTORIZE_CHUNK_MIB": c, "GPU_VECTORIZE_STREAM_STORES": st}
-                        if t:
-                            env["RAYON_NUM_THREADS"] = t
-                        cases = run(path, env, "host_only", args.log2_n)
-                        if cases and "add_host" in cases:
-                            h, copy = cases["add_host"], cases.get("host_copy")
-                            knobs = f"chunk={c} MiB, stream stores={st}, threads={t or 'all'}"
-                            rows.append([f"{label} {knobs}", f"{h['us']:.0f}", f"{h['gbps']:.1f}",
-                                         f"{copy['gbps']:.1f}" if copy else ""])
-        table("Host slices, `add` end to end", ["build / knobs", "µs", "GB/s", "host copy GB/s"], rows)
+                    env = {"GPU_VECTORIZE_PIPELINE_WORKERS": w, "GPU_VECTORIZE_PIECE_MIB": p,
+                           "GPU_VECTORIZE_PIPELINE_DEPTH": d, "GPU_VECTORIZE_STREAM_STORES": st}
+                    combos.append((f"workers={w}, piece={p} MiB, depth={d}, stream stores={st}", env))
+    if combos:
+        rows = []
+        for label, path in benches:
+            for knobs, env in combos:
+                cases = run(path, env, "host_only", args.log2_n)
+                if cases and "add_host" in cases:
+                    h, into, copy = cases["add_host"], cases.get("add_host_into"), cases.get("host_copy")
+                    rows.append([f"{label} {knobs}", f"{h['us']:.0f}", f"{into['us']:.0f}" if into else "",
+                                 f"{h['gbps']:.1f}", f"{copy['gbps']:.1f}" if copy else ""])
+        table("Host slices, `add` end to end", ["build / knobs", "µs", "`into` touched, µs", "GB/s", "host copy GB/s"], rows)
         link = link_bandwidth()
         if link:
             print(f"\nThe link from page-locked memory (PyTorch, 1 GiB copies): {link[0]:.1f} GB/s to the GPU, {link[1]:.1f} GB/s back")

@@ -393,3 +393,23 @@ fn a_fault_leaves_into_host_outputs_as_they_were() {
         assert_eq!(quotient_i64(&a, &b).unwrap_err().to_string(), e.to_string());
     }
 }
+
+/// A large host call's pieces run on several threads at once, and later pieces may finish
+/// first: the fault reported is still the first in index order, however many pieces after
+/// it fault too, and `into`'s output is left as it was.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_first_of_many_faults_is_reported_from_a_large_host_call() {
+    let n = 24usize << 20;
+    let a: Vec<i64> = (0..n as i64).collect();
+    for first in [5, (1 << 20) + 3, n / 2 + 11, n - 1] {
+        // A zero divisor at `first` and at every 4099th element after it.
+        let b: Vec<i64> =
+            (0..n).map(|i| if i >= first && (i - first) % 4099 == 0 { 0 } else { 1 + (i % 7) as i64 }).collect();
+        let mut out = vec![-1i64; n];
+        let e = quotient_i64::into(&mut out, &a, &b).unwrap_err();
+        assert!(matches!(e, Error::KernelFault { index, .. } if index == first as u64), "first = {first}: {e:?}");
+        assert!(out.iter().all(|&v| v == -1), "first = {first}: the output was written");
+        assert_eq!(quotient_i64(&a, &b).unwrap_err().to_string(), e.to_string(), "first = {first}");
+    }
+}

@@ -89,16 +89,25 @@ pub(crate) unsafe fn parallel_copy(src: *const u8, dst: *mut u8, bytes: usize) {
     (0..bytes.div_ceil(HOST_PIECE)).into_par_iter().for_each(|k| {
         let start = k * HOST_PIECE;
         let len = HOST_PIECE.min(bytes - start);
-        let (src, dst) = ((src + start) as *const u8, (dst + start) as *mut u8);
         // SAFETY: the caller's promise; each piece lies in both ranges.
-        unsafe {
-            #[cfg(target_arch = "x86_64")]
-            if stream_stores() {
-                return stream_copy(src, dst, len);
-            }
-            std::ptr::copy_nonoverlapping(src, dst, len)
-        };
+        unsafe { copy_bytes((src + start) as *const u8, (dst + start) as *mut u8, len) };
     });
+}
+
+/// `bytes` bytes from `src` to `dst` on this thread, with non-temporal stores where the
+/// CPU has them (see [`stream_copy`]).
+///
+/// # Safety
+/// Both ranges must be valid for `bytes` bytes and must not overlap.
+pub(crate) unsafe fn copy_bytes(src: *const u8, dst: *mut u8, bytes: usize) {
+    // SAFETY: the caller's promise.
+    unsafe {
+        #[cfg(target_arch = "x86_64")]
+        if stream_stores() {
+            return stream_copy(src, dst, bytes);
+        }
+        std::ptr::copy_nonoverlapping(src, dst, bytes)
+    }
 }
 
 /// Whether host copies into and out of page-locked memory use non-temporal stores:

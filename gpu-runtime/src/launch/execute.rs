@@ -9,7 +9,7 @@
 use std::time::Instant;
 
 use super::enqueue::Completion;
-use super::{Kernel, Launch, pipeline, trace};
+use super::{Kernel, Launch, knobs, pieces, pipeline, trace};
 use crate::error::Result;
 
 /// Runs `launch` on `kernel`'s plain entry.
@@ -31,8 +31,14 @@ unsafe fn run(kernel: &Kernel, launch: &Launch<'_>) -> Result<Completion> {
     let device = &launch.plan.device;
     let loaded = kernel.loaded(device)?;
     if pipeline::worth_it(launch) {
-        // SAFETY: the caller's promise; the pipeline waits for all its work.
-        unsafe { pipeline::run(&loaded.plain, launch)? };
+        // SAFETY: the caller's promise; either pipeline waits for all its work.
+        unsafe {
+            if knobs::pipeline_workers() > 0 {
+                pieces::run(&loaded.plain, launch)?
+            } else {
+                pipeline::run(&loaded.plain, launch)?
+            }
+        };
         return Ok(Completion::Waited);
     }
     // SAFETY: the caller's promise; host outputs are waited for below.

@@ -43,13 +43,31 @@ pub(crate) fn chunk_bytes() -> usize {
     knob(&CELL, "GPU_VECTORIZE_CHUNK_MIB", |m| (1..=1024).contains(m), 32) << 20
 }
 
-/// At most how many blocks per multiprocessor a `#[guvectorize]` launch uses (a
-/// grid-stride loop covers the other loop indices): `GPU_VECTORIZE_GUFUNC_BLOCKS_PER_SM`,
-/// 2 by default; 0, one loop index per thread. Each thread reads its own cores, so fewer
-/// threads in flight keep more of their rows in the L1 cache: on the H200 two blocks per
-/// multiprocessor ran six of seven row functions 1.1-2.7 times faster and the seventh as
-/// fast (bench/README.md, "Generalized functions"), and the GPU tests and the stress test
-/// ran with it.
+/// How many host threads feed the pipeline of one large host call, each with its own
+/// slots and its own pieces (`launch/pieces.rs`): `GPU_VECTORIZE_PIPELINE_WORKERS`; 0, the
+/// default, keeps the one-thread pipeline of `launch/pipeline.rs` (its host copies split
+/// over rayon's threads). Not yet measured on a GPU, so off by default: see
+/// `bench/README.md`, "Host slices".
+pub(crate) fn pipeline_workers() -> usize {
+    static CELL: OnceLock<usize> = OnceLock::new();
+    knob(&CELL, "GPU_VECTORIZE_PIPELINE_WORKERS", |&w| w <= 1024, 0)
+}
+
+/// The page-locked buffer of one host array in one slot of the workers' pipeline:
+/// `GPU_VECTORIZE_PIECE_MIB` (1 to 1024), 4 MiB by default, small enough that a worker's
+/// buffers stay in the processor's cache between its copy and the link's.
+pub(crate) fn piece_bytes() -> usize {
+    static CELL: OnceLock<usize> = OnceLock::new();
+    knob(&CELL, "GPU_VECTORIZE_PIECE_MIB", |m| (1..=1024).contains(m), 4) << 20
+}
+
+/// Pieces each worker of the workers' pipeline has in flight at once:
+/// `GPU_VECTORIZE_PIPELINE_DEPTH` (1 to 8), 2 by default.
+pub(crate) fn pipeline_depth() -> usize {
+    static CELL: OnceLock<usize> = OnceLock::new();
+    knob(&CELL, "GPU_VECTORIZE_PIPELINE_DEPTH", |d| (1..=8).contains(d), 2)
+}
+
 #[cfg(feature = "ndarray")]
 pub(crate) fn gufunc_blocks_per_sm() -> Option<usize> {
     static CELL: OnceLock<usize> = OnceLock::new();

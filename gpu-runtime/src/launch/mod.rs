@@ -17,6 +17,7 @@ mod knobs;
 mod nd;
 mod params;
 mod pending;
+mod pieces;
 mod pipeline;
 mod plan;
 mod reduce;

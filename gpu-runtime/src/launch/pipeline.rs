@@ -64,6 +64,17 @@ pub(crate) fn worth_it(launch: &Launch<'_>) -> bool {
     launch.bytes_to_device() + launch.bytes_from_device() >= PIPELINE_MIN_BYTES
 }
 
+/// The bytes of the widest element among the call's host arrays (at least 1).
+pub(super) fn widest_host_element(launch: &Launch<'_>) -> usize {
+    let (args, outs) = (launch.args, launch.outs);
+    args.iter()
+        .map(|a| if let ArgKind::Host { bytes, len, .. } = a.0 { bytes / len.max(1) } else { 1 })
+        .chain(outs.iter().map(|o| if let ErasedOut::Host { size, .. } = o { *size } else { 1 }))
+        .max()
+        .unwrap_or(1)
+        .max(1)
+}
+
 /// One host array of the call: the user's memory and, per slot, a page-locked buffer and
 /// a device buffer.
 struct HostSide {
@@ -119,13 +130,7 @@ pub(crate) unsafe fn run(entry: &Entry, launch: &Launch<'_>) -> Result<()> {
     let (args, outs) = (launch.args, launch.outs);
 
     // The widest element among the host arrays sets the chunk length.
-    let widest = args
-        .iter()
-        .map(|a| if let ArgKind::Host { bytes, len, .. } = a.0 { bytes / len.max(1) } else { 1 })
-        .chain(outs.iter().map(|o| if let ErasedOut::Host { size, .. } = o { *size } else { 1 }))
-        .max()
-        .unwrap_or(1)
-        .max(1);
+    let widest = widest_host_element(launch);
     let chunk_bytes = chunk_bytes();
     let chunk = (chunk_bytes / widest).max(1);
     let streams = staging.streams.clone();
