@@ -8,13 +8,15 @@
 Each `--bench` is a build of `bench/bench.rs` (`cargo build --release --bin bench`); give
 several to compare builds that differ in what is fixed when the kernels are compiled
 (elements per thread, vector width), labelled. For each build the device cases run once
-per pair of `GPU_VECTORIZE_WAVES` and `GPU_VECTORIZE_BLOCK`, the host-slice case once per
-combination of `GPU_VECTORIZE_CHUNK_MIB`, `GPU_VECTORIZE_STREAM_STORES` and
-`RAYON_NUM_THREADS` (beside the host's own copy bandwidth), with `--workers` the
-workers' pipeline once per combination of `GPU_VECTORIZE_PIPELINE_WORKERS`,
-`GPU_VECTORIZE_PIECE_MIB`, `GPU_VECTORIZE_PIPELINE_DEPTH` and the stream stores, and the
-reduction once per `GPU_VECTORIZE_REDUCE_WAVES` (at the default waves and block). Times are the benchmark's
-own medians, in µs; the last rows of each group are the best values of each column.
+per pair of `GPU_VECTORIZE_WAVES` and `GPU_VECTORIZE_BLOCK` (`--waves ''` skips them),
+the host-slice case once per combination of `GPU_VECTORIZE_CHUNK_MIB`,
+`GPU_VECTORIZE_STREAM_STORES` and `RAYON_NUM_THREADS` in the one-thread pipeline (beside
+the host's own copy bandwidth; `--chunk-mib ''` skips it), with `--workers` once per
+combination of `GPU_VECTORIZE_PIPELINE_WORKERS`, `GPU_VECTORIZE_PIECE_MIB`,
+`GPU_VECTORIZE_PIPELINE_DEPTH` and the stream stores in the workers' pipeline (the
+default), and the reduction once per `GPU_VECTORIZE_REDUCE_WAVES` (at the default waves
+and block). Times are the benchmark's own medians, in µs; the last rows of each group are
+the best values of each column.
 """
 
 import argparse
@@ -97,7 +99,7 @@ def main():
     ap.add_argument("--stream-stores", default="1", help="GPU_VECTORIZE_STREAM_STORES values for the host slices")
     ap.add_argument("--threads", default="", help="RAYON_NUM_THREADS values for the host slices (default: all)")
     ap.add_argument("--workers", default="", help="GPU_VECTORIZE_PIPELINE_WORKERS values (the workers' pipeline)")
-    ap.add_argument("--piece-mib", default="4", help="GPU_VECTORIZE_PIECE_MIB values for --workers")
+    ap.add_argument("--piece-mib", default="2", help="GPU_VECTORIZE_PIECE_MIB values for --workers")
     ap.add_argument("--depth", default="2", help="GPU_VECTORIZE_PIPELINE_DEPTH values for --workers")
     ap.add_argument("--reduce-waves", default="", help="GPU_VECTORIZE_REDUCE_WAVES values to try")
     ap.add_argument("--log2-n", type=int, default=28)
@@ -145,7 +147,9 @@ def main():
     for c in chunks:
         for st in ints(args.stream_stores):
             for t in threads:
-                env = {"GPU_VECTORIZE_CHUNK_MIB": c, "GPU_VECTORIZE_STREAM_STORES": st}
+                # The one-thread pipeline (the workers' is the default).
+                env = {"GPU_VECTORIZE_PIPELINE_WORKERS": 0, "GPU_VECTORIZE_CHUNK_MIB": c,
+                       "GPU_VECTORIZE_STREAM_STORES": st}
                 if t:
                     env["RAYON_NUM_THREADS"] = t
                 combos.append((f"chunk={c} MiB, stream stores={st}, threads={t or 'all'}", env))

@@ -26,7 +26,13 @@ pub use stream::Stream;
 /// A setting of the host side that is on unless the environment variable `var` is `0`,
 /// read once into `cell` (the hints for large host copies and vectors).
 pub(crate) fn switched_on(cell: &'static std::sync::OnceLock<bool>, var: &str) -> bool {
-    *cell.get_or_init(|| std::env::var(var).map_or(true, |v| v.trim() != "0"))
+    *cell.get_or_init(|| switch(var).unwrap_or(true))
+}
+
+/// The environment variable `var` as a switch: `0` off, any other value on, `None` where
+/// it is not set.
+pub(crate) fn switch(var: &str) -> Option<bool> {
+    std::env::var(var).ok().map(|v| v.trim() != "0")
 }
 
 /// Reports an error that a `Drop` cannot return: as a `tracing` warning (target

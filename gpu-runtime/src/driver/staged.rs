@@ -86,35 +86,42 @@ fn with_stage(device: &Device, copy: impl FnOnce(&Stage) -> Result<()>) -> Resul
 /// Both ranges must be valid for `bytes` bytes and must not overlap.
 pub(crate) unsafe fn parallel_copy(src: *const u8, dst: *mut u8, bytes: usize) {
     let (src, dst) = (src as usize, dst as usize);
+    let stream = stream_stores_or(true);
     (0..bytes.div_ceil(HOST_PIECE)).into_par_iter().for_each(|k| {
         let start = k * HOST_PIECE;
         let len = HOST_PIECE.min(bytes - start);
         // SAFETY: the caller's promise; each piece lies in both ranges.
-        unsafe { copy_bytes((src + start) as *const u8, (dst + start) as *mut u8, len) };
+        unsafe { copy_bytes((src + start) as *const u8, (dst + start) as *mut u8, len, stream) };
     });
 }
 
-/// `bytes` bytes from `src` to `dst` on this thread, with non-temporal stores where the
-/// CPU has them (see [`stream_copy`]).
+/// `bytes` bytes from `src` to `dst` on this thread; with `stream`, through non-temporal
+/// stores where the CPU has them (see [`stream_copy`]).
 ///
 /// # Safety
 /// Both ranges must be valid for `bytes` bytes and must not overlap.
-pub(crate) unsafe fn copy_bytes(src: *const u8, dst: *mut u8, bytes: usize) {
+pub(crate) unsafe fn copy_bytes(src: *const u8, dst: *mut u8, bytes: usize, stream: bool) {
     // SAFETY: the caller's promise.
     unsafe {
         #[cfg(target_arch = "x86_64")]
-        if stream_stores() {
+        if stream {
             return stream_copy(src, dst, bytes);
         }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = stream;
         std::ptr::copy_nonoverlapping(src, dst, bytes)
     }
 }
 
 /// Whether host copies into and out of page-locked memory use non-temporal stores:
-/// `GPU_VECTORIZE_STREAM_STORES` (`0` turns them off), on by default on x86-64.
-fn stream_stores() -> bool {
-    static CELL: OnceLock<bool> = OnceLock::new();
-    super::switched_on(&CELL, "GPU_VECTORIZE_STREAM_STORES")
+/// `GPU_VECTORIZE_STREAM_STORES` where it is set (`0` turns them off, any other value on),
+/// otherwise `default`, the copying pipeline's own choice (on for the chunked pipeline's
+/// large copies split over threads, off for the workers' pipeline's small pieces, which
+/// ran faster through the cache: `bench/README.md`, "Host slices"). Non-temporal stores
+/// exist only on x86-64; elsewhere copies are plain whatever this says.
+pub(crate) fn stream_stores_or(default: bool) -> bool {
+    static CELL: OnceLock<Option<bool>> = OnceLock::new();
+    CELL.get_or_init(|| super::switch("GPU_VECTORIZE_STREAM_STORES")).unwrap_or(default)
 }
 
 /// `len` bytes from `src` to `dst` with non-temporal stores: the destination's cache

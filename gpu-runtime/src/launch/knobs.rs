@@ -44,25 +44,27 @@ pub(crate) fn chunk_bytes() -> usize {
 }
 
 /// How many host threads feed the pipeline of one large host call, each with its own
-/// slots and its own pieces (`launch/pieces.rs`): `GPU_VECTORIZE_PIPELINE_WORKERS`; 0, the
-/// default, keeps the one-thread pipeline of `launch/pipeline.rs` (its host copies split
-/// over rayon's threads). Not yet measured on a GPU, so off by default: see
-/// `bench/README.md`, "Host slices".
+/// slots and its own pieces (`launch/pieces.rs`): `GPU_VECTORIZE_PIPELINE_WORKERS`, by
+/// default as many as rayon has threads, at most 16; 0 keeps the one-thread pipeline of
+/// `launch/pipeline.rs` (its host copies split over rayon's threads). `add` on 2^28 f32
+/// host slices (H100 host, 16 cores, one session): 65.8-66.8 ms with 8 or 16 workers and
+/// 2 MiB pieces, 75.9-76.4 ms in the one-thread pipeline (`bench/README.md`, "Host
+/// slices").
 pub(crate) fn pipeline_workers() -> usize {
     static CELL: OnceLock<usize> = OnceLock::new();
-    knob(&CELL, "GPU_VECTORIZE_PIPELINE_WORKERS", |&w| w <= 1024, 0)
+    knob(&CELL, "GPU_VECTORIZE_PIPELINE_WORKERS", |&w| w <= 1024, rayon::current_num_threads().min(16))
 }
 
 /// The page-locked buffer of one host array in one slot of the workers' pipeline:
-/// `GPU_VECTORIZE_PIECE_MIB` (1 to 1024), 4 MiB by default, small enough that a worker's
-/// buffers stay in the processor's cache between its copy and the link's.
+/// `GPU_VECTORIZE_PIECE_MIB` (1 to 1024), 2 MiB by default: in the same session 1 MiB
+/// pieces took 69.5-72.4 ms, 4 MiB 70.3-78.9 and 8 MiB 74.8-100.7.
 pub(crate) fn piece_bytes() -> usize {
     static CELL: OnceLock<usize> = OnceLock::new();
-    knob(&CELL, "GPU_VECTORIZE_PIECE_MIB", |m| (1..=1024).contains(m), 4) << 20
+    knob(&CELL, "GPU_VECTORIZE_PIECE_MIB", |m| (1..=1024).contains(m), 2) << 20
 }
 
 /// Pieces each worker of the workers' pipeline has in flight at once:
-/// `GPU_VECTORIZE_PIPELINE_DEPTH` (1 to 8), 2 by default.
+/// `GPU_VECTORIZE_PIPELINE_DEPTH` (1 to 8), 2 by default (3 was no faster).
 pub(crate) fn pipeline_depth() -> usize {
     static CELL: OnceLock<usize> = OnceLock::new();
     knob(&CELL, "GPU_VECTORIZE_PIPELINE_DEPTH", |d| (1..=8).contains(d), 2)

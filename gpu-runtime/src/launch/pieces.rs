@@ -1,5 +1,5 @@
 //! Large host arrays in pieces over several host threads: the pipeline of a large host
-//! call when `GPU_VECTORIZE_PIPELINE_WORKERS` is set (`launch/pipeline.rs` otherwise).
+//! call (`launch/pipeline.rs` where `GPU_VECTORIZE_PIPELINE_WORKERS` is 0).
 //!
 //! In `pipeline.rs` one thread queues every chunk and copies each chunk's host data into
 //! and out of page-locked memory, split over rayon's threads, with nothing else going on
@@ -31,7 +31,7 @@ use super::pipeline::widest_host_element;
 use super::{ErasedOut, Launch};
 use crate::data::{ArgKind, alloc_error};
 use crate::driver::FaultKind;
-use crate::driver::staged::{PerDevice, copy_bytes, slot_of};
+use crate::driver::staged::{PerDevice, copy_bytes, slot_of, stream_stores_or};
 use crate::driver::{Device, PinnedBuffer};
 use crate::error::{Error, Result};
 
@@ -322,7 +322,7 @@ unsafe fn queue(shared: &Shared<'_>, slot: &mut Slot<'_>, start: usize, len: usi
                 // SAFETY: the caller's array has `n` elements, this piece lies in it; the
                 // page-locked buffer holds a piece and is free (the slot's last copy has
                 // finished).
-                unsafe { copy_bytes(ptr.add(start * stride), pinned, bytes) };
+                unsafe { copy_bytes(ptr.add(start * stride), pinned, bytes, stream_stores_or(false)) };
                 let dst = side.device.device_ptr(stream).0;
                 // SAFETY: `bytes` bytes of page-locked memory, not touched again before the
                 // slot's stream is waited for.
@@ -396,7 +396,7 @@ unsafe fn finish(shared: &Shared<'_>, slot: &mut Slot<'_>) -> Result<()> {
         }
         // SAFETY: the finished copy wrote `len` elements to the page-locked buffer; the
         // caller's output has room for `n`, the piece lies in it.
-        unsafe { copy_bytes(side.pinned.ptr(), ptr.add(at), bytes) };
+        unsafe { copy_bytes(side.pinned.ptr(), ptr.add(at), bytes, stream_stores_or(false)) };
     }
     Ok(())
 }
