@@ -291,6 +291,44 @@ fn single(a: f64, b: f64) -> (f64,) {
     (a * b + 1.0,)
 }
 
+/// Large host calls and large staged copies made from the jobs of a rayon loop. The
+/// pipelines and the staged copies keep their device's buffers while their own parallel
+/// copies run, and a rayon thread waiting inside those takes up the loop's other jobs:
+/// each job that asked for the buffers that its own thread held waited for ever, until a
+/// claim on a rayon thread stopped waiting (`driver/staged.rs`, `claim`).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn large_calls_from_a_rayon_loop_do_not_wait_for_each_other() {
+    use rayon::prelude::*;
+    // 12 Mi f32: 48 MiB per array, over both pipelines' thresholds and the staged copies'.
+    let n = 12 << 20;
+    let a: Vec<f32> = inputs(n, 41);
+    let b: Vec<f32> = inputs(n, 42);
+    let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| add::scalar(*x, *y)).collect();
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let outcome = (0..24usize)
+            .into_par_iter()
+            .map(|k| -> gpu_runtime::Result<bool> {
+                if k % 3 == 0 {
+                    // A staged copy to the GPU and back.
+                    let back = DeviceVec::from_slice(&a)?.to_vec()?;
+                    Ok(back == a)
+                } else {
+                    let got = add(&a, &b)?;
+                    Ok(got.iter().zip(&want).all(|(g, w)| g.to_bits() == w.to_bits()))
+                }
+            })
+            .collect::<gpu_runtime::Result<Vec<bool>>>();
+        let _ = done.send(outcome);
+    });
+    let outcome = finished
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("large calls from a rayon loop's jobs waited for each other");
+    let same = outcome.unwrap();
+    assert!(same.iter().all(|s| *s), "results differ: {same:?}");
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn large_host_arrays_go_through_the_chunked_pipeline() {

@@ -5,7 +5,8 @@
 //! host (split over threads) into one of [`SLOTS`] page-locked buffers and crosses the
 //! link from there on that slot's stream, while the next piece fills the other buffer.
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::ops::{Deref, DerefMut};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, TryLockError};
 
 use cudarc::driver::CudaStream;
 use cudarc::driver::result;
@@ -46,6 +47,63 @@ pub(crate) fn slot_of<T>(slots: &'static PerDevice<T>, ordinal: usize) -> Arc<Mu
     devices[ordinal].clone()
 }
 
+/// A device's slot of a [`PerDevice`] for one call: the slot itself, locked, or, where it
+/// could not be had without waiting on one of rayon's threads, a value of the call's own.
+pub(crate) enum Claimed<'a, T> {
+    Held(MutexGuard<'a, Option<T>>),
+    Own(Option<T>),
+}
+
+/// Claims `slot` for one call. Off rayon's threads it waits for another call that holds
+/// it. On one of them it never waits: a thread of rayon's that waits inside a parallel
+/// loop takes up other jobs of its pool meanwhile, so a caller's job that asks for a slot
+/// this thread already holds (a pipeline's or a staged copy's, which hold theirs across
+/// their parallel copies) would wait for itself, and two such threads each holding what
+/// the other asks for would wait for each other. There a slot held elsewhere gives
+/// [`Claimed::Own`], empty, and the call works with buffers of its own, freed when it
+/// ends.
+pub(crate) fn claim<T>(slot: &Mutex<Option<T>>) -> Claimed<'_, T> {
+    if rayon::current_thread_index().is_none() {
+        return Claimed::Held(slot.lock().unwrap_or_else(|p| p.into_inner()));
+    }
+    match slot.try_lock() {
+        Ok(guard) => Claimed::Held(guard),
+        Err(TryLockError::Poisoned(p)) => Claimed::Held(p.into_inner()),
+        Err(TryLockError::WouldBlock) => Claimed::Own(None),
+    }
+}
+
+impl<T> Claimed<'_, T> {
+    /// Where the call's value is its own, leaks it rather than dropping it: for a call that
+    /// could not make sure the GPU has finished with its page-locked buffers. (A held slot
+    /// stays in its place, as its owner decides.)
+    pub(crate) fn leak_own(&mut self) {
+        if let Claimed::Own(own) = self {
+            std::mem::forget(own.take());
+        }
+    }
+}
+
+impl<T> Deref for Claimed<'_, T> {
+    type Target = Option<T>;
+
+    fn deref(&self) -> &Option<T> {
+        match self {
+            Claimed::Held(guard) => guard,
+            Claimed::Own(own) => own,
+        }
+    }
+}
+
+impl<T> DerefMut for Claimed<'_, T> {
+    fn deref_mut(&mut self) -> &mut Option<T> {
+        match self {
+            Claimed::Held(guard) => guard,
+            Claimed::Own(own) => own,
+        }
+    }
+}
+
 /// Runs `copy` with `device`'s stage (one staged copy per device at a time), then waits
 /// for its streams. Where that wait fails the buffers are leaked rather than reused while
 /// a copy might still use them.
@@ -53,7 +111,7 @@ fn with_stage(device: &Device, copy: impl FnOnce(&Stage) -> Result<()>) -> Resul
     device.bind()?;
     static STAGES: PerDevice<Stage> = OnceLock::new();
     let slot = slot_of(&STAGES, device.ordinal());
-    let mut guard = slot.lock().unwrap_or_else(|p| p.into_inner());
+    let mut guard = claim(&slot);
     if guard.is_none() {
         let ctx = device.context()?;
         let streams = (0..SLOTS)
@@ -222,6 +280,8 @@ pub(crate) unsafe fn from_device(device: &Device, src: CUdeviceptr, dst: *mut u8
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
     use super::*;
 
     #[test]
@@ -234,6 +294,65 @@ mod tests {
             assert_eq!(&dst[..bytes], &src[..], "{bytes} bytes");
             assert_eq!(dst[bytes], 0, "nothing past the end");
         }
+    }
+
+    /// What a pipeline or a staged copy does with its slot: claim it, fill it if empty,
+    /// and keep it while a parallel loop runs. Called from the jobs of a parallel loop (a
+    /// caller's, in a rayon pool), its threads take up other calls while they wait inside
+    /// it; waiting for the slot there instead of claiming it hung this test.
+    fn claims_across_a_parallel_loop(slot: &Mutex<Option<u64>>, own: &AtomicUsize) {
+        let mut claimed = claim(slot);
+        if matches!(claimed, Claimed::Own(_)) {
+            own.fetch_add(1, Ordering::Relaxed);
+        }
+        let value = *claimed.get_or_insert(7);
+        let sum: u64 = (0..64u64)
+            .into_par_iter()
+            .map(|k| {
+                // Long enough that the loop's jobs are taken up by other threads.
+                std::thread::sleep(std::time::Duration::from_micros(50));
+                k * value
+            })
+            .sum();
+        assert_eq!(sum, 7 * 63 * 64 / 2);
+    }
+
+    #[test]
+    fn a_slot_claimed_on_a_rayon_thread_never_waits_for_itself() {
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let slot = Mutex::new(None);
+            let own = AtomicUsize::new(0);
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(4).build().unwrap();
+            pool.install(|| (0..64).into_par_iter().for_each(|_| claims_across_a_parallel_loop(&slot, &own)));
+            let _ = done.send((own.load(Ordering::Relaxed), *slot.lock().unwrap()));
+        });
+        let (own, kept) = finished
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("calls claiming one slot from a rayon pool's jobs waited for each other");
+        // Some calls found the slot held and used their own; the slot kept what the first
+        // call put there.
+        assert!(own < 64, "{own} of 64 calls had to use their own slot");
+        assert_eq!(kept, Some(7));
+    }
+
+    #[test]
+    fn off_rayon_threads_a_claim_waits_for_the_slot() {
+        let slot = Arc::new(Mutex::new(None::<u32>));
+        let holder = claim(&slot);
+        let waiter = {
+            let slot = slot.clone();
+            std::thread::spawn(move || {
+                let claimed = claim(&slot);
+                (matches!(claimed, Claimed::Held(_)), *claimed)
+            })
+        };
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert!(!waiter.is_finished(), "the second claim did not wait");
+        let mut holder = holder;
+        *holder = Some(3);
+        drop(holder);
+        assert_eq!(waiter.join().unwrap(), (true, Some(3)));
     }
 
     #[cfg(target_arch = "x86_64")]

@@ -31,7 +31,7 @@ use super::pipeline::widest_host_element;
 use super::{ErasedOut, Launch};
 use crate::data::{ArgKind, alloc_error};
 use crate::driver::FaultKind;
-use crate::driver::staged::{PerDevice, copy_bytes, slot_of, stream_stores_or};
+use crate::driver::staged::{PerDevice, claim, copy_bytes, slot_of, stream_stores_or};
 use crate::driver::{Device, PinnedBuffer};
 use crate::error::{Error, Result};
 
@@ -136,7 +136,7 @@ pub(crate) unsafe fn run(entry: &Entry, launch: &Launch<'_>) -> Result<()> {
     }
     stream.synchronize().map_err(|e| Error::driver("waiting for earlier work", e))?;
     let staging = slot_of(&STAGING, device.ordinal());
-    let mut guard = staging.lock().unwrap_or_else(|p| p.into_inner());
+    let mut guard = claim(&staging);
     let staging = guard.get_or_insert_with(|| Staging { streams: Vec::new(), faults: Vec::new(), buffers: Vec::new() });
     let (args, outs) = (launch.args, launch.outs);
 
@@ -243,6 +243,7 @@ pub(crate) unsafe fn run(entry: &Entry, launch: &Launch<'_>) -> Result<()> {
         staging.buffers.extend(pinned);
     } else {
         sides.for_each(|side| std::mem::forget(side.pinned));
+        guard.leak_own();
     }
     outcome?;
     idle?;

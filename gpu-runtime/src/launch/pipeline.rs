@@ -20,7 +20,7 @@ use super::params::EntryWords;
 use super::{ErasedOut, Launch};
 use crate::data::{ArgKind, alloc_error};
 use crate::driver::FaultKind;
-use crate::driver::staged::{PerDevice, parallel_copy, slot_of};
+use crate::driver::staged::{PerDevice, claim, parallel_copy, slot_of};
 use crate::driver::{Device, PinnedBuffer};
 use crate::error::{Error, Result};
 
@@ -122,7 +122,7 @@ pub(crate) unsafe fn run(entry: &Entry, launch: &Launch<'_>) -> Result<()> {
     }
     stream.synchronize().map_err(|e| Error::driver("waiting for earlier work", e))?;
     let staging = slot_of(&STAGING, device.ordinal());
-    let mut guard = staging.lock().unwrap_or_else(|p| p.into_inner());
+    let mut guard = claim(&staging);
     if guard.is_none() {
         *guard = Some(Staging::new(device)?);
     }
@@ -218,6 +218,7 @@ pub(crate) unsafe fn run(entry: &Entry, launch: &Launch<'_>) -> Result<()> {
         }
     } else {
         sides.for_each(|side| std::mem::forget(side.pinned));
+        guard.leak_own();
     }
     outcome?;
     idle?;
