@@ -294,9 +294,9 @@ fn single(a: f64, b: f64) -> (f64,) {
 /// Large host calls and large staged copies made from the jobs of a rayon loop. The
 /// pipelines and the staged copies keep their device's buffers while their own parallel
 /// copies run, and a rayon thread waiting inside those takes up the loop's other jobs: a
-/// job that asked for the buffers its own thread held would wait for ever, as it did
-/// before a claim on a rayon thread stopped waiting (`driver/staged.rs`, `claim`, whose
-/// unit test shows the same without a GPU; this test has not run on the code before).
+/// job that asked for the buffers its own thread held would wait for ever. `claim`
+/// (`driver/staged.rs`) no longer waits on a rayon thread; its unit test shows the hang
+/// of a plain lock without a GPU, and this test has run only against `claim`.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn large_calls_from_a_rayon_loop_do_not_wait_for_each_other() {
