@@ -31,7 +31,7 @@ use super::pipeline::widest_host_element;
 use super::{ErasedOut, Launch};
 use crate::data::{ArgKind, alloc_error};
 use crate::driver::FaultKind;
-use crate::driver::staged::{PerDevice, claim, copy_bytes, slot_of, stream_stores_or};
+use crate::driver::staged::{Claimed, PerDevice, claim, copy_bytes, slot_of, stream_stores_or};
 use crate::driver::{Device, PinnedBuffer};
 use crate::error::{Error, Result};
 
@@ -137,6 +137,10 @@ pub(crate) unsafe fn run(entry: &Entry, launch: &Launch<'_>) -> Result<()> {
     stream.synchronize().map_err(|e| Error::driver("waiting for earlier work", e))?;
     let staging = slot_of(&STAGING, device.ordinal());
     let mut guard = claim(&staging);
+    // A call on one of rayon's threads that found the device's buffers in use makes its
+    // own (see `claim`); it is one of a caller's parallel jobs, so it takes one worker
+    // rather than a pool's worth of buffers for each of them.
+    let own = matches!(guard, Claimed::Own(_));
     let staging = guard.get_or_insert_with(|| Staging { streams: Vec::new(), faults: Vec::new(), buffers: Vec::new() });
     let (args, outs) = (launch.args, launch.outs);
 
@@ -146,7 +150,7 @@ pub(crate) unsafe fn run(entry: &Entry, launch: &Launch<'_>) -> Result<()> {
     let depth = pipeline_depth();
     let piece = (piece_bytes / widest).max(1);
     let pieces = n.div_ceil(piece);
-    let workers = pipeline_workers().min(pieces).max(1);
+    let workers = if own { 1 } else { pipeline_workers() }.min(pieces).max(1);
     staging.grow(device, workers * depth)?;
 
     // Each slot's buffers; where one cannot be had, the call fails before it starts.
