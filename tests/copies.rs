@@ -53,6 +53,20 @@ fn a_copy_past_either_array_is_rust_s_range_error() {
     assert!(m.contains("range end index 4 out of range for slice of length 1"), "{m}");
 }
 
+/// The unchecked copies move what the checked ones do, and the simulator still checks them:
+/// a copy past the end is Rust's range error (on a GPU, undefined behaviour).
+#[test]
+fn unchecked_copies_copy_and_are_checked_here() {
+    let x = integers(3 * STAGE);
+    for width in [1, 2, 4] {
+        let mut out = vec![f32::NAN; 3 * STAGE];
+        unchecked_copies::simulate(3u32, STAGE as u32, &x, &mut out, width).unwrap();
+        assert_eq!(out, x, "width {width}");
+    }
+    let m = thread_fault(unchecked_past_the_end::simulate(1u32, 1u32, &x));
+    assert!(m.contains("range end index 4 out of range for slice of length 2"), "{m}");
+}
+
 #[test]
 fn the_destination_before_the_wait_is_an_error() {
     let x = integers(64);

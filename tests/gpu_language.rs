@@ -380,6 +380,7 @@ macro_rules! unsigned_int {
     ($m:ident: $t:ident) => {
         int_methods! { $m: $t, $t;
             is_power_of_two: (x: $t) -> bool = x.is_power_of_two();
+            div_ceil: (x: $t, y: $t) -> $t = x.div_ceil(y);
         }
     };
 }

@@ -213,6 +213,16 @@ fn asynchronous_copies_feed_a_pipeline() {
             assert_eq!(out, want, "start {start}, width {width}");
         }
     }
+    // The unchecked copies, from a view that is 16-byte aligned and one that is not (the
+    // 8- and 16-byte copies take the element path): `out = x` either way.
+    for start in [0, 1] {
+        let view = dx.slice(start..start + 64 * STAGE).unwrap();
+        for width in [1, 2, 4] {
+            let mut out = vec![f32::NAN; 64 * STAGE];
+            unchecked_copies::launch(64u32, STAGE as u32, view, &mut out, width).unwrap();
+            assert_eq!(out, x[start..start + 64 * STAGE], "unchecked, start {start}, width {width}");
+        }
+    }
     let h: Vec<bf16> = (0..64 * 512).map(|i| bf16::from_f32((i % 1000) as f32 - 500.0)).collect();
     let mut out = vec![bf16::ZERO; h.len()];
     copy_halves::launch(64u32, 64u32, &h, &mut out).unwrap();

@@ -161,7 +161,8 @@ pub mod gpu {
     pub use crate::grid::Dim3;
     pub use crate::sim::builtins::*;
     pub use crate::sim::copies::{
-        copy_async_commit, copy_async_wait, copy_async_wait_all, copy_async1, copy_async2, copy_async4, copy_async8,
+        copy_async_commit, copy_async_wait, copy_async_wait_all, copy_async1, copy_async1_unchecked, copy_async2,
+        copy_async2_unchecked, copy_async4, copy_async4_unchecked, copy_async8, copy_async8_unchecked,
     };
     #[doc(hidden)]
     pub use crate::sim::{AsyncDst, Row, RowMut};

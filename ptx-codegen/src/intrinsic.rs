@@ -17,6 +17,7 @@ pub enum Intrinsic {
     Clamp,
     RemEuclid,
     DivEuclid,
+    DivCeil,
     // Floats: exact.
     Copysign,
     Floor,
@@ -195,6 +196,7 @@ methods! {
     "rem_euclid" RemEuclid Int (S1) -> Same;
     "div_euclid" DivEuclid Float (S1) -> Same;
     "div_euclid" DivEuclid Int (S1) -> Same;
+    "div_ceil" DivCeil Unsigned (S1) -> Same;
     "copysign" Copysign Float (S1) -> Same;
     "floor" Floor Float (NONE) -> Same;
     "ceil" Ceil Float (NONE) -> Same;
@@ -355,7 +357,7 @@ impl Intrinsic {
         use Intrinsic::*;
         match self {
             Clamp => true,
-            RemEuclid | DivEuclid | WrappingDiv | WrappingRem | SaturatingDiv => recv.is_int(),
+            RemEuclid | DivEuclid | DivCeil | WrappingDiv | WrappingRem | SaturatingDiv => recv.is_int(),
             _ => false,
         }
     }

@@ -550,13 +550,16 @@ pub enum ExprKind {
     Mma(MmaOp, Vec<Expr>),
     /// `gpu::copy_async4(dst, i, src, j)` and its siblings: `dst[i..][..lanes]` (shared
     /// memory) takes the values of `src[j..][..lanes]` (a slice parameter) asynchronously,
-    /// by the next `copy_async_wait` that covers the copy's group (`cp.async`).
+    /// by the next `copy_async_wait` that covers the copy's group (`cp.async`). `checked`
+    /// is false for `copy_async4_unchecked` and its siblings (in `unsafe`): no window
+    /// checks.
     CopyAsync {
         dst: u32,
         dst_index: Box<Expr>,
         src: u32,
         src_index: Box<Expr>,
         lanes: u32,
+        checked: bool,
     },
 }
 

@@ -39,8 +39,58 @@ fn each_size_reaches_its_instruction() {
     assert!(ptx.contains("cp.async.commit_group;"), "{ptx}");
     assert!(ptx.contains("cp.async.wait_group 1;"), "{ptx}");
     assert!(ptx.contains("cp.async.wait_all;"), "{ptx}");
-    // The element path beside each copy, for addresses not aligned to the copy's size.
-    assert!(ptx.contains("ld.global.nc.f32") && ptx.contains("st.shared.f32"), "{ptx}");
+    // The element path beside each copy of more than its element's alignment, for
+    // addresses not aligned to the copy's size.
+    assert!(ptx.contains("ld.global.nc.f32") && ptx.contains("st.shared.v4.f32"), "{ptx}");
+}
+
+/// A copy of one element at a time needs no element path: slices and shared arrays are
+/// aligned to their element type, so its address always is.
+#[test]
+fn copies_of_single_elements_test_no_alignment() {
+    let k = compile(
+        "fn ones(x: &[f32], d: &[f64], out: &mut [f32]) {
+            let s = gpu::shared::<f32, 256>();
+            let sd = gpu::shared::<f64, 256>();
+            let t = gpu::thread_idx().x as usize;
+            gpu::copy_async1(s, t, x, t + 1);
+            gpu::copy_async1(sd, t, d, t + 3);
+            gpu::copy_async_wait_all();
+            gpu::sync_threads();
+            out[t] = s[t] + sd[t] as f32;
+        }",
+        "sm_80",
+    )
+    .unwrap();
+    let ptx = &k.ptx;
+    assert!(ptx.contains("cp.async.ca.shared.global") && ptx.contains(", 4;") && ptx.contains(", 8;"), "{ptx}");
+    assert!(!ptx.contains("ld.global"), "a copy of single elements tested their alignment:\n{ptx}");
+}
+
+/// `copy_asyncN_unchecked` (in `unsafe`) leaves out the window checks: with single
+/// elements (no alignment test either) the copy is the kernel's only work, without a
+/// comparison; its checked sibling compares each index with its array's length.
+#[test]
+fn unchecked_copies_leave_the_checks_out() {
+    let kernel = |copy: &str| {
+        let src = format!(
+            "fn k(x: &[f32], at: usize) {{
+                let s = gpu::shared::<f32, 256>();
+                let t = gpu::thread_idx().x as usize;
+                {copy}
+                gpu::copy_async_wait_all();
+            }}"
+        );
+        compile(&src, "sm_80").unwrap().ptx
+    };
+    let unchecked = kernel("unsafe { gpu::copy_async1_unchecked(s, t, x, at + t) };");
+    assert!(unchecked.contains("cp.async.ca.shared.global") && unchecked.contains(", 4;"), "{unchecked}");
+    assert!(!unchecked.contains("setp"), "an unchecked copy compared something:\n{unchecked}");
+    let checked = kernel("gpu::copy_async1(s, t, x, at + t);");
+    assert!(checked.contains("setp"), "{checked}");
+    // The 16-byte copies keep their alignment test, which picks the instruction, not a check.
+    let four = kernel("unsafe { gpu::copy_async4_unchecked(s, t * 4, x, at + t * 4) };");
+    assert!(four.contains("cp.async.cg.shared.global") && four.contains("ld.global.nc"), "{four}");
 }
 
 #[test]
@@ -77,6 +127,11 @@ fn the_checks_say_what_is_wrong() {
         ("gpu::copy_async1(sb, 0, b, 0);", "copies 1 byte; an asynchronous copy moves 4, 8 or 16 bytes"),
         ("gpu::copy_async4(s, 0u32, x, 0);", "takes a `usize` index, found `u32`"),
         ("gpu::copy_async4(s, 0, x);", "takes 4 arguments"),
+        (
+            "gpu::copy_async4_unchecked(s, 0, x, 0);",
+            "call to unsafe function `gpu::copy_async4_unchecked` is unsafe and requires unsafe block",
+        ),
+        ("unsafe { gpu::copy_async1_unchecked(sb, 0, b, 0) };", "copies 1 byte"),
         ("let n = 1; gpu::copy_async_wait(n);", "as an integer literal below 64"),
         ("gpu::copy_async_wait(64);", "as an integer literal below 64"),
         ("let t = gpu::shared_2d::<f32, 8, 8>(); gpu::copy_async4(t, 0, x, 0);", "copies into 1-D shared arrays"),

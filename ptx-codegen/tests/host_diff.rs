@@ -319,7 +319,10 @@ macro_rules! signed_references {
 
 macro_rules! unsigned_references {
     ($t:ident) => {
-        vec![("is_power_of_two", native(|x: $t| x.is_power_of_two()))]
+        vec![
+            ("is_power_of_two", native(|x: $t| x.is_power_of_two())),
+            ("div_ceil", native(|x: $t, y: $t| x.div_ceil(y))),
+        ]
     };
 }
 

@@ -214,3 +214,45 @@ pub fn early_read(x: &[f32], out: &mut [f32], wait: bool) {
         gpu::copy_async_wait(0);
     }
 }
+
+/// `out = x`, each block's `STAGE` elements through shared memory, copied `width` (1, 2
+/// or 4) at a time with `gpu::copy_asyncN_unchecked` where the block's part of both
+/// arrays is whole, and with the checked copies (and `out`'s checks) elsewhere.
+#[kernel(arch = "sm_80")]
+pub fn unchecked_copies(x: &[f32], out: &mut [f32], width: usize) {
+    let buf = gpu::shared::<f32, 256>();
+    let t = gpu::thread_idx().x as usize;
+    let base = gpu::block_idx().x as usize * STAGE;
+    let whole = base + STAGE <= x.len() && (width == 1 || width == 2 || width == 4);
+    if t * width < STAGE {
+        let (d, s) = (t * width, base + t * width);
+        if whole {
+            // SAFETY: `d + width <= STAGE` (256, the buffer's length) and
+            // `s + width <= base + STAGE <= x.len()`.
+            unsafe {
+                if width == 4 {
+                    gpu::copy_async4_unchecked(buf, d, x, s);
+                } else if width == 2 {
+                    gpu::copy_async2_unchecked(buf, d, x, s);
+                } else {
+                    gpu::copy_async1_unchecked(buf, d, x, s);
+                }
+            }
+        } else {
+            gpu::copy_async1(buf, d, x, s);
+        }
+    }
+    gpu::copy_async_wait_all();
+    gpu::sync_threads();
+    out[base + t] = buf[t];
+}
+
+/// An unchecked copy past the end of `x` (thread 0 of a block of one): undefined
+/// behaviour on a GPU, so only ever simulated, where it is checked as `get_unchecked` is.
+#[kernel(arch = "sm_80")]
+pub fn unchecked_past_the_end(x: &[f32]) {
+    let buf = gpu::shared::<f32, 8>();
+    // SAFETY: none; the simulator's check is what is under test.
+    unsafe { gpu::copy_async4_unchecked(buf, 0, x, x.len() - 2) };
+    gpu::copy_async_wait_all();
+}

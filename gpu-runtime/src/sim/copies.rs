@@ -51,6 +51,47 @@ pub fn copy_async8<D: AsyncDst, S: Row<Elem = D::Elem>>(dst: D, i: usize, src: S
     copy("copy_async8()", dst, i, src, j, 8);
 }
 
+/// [`copy_async1`] without its checks on the GPU: one `cp.async` and nothing else.
+///
+/// # Safety
+///
+/// `dst[i..][..1]` and `src[j..][..1]` are in bounds. The simulator checks them anyway,
+/// with the messages of [`copy_async1`], as it checks `get_unchecked`.
+#[track_caller]
+pub unsafe fn copy_async1_unchecked<D: AsyncDst, S: Row<Elem = D::Elem>>(dst: D, i: usize, src: S, j: usize) {
+    copy("copy_async1_unchecked()", dst, i, src, j, 1);
+}
+
+/// [`copy_async2`] without its checks on the GPU.
+///
+/// # Safety
+///
+/// As [`copy_async1_unchecked`], for `dst[i..][..2]` and `src[j..][..2]`.
+#[track_caller]
+pub unsafe fn copy_async2_unchecked<D: AsyncDst, S: Row<Elem = D::Elem>>(dst: D, i: usize, src: S, j: usize) {
+    copy("copy_async2_unchecked()", dst, i, src, j, 2);
+}
+
+/// [`copy_async4`] without its checks on the GPU.
+///
+/// # Safety
+///
+/// As [`copy_async1_unchecked`], for `dst[i..][..4]` and `src[j..][..4]`.
+#[track_caller]
+pub unsafe fn copy_async4_unchecked<D: AsyncDst, S: Row<Elem = D::Elem>>(dst: D, i: usize, src: S, j: usize) {
+    copy("copy_async4_unchecked()", dst, i, src, j, 4);
+}
+
+/// [`copy_async8`] without its checks on the GPU.
+///
+/// # Safety
+///
+/// As [`copy_async1_unchecked`], for `dst[i..][..8]` and `src[j..][..8]`.
+#[track_caller]
+pub unsafe fn copy_async8_unchecked<D: AsyncDst, S: Row<Elem = D::Elem>>(dst: D, i: usize, src: S, j: usize) {
+    copy("copy_async8_unchecked()", dst, i, src, j, 8);
+}
+
 /// The thread's copies since the last commit become a group (`cp.async.commit_group`).
 pub fn copy_async_commit() {
     with("copy_async_commit()", |_| {

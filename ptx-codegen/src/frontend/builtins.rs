@@ -15,7 +15,7 @@ sync_threads, sync_threads_count, sync_threads_and, sync_threads_or, thread_fenc
 thread_fence_system, lane_id, lanemask_lt, lanemask_le, lanemask_eq, lanemask_ge, lanemask_gt, active_mask, \
 syncwarp, shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync, ballot_sync, all_sync, any_sync, match_any_sync, \
 match_all_sync, check_index, load2, load4, store2, store4, copy_async1, copy_async2, copy_async4, copy_async8, \
-copy_async_commit, copy_async_wait, copy_async_wait_all, shared, shared_2d, shared_3d, dynamic_shared, \
+copy_async1_unchecked, copy_async2_unchecked, copy_async4_unchecked, copy_async8_unchecked, copy_async_commit, copy_async_wait, copy_async_wait_all, shared, shared_2d, shared_3d, dynamic_shared, \
 atomic::{add, sub, min, max, nanmin, nanmax, inc, dec, exchange, compare_and_swap, and, or, xor}, \
 mma::{load_a, load_b, load_acc, store, zeros, mma} and the constant WARP_SIZE";
 
@@ -131,8 +131,8 @@ impl FnChecker<'_> {
             }
         }
         let name = rest.join("::");
-        if let Some(lanes) = super::copies::copy_lanes(&name) {
-            return self.copy_async_call(c, &name, lanes);
+        if let Some((lanes, checked)) = super::copies::copy_lanes(&name) {
+            return self.copy_async_call(c, &name, lanes, checked);
         }
         if name == "copy_async_wait" {
             return self.copy_async_wait(c);

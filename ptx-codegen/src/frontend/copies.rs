@@ -1,6 +1,7 @@
 //! The checks of the asynchronous copies from global to shared memory (explicit kernels,
-//! sm_80 and newer): `gpu::copy_async1/2/4/8(dst, i, src, j)`, `gpu::copy_async_commit()`,
-//! `gpu::copy_async_wait(n)` and `gpu::copy_async_wait_all()`.
+//! sm_80 and newer): `gpu::copy_async1/2/4/8(dst, i, src, j)`, their `_unchecked`
+//! siblings (in `unsafe`), `gpu::copy_async_commit()`, `gpu::copy_async_wait(n)` and
+//! `gpu::copy_async_wait_all()`.
 
 use syn::spanned::Spanned;
 
@@ -10,9 +11,14 @@ use crate::ir::{ArrayKind, Expr, ExprKind, GpuOp, Type};
 /// The copies, by the elements they move.
 const COPIES: [(&str, u32); 4] = [("copy_async1", 1), ("copy_async2", 2), ("copy_async4", 4), ("copy_async8", 8)];
 
-/// The elements `gpu::name` copies, if it is one of the copies.
-pub(super) fn copy_lanes(name: &str) -> Option<u32> {
-    COPIES.iter().find(|(n, _)| *n == name).map(|&(_, lanes)| lanes)
+/// The elements `gpu::name` copies and whether it checks its windows (`copy_async4`), or
+/// leaves them to its caller (`copy_async4_unchecked`), if it is one of the copies.
+pub(super) fn copy_lanes(name: &str) -> Option<(u32, bool)> {
+    let (base, checked) = match name.strip_suffix("_unchecked") {
+        Some(base) => (base, false),
+        None => (name, true),
+    };
+    COPIES.iter().find(|(n, _)| *n == base).map(|&(_, lanes)| (lanes, checked))
 }
 
 /// Whether a copy of `bytes` bytes maps onto `cp.async`: 4, 8 or 16 bytes, or a multiple of
@@ -22,9 +28,18 @@ pub fn copy_bytes_supported(bytes: u32) -> bool {
 }
 
 impl FnChecker<'_> {
-    /// `gpu::copy_asyncN(dst, i, src, j)`.
-    pub(super) fn copy_async_call(&mut self, c: &syn::ExprCall, name: &str, lanes: u32) -> Expr {
+    /// `gpu::copy_asyncN(dst, i, src, j)`, or `gpu::copy_asyncN_unchecked` (`checked` false).
+    pub(super) fn copy_async_call(&mut self, c: &syn::ExprCall, name: &str, lanes: u32, checked: bool) -> Expr {
         let span = c.span();
+        if !checked && self.unsafe_depth == 0 {
+            self.error(
+                &c.func,
+                format!(
+                    "call to unsafe function `gpu::{name}` is unsafe and requires unsafe block: write `unsafe {{ gpu::{name}(dst, i, src, j) }}` where both windows are known to be in bounds, or call the checked `gpu::{}`",
+                    name.trim_end_matches("_unchecked")
+                ),
+            );
+        }
         if c.args.len() != 4 {
             self.error_at(
                 SpanRange::of(c),
@@ -87,7 +102,7 @@ impl FnChecker<'_> {
         }
         let dst_index = Box::new(self.usize_arg(&c.args[1], name, "a `usize` index"));
         let src_index = Box::new(self.usize_arg(&c.args[3], name, "a `usize` index"));
-        self.mk(ExprKind::CopyAsync { dst, dst_index, src, src_index, lanes }, Type::Unit, span)
+        self.mk(ExprKind::CopyAsync { dst, dst_index, src, src_index, lanes, checked }, Type::Unit, span)
     }
 
     /// `gpu::copy_async_wait(n)`: `n` an integer literal, the groups left copying.

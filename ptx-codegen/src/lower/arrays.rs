@@ -337,25 +337,38 @@ impl<'ctx> FnLower<'_, 'ctx> {
         Ok(unsafe { self.builder.build_in_bounds_gep(mt, place.ptr, &[i], "first")? })
     }
 
+    /// `&a[i]` without a check (`get_unchecked`'s address).
+    fn unchecked_first(&mut self, a: u32, i: IntValue<'ctx>, span: Span) -> LResult<PointerValue<'ctx>> {
+        let place = self.place(a, span)?;
+        let mt = memory_type(self.cx, self.elem_type(a));
+        // SAFETY: LLVM's GEP itself is not a memory access; the caller's `unsafe` block
+        // vouches that `a[i..][..n]` is in bounds.
+        Ok(unsafe { self.builder.build_in_bounds_gep(mt, place.ptr, &[i], "first")? })
+    }
+
     /// `gpu::copy_asyncN(dst, i, src, j)`: the checks of `dst[i..][..lanes]`, then of
-    /// `src[j..][..lanes]` (Rust's `dst[i..][..n].copy_from_slice(&src[j..][..n])`), then
-    /// `cp.async` (`.cg` for 16 bytes, `.ca` for 4 and 8; several of 16 bytes for more)
-    /// where both addresses are aligned to the copy's size, and a copy element by element
-    /// (at once) elsewhere.
+    /// `src[j..][..lanes]` (Rust's `dst[i..][..n].copy_from_slice(&src[j..][..n])`; none for
+    /// `copy_asyncN_unchecked`, `checked` false), then `cp.async` (`.cg` for 16 bytes, `.ca`
+    /// for 4 and 8; several of 16 bytes for more) where both addresses are aligned to the
+    /// copy's size, and a copy element by element (at once) elsewhere.
     pub(super) fn copy_async(
         &mut self,
         dst: u32,
         dst_index: &Expr,
         src: u32,
         src_index: &Expr,
-        lanes: u32,
+        (lanes, checked): (u32, bool),
         e: &Expr,
     ) -> LResult<Value<'ctx>> {
         let Some(i) = self.expr(dst_index)? else { return Ok(None) };
         let Some(j) = self.expr(src_index)? else { return Ok(None) };
-        let n = self.cx.i64_type().const_int(u64::from(lanes), false);
-        let to = self.window(dst, i.into_int_value(), n, e.span)?;
-        let from = self.window(src, j.into_int_value(), n, e.span)?;
+        let (i, j) = (i.into_int_value(), j.into_int_value());
+        let (to, from) = if checked {
+            let n = self.cx.i64_type().const_int(u64::from(lanes), false);
+            (self.window(dst, i, n, e.span)?, self.window(src, j, n, e.span)?)
+        } else {
+            (self.unchecked_first(dst, i, e.span)?, self.unchecked_first(src, j, e.span)?)
+        };
         let t = self.elem_type(dst);
         let bytes = lanes * t.size_bytes();
         let piece = bytes.min(16);
@@ -365,14 +378,20 @@ impl<'ctx> FnLower<'_, 'ctx> {
             let addr = b.build_ptr_to_int(p, i64t, name)?;
             Ok(b.build_and(addr, i64t.const_int(u64::from(piece) - 1, false), name)?)
         };
-        let misaligned = b.build_or(low(to, "to_low")?, low(from, "from_low")?, "misaligned")?;
-        let aligned = b.build_int_compare(IntPredicate::EQ, misaligned, i64t.const_zero(), "aligned")?;
         let (async_bb, element_bb, done_bb) = (
             self.cx.append_basic_block(self.llfn, "copy_async"),
             self.cx.append_basic_block(self.llfn, "copy_elements"),
             self.cx.append_basic_block(self.llfn, "copied"),
         );
-        b.build_conditional_branch(aligned, async_bb, element_bb)?;
+        if piece <= t.align_bytes() {
+            // Every element's address is aligned to its type (slices and shared arrays
+            // are), so pieces no larger than that alignment always are: no test.
+            b.build_unconditional_branch(async_bb)?;
+        } else {
+            let misaligned = b.build_or(low(to, "to_low")?, low(from, "from_low")?, "misaligned")?;
+            let aligned = b.build_int_compare(IntPredicate::EQ, misaligned, i64t.const_zero(), "aligned")?;
+            b.build_conditional_branch(aligned, async_bb, element_bb)?;
+        }
 
         b.position_at_end(async_bb);
         let name = match piece {

@@ -490,6 +490,17 @@ impl<'ctx> FnLower<'_, 'ctx> {
                     }
                 }
             }
+            DivCeil => {
+                // `self / rhs`, rounded up: the quotient, plus one where a remainder is left
+                // (unsigned only, as in std; a zero divisor panics as `/` does).
+                let guard = self.div_guard(true, x, y(), t, Overflow::Fault)?;
+                let q = self.raw_div_rem(true, x, guard.divisor, t)?;
+                let r = self.raw_div_rem(false, x, guard.divisor, t)?;
+                let b = &self.builder;
+                let left = b.build_int_compare(IntPredicate::NE, r, zero, "left")?;
+                let up = b.build_int_z_extend(left, ty, "up")?;
+                b.build_int_add(q, up, "ceil")?
+            }
             AbsDiff => {
                 let (d1, d2) = (b.build_int_sub(y(), x, "d")?, b.build_int_sub(x, y(), "d")?);
                 sel(cmp(lt, x, y())?, d1, d2)?

@@ -39,8 +39,8 @@ impl<'ctx> FnLower<'_, 'ctx> {
             }
             ExprKind::Gpu(op, args) => self.gpu(*op, args, e),
             ExprKind::Mma(op, args) => self.mma(*op, args, e),
-            ExprKind::CopyAsync { dst, dst_index, src, src_index, lanes } => {
-                self.copy_async(*dst, dst_index, *src, src_index, *lanes, e)
+            ExprKind::CopyAsync { dst, dst_index, src, src_index, lanes, checked } => {
+                self.copy_async(*dst, dst_index, *src, src_index, (*lanes, *checked), e)
             }
             _ => Err(internal("an array initialiser outside a `let`", e.span)),
         }

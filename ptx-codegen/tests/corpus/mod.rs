@@ -185,6 +185,7 @@ pub fn corpus() -> Vec<(String, String)> {
                 format!("is_power_of_two_{t}"),
                 format!("fn is_power_of_two_{t}(x: {t}) -> bool {{ x.is_power_of_two() }}"),
             );
+            add(format!("div_ceil_{t}"), format!("fn div_ceil_{t}(x: {t}, y: {t}) -> {t} {{ x.div_ceil(y) }}"));
         }
     }
     out
