@@ -179,6 +179,86 @@ fn warp(a: &[f32], b: &[f32], n: usize, out: &mut [f32]) {
     }
 }
 
+/// Elements of each input a block stages at once for a long core: four a thread.
+const CHUNK: usize = 1024;
+
+/// Few long cores, a block per row: the block's threads copy the row's next `CHUNK`
+/// elements of `a` and `b` into shared memory (consecutive threads, consecutive
+/// addresses), then thread 0 adds them in order, as one thread of the generated kernel
+/// does, so the sums are the same bits.
+#[kernel]
+fn row_staged(a: &[f32], b: &[f32], n: usize, out: &mut [f32]) {
+    let sa = gpu::shared::<f32, 1024>();
+    let sb = gpu::shared::<f32, 1024>();
+    let tid = gpu::thread_idx().x as usize;
+    let threads = gpu::block_dim().x as usize;
+    let mut row = gpu::block_idx().x as usize;
+    while row < out.len() {
+        let mut s = 0.0f32;
+        let mut k0 = 0;
+        while k0 < n {
+            let len = (n - k0).min(CHUNK);
+            let mut k = tid;
+            while k < len {
+                sa[k] = a[row * n + k0 + k];
+                sb[k] = b[row * n + k0 + k];
+                k += threads;
+            }
+            gpu::sync_threads();
+            if tid == 0 {
+                for i in 0..len {
+                    s += sa[i] * sb[i];
+                }
+            }
+            gpu::sync_threads();
+            k0 += CHUNK;
+        }
+        if tid == 0 {
+            out[row] = s;
+        }
+        row += gpu::grid_dim().x as usize;
+    }
+}
+
+/// `row_staged` with the chunks copied asynchronously into two buffers
+/// (`gpu::copy_async4`): the next chunk arrives while thread 0 adds this one. For `n` a
+/// multiple of `CHUNK`, each row 16-byte aligned.
+#[kernel(arch = "sm_80")]
+fn row_async(a: &[f32], b: &[f32], n: usize, out: &mut [f32]) {
+    let sa = gpu::shared::<f32, 2048>();
+    let sb = gpu::shared::<f32, 2048>();
+    let tid = gpu::thread_idx().x as usize;
+    let mut row = gpu::block_idx().x as usize;
+    let chunks = n / CHUNK;
+    while row < out.len() {
+        let mut s = 0.0f32;
+        // Round `c` copies chunk `c` into buffer `c % 2`, then adds chunk `c - 1`.
+        for c in 0..chunks + 1 {
+            if c < chunks && tid < CHUNK / 4 {
+                let (d, g) = (c % 2 * CHUNK + tid * 4, row * n + c * CHUNK + tid * 4);
+                gpu::copy_async4(sa, d, a, g);
+                gpu::copy_async4(sb, d, b, g);
+            }
+            gpu::copy_async_commit();
+            if c > 0 {
+                gpu::copy_async_wait(1);
+                gpu::sync_threads();
+                if tid == 0 {
+                    let q = (c - 1) % 2 * CHUNK;
+                    for i in 0..CHUNK {
+                        s += sa[q + i] * sb[q + i];
+                    }
+                }
+                gpu::sync_threads();
+            }
+        }
+        if tid == 0 {
+            out[row] = s;
+        }
+        row += gpu::grid_dim().x as usize;
+    }
+}
+
 /// The generated kernel's shape, through the whole `#[guvectorize]` call.
 #[guvectorize("(n),(n)->()")]
 fn dot(a: &[f32], b: &[f32]) -> f32 {
@@ -245,5 +325,82 @@ fn main() -> gpu_runtime::Result<()> {
     let few = DeviceArray::from_array(&gpu_runtime::ndarray::Array2::<f32>::ones((100, N)))?;
     let ms = best_ms(|| dot::device(&few, &few).map(drop))?;
     println!("{:>10}: {ms:.3} ms (100 rows: the call's fixed cost)", "gufunc");
+    long_cores()
+}
+
+/// Few long cores, (16 000, 4096): the gufunc (a thread per row) against a block per row,
+/// each shape's sums compared bit for bit with the gufunc's.
+fn long_cores() -> gpu_runtime::Result<()> {
+    const ROWS: usize = 16_000;
+    const N: usize = 4096;
+    println!("few long cores, ({ROWS}, {N}):");
+    let ha: Vec<f32> = (0..ROWS * N).map(|k| ((k % 1013) as f32 - 506.0) / 64.0).collect();
+    let hb: Vec<f32> = (0..ROWS * N).map(|k| ((k % 997) as f32 - 498.0) / 32.0).collect();
+    let (a, b) = (DeviceVec::from_slice(&ha)?, DeviceVec::from_slice(&hb)?);
+    let mut out = DeviceVec::<f32>::zeros(ROWS)?;
+    let shapes: [(&str, LaunchConfig); 4] = [
+        ("unchecked", LaunchConfig::new(ROWS.div_ceil(256) as u32, 256u32)),
+        ("row_staged", LaunchConfig::new(ROWS as u32, 256u32)),
+        ("row_async", LaunchConfig::new(ROWS as u32, 256u32)),
+        ("row_async128", LaunchConfig::new(ROWS as u32, 128u32)),
+    ];
+    let mut sums = Vec::new();
+    for (name, config) in shapes {
+        out.copy_from(&vec![0.0; ROWS])?;
+        let ms = best_ms(|| match name {
+            "unchecked" => unchecked::launch_with(&config, &a, &b, N, &mut out)?.wait(),
+            "row_staged" => row_staged::launch_with(&config, &a, &b, N, &mut out)?.wait(),
+            _ => row_async::launch_with(&config, &a, &b, N, &mut out)?.wait(),
+        })?;
+        sums.push((name, out.to_vec()?));
+        println!("{name:>12}: {ms:.3} ms");
+    }
+    let (da, db) = (DeviceArray::from_vec(a, &[ROWS, N])?, DeviceArray::from_vec(b, &[ROWS, N])?);
+    let mut r = dot::device(&da, &db)?;
+    let ms = best_ms(|| {
+        r = dot::device(&da, &db)?;
+        Ok(())
+    })?;
+    println!("{:>12}: {ms:.3} ms (the generated kernel, a thread per row)", "gufunc");
+    let want = r.to_array()?.into_raw_vec_and_offset().0;
+    for (name, got) in sums {
+        let differ = got.iter().zip(&want).filter(|(g, w)| g.to_bits() != w.to_bits()).count();
+        assert_eq!(differ, 0, "{name}: {differ} sums differ from the gufunc's");
+    }
+    println!("every shape's sums are the gufunc's, bit for bit");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The block-per-row shapes in the simulator: the in-order sums of each row, bit for bit.
+    #[test]
+    fn the_long_core_shapes_add_in_order() {
+        let (rows, n) = (3, 2 * CHUNK);
+        let a: Vec<f32> = (0..rows * n).map(|k| ((k % 101) as f32 - 50.0) / 7.0).collect();
+        let b: Vec<f32> = (0..rows * n).map(|k| ((k % 89) as f32 - 44.0) / 3.0).collect();
+        let want: Vec<f32> = (0..rows)
+            .map(|r| {
+                let mut s = 0.0f32;
+                for i in 0..n {
+                    s += a[r * n + i] * b[r * n + i];
+                }
+                s
+            })
+            .collect();
+        let mut out = vec![f32::NAN; rows];
+        row_staged::simulate(2u32, 64u32, &a, &b, n, &mut out).unwrap();
+        assert_eq!(
+            out.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            want.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+        );
+        let mut out = vec![f32::NAN; rows];
+        row_async::simulate(2u32, 256u32, &a, &b, n, &mut out).unwrap();
+        assert_eq!(
+            out.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            want.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+        );
+    }
 }
