@@ -183,270 +183,15 @@ fn matmul_regtile(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
     }
 }
 
-#[kernel(launch_bounds(256, 2))]
-fn matmul_regtile2(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
-    let sa = gpu::shared::<f32, 2112>();
-    let sb = gpu::shared::<f32, 2048>();
-    let tid = (gpu::thread_idx().y & 15) * 16 + (gpu::thread_idx().x & 15);
-    let (warp, lane) = (tid / 32, tid % 32);
-    let ty = (warp / 2) * 4 + lane / 8;
-    let tx = (warp % 2) * 8 + lane % 8;
-    let row0 = gpu::block_idx().y * 128;
-    let col0 = gpu::block_idx().x * 128;
-    let n32 = n as u32;
-    let inside = a.len() >= n * n && b.len() >= n * n && row0 as usize + 128 <= n && col0 as usize + 128 <= n;
-    // This thread's elements of a tile: rows `ra + 32 l` of A's (column `ka`), rows
-    // `kb + 2 l` of B's (column `cb`), for l in 0..4.
-    let (ra, ka) = (row0 + tid / 8, tid % 8);
-    let (kb, cb) = (tid / 128, col0 + tid % 128);
-    let (sta, stb) = (ka * 132 + tid / 8, tid);
-    let (at, bt) = (ra * n32 + ka, kb * n32 + cb);
-    let mut acc = [0.0f32; 64];
-    let mut pa = [0.0f32; 4];
-    let mut pb = [0.0f32; 4];
-    for l in 0..4 {
-        let l32 = l as u32;
-        pa[l] = if ra + 32 * l32 < n32 && ka < n32 { a[(at + 32 * l32 * n32) as usize] } else { 0.0 };
-        pb[l] = if kb + 2 * l32 < n32 && cb < n32 { b[(bt + 2 * l32 * n32) as usize] } else { 0.0 };
-        sa[(sta + 32 * l32) as usize] = pa[l];
-        sb[(stb + 256 * l32) as usize] = pb[l];
-    }
-    gpu::sync_threads();
-    let mut ar = [0.0f32; 16];
-    let mut br = [0.0f32; 16];
-    let mut buf = 0u32;
-    let mut k0 = 0u32;
-    while k0 < n32 {
-        let k1 = k0 + 8;
-        if inside && k1 + 8 <= n32 {
-            let (ia, ib) = (at + k1, bt + k1 * n32);
-            for l in 0..4 {
-                let l32 = l as u32;
-                // SAFETY: as in `matmul_regtile`.
-                pa[l] = unsafe { *a.get_unchecked((ia + 32 * l32 * n32) as usize) };
-                // SAFETY: as above.
-                pb[l] = unsafe { *b.get_unchecked((ib + 2 * l32 * n32) as usize) };
-            }
-        } else {
-            for l in 0..4 {
-                let l32 = l as u32;
-                pa[l] = if ra + 32 * l32 < n32 && k1 + ka < n32 { a[(at + k1 + 32 * l32 * n32) as usize] } else { 0.0 };
-                pb[l] = if k1 + kb + 2 * l32 < n32 && cb < n32 { b[(bt + (k1 + 2 * l32) * n32) as usize] } else { 0.0 };
-            }
-        }
-        let (qa, qb) = ((buf * 1056) as usize, (buf * 1024) as usize);
-        for kk in 0..8 {
-            let f = (kk % 2) * 8;
-            for i in 0..4 {
-                ar[f + i] = sa[qa + kk * 132 + ty as usize * 4 + i];
-                ar[f + i + 4] = sa[qa + kk * 132 + 64 + ty as usize * 4 + i];
-                br[f + i] = sb[qb + kk * 128 + tx as usize * 4 + i];
-                br[f + i + 4] = sb[qb + kk * 128 + 64 + tx as usize * 4 + i];
-            }
-            for i in 0..8 {
-                for j in 0..8 {
-                    acc[i * 8 + j] = ar[f + i].mul_add(br[f + j], acc[i * 8 + j]);
-                }
-            }
-        }
-        let (oa, ob) = ((buf ^ 1) * 1056 + sta, (buf ^ 1) * 1024 + stb);
-        for l in 0..4 {
-            let l32 = l as u32;
-            sa[(oa + 32 * l32) as usize] = pa[l];
-            sb[(ob + 256 * l32) as usize] = pb[l];
-        }
-        gpu::sync_threads();
-        buf ^= 1;
-        k0 = k1;
-    }
-    for i in 0..8 {
-        for j in 0..8 {
-            let r = row0 as usize + (i / 4) * 64 + ty as usize * 4 + i % 4;
-            let cc = col0 as usize + (j / 4) * 64 + tx as usize * 4 + j % 4;
-            if r < n && cc < n {
-                c[r * n + cc] = acc[i * 8 + j];
-            }
-        }
-    }
-}
-
-#[kernel(arch = "sm_80", launch_bounds(256, 2))]
-fn matmul_regtile3(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
-    let sa = gpu::shared::<f32, 3168>();
-    let sb = gpu::shared::<f32, 3072>();
-    let tid = (gpu::thread_idx().y & 15) * 16 + (gpu::thread_idx().x & 15);
-    let (warp, lane) = (tid / 32, tid % 32);
-    let ty = (warp / 2) * 4 + lane / 8;
-    let tx = (warp % 2) * 8 + lane % 8;
-    let row0 = gpu::block_idx().y * 128;
-    let col0 = gpu::block_idx().x * 128;
-    let n32 = n as u32;
-    let inside = a.len() >= n * n && b.len() >= n * n && row0 as usize + 128 <= n && col0 as usize + 128 <= n;
-    // A's elements: rows `ra + 32 l`, column `ka`; B's: four of row `kb` from column `cb`.
-    let (ra, ka) = (row0 + tid / 8, tid % 8);
-    let (kb, cb) = (tid / 32, col0 + tid % 32 * 4);
-    let (sta, stb) = (ka * 132 + tid / 8, tid * 4);
-    let (at, bt) = (ra * n32 + ka, kb * n32 + cb);
-    let tiles = (n32 + 7) / 8;
-    let mut acc = [0.0f32; 64];
-    let mut ar = [0.0f32; 16];
-    let mut br = [0.0f32; 16];
-    // Tile t goes into buffer t % 3: tiles 0 and 1 now, tile t + 2 while tile t is multiplied.
-    let mut t = 0u32;
-    while t < tiles + 2 {
-        if t >= 2 {
-            gpu::copy_async_wait(1);
-            gpu::sync_threads();
-        }
-        let u = t;
-        if u < tiles {
-            let k = u * 8;
-            let (oa, ob) = (u % 3 * 1056 + sta, u % 3 * 1024 + stb);
-            if inside && k + 8 <= n32 {
-                for l in 0..4u32 {
-                    gpu::copy_async1(sa, (oa + 32 * l) as usize, a, (at + k + 32 * l * n32) as usize);
-                }
-                gpu::copy_async4(sb, ob as usize, b, (bt + k * n32) as usize);
-            } else {
-                for l in 0..4u32 {
-                    sa[(oa + 32 * l) as usize] =
-                        if ra + 32 * l < n32 && k + ka < n32 { a[(at + k + 32 * l * n32) as usize] } else { 0.0 };
-                }
-                for q in 0..4u32 {
-                    sb[(ob + q) as usize] =
-                        if k + kb < n32 && cb + q < n32 { b[(bt + k * n32 + q) as usize] } else { 0.0 };
-                }
-            }
-        }
-        gpu::copy_async_commit();
-        if t >= 2 {
-            let w = t - 2;
-            let (qa, qb) = ((w % 3 * 1056) as usize, (w % 3 * 1024) as usize);
-            for kk in 0..8 {
-                let f = (kk % 2) * 8;
-                for i in 0..4 {
-                    ar[f + i] = sa[qa + kk * 132 + ty as usize * 4 + i];
-                    ar[f + i + 4] = sa[qa + kk * 132 + 64 + ty as usize * 4 + i];
-                    br[f + i] = sb[qb + kk * 128 + tx as usize * 4 + i];
-                    br[f + i + 4] = sb[qb + kk * 128 + 64 + tx as usize * 4 + i];
-                }
-                for i in 0..8 {
-                    for j in 0..8 {
-                        acc[i * 8 + j] = ar[f + i].mul_add(br[f + j], acc[i * 8 + j]);
-                    }
-                }
-            }
-        }
-        t += 1;
-    }
-    for i in 0..8 {
-        for j in 0..8 {
-            let r = row0 as usize + (i / 4) * 64 + ty as usize * 4 + i % 4;
-            let cc = col0 as usize + (j / 4) * 64 + tx as usize * 4 + j % 4;
-            if r < n && cc < n {
-                c[r * n + cc] = acc[i * 8 + j];
-            }
-        }
-    }
-}
-
-#[kernel(arch = "sm_80", launch_bounds(256, 2))]
-fn matmul_regtile4(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
-    let sa = gpu::shared::<f32, 3168>();
-    let sb = gpu::shared::<f32, 3072>();
-    let tid = (gpu::thread_idx().y & 15) * 16 + (gpu::thread_idx().x & 15);
-    let (warp, lane) = (tid / 32, tid % 32);
-    let ty = (warp / 2) * 4 + lane / 8;
-    let tx = (warp % 2) * 8 + lane % 8;
-    let row0 = gpu::block_idx().y * 128;
-    let col0 = gpu::block_idx().x * 128;
-    let n32 = n as u32;
-    let inside = a.len() >= n * n && b.len() >= n * n && row0 as usize + 128 <= n && col0 as usize + 128 <= n;
-    // A's elements: rows `ra + 32 l`, column `ka`; B's: four of row `kb` from column `cb`.
-    let (ra, ka) = (row0 + tid / 8, tid % 8);
-    let (kb, cb) = (tid / 32, col0 + tid % 32 * 4);
-    let (sta, stb) = (ka * 132 + tid / 8, tid * 4);
-    let (at, bt) = (ra * n32 + ka, kb * n32 + cb);
-    let tiles = (n32 + 7) / 8;
-    let mut acc = [0.0f32; 64];
-    let mut ar = [0.0f32; 16];
-    let mut br = [0.0f32; 16];
-    // Tile t goes into buffer t % 3: tiles 0 and 1 now, tile t + 2 while tile t is multiplied.
-    let mut t = 0u32;
-    while t < tiles + 2 {
-        if t >= 2 {
-            gpu::copy_async_wait(1);
-            gpu::sync_threads();
-        }
-        let u = t;
-        if u < tiles {
-            let k = u * 8;
-            let (oa, ob) = (u % 3 * 1056 + sta, u % 3 * 1024 + stb);
-            if inside && k + 8 <= n32 {
-                for l in 0..4u32 {
-                    // SAFETY: the tile lies inside the matrices and `a` holds n² elements
-                    // (`inside`, `k + 8 <= n`); `oa + 32 l` < 3 · 1056.
-                    unsafe {
-                        gpu::copy_async1_unchecked(sa, (oa + 32 * l) as usize, a, (at + k + 32 * l * n32) as usize)
-                    };
-                }
-                // SAFETY: as above, for `b` and `ob + 4 <= 3 · 1024`.
-                unsafe { gpu::copy_async4_unchecked(sb, ob as usize, b, (bt + k * n32) as usize) };
-            } else {
-                for l in 0..4u32 {
-                    sa[(oa + 32 * l) as usize] =
-                        if ra + 32 * l < n32 && k + ka < n32 { a[(at + k + 32 * l * n32) as usize] } else { 0.0 };
-                }
-                for q in 0..4u32 {
-                    sb[(ob + q) as usize] =
-                        if k + kb < n32 && cb + q < n32 { b[(bt + k * n32 + q) as usize] } else { 0.0 };
-                }
-            }
-        }
-        gpu::copy_async_commit();
-        if t >= 2 {
-            let w = t - 2;
-            let (qa, qb) = ((w % 3 * 1056) as usize, (w % 3 * 1024) as usize);
-            for kk in 0..8 {
-                let f = (kk % 2) * 8;
-                for i in 0..4 {
-                    ar[f + i] = sa[qa + kk * 132 + ty as usize * 4 + i];
-                    ar[f + i + 4] = sa[qa + kk * 132 + 64 + ty as usize * 4 + i];
-                    br[f + i] = sb[qb + kk * 128 + tx as usize * 4 + i];
-                    br[f + i + 4] = sb[qb + kk * 128 + 64 + tx as usize * 4 + i];
-                }
-                for i in 0..8 {
-                    for j in 0..8 {
-                        acc[i * 8 + j] = ar[f + i].mul_add(br[f + j], acc[i * 8 + j]);
-                    }
-                }
-            }
-        }
-        t += 1;
-    }
-    for i in 0..8 {
-        for j in 0..8 {
-            let r = row0 as usize + (i / 4) * 64 + ty as usize * 4 + i % 4;
-            let cc = col0 as usize + (j / 4) * 64 + tx as usize * 4 + j % 4;
-            if r < n && cc < n {
-                c[r * n + cc] = acc[i * 8 + j];
-            }
-        }
-    }
-}
-
 #[derive(Clone, Copy, Debug)]
 enum Kind {
     Naive,
     Tiled,
     RegTile,
-    RegTile2,
-    RegTile3,
-    RegTile4,
 }
 
 impl Kind {
-    const ALL: [Kind; 6] = [Kind::Naive, Kind::Tiled, Kind::RegTile, Kind::RegTile2, Kind::RegTile3, Kind::RegTile4];
+    const ALL: [Kind; 3] = [Kind::Naive, Kind::Tiled, Kind::RegTile];
 
     /// Grid and block for an n×n product.
     fn shape(self, n: usize) -> ((u32, u32), (u32, u32)) {
@@ -455,7 +200,7 @@ impl Kind {
                 let g = n.div_ceil(TPB) as u32;
                 ((g, g), (TPB as u32, TPB as u32))
             }
-            Kind::RegTile | Kind::RegTile2 | Kind::RegTile3 | Kind::RegTile4 => {
+            Kind::RegTile => {
                 let g = n.div_ceil(128) as u32;
                 ((g, g), (16, 16))
             }
@@ -476,9 +221,6 @@ impl Kind {
             Kind::Naive => matmul_naive::launch(grid, block, a, b, c, n),
             Kind::Tiled => matmul_tiled::launch(grid, block, a, b, c, n),
             Kind::RegTile => matmul_regtile::launch(grid, block, a, b, c, n),
-            Kind::RegTile2 => matmul_regtile2::launch(grid, block, a, b, c, n),
-            Kind::RegTile3 => matmul_regtile3::launch(grid, block, a, b, c, n),
-            Kind::RegTile4 => matmul_regtile4::launch(grid, block, a, b, c, n),
         }
     }
 
@@ -488,9 +230,6 @@ impl Kind {
             Kind::Naive => matmul_naive::simulate(grid, block, a, b, c, n),
             Kind::Tiled => matmul_tiled::simulate(grid, block, a, b, c, n),
             Kind::RegTile => matmul_regtile::simulate(grid, block, a, b, c, n),
-            Kind::RegTile2 => matmul_regtile2::simulate(grid, block, a, b, c, n),
-            Kind::RegTile3 => matmul_regtile3::simulate(grid, block, a, b, c, n),
-            Kind::RegTile4 => matmul_regtile4::simulate(grid, block, a, b, c, n),
         }
     }
 }
@@ -591,12 +330,7 @@ fn main() -> gpu_runtime::Result<()> {
     }
     if args.iter().any(|a| a == "--ptx") {
         // What the compiler made of the register-tiled kernel, for `ptxas`/`cuobjdump`.
-        match std::env::var("MM_PTX").as_deref() {
-            Ok("2") => print!("{}", matmul_regtile2::PTX),
-            Ok("3") => print!("{}", matmul_regtile3::PTX),
-            Ok("4") => print!("{}", matmul_regtile4::PTX),
-            _ => print!("{}", matmul_regtile::PTX),
-        }
+        print!("{}", matmul_regtile::PTX);
         return Ok(());
     }
     let sizes = if sizes.is_empty() { vec![1000, 5000, 10000] } else { sizes };
