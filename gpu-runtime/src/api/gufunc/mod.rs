@@ -352,26 +352,38 @@ fn gu_fault(fault: Error, rerun: impl FnOnce() -> Result<Option<Error>>) -> Erro
     }
 }
 
-/// The launch of the generated kernel on `device` (`None`: in the simulator): 256 threads
-/// a block, one loop index a thread, at most 65 535 blocks (a grid-stride loop over the
-/// rest), or at most `GPU_VECTORIZE_GUFUNC_BLOCKS_PER_SM` blocks per multiprocessor. The
-/// simulator runs at most `SIMULATED_BLOCKS` blocks, so that its threads take the
+/// The launch of the generated kernel on `device` (`None`: in the simulator): one loop
+/// index a thread, in blocks of 256 threads ([`gu_threads`] fewer where that leaves
+/// multiprocessors idle), at most 65 535 blocks (a grid-stride loop over the rest), or at
+/// most `GPU_VECTORIZE_GUFUNC_BLOCKS_PER_SM` blocks per multiprocessor. The simulator runs
+/// blocks of 256 and at most `SIMULATED_BLOCKS` blocks, so that its threads take the
 /// grid-stride loop past 512 loop indices, as a GPU's do past many more.
 fn gu_launch_config(loops: usize, device: Option<&Device>) -> LaunchConfig {
     let Some(device) = device else {
-        return LaunchConfig::new(gu_blocks(loops, Some(SIMULATED_BLOCKS)) as u32, 256u32);
+        return LaunchConfig::new(gu_blocks(loops, 256, Some(SIMULATED_BLOCKS)) as u32, 256u32);
     };
-    let cap = crate::launch::gufunc_blocks_per_sm().map(|per_sm| per_sm.saturating_mul(device.sm_count() as usize));
-    LaunchConfig::new(gu_blocks(loops, cap) as u32, 256u32).device(device)
+    let sms = device.sm_count() as usize;
+    let cap = crate::launch::gufunc_blocks_per_sm().map(|per_sm| per_sm.saturating_mul(sms));
+    let threads = gu_threads(loops, sms);
+    LaunchConfig::new(gu_blocks(loops, threads, cap) as u32, threads).device(device)
 }
 
 /// The most blocks a simulated gufunc launch uses.
 const SIMULATED_BLOCKS: usize = 2;
 
-/// Blocks of 256 threads for `loops` loop indices: one index a thread, at most 65 535
+/// Threads a block for `loops` loop indices on `sms` multiprocessors: 256, or as few
+/// warps as give every multiprocessor two blocks, for few loop indices (few long cores,
+/// where each thread reads a long row and blocks of 256 would leave most multiprocessors
+/// without one: 16 000 loop indices are 63 such blocks for the H200's 132).
+fn gu_threads(loops: usize, sms: usize) -> u32 {
+    let warps = loops.div_ceil(2 * sms.max(1)).div_ceil(32);
+    (warps * 32).clamp(32, 256) as u32
+}
+
+/// Blocks of `threads` for `loops` loop indices: one index a thread, at most 65 535
 /// blocks and at most `cap`, at least one.
-fn gu_blocks(loops: usize, cap: Option<usize>) -> usize {
-    loops.div_ceil(256).min(65_535).min(cap.unwrap_or(usize::MAX)).max(1)
+fn gu_blocks(loops: usize, threads: u32, cap: Option<usize>) -> usize {
+    loops.div_ceil(threads as usize).min(65_535).min(cap.unwrap_or(usize::MAX)).max(1)
 }
 
 /// Where a call runs, as `name::with` (of a `#[guvectorize]` function) and
@@ -478,15 +490,31 @@ mod tests {
 
     #[test]
     fn a_launch_has_a_block_per_256_loop_indices_within_its_caps() {
-        assert_eq!(gu_blocks(0, None), 1);
-        assert_eq!(gu_blocks(256, None), 1);
-        assert_eq!(gu_blocks(257, None), 2);
-        assert_eq!(gu_blocks(1 << 40, None), 65_535);
-        assert_eq!(gu_blocks(1_000_000, Some(264)), 264);
-        assert_eq!(gu_blocks(1000, Some(264)), 4);
-        assert_eq!(gu_blocks(1000, Some(0)), 1);
+        assert_eq!(gu_blocks(0, 256, None), 1);
+        assert_eq!(gu_blocks(256, 256, None), 1);
+        assert_eq!(gu_blocks(257, 256, None), 2);
+        assert_eq!(gu_blocks(1 << 40, 256, None), 65_535);
+        assert_eq!(gu_blocks(1_000_000, 256, Some(264)), 264);
+        assert_eq!(gu_blocks(1000, 256, Some(264)), 4);
+        assert_eq!(gu_blocks(1000, 256, Some(0)), 1);
+        assert_eq!(gu_blocks(16_000, 64, Some(264)), 250);
         let simulated = gu_launch_config(10_000, None);
         assert_eq!((simulated.grid.x, simulated.block.x), (SIMULATED_BLOCKS as u32, 256));
         assert!(simulated.device.is_none());
+    }
+
+    #[test]
+    fn few_loop_indices_take_smaller_blocks_over_every_multiprocessor() {
+        // Many loop indices: blocks of 256 (two a multiprocessor and more).
+        assert_eq!(gu_threads(1_000_000, 132), 256);
+        assert_eq!(gu_threads(2 * 132 * 256, 132), 256);
+        // Fewer: whole warps, as few as give each of 132 multiprocessors two blocks.
+        assert_eq!(gu_threads(2 * 132 * 256 - 1, 132), 256);
+        assert_eq!(gu_threads(2 * 132 * 224, 132), 224);
+        assert_eq!(gu_threads(16_000, 132), 64);
+        assert_eq!(gu_threads(1000, 132), 32);
+        assert_eq!(gu_threads(0, 132), 32);
+        assert_eq!(gu_threads(1 << 40, 0), 256);
+        assert_eq!(gu_threads(100, 0), 64);
     }
 }
