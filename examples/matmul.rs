@@ -1,6 +1,6 @@
 //! Matrix multiplication with explicit kernels (`#[kernel]`, Numba's `@cuda.jit`): a naive
 //! kernel, the shared-memory tiles of Numba's documented `fast_matmul`, and a register-tiled
-//! kernel (each thread computes an 8×8 block of C from 128×8 tiles). Each is checked against
+//! kernel (each thread computes an 8×16 block of C from 128×8 tiles). Each is checked against
 //! the CPU, then the seeds' table (CuPy's `dot`: CPU against GPU at 1000², 5000², 10000²)
 //! is printed with the CPU side a multithreaded GEMM (`matrixmultiply`, rows split over
 //! rayon's threads) and the GPU side our best kernel on device arrays.
@@ -57,14 +57,15 @@ fn matmul_tiled(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
     }
 }
 
-/// Register tiling: a block of 256 threads computes a 128×128 tile of C, each thread an 8×8
-/// block held in a local array (registers: every index into it is a constant once the
+/// Register tiling: a block of 128 threads computes a 128×128 tile of C, each thread an
+/// 8×16 block held in a local array (registers: every index into it is a constant once the
 /// compiler unrolls the loops over it), from 8-deep tiles of A (stored transposed) and B in
 /// shared memory.
 ///
-/// - A thread's rows (and columns) are two runs of four, 64 apart, so each run is one
-///   16-byte shared load (`ld.shared.v4.f32`). A warp covers 4×8 threads' blocks, so a
-///   load phase reads few distinct addresses (broadcasts) and no bank twice.
+/// - A thread's rows are two runs of four, 64 apart, and its columns four runs of four, 32
+///   apart, so each run is one 16-byte shared load (`ld.shared.v4.f32`): a step of k is 128
+///   products for six loads. A warp covers 4×8 threads' blocks, so a load phase reads few
+///   distinct addresses (broadcasts) and no bank twice.
 /// - The A tile's rows are padded to 132 floats: the transposed stores of a warp then hit
 ///   32 different banks.
 /// - Two tiles of each, in turns: while the threads multiply one, the next one's global
@@ -73,45 +74,38 @@ fn matmul_tiled(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
 /// - The k loop is unrolled (its fragments `ar`/`br` are indexed by `kk`'s parity), so
 ///   the next step's shared loads overlap this step's multiplies.
 /// - Global indices are computed in `u32` (the caller keeps n² below 2³²): 64-bit address
-///   arithmetic would take the registers that let two blocks share a multiprocessor
-///   (`launch_bounds(256, 2)` tells ptxas no block is larger and two should fit, so it
-///   uses at most 128 per thread).
+///   arithmetic takes registers, and `launch_bounds(128, 2)` holds the kernel to the 255
+///   that let two blocks share a multiprocessor (it takes 253, with no spills).
 /// - A tile that lies wholly inside the matrices is read with `get_unchecked`, after one
-///   check per block that it does and that `a` and `b` hold n² elements: the per-element
-///   range tests and bounds checks were a third of the kernel's instructions outside the
-///   products (on an H200 at 4096², 30.6 → 38.8 TFLOP/s). Tiles at the edges are read with
-///   both, as before.
+///   check per block that it does and that `a` and `b` hold n² elements; tiles at the
+///   edges are read with range tests and bounds checks.
 /// - `mul_add` is one fused multiply-add, as in Rust (a plain `a * b + c` rounds twice and
 ///   stays two instructions).
 /// - The shared tiles are 1-D arrays, read at `buffer + kk * 132 + column`: as 2-D arrays
 ///   read at `(buf * 8 + kk, column)`, the row became `buf * 8 | kk` and was multiplied by
-///   the row length after, an address computation per step that ptxas could not fold into
-///   the loads' offsets (on an H200, 38.8 → 39.7 TFLOP/s at 4096², 40.0 → 41.2 at 8192²).
-///   `launch_bounds(256, 2)` keeps two blocks a multiprocessor: the kernel now takes 128
-///   registers (and 20 bytes of spills) instead of 147.
+///   the row length after, an address computation per step.
 ///
-/// The thread indices are masked to their range (the block is 16×16), which lets the
+/// How it got here, with the figures: bench/README.md ("Matrix multiplication").
+///
+/// The thread indices are masked to their range (the block is 8×16), which lets the
 /// compiler prove the shared-memory indices in bounds and drop those checks.
-#[kernel(launch_bounds(256, 2))]
+#[kernel(launch_bounds(128, 2))]
 fn matmul_regtile(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
     let sa = gpu::shared::<f32, 2112>();
     let sb = gpu::shared::<f32, 2048>();
-    let tid = ((gpu::thread_idx().y & 15) * 16 + (gpu::thread_idx().x & 15)) as usize;
+    let tid = ((gpu::thread_idx().y & 15) * 8 + (gpu::thread_idx().x & 7)) as usize;
     let (warp, lane) = (tid / 32, tid % 32);
-    let ty = (warp / 2) * 4 + lane / 8;
-    let tx = (warp % 2) * 8 + lane % 8;
+    let ty = warp * 4 + lane / 8;
+    let tx = lane % 8;
     let row0 = gpu::block_idx().y as usize * 128;
     let col0 = gpu::block_idx().x as usize * 128;
     let n32 = n as u32;
-    // Whether this block's rows of A and columns of B lie wholly inside the matrices (and
-    // the slices are as long as n² says): then its tiles are read without bounds checks.
     let inside = a.len() >= n * n && b.len() >= n * n && row0 + 128 <= n && col0 + 128 <= n;
-    let mut acc = [0.0f32; 64];
-    // This thread's four elements of the tiles at k0 of A (128 rows × 8) and of B (8 × 128).
-    let mut pa = [0.0f32; 4];
-    let mut pb = [0.0f32; 4];
-    for l in 0..4 {
-        let e = tid + l * 256;
+    let mut acc = [0.0f32; 128];
+    let mut pa = [0.0f32; 8];
+    let mut pb = [0.0f32; 8];
+    for l in 0..8 {
+        let e = tid + l * 128;
         let (gr, gk) = (row0 + e / 8, e % 8);
         pa[l] = if gr < n && gk < n { a[(gr as u32 * n32 + gk as u32) as usize] } else { 0.0 };
         let (gk2, gc) = (e / 128, col0 + e % 128);
@@ -121,14 +115,14 @@ fn matmul_regtile(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
     }
     gpu::sync_threads();
     let mut ar = [0.0f32; 16];
-    let mut br = [0.0f32; 16];
+    let mut br = [0.0f32; 32];
     let mut buf = 0;
     let mut k0 = 0;
     while k0 < n {
         let k1 = k0 + 8;
         if inside && k1 + 8 <= n {
-            for l in 0..4 {
-                let e = tid + l * 256;
+            for l in 0..8 {
+                let e = tid + l * 128;
                 let ia = (row0 + e / 8) as u32 * n32 + (k1 + e % 8) as u32;
                 let ib = (k1 + e / 128) as u32 * n32 + (col0 + e % 128) as u32;
                 // SAFETY: both tiles lie inside the n×n matrices (`inside`, and `k1 + 8 <= n`),
@@ -139,8 +133,8 @@ fn matmul_regtile(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
                 pb[l] = unsafe { *b.get_unchecked(ib as usize) };
             }
         } else {
-            for l in 0..4 {
-                let e = tid + l * 256;
+            for l in 0..8 {
+                let e = tid + l * 128;
                 let (gr, gk) = (row0 + e / 8, k1 + e % 8);
                 pa[l] = if gr < n && gk < n { a[(gr as u32 * n32 + gk as u32) as usize] } else { 0.0 };
                 let (gk2, gc) = (k1 + e / 128, col0 + e % 128);
@@ -149,22 +143,24 @@ fn matmul_regtile(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
         }
         let (qa, qb) = (buf * 1056, buf * 1024);
         for kk in 0..8 {
-            let f = (kk % 2) * 8;
+            let fa = (kk % 2) * 8;
+            let fb = (kk % 2) * 16;
             for i in 0..4 {
-                ar[f + i] = sa[qa + kk * 132 + ty * 4 + i];
-                ar[f + i + 4] = sa[qa + kk * 132 + 64 + ty * 4 + i];
-                br[f + i] = sb[qb + kk * 128 + tx * 4 + i];
-                br[f + i + 4] = sb[qb + kk * 128 + 64 + tx * 4 + i];
+                ar[fa + i] = sa[qa + kk * 132 + ty * 4 + i];
+                ar[fa + i + 4] = sa[qa + kk * 132 + 64 + ty * 4 + i];
+                for q in 0..4 {
+                    br[fb + q * 4 + i] = sb[qb + kk * 128 + q * 32 + tx * 4 + i];
+                }
             }
             for i in 0..8 {
-                for j in 0..8 {
-                    acc[i * 8 + j] = ar[f + i].mul_add(br[f + j], acc[i * 8 + j]);
+                for j in 0..16 {
+                    acc[i * 16 + j] = ar[fa + i].mul_add(br[fb + j], acc[i * 16 + j]);
                 }
             }
         }
         let other = (buf ^ 1) * 8;
-        for l in 0..4 {
-            let e = tid + l * 256;
+        for l in 0..8 {
+            let e = tid + l * 128;
             sa[(other + e % 8) * 132 + e / 8] = pa[l];
             sb[(other + e / 128) * 128 + e % 128] = pb[l];
         }
@@ -173,11 +169,11 @@ fn matmul_regtile(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
         k0 = k1;
     }
     for i in 0..8 {
-        for j in 0..8 {
+        for j in 0..16 {
             let r = row0 + (i / 4) * 64 + ty * 4 + i % 4;
-            let cc = col0 + (j / 4) * 64 + tx * 4 + j % 4;
+            let cc = col0 + (j / 4) * 32 + tx * 4 + j % 4;
             if r < n && cc < n {
-                c[r * n + cc] = acc[i * 8 + j];
+                c[r * n + cc] = acc[i * 16 + j];
             }
         }
     }
@@ -202,7 +198,7 @@ impl Kind {
             }
             Kind::RegTile => {
                 let g = n.div_ceil(128) as u32;
-                ((g, g), (16, 16))
+                ((g, g), (8, 16))
             }
         }
     }

@@ -352,6 +352,41 @@ fn local_arrays_indexed_by_counted_loops_stay_in_registers() {
     assert_eq!(k.ptx.matches("fma.rn.f32").count(), 64, "{}", k.ptx);
 }
 
+/// A local array indexed through a tuple `let` of the loop's variable
+/// (`let (fa, fb) = (k % 2 * 4, k % 2 * 8)`) is unrolled as one indexed through a plain
+/// `let`: such a loop used to stay a loop, its arrays indexed at run time.
+#[test]
+fn local_arrays_indexed_through_a_tuple_let_are_unrolled() {
+    let k = compile(
+        "fn tile(x: &[f32], out: &mut [f32], n: usize) {
+            let mut a = [0.0f32; 8];
+            let mut b = [0.0f32; 16];
+            let mut acc = [0.0f32; 32];
+            for t in 0..n {
+                for k in 0..4 {
+                    let (fa, fb) = (k % 2 * 4, k % 2 * 8);
+                    for i in 0..4 {
+                        a[fa + i] = x[t * 16 + k * 4 + i];
+                    }
+                    for j in 0..8 {
+                        b[fb + j] = x[t * 16 + k * 2 + j];
+                    }
+                    for i in 0..4 {
+                        for j in 0..8 {
+                            acc[i * 8 + j] = a[fa + i].mul_add(b[fb + j], acc[i * 8 + j]);
+                        }
+                    }
+                }
+            }
+            for i in 0..32 {
+                out[i] = acc[i];
+            }
+        }",
+    );
+    assert!(!k.ptx.contains(".local"), "{}", k.ptx);
+    assert_eq!(k.ptx.matches("fma.rn.f32").count(), 128, "{}", k.ptx);
+}
+
 /// `launch_bounds(threads, blocks)` reaches the PTX as `.maxntid` and `.minnctapersm`.
 #[test]
 fn launch_bounds_reach_the_ptx() {

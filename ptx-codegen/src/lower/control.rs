@@ -242,7 +242,7 @@ impl<'ctx> FnLower<'_, 'ctx> {
     /// into it is a constant; one indexed by a loop's variable stays in the thread's local
     /// memory (off-chip, through the L1), copied in and out around the loop. As nvcc does
     /// for CUDA C, a loop with a constant trip count whose body indexes a local array with
-    /// its variable (directly or through a `let` of the body) is unrolled, here before LLVM
+    /// its variable (directly or through a `let` of the body, tuple patterns included) is unrolled, here before LLVM
     /// sees it, so the array's accesses become constant and SROA keeps it in registers. The
     /// copies of nested unrolled loops multiply; [`UNROLL_BUDGET`] bounds their product.
     fn unrolled_trip(
@@ -260,10 +260,12 @@ impl<'ctx> FnLower<'_, 'ctx> {
         // The loop's variable and the locals the body derives from it.
         let mut derived = vec![range.var];
         for s in &body.stmts {
-            if let Stmt::Let { local, init: Some(init) } = s {
-                if mentions_any(init, &derived) {
-                    derived.push(*local);
+            match s {
+                Stmt::Let { local, init: Some(init) } if mentions_any(init, &derived) => derived.push(*local),
+                Stmt::LetTuple { locals, init } if mentions_any(init, &derived) => {
+                    derived.extend(locals.iter().flatten())
                 }
+                _ => {}
             }
         }
         if Self::has_mma(body) {
