@@ -411,18 +411,26 @@ impl<'ctx> FnLower<'_, 'ctx> {
         }
         b.build_unconditional_branch(done_bb)?;
 
+        // The element path is a loop that is never unrolled (`.pragma "nounroll"` in the
+        // PTX): unrolled, it was short enough for ptxas to predicate instead of branching
+        // around, so every aligned copy also issued its `lanes` loads and stores.
         b.position_at_end(element_bb);
+        let loop_bb = self.cx.append_basic_block(self.llfn, "copy_element");
+        b.build_unconditional_branch(loop_bb)?;
+        b.position_at_end(loop_bb);
+        let k = b.build_phi(i64t, "k")?;
         let mt = memory_type(self.cx, t);
-        for k in 0..lanes {
-            let at = i64t.const_int(u64::from(k), false);
-            // SAFETY: `k < lanes`: in the windows checked above.
-            let (d, s) = unsafe {
-                (b.build_in_bounds_gep(mt, to, &[at], "to")?, b.build_in_bounds_gep(mt, from, &[at], "from")?)
-            };
-            let v = b.build_load(mt, s, "element")?;
-            b.build_store(d, v)?;
-        }
-        b.build_unconditional_branch(done_bb)?;
+        let at = k.as_basic_value().into_int_value();
+        // SAFETY: `k < lanes`: in the windows checked above.
+        let (d, s) =
+            unsafe { (b.build_in_bounds_gep(mt, to, &[at], "to")?, b.build_in_bounds_gep(mt, from, &[at], "from")?) };
+        let v = b.build_load(mt, s, "element")?;
+        b.build_store(d, v)?;
+        let next = b.build_int_add(at, i64t.const_int(1, false), "next")?;
+        let more = b.build_int_compare(IntPredicate::ULT, next, i64t.const_int(u64::from(lanes), false), "more")?;
+        let back = b.build_conditional_branch(more, loop_bb, done_bb)?;
+        k.add_incoming(&[(&i64t.const_zero(), element_bb), (&next, loop_bb)]);
+        never_unroll(self.cx, back);
         b.position_at_end(done_bb);
         Ok(None)
     }
@@ -521,5 +529,34 @@ fn vector_type<'ctx>(mt: BasicTypeEnum<'ctx>, lanes: u32) -> VectorType<'ctx> {
         BasicTypeEnum::IntType(t) => t.vec_type(lanes),
         BasicTypeEnum::FloatType(t) => t.vec_type(lanes),
         other => unreachable!("a scalar's memory type is an integer or a float, not {other:?}"),
+    }
+}
+
+/// Marks the loop whose back edge is `back` never to be unrolled
+/// (`!llvm.loop !{self, !{"llvm.loop.unroll.disable"}}`, which the NVPTX backend also
+/// writes as `.pragma "nounroll"` for ptxas).
+fn never_unroll(cx: &inkwell::context::Context, back: inkwell::values::InstructionValue<'_>) {
+    use inkwell::context::AsContextRef;
+    use inkwell::llvm_sys::core::{
+        LLVMGetMDKindIDInContext, LLVMMDNodeInContext2, LLVMMDStringInContext2, LLVMMetadataAsValue, LLVMSetMetadata,
+    };
+    use inkwell::llvm_sys::debuginfo::{LLVMMetadataReplaceAllUsesWith, LLVMTemporaryMDNode};
+    use inkwell::values::AsValueRef;
+    let c = cx.as_ctx_ref();
+    let name = "llvm.loop.unroll.disable";
+    let kind = "llvm.loop";
+    // SAFETY: every reference is into `cx`, which outlives the calls; the temporary node
+    // is replaced by the loop's own node (making it refer to itself, as loop IDs do) and
+    // freed by that replacement.
+    unsafe {
+        let disable = LLVMMDStringInContext2(c, name.as_ptr().cast(), name.len());
+        let mut inner = [disable];
+        let option = LLVMMDNodeInContext2(c, inner.as_mut_ptr(), 1);
+        let temp = LLVMTemporaryMDNode(c, std::ptr::null_mut(), 0);
+        let mut ops = [temp, option];
+        let id = LLVMMDNodeInContext2(c, ops.as_mut_ptr(), 2);
+        LLVMMetadataReplaceAllUsesWith(temp, id);
+        let kind_id = LLVMGetMDKindIDInContext(c, kind.as_ptr().cast(), kind.len() as u32);
+        LLVMSetMetadata(back.as_value_ref(), kind_id, LLVMMetadataAsValue(c, id));
     }
 }
