@@ -100,8 +100,11 @@ fn matmul_regtile(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
     let row0 = gpu::block_idx().y as usize * 128;
     let col0 = gpu::block_idx().x as usize * 128;
     let n32 = n as u32;
+    // Whether this block's rows of A and columns of B lie wholly inside the matrices (and
+    // the slices are as long as n² says): then its tiles are read without bounds checks.
     let inside = a.len() >= n * n && b.len() >= n * n && row0 + 128 <= n && col0 + 128 <= n;
     let mut acc = [0.0f32; 128];
+    // This thread's eight elements of the tiles at k0 of A (128 rows × 8) and of B (8 × 128).
     let mut pa = [0.0f32; 8];
     let mut pb = [0.0f32; 8];
     for l in 0..8 {
