@@ -32,8 +32,10 @@ pub const BN: usize = 128;
 pub const THREADS: u32 = 256;
 
 /// `c = a · b` in `bf16` with `f32` accumulation, for `m` and `n` multiples of 128 and `k`
-/// of 32 (other sizes fault at the first tile past an array's end), each matrix under 2³²
-/// elements.
+/// of 32, each matrix under 2³² elements. The kernel does not check its sizes: on others
+/// it computes only the whole tiles of `c` its grid covers, over the first `k / 32 · 32`
+/// columns of `a`, and leaves the rest of `c` as it was (an `a` or `b` shorter than the
+/// sizes say faults). [`multiply_bf16`] checks them, then launches it.
 #[kernel(arch = "sm_80", launch_bounds(256, 2))]
 pub fn matmul_bf16(a: &[bf16], b: &[bf16], c: &mut [f32], m: usize, n: usize, k: usize) {
     // Rows of the shared tiles: 32 + 8 and 128 + 8 elements (80 and 272 bytes); two of
@@ -139,7 +141,8 @@ pub fn matmul_bf16(a: &[bf16], b: &[bf16], c: &mut [f32], m: usize, n: usize, k:
 
 /// `c = a · b` with `f32` inputs multiplied as TF32 (K = 8 a product), for `m` and `n`
 /// multiples of 128 and `k` of 16, each matrix under 2³² elements; the tiles of
-/// [`matmul_bf16`], 16 columns of `a` at a time.
+/// [`matmul_bf16`], 16 columns of `a` at a time. Like it, the kernel does not check its
+/// sizes: [`multiply_tf32`] does, then launches it.
 #[kernel(arch = "sm_80", launch_bounds(256, 2))]
 pub fn matmul_tf32(a: &[f32], b: &[f32], c: &mut [f32], m: usize, n: usize, k: usize) {
     // 16 + 4 and 128 + 4 elements: rows 80 and 528 bytes apart; two of each tile.
@@ -266,6 +269,57 @@ pub fn check_sizes(m: usize, n: usize, k: usize, k_step: usize) -> gpu_runtime::
     Ok(())
 }
 
+/// The lengths of `a`, `b` and `c` for an `m` × `k` by `k` × `n` product, or why not
+/// (after [`check_sizes`]).
+pub fn check_lengths(lengths: [usize; 3], m: usize, n: usize, k: usize) -> gpu_runtime::Result<()> {
+    // `check_sizes` has bounded each product by 2³².
+    if lengths != [m * k, k * n, m * n] {
+        return Err(Error::LaunchConfig {
+            kernel: "matmul_tc",
+            message: format!(
+                "a, b and c must have m·k, k·n and m·n elements ({}, {} and {} for {m}, {n}, {k}); got {}, {} and {}",
+                m * k,
+                k * n,
+                m * n,
+                lengths[0],
+                lengths[1],
+                lengths[2]
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// `c = a · b` on the GPU through [`matmul_bf16`], for the sizes it takes: any other
+/// (see [`check_sizes`]), or arrays of other lengths, are an error, never a partial
+/// product.
+pub fn multiply_bf16(
+    a: &DeviceVec<bf16>,
+    b: &DeviceVec<bf16>,
+    c: &mut DeviceVec<f32>,
+    m: usize,
+    n: usize,
+    k: usize,
+) -> gpu_runtime::Result<()> {
+    check_sizes(m, n, k, 32)?;
+    check_lengths([a.len(), b.len(), c.len()], m, n, k)?;
+    matmul_bf16::launch(grid(m, n), THREADS, a, b, c, m, n, k)
+}
+
+/// `c = a · b` on the GPU through [`matmul_tf32`], checked as [`multiply_bf16`] is.
+pub fn multiply_tf32(
+    a: &DeviceVec<f32>,
+    b: &DeviceVec<f32>,
+    c: &mut DeviceVec<f32>,
+    m: usize,
+    n: usize,
+    k: usize,
+) -> gpu_runtime::Result<()> {
+    check_sizes(m, n, k, 16)?;
+    check_lengths([a.len(), b.len(), c.len()], m, n, k)?;
+    matmul_tf32::launch(grid(m, n), THREADS, a, b, c, m, n, k)
+}
+
 /// Values in [-0.5, 0.5) from a seed (xorshift).
 pub fn random(len: usize, seed: u64) -> Vec<f32> {
     let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
@@ -335,9 +389,8 @@ fn on_gpu(n: usize, check: bool) -> gpu_runtime::Result<Vec<(&'static str, f64)>
     let (da16, db16) = (DeviceVec::from_slice(&a16)?, DeviceVec::from_slice(&b16)?);
     let (da, db) = (DeviceVec::from_slice(&a)?, DeviceVec::from_slice(&b)?);
     let mut dc = DeviceVec::<f32>::zeros(n * n)?;
-    let grid = grid(n, n);
     let mut out = Vec::new();
-    let s = median_seconds(5, || matmul_bf16::launch(grid, THREADS, &da16, &db16, &mut dc, n, n, n))?;
+    let s = median_seconds(5, || multiply_bf16(&da16, &db16, &mut dc, n, n, n))?;
     if check {
         let (want, bound) = reference(
             &a16.iter().map(|v| v.to_f32()).collect::<Vec<_>>(),
@@ -351,7 +404,7 @@ fn on_gpu(n: usize, check: bool) -> gpu_runtime::Result<Vec<(&'static str, f64)>
         }
     }
     out.push(("matmul_bf16", s));
-    let s = median_seconds(5, || matmul_tf32::launch(grid, THREADS, &da, &db, &mut dc, n, n, n))?;
+    let s = median_seconds(5, || multiply_tf32(&da, &db, &mut dc, n, n, n))?;
     if check {
         let (want, bound) = reference(&as_tf32(&a), &as_tf32(&b), n, n, n);
         if let Some((i, got, want, bound)) = outside(&dc.to_vec()?, &want, &bound) {

@@ -190,6 +190,24 @@ fn the_matmul_example_is_within_its_bound_on_the_gpu() {
     matmul_tf32::launch(matmul_tc::grid(m, n), THREADS, &a, &b, &mut c, m, n, k).unwrap();
     let (want, bound) = matmul_tc::reference(&matmul_tc::as_tf32(&a), &matmul_tc::as_tf32(&b), m, n, k);
     assert_eq!(matmul_tc::outside(&c, &want, &bound), None, "tf32");
+
+    // The checked entry points on device arrays: the same product, and an error (with `c`
+    // untouched) for sizes the kernels would only partly compute.
+    let (da, db) = (DeviceVec::from_slice(&a).unwrap(), DeviceVec::from_slice(&b).unwrap());
+    let mut dc = DeviceVec::from_slice(&vec![f32::NAN; m * n]).unwrap();
+    matmul_tc::multiply_tf32(&da, &db, &mut dc, m, n, k).unwrap();
+    assert_eq!(matmul_tc::outside(&dc.to_vec().unwrap(), &want, &bound), None, "tf32, checked");
+    let (da16, db16) = (DeviceVec::from_slice(&a16).unwrap(), DeviceVec::from_slice(&b16).unwrap());
+    let mut dc = DeviceVec::from_slice(&vec![f32::NAN; m * n]).unwrap();
+    for (mm, nn, kk) in [(m, n, k - 16), (m - 64, n, k), (m, n + 64, k)] {
+        assert!(matches!(matmul_tc::multiply_bf16(&da16, &db16, &mut dc, mm, nn, kk), Err(Error::LaunchConfig { .. })));
+    }
+    // Sizes the kernel takes, but not those of the arrays.
+    assert!(matches!(matmul_tc::multiply_bf16(&da16, &db16, &mut dc, m, n, k - 32), Err(Error::LaunchConfig { .. })));
+    assert!(dc.to_vec().unwrap().iter().all(|v| v.is_nan()));
+    matmul_tc::multiply_bf16(&da16, &db16, &mut dc, m, n, k).unwrap();
+    let (want, bound) = matmul_tc::reference(&rounded(&a16), &rounded(&b16), m, n, k);
+    assert_eq!(matmul_tc::outside(&dc.to_vec().unwrap(), &want, &bound), None, "bf16, checked");
 }
 
 /// `tests/copies.rs`'s pipeline on the GPU, with the copies aligned (`cp.async`) and not

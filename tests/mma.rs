@@ -172,6 +172,12 @@ fn the_matmul_example_is_within_its_bound() {
     off[77] += 1e-2;
     assert!(matmul_tc::outside(&off, &want, &bound).is_some());
     assert!(matmul_tc::check_sizes(100, 128, 32, 32).is_err());
+    assert!(matmul_tc::check_sizes(128, 128, 48, 32).is_err());
+    assert!(matmul_tc::check_sizes(128, 128, 48, 16).is_ok());
+    assert!(matmul_tc::check_sizes(1 << 17, 1 << 17, 32, 32).is_err());
+    assert!(matmul_tc::check_lengths([m * k, k * n, m * n], m, n, k).is_ok());
+    assert!(matmul_tc::check_lengths([m * k, k * n, m * n + 1], m, n, k).is_err());
+    assert!(matmul_tc::check_lengths([m * k - 1, k * n, m * n], m, n, k).is_err());
 }
 
 fn thread_fault(r: gpu_runtime::Result<()>) -> String {
