@@ -180,6 +180,32 @@ fn the_matmul_example_is_within_its_bound() {
     assert!(matmul_tc::check_lengths([m * k - 1, k * n, m * n], m, n, k).is_err());
 }
 
+/// What the kernel's documentation says it does on sizes it does not take, which is why the
+/// example launches it through the checked `multiply_bf16`: a k of 48 multiplies only the
+/// first 32 columns of `a`, and a grid of one block (for an n of 256) leaves the second
+/// tile of `c` as it was.
+#[test]
+fn the_matmul_kernel_computes_only_whole_tiles() {
+    let (m, n, k) = (128, 256, 48);
+    let (a, b) = (matmul_tc::random(m * k, 13), matmul_tc::random(k * n, 14));
+    let a16: Vec<bf16> = a.iter().map(|&v| bf16::from_f32(v)).collect();
+    let b16: Vec<bf16> = b.iter().map(|&v| bf16::from_f32(v)).collect();
+    let mut c = vec![f32::NAN; m * n];
+    matmul_bf16::simulate(matmul_tc::grid(m, 128), THREADS, &a16, &b16, &mut c, m, n, k).unwrap();
+    let a32: Vec<f32> = (0..m).flat_map(|i| a16[i * k..i * k + 32].iter().map(|v| v.to_f32())).collect();
+    let b32: Vec<f32> = b16[..32 * n].iter().map(|v| v.to_f32()).collect();
+    let (want, bound) = matmul_tc::reference(&a32, &b32, m, n, 32);
+    for i in 0..m {
+        let row = &c[i * n..(i + 1) * n];
+        assert_eq!(
+            matmul_tc::outside(&row[..128], &want[i * n..i * n + 128], &bound[i * n..i * n + 128]),
+            None,
+            "row {i}"
+        );
+        assert!(row[128..].iter().all(|v| v.is_nan()), "row {i}: the second tile was written");
+    }
+}
+
 fn thread_fault(r: gpu_runtime::Result<()>) -> String {
     match r {
         Err(Error::ThreadFault { message, .. }) => message,
