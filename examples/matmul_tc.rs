@@ -257,8 +257,7 @@ pub fn check_sizes(m: usize, n: usize, k: usize, k_step: usize) -> gpu_runtime::
             message: format!("these kernels take m a multiple of {BM}, n of {BN} and k of {k_step}; got {m}, {n}, {k}"),
         });
     }
-    let elements = [m.checked_mul(k), k.checked_mul(n), m.checked_mul(n)];
-    if elements.iter().any(|e| e.is_none_or(|e| e > u32::MAX as usize)) {
+    if elements(m, n, k).iter().any(|e| e.is_none_or(|e| e > u32::MAX as usize)) {
         return Err(Error::LaunchConfig {
             kernel: "matmul_tc",
             message: format!(
@@ -269,21 +268,20 @@ pub fn check_sizes(m: usize, n: usize, k: usize, k_step: usize) -> gpu_runtime::
     Ok(())
 }
 
-/// The lengths of `a`, `b` and `c` for an `m` × `k` by `k` × `n` product, or why not
-/// (after [`check_sizes`]).
+/// The elements of `a`, `b` and `c` for an `m` × `k` by `k` × `n` product (`None` past
+/// `usize`).
+fn elements(m: usize, n: usize, k: usize) -> [Option<usize>; 3] {
+    [m.checked_mul(k), k.checked_mul(n), m.checked_mul(n)]
+}
+
+/// The lengths of `a`, `b` and `c` for an `m` × `k` by `k` × `n` product, or why not.
 pub fn check_lengths(lengths: [usize; 3], m: usize, n: usize, k: usize) -> gpu_runtime::Result<()> {
-    // `check_sizes` has bounded each product by 2³².
-    if lengths != [m * k, k * n, m * n] {
+    if elements(m, n, k) != lengths.map(Some) {
         return Err(Error::LaunchConfig {
             kernel: "matmul_tc",
             message: format!(
-                "a, b and c must have m·k, k·n and m·n elements ({}, {} and {} for {m}, {n}, {k}); got {}, {} and {}",
-                m * k,
-                k * n,
-                m * n,
-                lengths[0],
-                lengths[1],
-                lengths[2]
+                "a, b and c must have m·k, k·n and m·n elements for m, n, k = {m}, {n}, {k}; got {}, {} and {}",
+                lengths[0], lengths[1], lengths[2]
             ),
         });
     }

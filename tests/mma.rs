@@ -178,6 +178,8 @@ fn the_matmul_example_is_within_its_bound() {
     assert!(matmul_tc::check_lengths([m * k, k * n, m * n], m, n, k).is_ok());
     assert!(matmul_tc::check_lengths([m * k, k * n, m * n + 1], m, n, k).is_err());
     assert!(matmul_tc::check_lengths([m * k - 1, k * n, m * n], m, n, k).is_err());
+    // Sizes whose products overflow are an error, not a panic.
+    assert!(matmul_tc::check_lengths([0, 0, 0], usize::MAX, 2, 2).is_err());
 }
 
 /// What the kernel's documentation says it does on sizes it does not take, which is why the
