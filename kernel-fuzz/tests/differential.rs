@@ -638,3 +638,14 @@ fn generated(seeds: impl Iterator<Item = u64>, cfg: &Config) -> Vec<Case> {
 fn seeds_that_found_bugs() {
     check_all("regressions", generated([300_009].into_iter(), &Config::HOST), PRIMITIVE);
 }
+
+/// Seeds of [`random_programs_with_new_types`] that once found a bug. 3001328 and 3005106
+/// (2026-12-07): the sign of a `bf16` computed by an operation (`bf16::signum(p0)`,
+/// `p1 + bf16::from_f32(10.0)`) and read by `copysign` came out `+` in the host copy, not
+/// on the GPU: LLVM 19's x86-64 back end takes the sign bit of a value rounded to `bfloat`
+/// for zero (`lower::Lowering::bf16_round_calls`).
+#[test]
+fn new_types_seeds_that_found_bugs() {
+    let cfg = Config::HOST.with_new_types().with_half_from_f64();
+    check_all("regressions-types", generated([3_001_328, 3_005_106].into_iter(), &cfg), NEW_TYPES_F64);
+}

@@ -106,7 +106,13 @@ pub unsafe fn jit_with<'ctx>(
     let error_flag = program.may_fail_with(overflow);
     let f = program.entry();
     // The host copy checks the IEEE lowering; `fastmath` has no bit-exact reference.
-    let how = lower::Lowering { fault_code: error_flag, fault_record: false, fastmath: false, overflow };
+    let how = lower::Lowering {
+        fault_code: error_flag,
+        fault_record: false,
+        fastmath: false,
+        overflow,
+        bf16_round_calls: true,
+    };
     let scalar = lower::lower_program(cx, &module, program, "scalar", how).map_err(|e| e.message)?[0];
     add_eval(cx, &module, f, scalar, error_flag)?;
     let tm = host_machine()?;
@@ -130,6 +136,16 @@ pub unsafe fn jit_with<'ctx>(
     let engine = module.create_jit_execution_engine(OptimizationLevel::Default).map_err(|e| e.to_string())?;
     for (f, addr) in half_fns {
         engine.add_global_mapping(&f, addr);
+    }
+    // The lowering's own `bf16` rounding (`Lowering::bf16_round_calls`), where it is used.
+    let bf16_rounding: [(&str, usize); 2] = [
+        (lower::ROUND_BF16_F32, round_bf16_f32 as *const () as usize),
+        (lower::ROUND_BF16_F64, round_bf16_f64 as *const () as usize),
+    ];
+    for (name, addr) in bf16_rounding {
+        if let Some(f) = module.get_function(name) {
+            engine.add_global_mapping(&f, addr);
+        }
     }
     for decl in
         module.get_functions().filter(|f| f.count_basic_blocks() == 0 && f.get_name().to_bytes().starts_with(b"__nv_"))
@@ -189,6 +205,39 @@ extern "C" fn trunc_sf_bf(x: f32) -> f32 {
 
 extern "C" fn trunc_df_bf(x: f64) -> f32 {
     in_xmm(half::bf16::from_f64(x).to_bits())
+}
+
+/// `i16 (float)`: [`lower::ROUND_BF16_F32`], as the `half` crate rounds.
+extern "C" fn round_bf16_f32(x: f32) -> u16 {
+    half::bf16::from_f32(x).to_bits()
+}
+
+/// `i16 (double)`: [`lower::ROUND_BF16_F64`], rounded once as `fptrunc` rounds (see
+/// [`bf16_of_f64`]).
+extern "C" fn round_bf16_f64(x: f64) -> u16 {
+    bf16_of_f64(x)
+}
+
+/// `x` rounded to `bf16` once, to nearest, ties to even, as LLVM's `fptrunc` (and the
+/// GPU's `cvt.rn.bf16.f64`) round it, as bits; a NaN is a quiet NaN of its sign. Not
+/// `half::bf16::from_f64`, which drops the low 32 bits of `x` before it rounds and so
+/// rounds some values just past a tie as the tie. Through an `f32` rounded to odd (toward
+/// zero, then the last bit set where that was inexact): it keeps 24 bits, enough that
+/// rounding it to `bf16`'s 8 rounds as `x` itself would.
+pub fn bf16_of_f64(x: f64) -> u16 {
+    if x.is_nan() {
+        return ((x.to_bits() >> 48) as u16 & 0x8000) | 0x7fc0;
+    }
+    let near = x as f32;
+    let odd = if f64::from(near) == x {
+        near
+    } else {
+        // `near`'s bits are a sign and a magnitude: one less in the magnitude is one step
+        // toward zero (from infinity, to the largest finite value).
+        let toward_zero = if f64::from(near).abs() > x.abs() { near.to_bits() - 1 } else { near.to_bits() };
+        f32::from_bits(toward_zero | 1)
+    };
+    half::bf16::from_f32(odd).to_bits()
 }
 
 fn e<T>(r: Result<T, inkwell::builder::BuilderError>) -> Result<T, String> {
@@ -253,4 +302,56 @@ fn add_eval<'ctx>(
     }
     e(b.build_return(None))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bf16_of_f64;
+    use half::bf16;
+
+    #[test]
+    fn an_f64_that_is_an_f32_rounds_as_the_f32_does() {
+        let mut bits = 0x0123_4567u32;
+        for _ in 0..20_000 {
+            bits = bits.wrapping_mul(747_796_405).wrapping_add(2_891_336_453);
+            let x = f32::from_bits(bits);
+            if !x.is_nan() {
+                assert_eq!(bf16_of_f64(f64::from(x)), bf16::from_f32(x).to_bits(), "{x:e}");
+            }
+        }
+    }
+
+    #[test]
+    fn an_f64_rounds_once() {
+        let p = |k: i32| 2f64.powi(k);
+        let cases = [
+            // Ties go to even; just past a tie, away from it (`half::bf16::from_f64` rounds
+            // the first of these down: the `2^-40` is in the bits it drops).
+            (1.0 + p(-8), 0x3f80),
+            (1.0 + p(-8) + p(-40), 0x3f81),
+            (-(1.0 + p(-8) + p(-40)), 0xbf81),
+            (1.0 + 3.0 * p(-8), 0x3f82),
+            (1.0 + p(-8) - p(-40), 0x3f80),
+            // Past the largest finite `bf16` (0x7f7f) by less and by more than half a step.
+            (3.396e38, 0x7f7f),
+            (3.3962e38, 0x7f80),
+            (1e39, 0x7f80),
+            (-1e300, 0xff80),
+            (f64::INFINITY, 0x7f80),
+            // The smallest subnormal is `2^-133`: half of it is a tie (to 0), a little more
+            // rounds up; far smaller is a zero of its sign.
+            (p(-134), 0x0000),
+            (p(-134) + p(-160), 0x0001),
+            (-(p(-134) + p(-160)), 0x8001),
+            (1e-50, 0x0000),
+            (-1e-50, 0x8000),
+            (-0.0, 0x8000),
+            (f64::NAN, 0x7fc0),
+            (-f64::NAN, 0xffc0),
+        ];
+        for (x, want) in cases {
+            assert_eq!(bf16_of_f64(x), want, "{x:e}: {:#06x}", bf16_of_f64(x));
+        }
+        assert_eq!(bf16::from_f64(1.0 + p(-8) + p(-40)).to_bits(), 0x3f80, "the crate's rounding, which this is not");
+    }
 }

@@ -124,7 +124,13 @@ pub fn compile_ir(
     let abi = KernelAbi::new(name, inputs, &f.ret, program.may_fail_with(overflow));
     let cx = Context::create();
     let module = emit::nvptx_module(&cx, name)?;
-    let how = Lowering { fault_code: abi.error_flag, fault_record: false, fastmath: options.fastmath, overflow };
+    let how = Lowering {
+        fault_code: abi.error_flag,
+        fault_record: false,
+        fastmath: options.fastmath,
+        overflow,
+        bf16_round_calls: false,
+    };
     let lowered = lower::lower_program(&cx, &module, program, &format!("{name}_scalar"), how).and_then(|fns| {
         let weight = if libdevice::needed(&module) { Weight::Heavy } else { Weight::Light };
         lower::lower_kernel_entry(&cx, &module, fns[0], &abi, EntryKind::Contiguous, weight)?;
@@ -284,7 +290,13 @@ pub fn compile_kernel_ir(
     let cx = Context::create();
     let module = emit::nvptx_module(&cx, name)?;
     // A kernel always takes the fault record: an index can miss in any kernel.
-    let how = Lowering { fault_code: true, fault_record: true, fastmath: options.fastmath, overflow };
+    let how = Lowering {
+        fault_code: true,
+        fault_record: true,
+        fastmath: options.fastmath,
+        overflow,
+        bf16_round_calls: false,
+    };
     let lowered = lower::lower_program(&cx, &module, program, &format!("{name}_body"), how).and_then(|fns| {
         lower::mark_convergent(&cx, &fns);
         lower::lower_explicit_entry(&cx, &module, fns[0], program, &abi.symbol, options.launch_bounds)

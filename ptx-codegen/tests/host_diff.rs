@@ -451,6 +451,21 @@ fn half_types_match_the_half_crate() {
                         (a.signum().to_bits(), a.copysign(b).to_bits(), a.max(b).to_bits(), a.min(b).to_bits())
                     }),
                 ),
+                // The sign of a value rounded to the type, read back as a bit (an x86-64
+                // back end once took it for zero: `Lowering::bf16_round_calls`).
+                (
+                    src("fn rounded_signs(a: H, b: H, x: f32, y: f64) -> (H, bool, H, bool, H) { (H::ONE.copysign(a + b), (a * b).is_sign_negative(), H::ZERO.copysign(H::from_f32(x)), H::from_f64(y).is_sign_negative(), (a - b).copysign(a / b)) }"),
+                    native(move |a: u16, b: u16, x: f32, y: f64| {
+                        let (a, b) = (h(a), h(b));
+                        (
+                            H::ONE.copysign(a + b).to_bits(),
+                            (a * b).is_sign_negative(),
+                            H::ZERO.copysign(H::from_f32(x)).to_bits(),
+                            H::from_f64(y).is_sign_negative(),
+                            (a - b).copysign(a / b).to_bits(),
+                        )
+                    }),
+                ),
                 (
                     src("fn consts(a: H) -> H { a * H::PI + H::ONE - H::EPSILON * H::MAX.min(a) }"),
                     native(move |a: u16| (h(a) * H::PI + H::ONE - H::EPSILON * H::MAX.min(h(a))).to_bits()),

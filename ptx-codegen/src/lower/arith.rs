@@ -316,13 +316,23 @@ impl<'ctx> FnLower<'_, 'ctx> {
         Ok(b.build_float_ext(h, self.cx.f32_type(), "wide")?)
     }
 
-    /// An `f32` rounded to the half type `t` (to nearest, ties to even), as its bits.
+    /// An `f32` or `f64` rounded to the half type `t` (to nearest, ties to even), as its
+    /// bits.
     pub(super) fn round_half(
         &self,
         v: inkwell::values::FloatValue<'ctx>,
         t: ScalarType,
     ) -> LResult<BasicValueEnum<'ctx>> {
         let b = &self.builder;
+        if t == ScalarType::BF16 && self.bf16_round_calls {
+            let wide = v.get_type();
+            let name = if wide == self.cx.f64_type() { super::ROUND_BF16_F64 } else { super::ROUND_BF16_F32 };
+            let f = self.module.get_function(name).unwrap_or_else(|| {
+                self.module.add_function(name, self.cx.i16_type().fn_type(&[wide.into()], false), None)
+            });
+            let call = b.build_call(f, &[v.into()], "round")?;
+            return super::basic_value(call.try_as_basic_value(), self.func.span);
+        }
         let h = b.build_float_trunc(v, super::types::half_float_type(self.cx, t), "round")?;
         Ok(b.build_bit_cast(h, self.cx.i16_type(), "bits")?)
     }
@@ -349,9 +359,7 @@ impl<'ctx> FnLower<'_, 'ctx> {
             } else {
                 self.cast(v, from, ScalarType::F32)?
             };
-            let half = super::types::half_float_type(self.cx, to);
-            let rounded = b.build_float_trunc(v.into_float_value(), half, "round")?;
-            return Ok(b.build_bit_cast(rounded, self.cx.i16_type(), "bits")?);
+            return self.round_half(v.into_float_value(), to);
         }
         if from.is_half() {
             // `to_f32`, `to_f64`: exact.

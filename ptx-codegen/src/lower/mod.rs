@@ -80,7 +80,22 @@ pub struct Lowering {
     pub fastmath: bool,
     /// What integer overflow does (a release build wraps, `debug_assertions` panics).
     pub overflow: ir::IntOverflow,
+    /// Rounds to `bf16` through calls of [`ROUND_BF16_F32`] and [`ROUND_BF16_F64`] (which the
+    /// caller defines) instead of `fptrunc`: for the host copy only (`host.rs`). LLVM 19's
+    /// x86-64 back end takes the sign bit of a value rounded to `bfloat` for zero (it
+    /// compiles `and (bitcast (fptrunc x to bfloat)), 0x8000` to `0`, and `bf16`
+    /// arithmetic, which its optimiser makes of a widened operation rounded back, the
+    /// same way), so a `copysign` or `is_sign_negative` of such a value came out wrong on
+    /// the host. An opaque call keeps both out of the host's code; the GPU's lowering, whose
+    /// back end gets the sign right, keeps `fptrunc`.
+    pub bf16_round_calls: bool,
 }
+
+/// The host copy's `bf16` rounding of an `f32`: `i16 (float)`, the bits `half::bf16::from_f32`
+/// gives (see [`Lowering::bf16_round_calls`]).
+pub const ROUND_BF16_F32: &str = "__gpu_vectorize_round_bf16_f32";
+/// The same from an `f64`: `i16 (double)`, `half::bf16::from_f64`'s bits.
+pub const ROUND_BF16_F64: &str = "__gpu_vectorize_round_bf16_f64";
 
 /// Adds the program's functions to `module`, each with `internal` linkage, and returns them
 /// (the vectorized function first). With `how.fault_code` every function's last
@@ -153,6 +168,7 @@ fn lower_body<'ctx>(
         fastmath: how.fastmath,
         fault_record: how.fault_record,
         overflow: how.overflow,
+        bf16_round_calls: how.bf16_round_calls,
         locals: vec![None; f.locals.len()],
         loops: HashMap::new(),
         copies: 1,
@@ -233,6 +249,8 @@ struct FnLower<'a, 'ctx> {
     /// See [`Lowering::fault_record`].
     fault_record: bool,
     overflow: ir::IntOverflow,
+    /// See [`Lowering::bf16_round_calls`].
+    bf16_round_calls: bool,
     locals: Vec<Option<PointerValue<'ctx>>>,
     loops: HashMap<LoopId, LoopTargets<'ctx>>,
     /// How many copies of the code being lowered the enclosing unrolled loops make
