@@ -68,6 +68,20 @@ fn half_arithmetic_on_the_gpu_is_the_half_crates() {
     check16("bf16 /", &bbits(&q), |i| (a[i] / b[i]).to_bits(), BF16_EXP);
     check16("bf16 max", &bbits(&m), |i| a[i].max(b[i]).to_bits(), BF16_EXP);
     assert!((0..a.len()).all(|i| lt[i] == (a[i] < b[i])), "bf16 <");
+    // The sign of a rounded value, read as a bit (where it is not a NaN's, which Rust
+    // leaves open): the host copy's back end once took it for `+`.
+    let x: Vec<f32> = (0..a.len()).map(|i| a[i].to_f32() * 1.000_001 - b[i].to_f32()).collect();
+    let (sum_sign, product_negative, x_sign) = bf_rounded_signs(&a, &b, &x).unwrap();
+    let wrong = (0..a.len())
+        .filter(|&i| {
+            let (s, p, r) = (a[i] + b[i], a[i] * b[i], bf16::from_f32(x[i]));
+            (!s.is_nan() && sum_sign[i].to_bits() != bf16::ONE.copysign(s).to_bits())
+                || (!p.is_nan() && product_negative[i] != p.is_sign_negative())
+                || (!r.is_nan() && x_sign[i].to_bits() != bf16::ZERO.copysign(r).to_bits())
+        })
+        .count();
+    assert_eq!(wrong, 0, "bf16 signs of rounded values");
+    assert!((0..a.len()).any(|i| (a[i] + b[i]).is_sign_negative() && !(a[i] + b[i]).is_nan()), "negative sums tested");
 }
 
 #[test]

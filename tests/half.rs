@@ -48,6 +48,13 @@ fn vectorized_half_functions_on_the_cpu_are_the_half_crates() {
         assert!(same_bf16(d[k], a[k] - b[k]) && same_bf16(q[k], a[k] / b[k]) && same_bf16(m[k], a[k].max(b[k])));
         assert_eq!(lt[k], a[k] < b[k]);
     }
+    let x: Vec<f32> = (0..a.len()).map(|k| a[k].to_f32() * 1.000_001 - b[k].to_f32()).collect();
+    let (sum_sign, product_negative, x_sign) = bf_rounded_signs::cpu(&a, &b, &x).unwrap();
+    for k in 0..a.len() {
+        assert_eq!(sum_sign[k].to_bits(), bf16::ONE.copysign(a[k] + b[k]).to_bits());
+        assert_eq!(product_negative[k], (a[k] * b[k]).is_sign_negative());
+        assert_eq!(x_sign[k].to_bits(), bf16::ZERO.copysign(bf16::from_f32(x[k])).to_bits());
+    }
     let (w32, w64, wb) = widen::cpu(&all_f16(), &all_bf16()).unwrap();
     for (k, (x, y)) in all_f16().into_iter().zip(all_bf16()).enumerate() {
         assert!(w32[k].to_bits() == x.to_f32().to_bits() || x.is_nan() && w32[k].is_nan());

@@ -25,6 +25,12 @@ pub fn signs(a: f16, b: f16) -> (f16, bool, f16) {
     (-a, a.is_sign_negative(), a.copysign(b))
 }
 
+/// The sign of values rounded to `bf16` (a sum, a product, a conversion), read as a bit.
+#[vectorize]
+pub fn bf_rounded_signs(a: bf16, b: bf16, x: f32) -> (bf16, bool, bf16) {
+    (bf16::ONE.copysign(a + b), (a * b).is_sign_negative(), bf16::ZERO.copysign(bf16::from_f32(x)))
+}
+
 #[vectorize]
 pub fn widen(x: f16, y: bf16) -> (f32, f64, f32) {
     (x.to_f32(), f64::from(x), y.to_f32())
