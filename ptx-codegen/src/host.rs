@@ -224,7 +224,7 @@ extern "C" fn round_bf16_f64(x: f64) -> u16 {
 /// rounds some values just past a tie as the tie. Through an `f32` rounded to odd (toward
 /// zero, then the last bit set where that was inexact): it keeps 24 bits, enough that
 /// rounding it to `bf16`'s 8 rounds as `x` itself would.
-pub fn bf16_of_f64(x: f64) -> u16 {
+fn bf16_of_f64(x: f64) -> u16 {
     if x.is_nan() {
         return ((x.to_bits() >> 48) as u16 & 0x8000) | 0x7fc0;
     }
