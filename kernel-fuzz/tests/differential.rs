@@ -3,7 +3,8 @@
 //! Each generated function is (1) compiled with its helpers (the `#[device]` functions it
 //! calls) by `ptx_codegen::compile_with_helpers` for sm_70 and sm_90, which must succeed (any error from a well-typed program is a finding), and the
 //! PTX assembled by NVIDIA's `ptxas` for the same targets; and (2) lowered exactly as for
-//! the GPU (the program `frontend::check_program` makes of the function and its helpers),
+//! the GPU (the program `frontend::check_program` makes of the function and its helpers;
+//! only its rounding to `bf16` is a call, `lower::Lowering::bf16_round_calls`),
 //! JIT-compiled for the CPU, and run on edge and random inputs: its results must
 //! be bit-identical (any NaN equals any NaN) to the reference's, and it must fault where
 //! the reference panics, with the same fault.

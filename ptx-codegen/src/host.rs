@@ -5,7 +5,9 @@
 //! The kernel entry is GPU-only; here a small `eval(args, out, err)` wrapper calls the
 //! scalar function. libdevice's `__nv_*` functions are whatever the caller maps them to
 //! (the tests map them to Rust's own `f32::sin` and friends), so that what is compared is
-//! the lowering around them.
+//! the lowering around them. One operation is lowered otherwise than for the GPU: the
+//! rounding to `bf16`, a call here (`Lowering::bf16_round_calls`), because the x86-64
+//! back end gets the sign of a rounded `bfloat` wrong.
 
 use std::sync::Once;
 
