@@ -209,6 +209,20 @@ fn every_builtin_agrees_with_the_simulator() {
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
+/// Found by the random explicit kernels on the GPU (seed 21874): the lowering evaluated an
+/// atomic's values before its index, so a value that changed a variable moved the index.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn an_atomic_evaluates_its_index_before_its_values_on_the_gpu() {
+    let mut gpu = vec![0u32; 4 * 70];
+    atomic_argument_order::launch(2u32, 35u32, &mut gpu).unwrap();
+    let mut sim = vec![0u32; 4 * 70];
+    atomic_argument_order::simulate(2u32, 35u32, &mut sim).unwrap();
+    let want: Vec<u32> = (0..70u32).flat_map(|t| [5, 100, 4 * t + 12, 4 * t + 13]).collect();
+    assert_eq!(sim, want);
+    assert_eq!(gpu, want);
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn atomics_under_contention_are_exact() {

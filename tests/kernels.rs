@@ -209,6 +209,14 @@ fn atomics_under_contention_in_the_simulator() {
 }
 
 #[test]
+fn an_atomic_evaluates_its_index_before_its_values() {
+    let mut out = vec![0u32; 4 * 70];
+    atomic_argument_order::simulate(2u32, 35u32, &mut out).unwrap();
+    let want: Vec<u32> = (0..70u32).flat_map(|t| [5, 100, 4 * t + 12, 4 * t + 13]).collect();
+    assert_eq!(out, want);
+}
+
+#[test]
 fn the_builtins_probe_runs_in_the_simulator() {
     let mut out = vec![0u32; 12 * 64 * 24];
     builtins_probe::simulate((2u32, 3u32, 2u32), (8u32, 4u32, 2u32), &mut out).unwrap();

@@ -3,7 +3,7 @@
 //! PTX) and through the host JIT of the same lowering, compared with the value rustc gives.
 
 use inkwell::context::Context;
-use ptx_codegen::{Options, compile_str, frontend, host};
+use ptx_codegen::{Options, compile_kernel_str, compile_str, frontend, host};
 
 /// Compiles `src` to PTX (no error), then evaluates it on the host for each `(args, want)`
 /// pair; arguments and results are the bits of each value in the low bytes of a `u64`.
@@ -234,4 +234,35 @@ fn a_value_from_a_function_the_precheck_does_not_see_takes_any_use() {
     let callees = [("pair".to_string(), "pair".to_string())];
     let item: syn::ItemFn = syn::parse_str("fn f(x: i8) -> f64 { let (v, w) = pair(x); v.im + w }").unwrap();
     ptx_codegen::compile_with_helpers(&item, &callees, &helpers, &Options::default()).unwrap();
+}
+
+/// An atomic is a call: its arguments are evaluated in order, the index before the values,
+/// and the index is checked after them. Found by the random explicit kernels on the GPU
+/// (seed 21874, 2026-12-07): the lowering evaluated the values first, so a value that
+/// changed a variable moved the index (here the `compare_and_swap` went to `4t + 4`). The
+/// kernel whose values change `k` must compile to the PTX of the one with the indices
+/// written out (`tests/gpu_kernels.rs` runs it on the GPU).
+#[test]
+fn an_atomic_evaluates_its_index_before_its_values() {
+    let with_blocks = "fn order(out: &mut [u32]) {
+        let t = gpu::grid1();
+        if t * 4 + 3 < out.len() {
+            let mut k = t * 4;
+            gpu::atomic::add(out, k, { k += 1; 5u32 });
+            gpu::atomic::xor(out, { k += 1; k }, { k += 10; k as u32 });
+            let old = gpu::atomic::compare_and_swap(out, k - 9, 0u32, { k += 1; k as u32 });
+            out[t * 4 + 1] = old + 100;
+        }
+    }";
+    let written_out = "fn order(out: &mut [u32]) {
+        let t = gpu::grid1();
+        if t * 4 + 3 < out.len() {
+            gpu::atomic::add(out, t * 4, 5u32);
+            gpu::atomic::xor(out, t * 4 + 2, (t * 4 + 12) as u32);
+            let old = gpu::atomic::compare_and_swap(out, t * 4 + 3, 0u32, (t * 4 + 13) as u32);
+            out[t * 4 + 1] = old + 100;
+        }
+    }";
+    let ptx = |src: &str| compile_kernel_str(src, &Options::default()).unwrap_or_else(|e| panic!("{src}: {e}")).ptx;
+    assert_eq!(ptx(with_blocks), ptx(written_out));
 }

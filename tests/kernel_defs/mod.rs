@@ -580,6 +580,40 @@ pub fn builtins_probe(out: &mut [u32]) {
     out[row + 23] = (w >> 33) as u32;
 }
 
+/// The order in which an atomic's arguments are evaluated: a call's, left to right, so the
+/// index is read before a value that changes what it is made of. Each thread `t` works on
+/// its own four elements `4t..4t + 4`.
+#[kernel]
+pub fn atomic_argument_order(out: &mut [u32]) {
+    let t = gpu::grid1();
+    if t * 4 + 3 < out.len() {
+        let mut k = t * 4;
+        // The index is `4t`: `k` changes only in the value.
+        gpu::atomic::add(out, k, {
+            k += 1;
+            5u32
+        });
+        // The index is `4t + 2`, the value `4t + 12`.
+        gpu::atomic::xor(
+            out,
+            {
+                k += 1;
+                k
+            },
+            {
+                k += 10;
+                k as u32
+            },
+        );
+        // Expected and new read `k` after the index has: the index is `4t + 3`.
+        let old = gpu::atomic::compare_and_swap(out, k - 9, 0u32, {
+            k += 1;
+            k as u32
+        });
+        out[t * 4 + 1] = old + 100;
+    }
+}
+
 /// Atomics under contention: every thread of a grid-stride loop over `n` adds, takes the
 /// minimum and maximum, and flips bits into one element each.
 #[kernel]

@@ -156,6 +156,13 @@ impl<'ctx> FnLower<'_, 'ctx> {
         checked: bool,
         span: Span,
     ) -> LResult<Option<PointerValue<'ctx>>> {
+        let Some(idx) = self.index_values(index)? else { return Ok(None) };
+        self.element_ptr_at(a, &idx, checked, span).map(Some)
+    }
+
+    /// The values of an index's expressions, in order (`None`: one of them does not
+    /// return).
+    pub(super) fn index_values(&mut self, index: &[Expr]) -> LResult<Option<Vec<IntValue<'ctx>>>> {
         let mut idx = Vec::new();
         for e in index {
             match self.expr(e)? {
@@ -163,9 +170,20 @@ impl<'ctx> FnLower<'_, 'ctx> {
                 None => return Ok(None),
             }
         }
+        Ok(Some(idx))
+    }
+
+    /// [`FnLower::element_ptr`] at an index already computed: the checks, then the address.
+    pub(super) fn element_ptr_at(
+        &mut self,
+        a: u32,
+        idx: &[IntValue<'ctx>],
+        checked: bool,
+        span: Span,
+    ) -> LResult<PointerValue<'ctx>> {
         let place = self.place(a, span)?;
         let i64t = self.cx.i64_type();
-        let linear = match (&self.array_info[a as usize].kind, idx.as_slice()) {
+        let linear = match (&self.array_info[a as usize].kind, idx) {
             (_, [i]) => {
                 if checked {
                     self.check_bounds(*i, place.len)?;
@@ -197,7 +215,7 @@ impl<'ctx> FnLower<'_, 'ctx> {
         // SAFETY: the index is checked against the length above (or the user vouched for it
         // with `unsafe { get_unchecked }`); `gep` only computes the address.
         let p = unsafe { self.builder.build_gep(mt, place.ptr, &[linear], "elem")? };
-        Ok(Some(p))
+        Ok(p)
     }
 
     /// `gpu::load2/load4(a, i)` (`values: None`: the elements, as a tuple) and

@@ -47,8 +47,11 @@ impl<'ctx> FnLower<'_, 'ctx> {
     }
 
     /// `gpu::atomic::*` (relaxed ordering: LLVM's `monotonic`, PTX's `atom` without
-    /// `.acq`/`.rel`; order with `sync_threads` or the fences).
+    /// `.acq`/`.rel`; order with `sync_threads` or the fences). A call: its arguments are
+    /// evaluated in order, the index before the values, and the index is checked after
+    /// all of them, as the called function checks it.
     fn atomic(&mut self, op: AtomicOp, a: u32, index: &[Expr], args: &[Expr], span: Span) -> LResult<Value<'ctx>> {
+        let Some(idx) = self.index_values(index)? else { return Ok(None) };
         let mut vals = Vec::new();
         for x in args {
             match self.expr(x)? {
@@ -56,7 +59,7 @@ impl<'ctx> FnLower<'_, 'ctx> {
                 None => return Ok(None),
             }
         }
-        let Some(p) = self.element_ptr(a, index, true, span)? else { return Ok(None) };
+        let p = self.element_ptr_at(a, &idx, true, span)?;
         let t = self.elem_type(a);
         let ord = AtomicOrdering::Monotonic;
         let b = &self.builder;
