@@ -5,7 +5,7 @@
 mod half_defs;
 
 use gpu_runtime::{DeviceVec, bf16, f16};
-use half_defs::reference::{all_bf16, all_f16, canon16, pairs};
+use half_defs::reference::{all_bf16, all_f16, canon16, pairs, rounded_sign_inputs};
 use half_defs::*;
 
 const F16_EXP: u16 = 0x7c00;
@@ -70,7 +70,7 @@ fn half_arithmetic_on_the_gpu_is_the_half_crates() {
     assert!((0..a.len()).all(|i| lt[i] == (a[i] < b[i])), "bf16 <");
     // The sign of a rounded value, read as a bit (where it is not a NaN's, which Rust
     // leaves open): the host copy's back end once took it for `+`.
-    let x: Vec<f32> = (0..a.len()).map(|i| a[i].to_f32() * 1.000_001 - b[i].to_f32()).collect();
+    let x = rounded_sign_inputs(&a, &b);
     let (sum_sign, product_negative, x_sign) = bf_rounded_signs(&a, &b, &x).unwrap();
     let wrong = (0..a.len())
         .filter(|&i| {

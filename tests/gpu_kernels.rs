@@ -218,7 +218,7 @@ fn an_atomic_evaluates_its_index_before_its_values_on_the_gpu() {
     atomic_argument_order::launch(2u32, 35u32, &mut gpu).unwrap();
     let mut sim = vec![0u32; 4 * 70];
     atomic_argument_order::simulate(2u32, 35u32, &mut sim).unwrap();
-    let want: Vec<u32> = (0..70u32).flat_map(|t| [5, 100, 4 * t + 12, 4 * t + 13]).collect();
+    let want = reference::argument_order(70);
     assert_eq!(sim, want);
     assert_eq!(gpu, want);
 }

@@ -5,7 +5,7 @@
 mod half_defs;
 
 use gpu_runtime::{bf16, f16};
-use half_defs::reference::{all_bf16, all_f16, canon16, pairs};
+use half_defs::reference::{all_bf16, all_f16, canon16, pairs, rounded_sign_inputs};
 use half_defs::*;
 
 const F16_EXP: u16 = 0x7c00;
@@ -48,7 +48,7 @@ fn vectorized_half_functions_on_the_cpu_are_the_half_crates() {
         assert!(same_bf16(d[k], a[k] - b[k]) && same_bf16(q[k], a[k] / b[k]) && same_bf16(m[k], a[k].max(b[k])));
         assert_eq!(lt[k], a[k] < b[k]);
     }
-    let x: Vec<f32> = (0..a.len()).map(|k| a[k].to_f32() * 1.000_001 - b[k].to_f32()).collect();
+    let x = rounded_sign_inputs(&a, &b);
     let (sum_sign, product_negative, x_sign) = bf_rounded_signs::cpu(&a, &b, &x).unwrap();
     for k in 0..a.len() {
         assert_eq!(sum_sign[k].to_bits(), bf16::ONE.copysign(a[k] + b[k]).to_bits());

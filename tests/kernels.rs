@@ -212,7 +212,7 @@ fn atomics_under_contention_in_the_simulator() {
 fn an_atomic_evaluates_its_index_before_its_values() {
     let mut out = vec![0u32; 4 * 70];
     atomic_argument_order::simulate(2u32, 35u32, &mut out).unwrap();
-    let want: Vec<u32> = (0..70u32).flat_map(|t| [5, 100, 4 * t + 12, 4 * t + 13]).collect();
+    let want = reference::argument_order(70);
     assert_eq!(out, want);
 }
 

@@ -202,11 +202,11 @@ extern "C" fn trunc_df_hf(x: f64) -> f32 {
 }
 
 extern "C" fn trunc_sf_bf(x: f32) -> f32 {
-    in_xmm(half::bf16::from_f32(x).to_bits())
+    in_xmm(round_bf16_f32(x))
 }
 
 extern "C" fn trunc_df_bf(x: f64) -> f32 {
-    in_xmm(half::bf16::from_f64(x).to_bits())
+    in_xmm(round_bf16_f64(x))
 }
 
 /// `i16 (float)`: [`lower::ROUND_BF16_F32`], as the `half` crate rounds.
@@ -214,19 +214,13 @@ extern "C" fn round_bf16_f32(x: f32) -> u16 {
     half::bf16::from_f32(x).to_bits()
 }
 
-/// `i16 (double)`: [`lower::ROUND_BF16_F64`], rounded once as `fptrunc` rounds (see
-/// [`bf16_of_f64`]).
+/// `i16 (double)`: [`lower::ROUND_BF16_F64`]: `x` rounded to `bf16` once, to nearest, ties
+/// to even, as LLVM's `fptrunc` (and the GPU's `cvt.rn.bf16.f64`) round it, as bits; a NaN
+/// is a quiet NaN of its sign. Not `half::bf16::from_f64`, which drops the low 32 bits of
+/// `x` before it rounds and so rounds some values just past a tie as the tie. Through an
+/// `f32` rounded to odd (toward zero, then the last bit set where that was inexact): it
+/// keeps 24 bits, enough that rounding it to `bf16`'s 8 rounds as `x` itself would.
 extern "C" fn round_bf16_f64(x: f64) -> u16 {
-    bf16_of_f64(x)
-}
-
-/// `x` rounded to `bf16` once, to nearest, ties to even, as LLVM's `fptrunc` (and the
-/// GPU's `cvt.rn.bf16.f64`) round it, as bits; a NaN is a quiet NaN of its sign. Not
-/// `half::bf16::from_f64`, which drops the low 32 bits of `x` before it rounds and so
-/// rounds some values just past a tie as the tie. Through an `f32` rounded to odd (toward
-/// zero, then the last bit set where that was inexact): it keeps 24 bits, enough that
-/// rounding it to `bf16`'s 8 rounds as `x` itself would.
-fn bf16_of_f64(x: f64) -> u16 {
     if x.is_nan() {
         return ((x.to_bits() >> 48) as u16 & 0x8000) | 0x7fc0;
     }
@@ -239,7 +233,7 @@ fn bf16_of_f64(x: f64) -> u16 {
         let toward_zero = if f64::from(near).abs() > x.abs() { near.to_bits() - 1 } else { near.to_bits() };
         f32::from_bits(toward_zero | 1)
     };
-    half::bf16::from_f32(odd).to_bits()
+    round_bf16_f32(odd)
 }
 
 fn e<T>(r: Result<T, inkwell::builder::BuilderError>) -> Result<T, String> {
@@ -308,7 +302,7 @@ fn add_eval<'ctx>(
 
 #[cfg(test)]
 mod tests {
-    use super::bf16_of_f64;
+    use super::round_bf16_f64;
     use half::bf16;
 
     #[test]
@@ -318,7 +312,7 @@ mod tests {
             bits = bits.wrapping_mul(747_796_405).wrapping_add(2_891_336_453);
             let x = f32::from_bits(bits);
             if !x.is_nan() {
-                assert_eq!(bf16_of_f64(f64::from(x)), bf16::from_f32(x).to_bits(), "{x:e}");
+                assert_eq!(round_bf16_f64(f64::from(x)), bf16::from_f32(x).to_bits(), "{x:e}");
             }
         }
     }
@@ -352,7 +346,7 @@ mod tests {
             (-f64::NAN, 0xffc0),
         ];
         for (x, want) in cases {
-            assert_eq!(bf16_of_f64(x), want, "{x:e}: {:#06x}", bf16_of_f64(x));
+            assert_eq!(round_bf16_f64(x), want, "{x:e}: {:#06x}", round_bf16_f64(x));
         }
         assert_eq!(bf16::from_f64(1.0 + p(-8) + p(-40)).to_bits(), 0x3f80, "the crate's rounding, which this is not");
     }

@@ -125,6 +125,12 @@ pub mod reference {
         (0..=u16::MAX).map(bf16::from_bits).collect()
     }
 
+    /// The `f32` inputs of `bf_rounded_signs` beside `a` and `b`: near `a - b`, so that
+    /// they round to `bf16` with either sign.
+    pub fn rounded_sign_inputs(a: &[bf16], b: &[bf16]) -> Vec<f32> {
+        a.iter().zip(b).map(|(a, b)| a.to_f32() * 1.000_001 - b.to_f32()).collect()
+    }
+
     /// `n` pairs of bit patterns from a fixed linear congruential sequence.
     pub fn pairs(n: usize, seed: u64) -> Vec<(u16, u16)> {
         let mut s = seed;

@@ -476,6 +476,12 @@ pub mod reference {
             .collect()
     }
 
+    /// What `atomic_argument_order` leaves for `threads` threads, from zeros: thread `t`'s
+    /// four elements are `[5, 100, 4t + 12, 4t + 13]`.
+    pub fn argument_order(threads: u32) -> Vec<u32> {
+        (0..threads).flat_map(|t| [5, 100, 4 * t + 12, 4 * t + 13]).collect()
+    }
+
     /// Checks what `atomics_contention` left over `n` iterations (started from
     /// `[0, n]`, `[0.0]`, `[i32::MAX, i32::MIN]`, `[0, 0, u32::MAX]`).
     pub fn contention(n: usize, sums: &[u64], fsum: &[f64], extremes: &[i32], bits: &[u32]) {
